@@ -25,14 +25,15 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_recur
 KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq", "gru_vec", "fold_full",
          "back_full", "user2_full", "rnn_back_vec", "lstm_fn", "gru_fn"]
 # the loaded files written again in Stadyn's format (CNTK 2.7 cannot read them), with why
-STADYN_FORMAT = {("fold_full", "dnn"): "an op on a sequence the writer has no sequence form for"}
+STADYN_FORMAT: dict = {}
 # (before cntkwrite27 these fell back too: the full-state LSTM recurrences and Fold of a
 # .model, "an op of several outputs in a layer" (the loaded recurrence shown as the file's LSTM
 # block, which the writer took for a layer around it); lstm_fn and user2 of a .model, "an op
 # of several outputs whose first is held by nothing" (read for one state, the other let go);
 # GRU's, "a slice along no axis" (the writer read the slice of the gates' projection, start
 # (0,) stop (4,) of its last axis, as of its first); fold_full's .dnn fell back for the first
-# output held by nothing, and now for its sequence_unpack)
+# output held by nothing, and until cntkfiles35 for its sequence_unpack: "an op on a
+# sequence the writer has no sequence form for", the v1 conversion's ReconcileDynamicAxis)
 
 
 def _make():

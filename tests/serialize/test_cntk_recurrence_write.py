@@ -258,34 +258,19 @@ def test_a_past_value_loop_from_the_default_initial_state_is_written_for_cntk(tm
 
 with open(os.path.join(FIXTURES, "parameters.json")) as _f:
     LISTED = json.load(_f)
-#: files whose parameters CNTK 2.7 lists in another order than its own file's
-ORDER_KNOWN = {
-    "user2": "a step function applying an LSTM cell: its ops are written as they are, the "
-             "cell's product x W + b, listed [W, b, H]; CNTK 2.7 writes the cell as its LSTM "
-             "block inside the loop (b + x W, two outputs), listed [b, W, H]",
-}
-ORDER_KNOWN.update(user2_full=ORDER_KNOWN["user2"])
-ORDER_KNOWN["gru_stab"] = (
-    "GRU(4, enable_self_stabilization=True): the step is written with the bias after x W, "
-    "listed [W, b, H, alpha, H1]; CNTK 2.7's own file [b, W, H, alpha, H1] (the values are "
-    "the same)")
-ORDER_KNOWN["user_rnn"] = (
-    "a step function applying an RNNStep cell (its output * 0.5): its ops are written as "
-    "they are, x W + b then h H, listed [W, b, H]; CNTK 2.7 writes the cell as its RNNStep "
-    "block inside the loop ((x W + h H) + b), listed [W, H, b]")
-
-
 @pytest.mark.parametrize("fmt", ["model", "dnn"])
 @pytest.mark.parametrize("kind", KINDS + APPLIED + MORE)
-def test_cntk_lists_the_parameters_of_stadyns_file_as_of_its_own(kind, fmt, request):
+def test_cntk_lists_the_parameters_of_stadyns_file_as_of_its_own(kind, fmt):
     # parameters.json: what CNTK 2.7 lists of each committed file (make_models.py), which
     # test_a_recurrence_is_written_as_cntk_writes_it holds the writer to byte for byte.  On
     # a21eddab the full-state LSTMs (lstm_full, back_full, fold_full) were written W first:
-    # CNTK 2.7 listed [W, b, H] of Stadyn's file, [b, W, H] of its own
+    # CNTK 2.7 listed [W, b, H] of Stadyn's file, [b, W, H] of its own.  On c4441c04 (strict
+    # xfails then): a step function applying an LSTM cell (user2, user2_full) was written op
+    # by op, x W + b, listed [W, b, H] (CNTK 2.7's own: [b, W, H]); one applying an RNNStep
+    # cell (user_rnn) x W + b then h H, listed [W, b, H] (CNTK's [W, H, b]); a
+    # self-stabilized GRU's step (gru_stab) [W, b, H, alpha, H1] (CNTK's [b, W, H, alpha, H1])
     if fmt == "dnn" and kind in APPLIED + MORE:
         pytest.skip("CNTK 2.7 wrote no v1 file of an LSTM applied to values")
-    if kind in ORDER_KNOWN:
-        request.applymarker(pytest.mark.xfail(strict=True, reason=ORDER_KNOWN[kind]))
     assert LISTED[f"stadyn_{kind}.{fmt}"] == LISTED[f"cntk_{kind}.{fmt}"]
 
 
@@ -333,7 +318,8 @@ def test_an_rnnstep_applied_to_values_is_written_as_cntk_writes_it(tmp_path):
 
 @pytest.mark.parametrize("fmt", ["model", "dnn"])
 @pytest.mark.parametrize("kind", ["rnn_vec", "rnn_fn", "rnn_back_vec", "lstm_full", "fold_full",
-                                  "back_full", "rnn_from", "lstm_from", "gru_from"])
+                                  "user2", "user2_full", "back_full", "rnn_from", "lstm_from",
+                                  "gru_from"])
 def test_stadyn_loads_its_file_of_a_recurrence_with_cntks_parameter_order(kind, fmt, tmp_path,
                                                                          request):
     # CNTK 2.7 lists RNNStep's parameters [W, H, b] (its body (times(x, W) + times(h, H)) +
@@ -380,13 +366,14 @@ def test_a_nested_blocks_inputs_are_read_as_cntk_rebuilds_them(name):
     assert _listed(z) == LISTED[name] == _listed(C.load_model(source))
 
 
-@pytest.mark.parametrize("kind", ["rnn_stab", "rnnfrom_stab", "lstm_peep_stab"])
+@pytest.mark.parametrize("kind", ["rnn_stab", "rnnfrom_stab", "lstm_peep_stab", "gru_stab"])
 def test_a_stabilized_steps_parameters_are_listed_as_cntk_lists_its_own(kind, tmp_path):
     # CNTK 2.7 lists its own files of these [W, H, alpha, b] (RNNStep) and [b, W, H, alpha,
     # Co, alpha, Cf, alpha, Ci] (peephole LSTM): its Stabilizer blocks inside the step's
     # composite (parameters.json).  On 19f0fea7 Stadyn wrote each softplus of alpha outside
     # the loop, read through a placeholder of the step block: CNTK 2.7 and Stadyn listed
-    # [W, H, b, alpha] and [b, W, H, Co, Cf, Ci, alpha, alpha, alpha]
+    # [W, H, b, alpha] and [b, W, H, Co, Cf, Ci, alpha, alpha, alpha].  gru_stab: CNTK 2.7's
+    # [b, W, H, alpha, H1]; c4441c04 wrote the GRU step's x W + b, listed [W, b, H, alpha, H1]
     make = _make()
     z = make.build(C, kind)
     make.set_parameters(z)
@@ -396,3 +383,33 @@ def test_a_stabilized_steps_parameters_are_listed_as_cntk_lists_its_own(kind, tm
         make.save(C, z, path)
     assert _listed(C.load_model(path)) == LISTED[f"cntk_{kind}.model"] == \
         LISTED[f"stadyn_{kind}.model"]
+
+
+@pytest.mark.parametrize("kind", ["user2", "user_rnn"])
+def test_a_cell_a_step_function_applies_is_its_block_inside_the_loop(kind, tmp_path):
+    # CNTK 2.7's files (cntk_user2.model, cntk_user_rnn.model): the LSTM / RNNStep cell the
+    # step function applies is the cell's block inside the loop, over the delayed states and
+    # x (the LSTM's of two outputs, a Combine of h and c its root), its inputs [b, W, H] /
+    # [W, H, b] then the delays and x.  On c4441c04 Stadyn wrote the cell's ops as they are,
+    # no block
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+    make = _make()
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    path = str(tmp_path / f"{kind}.model")
+    make.save(C, z, path)
+
+    def shown(file):
+        with open(file, "rb") as f:
+            top = _decode_file(file, f.read())
+        names = {v["uid"]: v.get("name") or f"kind {v['kind']}" for v in top["inputs"]}
+        ops = {f["uid"]: f for f in top["primitive_functions"]}
+        (block,) = [f for f in ops.values() if f.get("block_function_op_name")]
+        root = ops[block["block_function_composite"]["root"]]
+
+        def kind_of(uid):
+            made = ops.get(uid.rpartition("_Output_")[0])
+            return OP_NAMES[made["op"]] if made else names[uid]
+        return (block["block_function_op_name"], OP_NAMES[root["op"]],
+                [kind_of(i) for i in block["inputs"]])
+    assert shown(path) == shown(os.path.join(FIXTURES, f"cntk_{kind}.model"))

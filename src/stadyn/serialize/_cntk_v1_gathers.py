@@ -32,7 +32,7 @@ from dataclasses import replace
 
 from ._legacy_ir import LegacyFunction
 
-__all__ = ["fold_step_gathers"]
+__all__ = ["fold_step_gathers", "fold_last_steps_v2"]
 
 
 def fold_step_gathers(functions: list[LegacyFunction]) -> list[LegacyFunction]:
@@ -61,5 +61,34 @@ def fold_step_gathers(functions: list[LegacyFunction]) -> list[LegacyFunction]:
             continue
         folded[f.name] = replace(f, inputs=(data, where.inputs[0]),
                                  attrs=dict(f.attrs, **where.attrs))
+        gone.update((index.name, where.name))
+    return [folded.get(f.name, f) for f in functions if f.name not in gone]
+
+
+def fold_last_steps_v2(functions: list[LegacyFunction]) -> list[LegacyFunction]:
+    """A CNTK v2 file's ``GatherPacked(x, PackedIndex(x, Where(c)))`` whose ``Where`` makes
+    no new sequence axis (its ``newDynamicAxes`` the batch axis alone: one step of each
+    sequence, as CNTK 2.7 writes the last steps of a cntk.exe network again) made one
+    ``GatherPacked`` of ``(x, c)`` named for ``__noSequenceAxis``, as the v1 reader gives
+    ``sequence.first`` and ``last`` (:func:`fold_step_gathers`); the rest as given."""
+    by_output = {o: f for f in functions for o in f.outputs}
+    readers = Counter(i for f in functions for i in f.inputs)
+    folded: dict[str, LegacyFunction] = {}
+    gone: set[str] = set()
+    for f in functions:
+        if (f.type, len(f.inputs)) != ("GatherPacked", 2):
+            continue
+        x, at = f.inputs
+        index = by_output.get(at)
+        if index is None or index.type != "PackedIndex" or len(index.inputs) != 2 or \
+                index.inputs[0] != x or readers[at] != 1:
+            continue
+        where = by_output.get(index.inputs[1])
+        axes = where.attrs.get("newDynamicAxes") if where is not None else None
+        if where is None or where.type != "Where" or readers[index.inputs[1]] != 1 or \
+                not axes or [getattr(a, "name", None) for a in axes] != ["defaultBatchAxis"]:
+            continue
+        folded[f.name] = replace(f, inputs=(x, where.inputs[0]),
+                                 attrs={"dynamic_axis_name": "__noSequenceAxis"})
         gone.update((index.name, where.name))
     return [folded.get(f.name, f) for f in functions if f.name not in gone]

@@ -246,6 +246,7 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
             return None             # (the rule writes the block CNTK 2.7 builds)
         return found
     blocks, scope = find_blocks(nodes, layer_of)
+    w.block_of = layer_of                         # (a cell a step function applies)
     w.shown_blocks = {id(held_output(n)[1]) for n in nodes
                       if block_of is not None and block_of(held_output(n)[1]) is not None}
     names = list(input_names) if input_names is not None else \

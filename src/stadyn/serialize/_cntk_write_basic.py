@@ -68,7 +68,7 @@ def _affine(w, ins, uids, attrs, out, name):
                                              f"{nb} batch axis")
     in_rank = len(x.shape) - attrs["base_axis"]
     weight = w.folded.get(id(weight), weight)
-    weight_shape = w.leaf_shapes.get(id(weight), tuple(weight.shape))
+    weight_shape = tuple(weight.shape)
     if tuple(weight_shape[:in_rank]) != tuple(x.shape[attrs["base_axis"]:]):
         raise CntkWriteUnsupported("affine", "an input flattened before the product")
     # CNTK's Dense says what its input_rank / map_rank were (-1 for input_rank, map_rank,
@@ -84,10 +84,11 @@ def _affine(w, ins, uids, attrs, out, name):
                        else name)
     if bias is None:
         return times
-    if w.layer_kind in ("LSTM", "GRU") or w.step_kind == "LSTM":
+    if w.layer_kind in ("LSTM", "GRU") or w.step_kind in ("LSTM", "GRU"):
         # (CNTK 2.7's LSTM and GRU add the bias first, b + times(x, W), layers/blocks.py: the
         # order CNTK shows the layer's parameters in once its file is loaded, [b, W, H]; an
-        # LSTM step written op by op in a recurrence's block too, return_full_state's)
+        # LSTM step written op by op in a recurrence's block too, return_full_state's, and a
+        # GRU step written op by op, a self-stabilized one's: [b, W, H, alpha, H1])
         return w.function("Plus", [uids[2], times + "_Output_0"], name=name)
     return w.function("Plus", [times + "_Output_0", uids[2]], name=name)
 

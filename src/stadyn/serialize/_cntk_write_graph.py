@@ -98,8 +98,7 @@ def fold_shapes(w, nodes) -> set[int]:
     """CNTK's shapes for the leaves Stadyn reads reshaped: a weight (``Dense`` on an image:
     ``(channels, height, width, out)``) or convolution bias (``(out, 1, 1)``) Stadyn reshapes
     in the graph is read as it is (in ``w.folded``: the reshape's output -> the leaf; the
-    reshapes are not written; likewise the constant op a random draw is "like"), batch
-    normalisation's flattened parameters get the input's shape (``w.leaf_shapes``); a slice
+    reshapes are not written; likewise the constant op a random draw is "like"); a slice
     cropping a transposed convolution's output, or zeros padded in front of it, are written
     with it (``w.fused``: the last of them -> the deconvolution; :func:`fused_crop`).
     Returns the ids of the nodes left out."""
@@ -163,16 +162,6 @@ def fold_shapes(w, nodes) -> set[int]:
                     w.folded[id(v)] = Variable.from_numpy_array(
                         np.full(tuple(a["shape"]), float(a["val"]), v.dtype))
                     skipped.add(id(v.parent))
-        if name == "cntk_batch_normalization" and \
-                not node.spec.split_arguments(node.args, node.kwargs)[1]["spatial"]:
-            x = node.inputs[0]
-            # (the input's sample: past the batch axis, and past a sequence axis too -- a
-            # loaded cntk.exe file's BatchNormalization over [200 x 1] on the axis '', whose
-            # parameters CNTK 2.7 writes [200 x 1], not with the sequence axis' 1 as well)
-            static = tuple(x.shape[w.lead(x):])
-            for v in node.inputs[1:5]:
-                if v.parent is None and len(static) > 1 and v.size == int(np.prod(static)):
-                    w.leaf_shapes[id(v)] = static
     return skipped
 
 
@@ -414,13 +403,17 @@ def several_outputs(blocks: dict) -> "dict[int, Block]":
     return {id(o): b for b in blocks.values() if len(b.outputs) > 1 for o in b.outputs}
 
 
-def write_block_of_outputs(w, block: Block, read, outer: "Block | None") -> list[str]:
+def write_block_of_outputs(w, block: Block, read, outer: "Block | None",
+                           read_order: bool = False) -> list[str]:
     """Write ``block``, of several outputs, once the values inside it are: CNTK 2.7's block
     whose root is a ``Combine`` of the inner values (``read(value, scope, op)``: a value's
     uid), applied to its arguments read in ``outer``; returns its outputs' uids
-    (``<block uid>_Output_<k>``)."""
+    (``<block uid>_Output_<k>``); ``read_order``: the block's leaves listed in the order its
+    body reads them (``Writer.read_order``), as CNTK 2.7 lists a cell's."""
     inner = [read(o.parent.inputs[0], block, block.op_name) for o in block.outputs]
     root = w.function("Combine", inner) + "_Output_0"
+    if read_order:
+        block.leaves[:] = w.read_order(root, block.leaves)
     made = w.block(block, root, [read(a, outer, block.op_name) for a in block.arguments])
     made = made.rpartition("_Output_")[0]
     return [f"{made}_Output_{k}" for k in range(len(block.outputs))]

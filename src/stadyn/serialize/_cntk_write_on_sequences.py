@@ -30,14 +30,14 @@ _SEQUENCE_OPS = frozenset((
     "cntk:ElementDivide", "cntk:NoOp", "cntk:CrossEntropyWithSoftmax",
     "cntk:ClassificationError", "cntk:Greater", "cntk:Less", "cntk:GreaterEqual",
     "cntk:LessEqual", "cntk:Equal", "cntk:NotEqual", "cntk:Slice", "cntk:ReduceElements",
-    "cntk:LabelsToGraph",
+    "cntk:LabelsToGraph", "cntk:SquaredError",
     # (step by step over a loaded cntk.exe file's images, as CNTK 2.7 writes it again; the
     # v1 reader's reshape to a column an element-wise op reads: _cntk_write_exe)
     "cntk:Sigmoid", "convolution", "cntk_batch_normalization", "max_pooling", "average_pooling",
     "reshape_trailing")) | frozenset(_SEQ_RULES) | _SEQUENCE_ENDS
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
-_SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as",))
+_SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as", "cntk:ReconcileDynamicAxis"))
 
 
 def _gathers_steps(node, sequences: set, untyped: bool) -> bool:

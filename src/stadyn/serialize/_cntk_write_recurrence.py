@@ -5,7 +5,8 @@ several states a ``Combine`` of them as the block's root, one output each) over 
 of the delayed states and one of the input sequence, each state read back through
 ``PastValue`` (``FutureValue`` going backwards) of its output with its initial state, as
 ``_cntk_write_more``'s LSTM and GRU recurrences are; a step function's ops as they are, each
-delay reading the op that makes its state.  The step's ops are written by the writer's own
+delay reading the op that makes its state, an ``LSTM`` or ``RNNStep`` cell it applies as the
+cell's block inside the loop (:class:`_StepCells`).  The step's ops are written by the writer's own
 rules (``rules``: the table of ``_cntk_write``), their values batched (one step of a
 sequence: the placeholders carry the sequence axes).
 
@@ -24,7 +25,8 @@ Example:
 from __future__ import annotations
 
 from . import _cntk_write_proto as P
-from ._cntk_write_graph import CntkWriteUnsupported, walk
+from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, key, several_outputs, \
+    walk, write_block_of_outputs
 from ._cntk_write_more import _Step
 
 __all__ = ["recurrence_rule", "bias_last_sums", "bias_last_sum", "per_sequence_initials",
@@ -132,6 +134,111 @@ def bias_last_sum(w, uids: list[str], bias: str, name: str = "") -> str:
                       name=name)
 
 
+#: the cells CNTK 2.7 writes as their block where a step function applies one
+CELL_BLOCKS = frozenset({"RNNStep", "LSTM"})
+
+
+class _StepCells:
+    """The cells (:data:`CELL_BLOCKS`) a user's step function applies, in the ``nodes`` of its
+    step, which CNTK 2.7 writes as the cell's block inside the loop (``cntk_user_rnn.model``:
+    an ``RNNStep`` block over the delayed state and ``x``; ``cntk_user2.model``: an ``LSTM``
+    block of two outputs, a ``Combine`` of h and c its root), so that it lists their
+    parameters as it lists its own file's (``[W, H, b]``, ``[b, W, H]``: it rebuilds a
+    block's inputs by walking its composite).  ``made``: the uids of the step's values so far
+    (states, sequences and the ``captured`` values' ids first), which the step's writing adds
+    to; ``x``: the input sequence, whose axes a cell's placeholders have."""
+
+    def __init__(self, w, nodes, made: dict, captured: set, x):
+        def cell_of(v):
+            found = w.block_of(v)
+            return found if found is not None and found[0] in CELL_BLOCKS else None
+        self.w, self.nodes, self.made, self.captured, self.x = w, nodes, made, captured, x
+        self.blocks, self._scope = find_blocks(nodes, cell_of)
+        self.members = several_outputs(self.blocks)
+        self.where: dict[int, "Block | None"] = {}     # id(a value written) -> its cell
+
+    def scope(self, node) -> "Block | None":
+        """The cell ``node`` is inside (None: the step's own ops)."""
+        return self._scope.get(key(node))
+
+    def rnn_sums(self) -> dict:
+        """:func:`bias_last_sums` of the ``RNNStep`` cells: CNTK 2.7's ``(x W + h H) + b``."""
+        return {k: n for k, n in bias_last_sums(self.nodes).items()
+                if getattr(self.scope(n), "op_name", "") == "RNNStep"}
+
+    def read(self, i, here: "Block | None", op: str) -> str:
+        """The uid of the value ``i`` read by an op inside the cell ``here`` (None: none): a
+        cell's argument its placeholder, a captured value one of the cell's leaves."""
+        if here is not None and id(i) in here.argument_ids:
+            if id(i) not in here.placeholders:
+                here.placeholders[id(i)] = self.w.placeholder(i, axes_of=self.x)
+            return here.placeholders[id(i)]
+        if id(i) not in self.made:
+            raise CntkWriteUnsupported(op, "a value of a recurrence's step the writer cannot "
+                                           "read")
+        uid = self.made[id(i)]
+        if here is not None and id(i) in self.captured:
+            if uid not in here.leaves:
+                here.leaves.append(uid)
+        elif self.where.get(id(i)) is not here:
+            raise CntkWriteUnsupported(op, "a value read across a layer's boundary")
+        return uid
+
+    def several(self, node) -> bool:
+        """Whether ``node`` makes an output of a cell of several outputs (an ``LSTM``'s h or
+        c), which is written whole, its block's root a ``Combine``, once its values are."""
+        out = node.outputs[0]
+        b = self.members.get(id(out))
+        if b is None:
+            return False
+        if id(out) not in self.made and all(id(o.parent.inputs[0]) in self.made
+                                            for o in b.outputs):
+            for o, uid in zip(b.outputs, write_block_of_outputs(self.w, b, self.read, None,
+                                                                read_order=True)):
+                self.made[id(o)], self.where[id(o)] = uid, None
+        return True
+
+    def written(self, node) -> None:
+        """Note ``node`` written; the output of a cell: its block, over its arguments."""
+        out = node.outputs[0]
+        self.where[id(out)] = self.scope(node)
+        b = self.blocks.get(id(out))
+        if b is None:
+            return
+        uid = self.made[id(out)]
+        if "_Output_" not in uid or uid in b.placeholders.values():
+            raise CntkWriteUnsupported(b.op_name, "a layer whose output is its input")
+        b.leaves[:] = self.w.read_order(uid, b.leaves)
+        self.made[id(out)] = self.w.block(b, uid, [self.read(a, None, b.op_name)
+                                                   for a in b.arguments])
+        self.where[id(out)] = None
+
+
+def _unfold_from(w, ops, step, x_uid: str, init, init_uid: str, like, x, outside: set) -> str:
+    """``UnfoldFrom``'s recurrence as CNTK 2.7 builds it (``cntk/layers/sequence.py``: its
+    state a ``ForwardDeclaration`` resolved to ``reconcile_dynamic_axes(new_state, like)``;
+    ``tests/fixtures/legacy/cntk_layers/UnfoldFrom.model``): a ``ReconcileDynamicAxis`` of
+    the step's new state onto the sequence ``x`` (read as ``x_uid``), a ``PastValue`` named
+    ``unfold_prev_state`` of it from the initial state, the step's ops (``ops``) on that;
+    the new state, read before it is written, listed as a placeholder named by its uid; the
+    initial state ``init`` and ``x`` read through the ``Tuple`` block of ``UnfoldFrom``'s
+    ``@Function`` (``unfold_from(s0, dynamic_axes_like)``, whose walk meets them in the other
+    order), so that CNTK 2.7 lists the arguments ``[s0, like]``.  Returns the uid of the
+    function making the new state."""
+    init_uid, x_uid = w.tuple_of([(init, init_uid), (x, x_uid)])
+    later = f"Placeholder{next(w.count)}"
+    reconciled = w.function("ReconcileDynamicAxis", [later, x_uid])
+    delayed = w.function("PastValue", [reconciled + "_Output_0", init_uid],
+                         {"offset": P.size_t(1)}, name="unfold_prev_state")
+    (root,) = ops(w, {id(step.states[0]): delayed + "_Output_0"})
+    if "_Output_" not in root or root in outside or root == delayed + "_Output_0":
+        raise CntkWriteUnsupported("recurrence", "a step whose new state is what it reads")
+    entry = next(f for f in w.functions if f["uid"].value == reconciled)
+    entry["inputs"] = P.vector([P.text(root), P.text(x_uid)])
+    w.placeholder(like, root, x)
+    return root.rpartition("_Output_")[0]
+
+
 def recurrence_rule(rules: dict, different: dict):
     """The writer's rule for ``recurrence`` over the ops of ``rules`` (the writer's table,
     :data:`STEP_RULES` included; those of ``different``, which CNTK computes otherwise,
@@ -158,46 +265,66 @@ def recurrence_rule(rules: dict, different: dict):
                                                    if o is not None]) > 1:
                 raise CntkWriteUnsupported(node.spec.name, "an op of a recurrence's step the "
                                                            "writer has no rule for")
-        if not any(_reads(nodes, step.outputs, v) for v in step.inputs):
+        op_name = w.step_blocks.get(id(out.parent)) or w.step_op_of(out)
+        unfold = op_name == "UnfoldFrom"
+        if unfold and (n_seq != 1 or n_states != 1 or attrs.get("go_backwards")):
+            raise CntkWriteUnsupported("recurrence", "an UnfoldFrom of other than one state")
+        if not unfold and not any(_reads(nodes, step.outputs, v) for v in step.inputs):
             raise CntkWriteUnsupported("recurrence", "a step that reads no input sequence "
                                                      "(CNTK 2.7's Recurrence refuses one: "
                                                      "'has 1 unused arguments')")
         likes = [_Step((1, 1) + tuple(s.shape[1:]), x.dtype) for s in step.outputs]
         delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
-        op_name = w.step_blocks.get(id(out.parent)) or w.step_op_of(out)
 
-        def ops(w_, reads: dict) -> list:
+        def ops(w_, reads: dict, cells: bool = False) -> list:
             # the step's ops, ``reads``: id(a value of the step) -> its uid; returns the uid of
-            # each new state
+            # each new state; ``cells``: a cell the step applies (a step function's) written
+            # as its block inside the loop (_StepCells)
             made = {**captured, **reads}
             for v in [o for n in nodes for o in n.outputs if o is not None] + \
                     list(step.states) + list(step.inputs):
                 w_.batched.add(id(v))       # (one step: its sequence axes the placeholders')
             w_.step_kind = op_name or ""    # (an LSTM's bias first, as CNTK 2.7 writes it)
-            sums = bias_last_sums(nodes) if op_name == "RNNStep" else {}
+            layer = _StepCells(w_, nodes, made, set(captured), x) if cells else None
+            sums = bias_last_sums(nodes) if op_name == "RNNStep" else \
+                layer.rnn_sums() if layer is not None else {}
             biases = {}                     # (id(the sum's node) -> the bias it adds last)
             try:
                 for node in nodes:
+                    if layer is not None and layer.several(node):
+                        continue            # (a cell of several outputs: written whole)
+                    here = layer.scope(node) if layer is not None else None
                     n_ins, n_attrs = node.spec.split_arguments(node.args, node.kwargs)
                     n_ins = [i for i in n_ins if i is not None]
-                    if any(id(i) not in made for i in n_ins):
+                    if layer is not None:
+                        n_uids = [layer.read(i, here, node.spec.name) for i in n_ins]
+                    elif any(id(i) not in made for i in n_ins):
                         raise CntkWriteUnsupported(node.spec.name, "a value of a recurrence's "
                                                                    "step the writer cannot read")
-                    n_uids = [made[id(i)] for i in n_ins]
+                    else:
+                        n_uids = [made[id(i)] for i in n_ins]
                     if id(node) in sums:            # (x W, its bias added after h H)
                         biases[id(sums[id(node)])] = n_uids.pop()
                         n_ins = n_ins[:2]
+                    w_.layer = here                 # (an LSTM cell's bias first)
                     if id(node) in biases:
                         written = bias_last_sum(w_, n_uids, biases[id(node)])
                     else:
                         written = rules[node.spec.name](w_, n_ins, n_uids, n_attrs,
                                                         node.outputs[0], "")
+                    w_.layer = None
                     made[id(node.outputs[0])] = n_uids[0] if written is None else \
                         written + "_Output_0"
+                    if layer is not None:
+                        layer.written(node)
             finally:
                 w_.step_kind = ""
+                w_.layer = None
             return [made[id(s)] for s in step.outputs]
 
+        if unfold:
+            return _unfold_from(w, ops, step, uids[0], inits[0], init_uids[0], likes[0], x,
+                                set(captured.values()))
         if op_name in STEP_BLOCKS and n_seq == 1:
             # (CNTK 2.7's block of the step layer, its outputs delayed; several: a Combine of
             # them the block's root)
@@ -223,7 +350,7 @@ def recurrence_rule(rules: dict, different: dict):
                    for later, i in zip(laters, init_uids)]
         reads = {id(s): d + "_Output_0" for s, d in zip(step.states, delayed)}
         sequences = dict(zip((id(v) for v in step.inputs), uids[:n_seq]))
-        roots = ops(w, {**reads, **sequences})
+        roots = ops(w, {**reads, **sequences}, cells=True)
         outside = {*sequences.values(), *reads.values(), *captured.values()}
         if any(r in outside for r in roots) or len(set(roots)) != len(roots):
             # (each new state must be an op of its own: its input or a captured value, even a

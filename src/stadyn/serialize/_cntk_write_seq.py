@@ -26,6 +26,8 @@ and ``sequence.is_last`` (see :mod:`._cntk_write`): CNTK 2.7's blocks, as CNTK 2
   Where(condition))`` onto the condition's layout) blocks over the values and the condition;
 * ``sequence.unpack`` (``no_mask_output``): ``UnpackSequenceOp`` with
   ``sequenceUnpackPaddingValue`` and ``sequenceUnpackSuppressMaskOutput`` True;
+* a loaded file's ``ReconcileDynamicAxis`` (CNTK 2.7's conversion of a cntk.exe file's
+  ``sequence.last``): the operand, then the sequence whose axes it takes;
 * ``sequence.softmax``: inside the ``Sequence::Softmax`` block the compat marks, the largest
   step (a ``Sequence::ReduceElements`` block, ``Max`` of the steps unpacked with -inf) taken
   back to the steps (a ``Sequence::BroadcastAs`` block), ``Exp(Minus(x, it))``, its sum over
@@ -34,7 +36,7 @@ and ``sequence.is_last`` (see :mod:`._cntk_write`): CNTK 2.7's blocks, as CNTK 2
 
 Example:
     >>> sorted(RULES)[:3]
-    ['cntk:ElementDivide', 'cntk:Sequence::IsFirst', 'cntk:Sequence::IsLast']
+    ['cntk:ElementDivide', 'cntk:ReconcileDynamicAxis', 'cntk:Sequence::IsFirst']
 """
 
 from __future__ import annotations
@@ -250,7 +252,23 @@ def _sequence_softmax(w, ins, uids):
                          element_divide)
 
 
+def _reconcile(w, ins, uids, attrs, out, name):
+    """A loaded file's ``ReconcileDynamicAxis`` (a cntk.exe file's, CNTK 2.7's conversion of
+    ``sequence.last`` / ``first``: of a scalar 0 onto a sequence's layout): the operand
+    first, the sequence whose axes it takes second, as CNTK 2.7 writes it again.  The
+    compat shows ``sequence.broadcast_as``'s value so too: its own rule writes it, CNTK's
+    ``Sequence::BroadcastAs`` block."""
+    if out.parent is not None and out.parent.spec.name == "sequence_broadcast_as":
+        return _broadcast_as(w, ins, uids, attrs, out, name)
+    layout = [k for k, v in enumerate(ins[:2]) if w.lead(v) == 2]
+    if len(ins) != 2 or len(layout) != 1:
+        raise CntkWriteUnsupported("ReconcileDynamicAxis", "other than a value and a sequence")
+    k = layout[0]
+    return w.function("ReconcileDynamicAxis", [uids[1 - k], uids[k]], name=name)
+
+
 RULES = {"sequence_broadcast_as": _broadcast_as, "cntk:ElementDivide": _divide,
+         "cntk:ReconcileDynamicAxis": _reconcile,
          "cntk:UnpackSequenceOp": _unpack,
          "cntk:Sequence::IsFirst": _flag("Sequence::IsFirst", "PastValue"),
          "cntk:Sequence::IsLast": _flag("Sequence::IsLast", "FutureValue"),

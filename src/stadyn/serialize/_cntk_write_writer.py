@@ -51,7 +51,6 @@ class Writer:
         self.name_of = name_of
         self.leaves: list[dict] = []
         self.functions: list[dict] = []
-        self.leaf_shapes: dict[int, tuple] = {}   # id(leaf) -> its shape in CNTK
         self.sparse: set[int] = set()             # ids of the inputs declared sparse
         self.untyped: set[int] = set()            # ids of the inputs written as placeholders
         self.untyped_names: dict[int, str] = {}   # (and the names they are written with)
@@ -77,6 +76,10 @@ class Writer:
         #                                           name of a sequence's axis (None: default)
         self.output_counts: dict[str, int] = {}   # a recurrent block's uid -> its outputs
         self.step_blocks: dict[int, str] = {}     # id(a loaded recurrence) -> its step's block
+        self.block_of: Callable[[Variable], "tuple | None"] = lambda v: None   # the layer
+        #                                           (CNTK block) making a value, as the
+        #                                           writer's caller marks it (a cell a step
+        #                                           function applies)
         self.loaded: "tuple | None" = None        # (op, attributes) the file the value a
         #                                           rule writes was loaded from gave it
         self.output_uids: dict[str, list] = {}    # a rule's function uid -> the uids of the
@@ -137,7 +140,7 @@ class Writer:
         free = free_dimensions(v)      # (CNTK's FreeDimension: each minibatch's length)
         shape = tuple(FREE_DIMENSION if k in free else d
                       for k, d in enumerate(v.shape))[self.lead(v):] \
-            if kind == "input" else self.leaf_shapes.get(id(v), v.shape)
+            if kind == "input" else v.shape
         entry = {"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                  "type": P.text("Variable"), "kind": P.size_t(_KIND[kind]),
                  "name": P.text(name), "shape": P.shape(shape),
@@ -190,19 +193,45 @@ class Writer:
             self.uids[id(v)] = f"{uid}_Output_{k}"
         self._block_function("Tuple", "", [], inner, outer, combine + "_Output_0", uid=uid)
 
-    def placeholder(self, v: Variable, uid: str | None = None, axes_of=None) -> str:
+    def tuple_of(self, values: Sequence[tuple]) -> list[str]:
+        """The ``Tuple`` block CNTK 2.7's ``@C.Function`` (a layer's, ``UnfoldFrom``'s) puts the
+        values it is applied to through, ``values``: ``(Variable, uid)`` in the signature's
+        order; inside, a ``Combine`` of a placeholder for each (named after the input it
+        stands for; a constant or parameter read as itself, a leaf of the block). Returns
+        the block's outputs' uids, one per value."""
+        kinds = {e["uid"].value: e for e in self.leaves}
+        inner, leaves, keys, mapped = [], [], [], []
+        for v, uid in values:
+            entry = kinds.get(uid)
+            if entry is not None and entry["kind"].value in (2, 3):
+                inner.append(uid)
+                leaves.append(uid)
+                continue
+            named = entry["name"].value if entry is not None and entry["kind"].value == 0 \
+                else ""
+            keys.append(self.placeholder(v, name=named))
+            inner.append(keys[-1])
+            mapped.append(uid)
+        combine = self.function("Combine", inner) + "_Output_0"
+        made = self._block_function("Tuple", "", leaves, keys, mapped, combine)
+        made = made.rpartition("_Output_")[0]
+        return [f"{made}_Output_{k}" for k in range(len(values))]
+
+    def placeholder(self, v: Variable, uid: str | None = None, axes_of=None,
+                    name: str = "") -> str:
         """The placeholder standing for the argument ``v`` inside a block; ``uid``: an output
         read before the function computing it is written (a recurrence's delayed output:
         CNTK 2.7 lists it so, a placeholder named by the output's uid); ``axes_of``: the value
         whose dynamic axes it has, where not ``v``'s (a recurrence's state: its input
-        sequence's, which may be on a named sequence axis)."""
+        sequence's, which may be on a named sequence axis); ``name``: its name (a ``Tuple``
+        block's, the input's it stands for)."""
         if uid is None and id(v) in self.untyped:    # (a block applied to such an argument:
             # CNTK 2.7 names the block's placeholder after the argument)
             return self._untyped_argument(v, self.untyped_names.get(id(v), ""), keep_uid=False)
         uid = uid or f"Placeholder{next(self.count)}"
         self.leaves.append({"version": P.size_t(_VARIABLE_VERSION), "uid": P.text(uid),
                             "type": P.text("Variable"), "kind": P.size_t(4),
-                            "name": P.text(""), "shape": P.shape(v.shape[self.lead(v):]),
+                            "name": P.text(name), "shape": P.shape(v.shape[self.lead(v):]),
                             "data_type": P.size_t(_dtype_id(v)), "is_sparse": P.boolean(False),
                             "needs_gradient": P.boolean(False),
                             "dynamic_axis": P.vector(self.dynamic_axes(

@@ -28,7 +28,7 @@ from ..graph import (FREE_DIMENSION, Variable, auto_forward, get_current_context
 from ..parametric import ParameterRegistry, parameter_registry
 from ._cntk_format import cntk_output_name
 from ._cntk_v1_attributes import shown_attributes
-from ._cntk_v1_gathers import fold_step_gathers
+from ._cntk_v1_gathers import fold_last_steps_v2, fold_step_gathers
 from ._legacy_api import LegacyNode, MappingUnsupported
 from ._legacy_ir import LegacyFunction, LegacyModel, LegacyNetwork, LegacyOrigin, LegacyVariable
 from ._legacy_import_flat import FlatBuilding, shown_argument_order
@@ -465,6 +465,8 @@ class _Builder(FlatBuilding):
         self.where = f"{self.model.path}"
         if self.fmt == "cntk-v1":       # (a gather of steps: three v1 nodes, one function)
             network = replace(network, functions=fold_step_gathers(network.functions))
+        elif self.fmt == "cntk-v2":     # (one step of each sequence, a cntk.exe file's again)
+            network = replace(network, functions=fold_last_steps_v2(network.functions))
         _collect_variables(network, self.variables)
         if self.fmt in ("cntk-v2", "cntk-v1") and needs_sequences(network, self.variables):
             return self.build_flat(network, inputs, outputs, info)

@@ -36,7 +36,7 @@ __all__ = ["shown_node", "shown_product", "show_bias_last", "hide_padding", "wal
            "note_step_op", "note_step_view", "has_step_view", "past_value_view",
            "read_by_past_value",
            "shown_step_output", "shown_inputs", "mark_view", "is_view", "step_output_of",
-           "step_op_of"]
+           "step_op_of", "note_unfold"]
 
 
 _PRODUCT = "compat.cntk: the Times CNTK shows inside a layer's affine map"
@@ -237,6 +237,7 @@ def _bias_last_inputs(v: Variable) -> list:
 
 _STEP_OUTPUT = "compat.cntk: the step's output CNTK shows as the recurrence root's input"
 _STEP_OP = "compat.cntk: the CNTK op of the recurrence's step"
+_UNFOLD = "compat.cntk: an UnfoldFrom's recurrence"
 #: The recurrent steps of ``stadyn.layers`` (by their layer kind) -> CNTK 2.7's block of one.
 STEP_BLOCKS = {"lstm": "LSTM", "gru": "GRU", "rnnstep": "RNNStep"}
 # the ops that run a step along a whole sequence at once -> the step's kind
@@ -250,12 +251,20 @@ def note_step_op(out: Variable, op_name: str) -> None:
     keep_with(out, _STEP_OP, op_name)
 
 
+def note_unfold(out: Variable) -> None:
+    """Record that the recurrence ``out`` is ``UnfoldFrom``'s (its step reads its state alone,
+    the sequence giving the steps' axis), which the CNTK writers write as CNTK 2.7 builds it
+    (:func:`step_op_of`: ``"UnfoldFrom"``)."""
+    keep_with(out, _UNFOLD, True)
+
+
 def step_op_of(out: Variable) -> str:
     """The CNTK op of the step of the ``Recurrence`` whose output is ``out`` (``RNNStep``, or
-    the op making a step function's output), for the CNTK writers; '' for another value."""
+    the op making a step function's output; ``"UnfoldFrom"``: :func:`note_unfold`), for the
+    CNTK writers; '' for another value."""
     if out.parent is None or out.parent.spec.name != "recurrence":
         return ""
-    return _step_op(out, False)
+    return "UnfoldFrom" if kept_with(out, _UNFOLD) else _step_op(out, False)
 
 
 def _step_op(out: Variable, fold: bool) -> str:

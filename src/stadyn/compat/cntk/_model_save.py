@@ -271,7 +271,13 @@ def _cntk_op_of(v) -> "tuple | None":
     if block is not None and block.op_name in CNTK_ONE_OP_BLOCKS:
         # (the rule writes the block with its own constants: classification_error's 1)
         hidden = {id(c) for c in shown_constants(v)}
-        return (block.op_name, [i for i in G.shown_inputs(v) if id(i) not in hidden])
+        shown = [i for i in G.shown_inputs(v) if id(i) not in hidden]
+        arguments = [a for a in block.arguments if id(a) not in hidden]
+        if len(shown) < len(arguments) and all(isinstance(a, Variable) for a in arguments):
+            # (a loaded file's block, squared_error's SquaredError: its root op reads what
+            # the file's body computed from the arguments, which the block is applied to)
+            shown = arguments
+        return (block.op_name, shown)
     if block is not None and any(i in G.INNER_OPS for i in v.parent.inputs):
         # (a block whose root op is computed from Stadyn ops shown as part of it: binary_
         # cross_entropy's Negate of the sum of its logs; its body is written as those ops,

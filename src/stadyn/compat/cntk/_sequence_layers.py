@@ -22,6 +22,7 @@ from ..._errors import ShapeError, StadynError
 from ...graph import Variable, auto_forward
 from ...layers import default_override_or, glorot_uniform, resolve
 from . import _graph as G
+from ._graph_views import note_unfold
 from . import sequence as seq
 from ._adapt import unwrap, wrap
 from ._deferred import Deferred
@@ -180,6 +181,8 @@ class _Unfold:
             shapes = [tuple(o.shape[1:]) for o in probe]
             (out,) = S.recurrence(lambda s, u: self._generate(s)[0], [axis], [initial_state],
                                   shapes)
+            if k == 1 and self.until is None:
+                note_unfold(out)            # (written as CNTK 2.7 builds it)
         else:
             shapes = [tuple(o.shape[1:]) for o in probe]
             out, _ = S.recurrence(lambda o, s, u: tuple(self._generate(s)), [axis],

@@ -106,7 +106,9 @@ register_rules(F.future_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmap
 register_rules(F.sequence_where, onnx_export=Unmapped(_NO_AXIS),
                onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Where": C.where_cntk})
 register_rules(F.sequence_gather, onnx_export=Unmapped(_NO_AXIS),
-               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Gather": C.gather_cntk},
+               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Gather": C.gather_cntk,
+                                                               "GatherPacked":
+                                                                   C.gather_packed_cntk_v1},
                cntk_v1_import={"GatherPacked": C.gather_packed_cntk_v1})
 register_rules(F.to_sequence, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmapped(_NO_IMPORT),
                cntk_import={"ToSequenceOp": C.to_sequence_cntk})
