@@ -75,3 +75,76 @@ def elman_recurrence__in_sequential(C, r, np):
     model = C.layers.Sequential([C.layers.Recurrence(lambda h, v: d(C.splice(h, v))),
                                  C.layers.Dense(2)])
     return _elman(C, r, np, model)
+
+
+def _described(g):
+    """A Function's shape, its arguments' shapes and names, its parameters' names and shapes."""
+    return {"shape": list(g.shape),
+            "arguments": [[a.name, list(a.shape)] for a in g.arguments],
+            "parameters": [[p.name, list(p.shape)] for p in g.parameters]}
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.functions.CloneMethod", "cntk.layers.Dense"],
+           note="clone of a layer not applied yet: CNTK 2.7 clones the layer's Function over "
+                "its placeholder (share: the same parameters, applied later to the clone's "
+                "input they take its shape for the layer too; clone: new ones, the layer's "
+                "still of unknown shape; freeze: a ValueError, a parameter of unknown shape "
+                "has no value to freeze); Stadyn had no clone on a layer not applied yet "
+                "(AttributeError)")
+def clone__layer_not_applied_yet(C, r, np):
+    r.touch("cntk.input_variable", "cntk.Function.eval", "cntk.Function.arguments",
+            "cntk.Function.clone", "cntk.Function.parameters", "cntk.Function.shape")
+    res = {}
+    data = np.array([[1.0, 2.0]], np.float32)
+    for method in ["share", "clone"]:
+        d = C.layers.Dense(3, init=0.5)
+        g = d.clone(getattr(C.CloneMethod, method))
+        out = _described(g)
+        out["parameters shared"] = [p.uid == q.uid for p, q in zip(g.parameters, d.parameters)]
+        x = C.input_variable(2)
+        y = g(x)
+        out["applied"] = _described(y)
+        out["applied eval"] = y.eval({x: data})
+        out["layer after"] = [[p.name, list(p.shape)] for p in d.parameters]
+        out["layer applied to (5,)"] = _outcome(lambda: list(d(C.input_variable(5)).shape))
+        res[method] = out
+    res["freeze"] = _outcome(lambda: _described(
+        C.layers.Dense(3).clone(C.CloneMethod.freeze)))
+    return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.functions.CloneMethod", "cntk.layers.Dense",
+                  "cntk.ops.placeholder"],
+           note="clone onto placeholders: an unapplied Dense's placeholder replaced by one of "
+                "no shape stays unknown (-2,), by one of (4,) makes its weight (4, 3), shared "
+                "with the layer, as CNTK 2.7 (Stadyn had no clone on a layer not applied yet); "
+                "a Function of an input of (2,) cloned onto a placeholder of no shape, then "
+                "applied to an input of (3,)",
+           known={"function": "CNTK 2.7's clone of plus(x, 1) * 2 with x replaced by a "
+                  "placeholder of no shape leaves the placeholder and the clone's shape "
+                  "unknown, (-2,), until it is bound; Stadyn gives the placeholder the shape "
+                  "of the input it replaces, (2,) (_function_rebuild._bound_placeholder: its "
+                  "clone builds the graph at once, on shapes)"})
+def clone__onto_shapeless_placeholder(C, r, np):
+    r.touch("cntk.input_variable", "cntk.Function.eval", "cntk.Function.arguments",
+            "cntk.Function.clone", "cntk.Function.parameters", "cntk.Function.shape")
+    res = {}
+    x = C.input_variable(2, name="x")
+    f = C.plus(x, 1) * 2
+    g = f.clone(C.CloneMethod.share, {x: C.placeholder()})
+    res["function"] = _described(g)
+    x3 = C.input_variable(3)
+    applied = g(x3)
+    res["function applied"] = _described(applied)
+    res["function applied eval"] = applied.eval({x3: np.array([[1, 2, 3]], np.float32)})
+    d = C.layers.Dense(3, init=0.25)
+    h = d.clone(C.CloneMethod.share, {d.arguments[0]: C.placeholder()})
+    res["dense"] = _described(h)
+    x2 = C.input_variable(2)
+    res["dense applied"] = _described(h(x2))
+    res["dense applied eval"] = h(x2).eval({x2: np.array([[1, 2]], np.float32)})
+    e = C.layers.Dense(3, init=0.25)
+    k = e.clone(C.CloneMethod.share, {e.arguments[0]: C.placeholder(4)})
+    res["dense onto (4,)"] = _described(k)
+    res["dense onto (4,): the layer's"] = [[p.name, list(p.shape)] for p in e.parameters]
+    return res
