@@ -148,3 +148,58 @@ def clone__onto_shapeless_placeholder(C, r, np):
     res["dense onto (4,)"] = _described(k)
     res["dense onto (4,): the layer's"] = [[p.name, list(p.shape)] for p in e.parameters]
     return res
+
+
+def _node(n):
+    """A walk's node: ``[kind, name]`` (a function by its op), a variable's shape too."""
+    if getattr(n, "is_parameter", False) or getattr(n, "is_constant", False) or \
+            getattr(n, "is_placeholder", False) or getattr(n, "is_input", False):
+        kind = "Parameter" if n.is_parameter else "Constant" if n.is_constant else \
+            "Placeholder" if n.is_placeholder else "Input"
+        return [kind, n.name, list(n.shape)]
+    return ["Function " + n.op_name, n.name]
+
+
+@cntk_case(names=["cntk.logging.graph.depth_first_search", "cntk.logging.graph.find_all_with_name",
+                  "cntk.logging.graph.find_by_name", "cntk.layers.Dense", "cntk.layers.Sequential",
+                  "cntk.layers.For"],
+           note="walks of layers not applied yet into their blocks (depth 1, 2, -1): CNTK 2.7 "
+                "walks a block's placeholder's argument, then its ops (Dense: Plus, Times) "
+                "and parameters, of unknown shapes; Stadyn refused any depth but 0 "
+                "(ValueError: its blocks hold nothing until it is applied); the layer "
+                "walked is applied as before; at depth 0 its root function's shape is (-2,) (it "
+                "raised an AttributeError)",
+           known={"Dense depth 1 function shapes": "the ops inside the blocks of a layer not "
+                  "applied yet have unknown shapes, (-2,), in CNTK 2.7; Stadyn walks those of "
+                  "a copy of the layer applied to a stand-in input of (7,) "
+                  "(_unapplied_walks), whose Plus and Times have the layer's output shape "
+                  "(3,)"})
+def unapplied_layer_walks__into_blocks(C, r, np):
+    G = C.logging.graph
+    L = C.layers
+    makers = [("Dense", lambda: L.Dense(3, name="d")),
+              ("Dense relu", lambda: L.Dense(3, activation=C.relu, name="d")),
+              ("Sequential", lambda: L.Sequential([L.Dense(4, name="a"), L.Dense(3, name="b")],
+                                                  name="s")),
+              ("For", lambda: L.For(range(2), lambda i: L.Dense(3)))]
+    res = {}
+    for label, make in makers:
+        for depth in [1, 2, -1]:
+            key = "%s depth %d" % (label, depth)
+            res[key + " search"] = _outcome(lambda: [_node(n) for n in G.depth_first_search(
+                make(), lambda n: True, depth=depth)])
+            res[key + " W"] = _outcome(lambda: [_node(n) for n in G.find_all_with_name(
+                make(), "W", depth=depth)])
+            for name in ["b", "a"]:
+                res[key + " by name " + name] = _outcome(
+                    lambda: _node(G.find_by_name(make(), name, depth=depth)),
+                    catch=(ValueError, AttributeError))
+    for depth in [0, 1]:
+        res["Dense depth %d function shapes" % depth] = [
+            list(n.shape) for n in G.depth_first_search(
+                L.Dense(3), lambda n: hasattr(n, "op_name"), depth=depth)]
+    d = L.Dense(3)
+    G.depth_first_search(d, lambda n: True, depth=-1)
+    x = C.input_variable(2)
+    res["Dense walked, then applied"] = [[p.name, list(p.shape)] for p in d(x).parameters]
+    return res
