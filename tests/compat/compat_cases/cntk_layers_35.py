@@ -203,3 +203,46 @@ def unapplied_layer_walks__into_blocks(C, r, np):
     x = C.input_variable(2)
     res["Dense walked, then applied"] = [[p.name, list(p.shape)] for p in d(x).parameters]
     return res
+
+
+@cntk_case(names=["cntk.layers.For", "cntk.layers.Sequential", "cntk.layers.Dense",
+                  "cntk.Function.parameters", "cntk.Parameter.value"],
+           note="parameters of For and Sequential layers before they are applied: listed as "
+                "CNTK 2.7 lists them (order, names, shapes of -1); a value set on one of a "
+                "known shape (b) before the application is the applied parameter's, as "
+                "CNTK 2.7's (Stadyn had no setter: AttributeError); one of an axis the input "
+                "decides (W) or another shape is refused (RuntimeError, as CNTK 2.7)",
+           known={"same objects": "CNTK 2.7's parameters before the application are the "
+                  "applied ones (the same uids, their shapes inferred in place); Stadyn's are "
+                  "stand-ins (_layers_declared._DeclaredParameter) for the parameters its "
+                  "application makes, new objects"})
+def for_layers__parameters_before_application(C, r, np):
+    r.touch("cntk.input_variable", "cntk.Function.eval", "cntk.Function.parameters",
+            "cntk.Parameter.value")
+    L = C.layers
+    makers = [("For", lambda: L.For(range(3), lambda i: L.Dense(4, init=0.5))),
+              ("Sequential of For", lambda: L.Sequential([
+                  L.For(range(3), lambda i: L.Dense(4, init=0.5))])),
+              ("Sequential, For of lists", lambda: L.Sequential([
+                  L.Dense(2, init=0.5),
+                  L.For(range(2), lambda i: [L.Dense(4, init=0.5), L.Dense(5, init=0.5)])]))]
+    res = {}
+    for label, make in makers:
+        m = make()
+        before = list(m.parameters)
+        res[label] = [[p.name, list(p.shape)] for p in before]
+        for k, p in enumerate(before):
+            if p.name == "b":
+                p.value = np.arange(p.shape[0], dtype=np.float32) * 0.1 + k
+        x = C.input_variable(2)
+        y = m(x)
+        res[label + " applied"] = [[p.name, list(p.shape)] for p in y.parameters]
+        res[label + " b applied"] = [p.value for p in y.parameters if p.name == "b"]
+        res[label + " eval"] = y.eval({x: np.array([[1.0, -2.0]], np.float32)})
+        res.setdefault("same objects", {})[label] = [
+            p.uid == q.uid for p, q in zip(before, y.parameters)]
+    d = L.Dense(3)
+    res["W set"] = _outcome(lambda: setattr(d.W, "value", np.ones((2, 3), np.float32)))
+    res["b set, another shape"] = _outcome(
+        lambda: setattr(d.b, "value", np.ones(4, np.float32)))
+    return res
