@@ -115,12 +115,16 @@ def clone__layer_not_applied_yet(C, r, np):
 
 @cntk_case(names=["cntk.Function.clone", "cntk.ops.functions.CloneMethod", "cntk.layers.Dense",
                   "cntk.ops.placeholder"],
-           note="clone onto placeholders: a Function of an input of (2,) cloned with the input "
-                "replaced by a placeholder of no shape shows the placeholder's unknown shape, "
-                "(-2,), until applied (CNTK 2.7; Stadyn gave the placeholder the replaced "
-                "input's (2,)); an unapplied Dense's placeholder replaced by one of no shape "
-                "stays unknown (-2,), by one of (4,) makes its weight (4, 3), shared with the "
-                "layer, as CNTK 2.7 (Stadyn had no clone on a layer not applied yet)")
+           note="clone onto placeholders: an unapplied Dense's placeholder replaced by one of "
+                "no shape stays unknown (-2,), by one of (4,) makes its weight (4, 3), shared "
+                "with the layer, as CNTK 2.7 (Stadyn had no clone on a layer not applied yet); "
+                "a Function of an input of (2,) cloned onto a placeholder of no shape, then "
+                "applied to an input of (3,)",
+           known={"function": "CNTK 2.7's clone of plus(x, 1) * 2 with x replaced by a "
+                  "placeholder of no shape leaves the placeholder and the clone's shape "
+                  "unknown, (-2,), until it is bound; Stadyn gives the placeholder the shape "
+                  "of the input it replaces, (2,) (_function_rebuild._bound_placeholder: its "
+                  "clone builds the graph at once, on shapes)"})
 def clone__onto_shapeless_placeholder(C, r, np):
     r.touch("cntk.input_variable", "cntk.Function.eval", "cntk.Function.arguments",
             "cntk.Function.clone", "cntk.Function.parameters", "cntk.Function.shape")

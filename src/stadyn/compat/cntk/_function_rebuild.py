@@ -87,8 +87,7 @@ class FunctionRebuilding(ArgumentBinding):
             >>> g.arguments == (y,), len(g.parameters), len(g.constants)
             (True, 0, 2)
         """
-        waiting = _onto_shapeless(self, method, substitutions)
-        return waiting if waiting is not None else self._copy(method, substitutions, "clone")
+        return self._copy(method, substitutions, "clone")
 
     def _copy(self, method, substitutions: "dict | None", what: str) -> "FunctionRebuilding":
         """:meth:`clone`, ``what`` (``"clone"``) naming the call in its errors."""
@@ -300,34 +299,6 @@ def _keyed(substitutions: dict) -> dict:
     """``substitutions`` keyed by the Stadyn Variables they replace (the substitutes as given):
     what :mod:`._sequence_placeholders` reads."""
     return {unwrap(old): new for old, new in substitutions.items()}
-
-
-def _onto_shapeless(f: Any, method: Any, substitutions: Any) -> Any:
-    """CNTK 2.7's clone of ``f`` whose every argument, an input, is replaced by a placeholder
-    without a shape (``f.clone(share, {x: C.placeholder()})``): a Function waiting on those
-    placeholders, its shape unknown (``(-2,)``) until they are bound, when the clone is made
-    on what binds them; None for any other clone (made at once, a placeholder without a shape
-    taking the shape of what it replaces)."""
-    if not isinstance(substitutions, dict) or not substitutions:
-        return None
-    arguments = list(f.arguments)
-    olds, news = [], []
-    for old, new in substitutions.items():
-        v = unwrap(new)
-        if not (isinstance(v, Variable) and v in G.SHAPELESS and getattr(old, "is_input", False)
-                and any(a is old or unwrap(a) is unwrap(old) for a in arguments)):
-            return None
-        olds.append(old)
-        news.append(new)
-    if len(olds) != len(arguments):
-        return None
-    _as_method(method)
-    from ._deferred import Deferred
-
-    def clone_on(*values):
-        return f._copy(method, dict(zip(olds, values)), "clone")
-    clone_on.cntk_op_name = f.root_function.op_name     # (its root's op, as CNTK 2.7's clone)
-    return Deferred(clone_on, tuple(news), {})
 
 
 def _bound_placeholder(new: Variable, old: Variable) -> Variable:
