@@ -124,7 +124,9 @@ def clone__layer_not_applied_yet(C, r, np):
                   "placeholder of no shape leaves the placeholder and the clone's shape "
                   "unknown, (-2,), until it is bound; Stadyn gives the placeholder the shape "
                   "of the input it replaces, (2,) (_function_rebuild._bound_placeholder: its "
-                  "clone builds the graph at once, on shapes)"})
+                  "clone builds the graph at once, on shapes, so that it lists the clone's "
+                  "parameters and constants, as CNTK 2.7's, transfer_learning_program's "
+                  "clone(freeze, {input: placeholder()}))"})
 def clone__onto_shapeless_placeholder(C, r, np):
     r.touch("cntk.input_variable", "cntk.Function.eval", "cntk.Function.arguments",
             "cntk.Function.clone", "cntk.Function.parameters", "cntk.Function.shape")
