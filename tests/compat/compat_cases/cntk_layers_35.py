@@ -248,3 +248,27 @@ def for_layers__parameters_before_application(C, r, np):
     res["b set, another shape"] = _outcome(
         lambda: setattr(d.b, "value", np.ones(4, np.float32)))
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.RecurrenceFrom",
+                  "cntk.layers.Dense", "cntk.layers.Label"],
+           note="a Python step that makes its layer inside it (lambda h, x: Dense(3)(splice(h, "
+                "x))): CNTK 2.7 refuses it as the recurrence is made (TypeError 'Parameter "
+                "cannot be created inside Recurrence Python step function.', "
+                "sequence.py's _santize_step_function running the step as a @Function body); "
+                "Stadyn ran it, a new Dense at each recording of the step.  A step applying a "
+                "Label (no parameter) is made")
+def elman_recurrence__layer_made_inside_the_step_refused(C, r, np):
+    L = C.layers
+    raised = functools.partial(_outcome, raised=functools.partial(as_raised, first_line=True))
+
+    def step(h, v):
+        return L.Dense(3)(C.splice(h, v))
+    res = {"Recurrence, lambda": raised(lambda: L.Recurrence(
+               lambda h, v: L.Dense(3)(C.splice(h, v))) and None),
+           "Recurrence, def": raised(lambda: L.Recurrence(step) and None),
+           "Fold": raised(lambda: L.Fold(step) and None),
+           "RecurrenceFrom": raised(lambda: L.RecurrenceFrom(step) and None),
+           "Recurrence, Label": raised(lambda: L.Recurrence(
+               lambda h, v: L.Label("l")(h) + v) and None)}
+    return res

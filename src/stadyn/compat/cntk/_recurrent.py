@@ -31,6 +31,7 @@ from ._shown_constants import (float64_scalars, scalar_constant, show_constants,
 from ._layer_signatures import bound, cntk_signature
 from ._step_values import note_step_blocks
 from ._dry_layers import dry_fixed_point
+from ._step_checks import refuse_parameters_made
 from ._step_state_shapes import fixed_point_shapes, trial
 from ._step_views import made_between, mark_step_inside
 from ._variables import Constant, placeholder
@@ -301,6 +302,7 @@ def _step(step_function: Any):
     """A step as the native layers call it (on Variables)."""
     if isinstance(step_function, LayerFunction):
         return step_function.layer
+    refuse_parameters_made(step_function)   # (CNTK 2.7's check of a Python step)
     return FunctionStep(step_function)
 
 
