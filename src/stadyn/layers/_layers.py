@@ -16,7 +16,7 @@ import numpy as np
 
 from .. import cntk_semantics as S
 from .. import functions as F
-from .._errors import StadynError
+from .._errors import ShapeError, StadynError
 from ..graph import Variable, current_scope, first_pass_shape, name_scope
 from ..ops import RandomStream
 from ..parametric import current_registry, get_parameter_or_create
@@ -85,9 +85,9 @@ class Layer:
         var = self._params.get(name)
         if var is not None:
             if var.shape != shape:
-                raise StadynError(f"{type(self).__name__} '{self._scope}': parameter '{name}' has "
-                                  f"shape {var.shape} but this input needs {shape} (a layer "
-                                  "object applied twice shares its parameters)")
+                raise ShapeError(f"{type(self).__name__} '{self._scope}': parameter '{name}' has "
+                                 f"shape {var.shape} but this input needs {shape} (a layer "
+                                 "object applied twice shares its parameters)")
             return var
         seed = self._seeds.get(name)
         if seed is not None and isinstance(init, CNTKInitializer) and init.seed is None:

@@ -106,10 +106,21 @@ class LayerNormalization(Layer):
         scale = self.parameter("scale", shape, self.initial_scale)
         bias = self.parameter("bias", shape, self.initial_bias)
         x0 = F.sub2(x, F.mean(x, axis=axes, keepdims=True))
+        return F.add2(F.mul2(F.div2(x0, self.deviation(x0, axes)), scale), bias)
+
+    def deviation(self, x0, axes: list):
+        """The divisor of the centred ``x0``: its standard deviation over ``axes`` plus
+        ``epsilon`` (where not 0).
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.layers as L
+            >>> with sd.auto_forward():
+            ...     x0 = sd.Variable.from_numpy_array(np.array([[3.0, -3.0]]))
+            ...     L.LayerNormalization(epsilon=1).deviation(x0, [1]).d.tolist()
+            [[4.0]]
+        """
         std = F.sqrt(F.mean(F.mul2(x0, x0), axis=axes, keepdims=True))
-        if self.epsilon:
-            std = F.add_scalar(std, self.epsilon)
-        return F.add2(F.mul2(F.div2(x0, std), scale), bias)
+        return F.add_scalar(std, self.epsilon) if self.epsilon else std
 
 
 class Stabilizer(Layer):

@@ -242,10 +242,8 @@ def layers__an_initializer_not_called_is_refused(C, r):
 
 @cntk_case(names=["cntk.Function.find_by_name", "cntk.Function.find_all_with_name",
                   "cntk.logging.get_node_outputs"],
-           known={"depth 1": "a layer not applied is a Function over placeholders in CNTK 2.7, "
-                             "its blocks' insides (Times, Plus) made already; Stadyn builds "
-                             "them when it is applied and refuses a walk into them "
-                             "(compat/cntk/logging/graph.py, _unapplied_search's ValueError)"})
+           note="depth 1 of a layer not applied yet: walked into its blocks as CNTK 2.7 (a "
+                "known difference until cntklayers35: Stadyn refused the walk, ValueError)")
 def graph_walks__names_in_a_layer_not_applied(C, r):
     r.touch("cntk.Function.find_by_name", "cntk.Function.find_all_with_name",
             "cntk.logging.get_node_outputs", "cntk.Function.parameters")

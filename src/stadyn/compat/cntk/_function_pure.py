@@ -18,7 +18,10 @@ from __future__ import annotations
 
 import contextlib
 
-__all__ = ["pure", "refuse_parameters"]
+__all__ = ["pure", "refuse_parameters", "PARAMETERS_REFUSED"]
+
+#: CNTK 2.7's message (variables.py's Parameter), which its recurrences read
+PARAMETERS_REFUSED = "parameters cannot be created inside a @Function def"
 
 # how many @Function bodies are running (a body may define and apply another)
 _PURE = [0]
@@ -38,4 +41,4 @@ def pure():
 def refuse_parameters() -> None:
     """CNTK 2.7's TypeError where a parameter is made inside a ``@Function`` body."""
     if _PURE[0]:
-        raise TypeError("parameters cannot be created inside a @Function def")
+        raise TypeError(PARAMETERS_REFUSED)

@@ -25,6 +25,7 @@ from ._adapt import one_op, operand, operands_dtype, several_outputs_message, wr
 from ._deferred import Deferred, pending
 from ._deferred_reads import as_built
 from ._deferred_shapes import placeholder_stand_ins
+from ._dry_layers import dry_copy, in_dry_run
 from ._late import late
 from ._layers_composite import CompositeLayer
 from ._layers_declared import (_refuse_weights_over_steps, _refuse_windows_over_free_lengths,
@@ -84,6 +85,11 @@ def apply_layer(layer_fn: Any, args: tuple):
                             "signature first (update_signature)")
         return layer_fn._signature(*args)
     values = [operand(a) for a in args]
+    if in_dry_run():        # (a recurrence step's state shape being found: _dry_layers)
+        with joint_inference():
+            out = dry_copy(layer_fn.layer)(*values)
+        return late("combine_outputs")([wrap(o) for o in out]) if isinstance(out, tuple) \
+            else wrap(out)
     _refuse_weights_over_steps(layer_fn.layer, values)
     _refuse_windows_over_free_lengths(layer_fn.layer, values)
     with joint_inference(), cntk_parameters():  # CNTK infers the layer's graph with

@@ -165,16 +165,15 @@ BatchNormalization = _layer(_L.BatchNormalization, "BatchNormalization",
 class _LayerNormalizationAsCntk(_L.LayerNormalization):
     __doc__ = _L.LayerNormalization.__doc__
 
-    def apply(self, x):
-        """The native layer's graph, its ``std + epsilon`` showing the constant epsilon among
-        its inputs, as CNTK 2.7's block holds it (layers.py's ``std += epsilon``: a Constant
-        that ``Function.constants`` lists, unnamed, of shape ``()``)."""
-        out = super().apply(x)
+    def deviation(self, x0, axes: list):
+        """The native layer's ``std + epsilon``, showing the constant epsilon among its
+        inputs, as CNTK 2.7's block holds it (layers.py's ``std += epsilon``: a Constant that
+        ``Function.constants`` lists, unnamed, of shape ``()``)."""
+        std = super().deviation(x0, axes)
         if self.epsilon:
-            std = out.parent.inputs[0].parent.inputs[0].parent.inputs[1]    # (x0 / std)
             epsilon = scalar_constant(self.epsilon, np.dtype(std.dtype))
             show_constants(std, (epsilon,), last=True)     # (Plus(std, epsilon): its second)
-        return out
+        return std
 
 
 _LayerNormalizationAsCntk.__name__ = _LayerNormalizationAsCntk.__qualname__ = \

@@ -103,10 +103,26 @@ class _DeclaredParameter:
             raise ValueError(f"parameter {self.name!r} of shape {self.shape}: its axes of -1 "
                              "come from the input, so it has no value until the layer is "
                              "applied (CNTK: 'unknown dimensions')")
+        if self.__dict__.get("_set") is not None:
+            return self._set.copy()
         if isinstance(self._init, (int, float, np.ndarray)):
             return _L.initial_value(self._init, self.shape, 1, 1)
         raise ValueError(f"parameter {self.name!r}: its random initial value is drawn when the "
                          "layer is first applied")
+
+    @value.setter
+    def value(self, value) -> None:
+        """Its value, set before the layer is applied: the parameter the application makes
+        takes it, as CNTK 2.7's parameter, the same one, keeps it.  A shape other than its
+        own (or its own has an axis the input decides) is refused as CNTK 2.7 refuses it:
+        a RuntimeError."""
+        array = np.asarray(value, dtype=self.dtype)
+        if -1 in self.shape or array.shape != self.shape:
+            raise RuntimeError(f"Variable '{self!r}' SetValue(): 'source' shape "
+                               f"'[{dims_text(array.shape)}]' differs 'destination' shape "
+                               f"'[{dims_text(self.shape)}]'.")
+        self._set = array
+        _SET_VALUES.append(weakref.ref(self))
 
     #: compared as a Variable is (CNTK 2.7's Variable_eq)
     compared_by_variable = True
@@ -240,6 +256,8 @@ def refuse_declared(parameters: Any, owner: str) -> None:
 
 # learner -> [(stand-in, declared parameter)] still waiting for their layers' application
 _AWAITING: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
+# the declared parameters given a value (weakly), until their layer's application makes them
+_SET_VALUES: "list[weakref.ref]" = []
 
 
 def stand_ins(parameters: list) -> "tuple[list, list]":
@@ -272,15 +290,19 @@ def learn_when_applied(learner: Any, pairs: list) -> None:
 
 def adopt_applied() -> None:
     """Give the learners waiting on declared parameters the ones their layers' applications
-    made (called after a layer is applied)."""
+    made, and those parameters the values set on the declared ones (called after a layer is
+    applied)."""
+    for ref in list(_SET_VALUES):
+        declared = ref()
+        made = _made(declared) if declared is not None else None
+        if declared is None or made is not None:
+            _SET_VALUES.remove(ref)
+        if made is not None:
+            made.d = declared._set.reshape(made.shape)
     for learner, pairs in list(_AWAITING.items()):
         left = []
         for stand_in, declared in pairs:
-            layer = declared._layer() if declared._layer is not None else None
-            made = None
-            if layer is not None:
-                made = next((v for v in layer.parameters
-                             if G.name_of(v) == declared.name), None)
+            made = _made(declared)
             if made is None:
                 left.append((stand_in, declared))
             else:
@@ -289,6 +311,14 @@ def adopt_applied() -> None:
             _AWAITING[learner] = left
         else:
             del _AWAITING[learner]
+
+
+def _made(declared: Any) -> Any:
+    """The parameter the application of its layer made for ``declared`` (None before)."""
+    layer = declared._layer() if declared._layer is not None else None
+    if layer is None:
+        return None
+    return next((v for v in layer.parameters if G.name_of(v) == declared.name), None)
 
 
 def _declared_parameter(layer: Any, name: str) -> "_DeclaredParameter | None":

@@ -24,6 +24,7 @@ from ._deferred import LAYER_CLASSES, Deferred, not_a_block
 from ._function_pure import refuse_parameters
 from ._layers_composite import Composite, CompositeLayer, flatten_steps
 from ._layer_application import apply_layer
+from ._layer_clones import clone_unapplied
 from ._layers_declared import _declared_parameter, declared_parameters, makes_parameters
 from ._layer_shown import shown_layer, shown_name
 from ._layers_identity import identity
@@ -208,6 +209,26 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
         from ._signature import _input_of_type
         names = list(self._shown_signature()[0]) + [""] * len(arg_types)   # (as CNTK's)
         self._signature = self(*[_input_of_type(t, n) for t, n in zip(arg_types, names)])
+
+    def clone(self, method, substitutions: "dict | None" = None):
+        """A copy, as CNTK 2.7 clones the layer's Function: given a signature, that Function's
+        ``clone``; not applied yet, the layer's parameters shared, new or (refused: their
+        shapes unknown) frozen, a substituted placeholder applying it
+        (:mod:`._layer_clones`).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> d = C.layers.Dense(3)
+            >>> [p is q for p, q in zip(d.clone(C.CloneMethod.clone).parameters, d.parameters)]
+            [False, False]
+        """
+        if self._signature is not None:
+            return self._signature.clone(method, substitutions)
+        if self._ever_applied():
+            raise ValueError(f"clone of {self.kind or 'a layer'} applied already: clone the "
+                             "Function its application returns (or give the layer a "
+                             "signature: update_signature)")
+        return clone_unapplied(self, method, substitutions)
 
     def save(self, filename, *args, **kwargs) -> None:
         """Save the layer once given a signature (``update_signature``): its Function's

@@ -30,6 +30,8 @@ from ._shown_constants import (float64_scalars, scalar_constant, show_constants,
                                show_slice_scalars, shown_constants)
 from ._layer_signatures import bound, cntk_signature
 from ._step_values import note_step_blocks
+from ._dry_layers import dry_fixed_point
+from ._step_checks import refuse_parameters_made
 from ._step_state_shapes import fixed_point_shapes, trial
 from ._step_views import made_between, mark_step_inside
 from ._variables import Constant, placeholder
@@ -300,6 +302,7 @@ def _step(step_function: Any):
     """A step as the native layers call it (on Variables)."""
     if isinstance(step_function, LayerFunction):
         return step_function.layer
+    refuse_parameters_made(step_function)   # (CNTK 2.7's check of a Python step)
     return FunctionStep(step_function)
 
 
@@ -346,10 +349,14 @@ class FunctionStep:
         recurrent cell: inferred as CNTK 2.7 infers them (``step(h, c, x) = tanh(h + x), c +
         h * 0.5``: both the input step's; :func:`._step_state_shapes.fixed_point_shapes`);
         None for one state none is found for (a state shaped like an input step).  Several
-        states none are found for: a ValueError naming the step."""
+        states none are found for: a ValueError naming the step.  One state of a step that
+        applies a layer (``lambda h, x: d(splice(h, x))``): the shape it maps to itself with
+        the layer applied dry (:func:`._dry_layers.dry_fixed_point`), the layer built once."""
         if self.state_shapes is not None:
             return self.state_shapes
         shapes = fixed_point_shapes(self.fn, step_shape, self.n_states, self._tried)
+        if shapes is None and self.n_states == 1:   # (a step applying a layer: Dense(3)'s
+            shapes = dry_fixed_point(self.fn, step_shape)   # state, (3,), as CNTK 2.7's)
         if shapes is None and self.n_states > 1:
             raise _states_not_found(self.fn, self.n_states, step_shape)
         return shapes

@@ -319,6 +319,12 @@ class UnappliedRoot:
         return self
 
     @property
+    def shape(self) -> tuple:
+        """Its output's shape: unknown, ``(-2,)``, as CNTK 2.7's before the layer is applied
+        (a walk's functions have one; it raised an AttributeError)."""
+        return tuple(getattr(self.output, "shape", (-2,)))
+
+    @property
     def uid(self) -> str:
         """Its output's uid less ``_Output_0`` (``Block12``, ``ReLU12``), as CNTK 2.7's."""
         return self.output.uid.rpartition("_Output_")[0]

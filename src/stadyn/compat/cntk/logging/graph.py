@@ -21,6 +21,7 @@ from .._function import Function, wrap_variable
 from .._late import bind
 from .._mixins import GraphObject
 from .._unapplied_layers import UnappliedLayerView
+from .._unapplied_walks import applied_copy_walk
 from .._variables import Variable
 
 __all__ = ["depth_first_search", "find_all_with_name", "find_by_name", "find_by_uid",
@@ -90,9 +91,14 @@ def _unapplied(node) -> bool:
 
 
 def _unapplied_search(layer, visitor: Callable, depth: int) -> list:
-    """CNTK 2.7's depth-first search of a layer not applied yet (its blocks not entered): its
-    root function, then that function's inputs in order, the function that makes an input
-    (the steps before a ``Sequential``'s last) walked where it is met."""
+    """CNTK 2.7's depth-first search of a layer not applied yet: its root function, then that
+    function's inputs in order, the function that makes an input (the steps before a
+    ``Sequential``'s last) walked where it is met; at a ``depth`` other than 0, into its
+    blocks, as those of a copy of the layer applied (``_unapplied_walks``), where Stadyn
+    declares its parameters (else a ValueError)."""
+    walked = applied_copy_walk(layer, depth, depth_first_search) if depth != 0 else None
+    if walked is not None:      # (into its blocks: those of a copy applied, mapped back)
+        return [n for n in walked if visitor(n)]
     if depth != 0:
         raise ValueError(f"depth_first_search of a layer not applied yet with depth={depth}: "
                          "its blocks hold nothing until it is applied (apply it, or give it a "

@@ -1,0 +1,94 @@
+"""Layers applied without being built: a recurrence step's state shape found as CNTK 2.7 infers
+it through the loop where the step applies a layer (``Recurrence(lambda h, x: d(splice(h,
+x)))`` with ``d = Dense(3)``: the state is ``d``'s output, ``(3,)``).
+
+CNTK 2.7 leaves the layer's weight of an inferred input axis (``[? x 3]``) until the loop's
+shapes settle; Stadyn's layer makes its parameters at its first application, so the step
+recorded on a state of a guessed shape (the input step's) would give ``d`` a weight of the
+wrong shape.  Inside :func:`dry_layers`, :func:`dry_copy` gives a copy of each layer not
+built yet (one a layer already built applies as it is: its parameters refuse other shapes),
+in a registry of its own, the program's seeds kept, so the real layer is built once, with the
+shapes found.
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> d = C.layers.Dense(3)
+    >>> step = lambda h, x: d(C.splice(h, x))
+    >>> dry_fixed_point(step, (4,)), d.W.shape
+    ([(3,)], (-1, 3))
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from typing import Any, Callable
+
+from ...graph import Variable, auto_forward
+from ...parametric import ParameterRegistry, parameter_registry
+from ..._random import auto_seeds_kept
+
+__all__ = ["dry_layers", "dry_copy", "in_dry_run", "dry_fixed_point"]
+
+# the copies of the layers applied in the current dry run (by the layer's id), while one runs
+_DRY: "list[dict]" = []
+_TRIES = 4      # shapes not settled after so many tries: no fixed point (the loop's error)
+
+
+@contextlib.contextmanager
+def dry_layers():
+    """Layers applied inside are applied by :func:`dry_apply` (yields the dict of the copies
+    made, empty where the code applied no layer)."""
+    copies: dict = {}
+    _DRY.append(copies)
+    try:
+        with auto_seeds_kept(), parameter_registry(ParameterRegistry()):
+            yield copies
+    finally:
+        _DRY.pop()
+
+
+def dry_copy(layer: Any) -> Any:
+    """The layer to apply in place of ``layer`` (a Stadyn layer): inside a dry run, a copy of it
+    where it has no parameters yet (one copy per run, as the real layer is one), else itself;
+    ``layer`` itself outside one."""
+    if not _DRY:
+        return layer
+    copies = _DRY[-1]
+    if id(layer) not in copies:
+        copies[id(layer)] = (layer, layer if layer.parameters else copy.deepcopy(layer))
+    return copies[id(layer)][1]
+
+
+def in_dry_run() -> bool:
+    """Whether a dry run (:func:`dry_layers`) is on: an applied layer's output is only looked
+    at, not recorded as a block."""
+    return bool(_DRY)
+
+
+def dry_fixed_point(step: Callable, step_shape: tuple) -> "list | None":
+    """The shape of the one state of ``step`` (``(state, x) -> state``, over CNTK Functions) over
+    input steps of ``step_shape`` where the step applies a layer: tried first as the input
+    step's, then as the step returns it, until the step maps it to itself (CNTK 2.7's loop
+    inference); None where the step applies no layer, cannot be called so, or its state does
+    not settle."""
+    from . import _graph as G
+    from ._adapt import unwrap, wrap
+    shape = tuple(int(d) for d in step_shape)
+    for _ in range(_TRIES):
+        try:
+            with dry_layers() as copies, auto_forward(False):
+                state, x = Variable((1,) + shape), Variable((1,) + tuple(step_shape))
+                for v in (state, x):        # (one step of each: batch axis first)
+                    G.BATCH.add(v)
+                    G.STEP_VALUES.add(v)
+                out = unwrap(step(wrap(state), wrap(x)))
+        except Exception:       # (not this shape: CNTK's loop refuses it too)
+            return None
+        if not copies or not isinstance(out, Variable):
+            return None
+        found = tuple(int(d) for d in out.shape[1:])
+        if found == shape:
+            return [shape]
+        shape = found
+    return None
