@@ -207,3 +207,14 @@ def test_a_deserializer_blocks_chunk_size_does_not_size_the_lists_default_window
     around = parse_config(f"t = [ chunkSizeInBytes = 1000 ; {block} ]")["t"]["reader"]
     assert randomization_window(reader_config(around)) == \
         {"randomization_window_in_chunks": (1 << 32) // 1000}
+
+
+@pytest.mark.parametrize("reader_type", [True, False], ids=["reader", "list"])
+def test_randomize_false_in_the_block_around_the_reader_reads_in_file_order(text, reader_type):
+    # cntk.exe's config(L"randomize", true) looks in the blocks around the reader too
+    # (CompositeDataReader.cpp:109, ReaderUtil.cpp:14-23; Config.h:911-929, 1003): no
+    # randomizer, the file's order each sweep; at 40a7d422 the enclosing 'false' was ignored
+    # and the lines came shuffled
+    got = _outer_order(text, f"randomize = false ; chunkSizeInBytes = {REFS['chunk_bytes']}",
+                       reader_type)
+    assert got == 2 * list(range(REFS["lines"]))

@@ -148,7 +148,10 @@ def _deserializer(rec: ConfigRecord, default_type: str | None = None) -> Deseria
 
 
 def _randomize(rec: ConfigRecord) -> bool:
-    value = rec.get_str("randomize", None)
+    # the block's, else a block's around it: cntk.exe's config(L"randomize", true) looks there
+    # too (CompositeDataReader.cpp:109, ReaderUtil.cpp:14-23, ImageConfigHelper.cpp:84;
+    # Config.h:911-929, 1003)
+    value = rec.get_str("randomize", None, inherited=True)
     if value is None:
         return True
     low = value.lower()
