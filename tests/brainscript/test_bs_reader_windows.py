@@ -218,3 +218,11 @@ def test_randomize_false_in_the_block_around_the_reader_reads_in_file_order(text
     got = _outer_order(text, f"randomize = false ; chunkSizeInBytes = {REFS['chunk_bytes']}",
                        reader_type)
     assert got == 2 * list(range(REFS["lines"]))
+
+
+def test_a_bad_randomize_around_the_reader_is_named_where_it_is():
+    text = ('t = [ randomize = maybe\n  reader = { readerType = "CNTKTextFormatReader" ; '
+            'file = "x.ctf" ; input = { x = { dim = 1 } } } ]')
+    with pytest.raises(ConfigError, match=r":1:19: 'randomize' must be true, false, auto or "
+                                          "none, got 'maybe'"):
+        reader_config(parse_config(text)["t"]["reader"])

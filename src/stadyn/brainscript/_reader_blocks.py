@@ -160,8 +160,9 @@ def _randomize(rec: ConfigRecord) -> bool:
     try:
         return to_bool(value)
     except ValueError:
-        raise _err(f"'{rec.key_path('randomize')}' must be true, false, auto or none, got "
-                   f"'{value}'", value.loc) from None
+        name = rec.key_path("randomize") if "randomize" in rec else "randomize"  # (around it)
+        raise _err(f"'{name}' must be true, false, auto or none, got '{value}'",
+                   value.loc) from None
 
 
 # CNTK's legacy ImageReader passed the feature stream's block to each of its transformers in
