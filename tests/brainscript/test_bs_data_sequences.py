@@ -13,6 +13,7 @@ import math
 import re
 
 import numpy as np
+import pytest
 
 import stadyn as sd
 from stadyn import io as sio
@@ -390,3 +391,40 @@ def test_a_write_command_of_parameters_only_is_refused(tmp_path):
     assert "undefined: ReaderShim.cpp:260, after opening the output files" in message
     assert "no file is written" in message
     assert not (tmp_path / "w.W").exists()
+
+
+def test_a_write_format_shows_each_sequences_index_in_its_minibatch(tmp_path):
+    # %d in sequencePrologue and sampleSeparator: the sequence's id in the minibatch's layout
+    # (ComputationNode.cpp:872-887), which cntk.exe's sequence packer numbers from 0 in each
+    # minibatch (SequencePacker.cpp:19-27); a node of no MBLayout is one sequence of id 0
+    # (ComputationNode.cpp:818-823); in sequenceEpilogue it is written as is.  Minibatches of 4
+    # samples hold the sequences of 2, then 3 and 1 steps.  At 40a7d422 %d was refused.
+    data, _, frames = _data(tmp_path, [2, 3, 1])
+    write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
+             f"    outputNodeNames = (W : out)\n    minibatchSize = 4\n"
+             f"    format = {{ sequencePrologue = \"%d:%x|\" ; sampleSeparator = \";%d;\"\n"
+             f"               sequenceEpilogue = \"|%d\\n\" }}\n"
+             f"    {READER.replace('DATA', str(data))}\n}}\n")
+    _run(tmp_path, NETWORK, data, "train:out", write)
+    W = np.asarray(sd.load(f"{tmp_path}/m.dnn").parameters["W"].d).reshape(4, 3)
+    rows = [" ".join(f"{v:f}" for v in row) for row in frames @ W]
+    text = (tmp_path / "w.out").read_text()
+    assert text == (f"0:3 2|{rows[0]};0;{rows[1]}|%d\n"
+                    f"0:3 3|{rows[2]};0;{rows[3]};0;{rows[4]}|%d\n"
+                    f"1:3 1|{rows[5]}|%d\n"), text
+    weights = (tmp_path / "w.W").read_text().splitlines()
+    assert len(weights) == 2 and all(w.startswith("0:3 4 4|") for w in weights), weights
+    assert weights[0].count(";0;") == 3
+
+
+def test_a_write_format_of_an_older_readers_sequence_ids_is_refused():
+    # an HTKMLFReader's or LMSequenceReader's ids count the sequences of the whole process
+    # (NEW_SEQUENCE_ID, Sequences.h:356-361): not followed
+    from stadyn import ConfigError
+    from stadyn.brainscript._blocks import ReaderConfig
+    from stadyn.brainscript._write import write_format
+    record = parse_config('W = { format = { sequencePrologue = "%d|" } }')["W"]
+    assert write_format(record, ReaderConfig()).sequence_prologue == "%d|"
+    with pytest.raises(ConfigError, match=r"%d .* in format.sequencePrologue is not supported "
+                                          "yet with an older reader"):
+        write_format(record, ReaderConfig(reader_type="HTKMLFReader"))

@@ -20,6 +20,7 @@ import pytest
 
 from stadyn import ConfigError
 from stadyn.brainscript import parse_config, reader_config
+from stadyn.brainscript._reader_windows import randomization_window
 from stadyn.brainscript._readers import make_source
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "bs_reader_windows"
@@ -157,3 +158,71 @@ def test_a_window_of_zero_is_file_order_or_refused(text):
                                           "not supported"):
         make_source(reader_config(parse_config(_text_block(
             text, "randomizationWindow = 0", False))["reader"]))
+
+
+def _outer_order(path, outer, reader_type, size=7):
+    """The order of a ``train`` block's reader whose window settings are ``outer``'s, in the
+    block around the reader (cntk.exe's ``config(key)`` looks there: Config.h:911-929, 1003)."""
+    if reader_type:
+        reader = (f'reader = {{ readerType = "CNTKTextFormatReader" ; file = "{path}" ; '
+                  'input = { x = { dim = 1 } } }')
+    else:
+        reader = ('reader = { deserializers = ({ type = "CNTKTextFormatDeserializer" ; '
+                  f'file = "{path}" ; input = {{ x = {{ dim = 1 }} }} }}) }}')
+    text = f"train = [ {outer} ; {reader} ]"
+    block = parse_config(text)["train"]["reader"]
+    source = make_source(reader_config(block))
+    ids: list[int] = []
+    try:
+        while len(ids) < 2 * REFS["lines"]:
+            data = source.next_minibatch(size)["x"].data
+            ids += [int(round(float(v))) for v in data.reshape(len(data), -1)[:, 0]]
+    finally:
+        source.close()
+    return ids[:2 * REFS["lines"]]
+
+
+def test_a_text_readers_window_settings_in_the_block_around_it_are_cntk_exes(text):
+    # readerType = "CNTKTextFormatReader" reads randomizationWindow (config.Exists, parents
+    # too: ReaderUtil.cpp:30-33) and chunkSizeInBytes (TextConfigHelper.cpp:127) from the
+    # block around the reader; at 40a7d422 both were ignored there (one 32 MB chunk)
+    chunks = f"chunkSizeInBytes = {REFS['chunk_bytes']}"
+    assert _outer_order(text, f"randomizationWindow = 3 ; {chunks}", True) == \
+        REFS["text_window_3_chunks"]
+    # a deserializers list: the file's chunks from around it (the deserializer's config looks
+    # in its parents), but an enclosing randomizationWindow is not the block's own
+    # (ExistsCurrent, CompositeDataReader.cpp:149): 4 GB of chunks, as with none
+    assert _outer_order(text, f"randomizationWindow = 3 ; {chunks}", False) == \
+        REFS["text_window_128_chunks"]
+
+
+def test_a_deserializer_blocks_chunk_size_does_not_size_the_lists_default_window(tmp_path):
+    # CompositeDataReader.cpp:155 divides 4 GB by the reader's chunkSizeInBytes (32 MB unless
+    # the reader block or one around it says): 128 chunks, whatever the text deserializer's own
+    # block gives its file (at 40a7d422: 4 GB / 1000 = 4294967 chunks)
+    block = ('reader = { deserializers = ({ type = "CNTKTextFormatDeserializer" ; '
+             'file = "t.ctf" ; chunkSizeInBytes = 1000 ; input = { x = { dim = 1 } } }) }')
+    reader = reader_config(parse_config(block)["reader"])
+    assert randomization_window(reader) == {"randomization_window_in_chunks": 128}
+    around = parse_config(f"t = [ chunkSizeInBytes = 1000 ; {block} ]")["t"]["reader"]
+    assert randomization_window(reader_config(around)) == \
+        {"randomization_window_in_chunks": (1 << 32) // 1000}
+
+
+@pytest.mark.parametrize("reader_type", [True, False], ids=["reader", "list"])
+def test_randomize_false_in_the_block_around_the_reader_reads_in_file_order(text, reader_type):
+    # cntk.exe's config(L"randomize", true) looks in the blocks around the reader too
+    # (CompositeDataReader.cpp:109, ReaderUtil.cpp:14-23; Config.h:911-929, 1003): no
+    # randomizer, the file's order each sweep; at 40a7d422 the enclosing 'false' was ignored
+    # and the lines came shuffled
+    got = _outer_order(text, f"randomize = false ; chunkSizeInBytes = {REFS['chunk_bytes']}",
+                       reader_type)
+    assert got == 2 * list(range(REFS["lines"]))
+
+
+def test_a_bad_randomize_around_the_reader_is_named_where_it_is():
+    text = ('t = [ randomize = maybe\n  reader = { readerType = "CNTKTextFormatReader" ; '
+            'file = "x.ctf" ; input = { x = { dim = 1 } } } ]')
+    with pytest.raises(ConfigError, match=r":1:19: 'randomize' must be true, false, auto or "
+                                          "none, got 'maybe'"):
+        reader_config(parse_config(text)["t"]["reader"])

@@ -81,6 +81,9 @@ class ReaderConfig:
     loc: SourceLocation | None = field(default=None, compare=False, repr=False)
     # a legacy reader's settings Stadyn does not do: (short label, the error opening it raises)
     refused: tuple[tuple[str, ConfigError], ...] = field(default=(), compare=False, repr=False)
+    #: the randomized order's settings (:data:`WINDOW_KEYS`) an enclosing block gives and this
+    #: one does not: cntk.exe's reader looks them up there too (Config.h:911-929, 1003)
+    outer: Mapping[str, Any] = field(default_factory=dict)
 
 
 _STREAM_KEYS = {"dim", "format", "labeldim", "alias", "transforms"}
@@ -88,6 +91,8 @@ _DESERIALIZER_KEYS = {"type", "file", "input", "module"}
 _READER_KEYS = {"deserializers", "readertype", "randomize", "keepdatainmemory", "verbosity",
                 "file", "input"}
 _TEXT_READERS = {"cntktextformatreader", "cntktextformatdeserializer"}
+#: the reader settings of the randomized order (``_reader_windows``)
+WINDOW_KEYS = ("randomizationWindow", "sampleBasedRandomizationWindow", "chunkSizeInBytes")
 _FILELESS = {"htkfeaturedeserializer", "htkmlfdeserializer"}
 
 
@@ -143,7 +148,10 @@ def _deserializer(rec: ConfigRecord, default_type: str | None = None) -> Deseria
 
 
 def _randomize(rec: ConfigRecord) -> bool:
-    value = rec.get_str("randomize", None)
+    # the block's, else a block's around it: cntk.exe's config(L"randomize", true) looks there
+    # too (CompositeDataReader.cpp:109, ReaderUtil.cpp:14-23, ImageConfigHelper.cpp:84;
+    # Config.h:911-929, 1003)
+    value = rec.get_str("randomize", None, inherited=True)
     if value is None:
         return True
     low = value.lower()
@@ -152,8 +160,9 @@ def _randomize(rec: ConfigRecord) -> bool:
     try:
         return to_bool(value)
     except ValueError:
-        raise _err(f"'{rec.key_path('randomize')}' must be true, false, auto or none, got "
-                   f"'{value}'", value.loc) from None
+        name = rec.key_path("randomize") if "randomize" in rec else "randomize"  # (around it)
+        raise _err(f"'{name}' must be true, false, auto or none, got '{value}'",
+                   value.loc) from None
 
 
 # CNTK's legacy ImageReader passed the feature stream's block to each of its transformers in
@@ -244,7 +253,15 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
                **({} if legacy is None else legacy.extra)},
         loc=rec.loc,
         refused=() if legacy is None else tuple(legacy.refused),
+        outer=_outer_settings(rec),
     )
+
+
+def _outer_settings(rec: ConfigRecord) -> dict[str, str]:
+    """The :data:`WINDOW_KEYS` values of the blocks around ``rec`` (where ``rec`` has none)."""
+    found = {key: rec.lookup(key, None) for key in WINDOW_KEYS if key not in rec}
+    return {key: str(v) for key, v in found.items()
+            if v is not None and not isinstance(v, (ConfigRecord, ConfigList))}
 
 
 def written_reader(reader: ReaderConfig | None) -> ReaderConfig | None:

@@ -14,6 +14,12 @@ block only sets its window, each reader its own way:
   of chunks by default (in samples: the whole data set); 0: file order;
 - ``readerType = "ImageReader"``: 1 sample, whatever the block says (ImageReader.cpp:52-55).
 
+Each setting is the block's, else an enclosing block's (cntk.exe's ``config(key)`` looks in the
+blocks around, Config.h:911-929, 1003), but for a deserializers list only the block's own
+``randomizationWindow``/``sampleBasedRandomizationWindow`` decide whether the text default
+applies (``config.ExistsCurrent``, CompositeDataReader.cpp:149-150), and its 4 GB default counts
+the reader's ``chunkSizeInBytes``, not a deserializer block's (CompositeDataReader.cpp:155).
+
 The older speech and text readers (``HTKMLFReader``, ``LMSequenceReader``) keep their own
 orders (``_legacy_readers``).
 """
@@ -35,8 +41,12 @@ _32MB = 32 << 20
 _TEXT = "cntktextformatdeserializer"
 
 
-def _setting(reader: ReaderConfig, key: str) -> Any:
-    return next((v for k, v in reader.extra.items() if k.lower() == key.lower()), None)
+def _setting(reader: ReaderConfig, key: str, *, inherited: bool = True) -> Any:
+    """The block's ``key``, else (``inherited``) an enclosing block's, as cntk.exe's
+    ``config(key)``; ``inherited = False``: its ``config.ExistsCurrent(key)``."""
+    kept = (reader.extra, reader.outer) if inherited else (reader.extra,)
+    return next((v for source in kept for k, v in source.items() if k.lower() == key.lower()),
+                None)
 
 
 def _whole_number(reader: ReaderConfig, key: str, value: Any) -> int:
@@ -50,19 +60,25 @@ def _whole_number(reader: ReaderConfig, key: str, value: Any) -> int:
 
 
 def _flag(reader: ReaderConfig, key: str, default: bool) -> tuple[bool, bool]:
-    """The boolean setting and whether the block gives it."""
+    """The boolean setting (the block's or an enclosing block's) and whether the block itself
+    gives it."""
     value = _setting(reader, key)
+    said = _setting(reader, key, inherited=False) is not None
     if value is None:
-        return default, False
+        return default, said
     if str(value).lower() not in ("true", "false"):
         raise config_error(f"{key} must be true or false, got '{value}'", reader.loc)
-    return str(value).lower() == "true", True
+    return str(value).lower() == "true", said
 
 
 def chunk_bytes(reader: ReaderConfig, params: dict | None = None) -> int | None:
-    """A text deserializer's ``chunkSizeInBytes`` (its block's, else the reader's), if given."""
-    value = next((v for source in (params or {}, reader.extra) for k, v in source.items()
-                  if k.lower() == "chunksizeinbytes"), None)
+    """A text deserializer's ``chunkSizeInBytes`` (its block ``params``, else the reader's, else
+    an enclosing block's), if given; without ``params``: the reader's (or an enclosing
+    block's), the one cntk.exe's deserializers list sizes its default window by."""
+    value = next((v for k, v in (params or {}).items() if k.lower() == "chunksizeinbytes"),
+                 None)
+    if value is None:
+        value = _setting(reader, "chunkSizeInBytes")
     if value is None:
         return None
     size = _whole_number(reader, "chunkSizeInBytes", value)
@@ -95,16 +111,17 @@ def randomization_window(reader: ReaderConfig) -> dict[str, int]:
     given = _setting(reader, "randomizationWindow")
     window = None if given is None else _whole_number(reader, "randomizationWindow", given)
     texts = [d for d in reader.deserializers if d.type.lower() == _TEXT]
-    four_gb = None
-    if texts:
-        four_gb = max(1, _4GB // (chunk_bytes(reader, dict(texts[0].params)) or _32MB))
+    # (the reader's chunkSizeInBytes, not a deserializer block's: CompositeDataReader.cpp:155
+    # and TextConfigHelper.cpp:127 read the reader's config)
+    four_gb = max(1, _4GB // (chunk_bytes(reader) or _32MB)) if texts else None
     if kind == "cntktextformatreader":
         in_samples, _ = _flag(reader, "sampleBasedRandomizationWindow", False)
         if window is None:
             window = _WHOLE_DATA if in_samples else four_gb
     else:
         in_samples, said = _flag(reader, "sampleBasedRandomizationWindow", True)
-        if window is None and texts:
+        # (an enclosing block's randomizationWindow does not count here: ExistsCurrent)
+        if texts and _setting(reader, "randomizationWindow", inherited=False) is None:
             if said and in_samples:
                 raise config_error("'sampleBasedRandomizationWindow' (== 'true') requires that "
                                    "the 'randomizationWindow' is explicitly specified.",

@@ -403,7 +403,7 @@ class _Runner:
                 "written; write a node computed from the data beside them (each is then "
                 "written once a minibatch)",
                 *record_loc(rec, "outputNodeNames" if cmd.output_node_names else "action"))
-        fmt = write_format(rec)
+        fmt = write_format(rec, cmd.reader)
         # (the command's reader reads in file order, in sequences: _blocks.py, written_reader)
         source = make_source(cmd.reader, max_sweeps=1, warn=self.log.raw,
                              opened=self.opened.take(cmd.reader))

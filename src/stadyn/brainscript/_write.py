@@ -19,8 +19,10 @@ ones, as CNTK), as a label of ``labelMappingFile`` if given; ``transpose = false
 row per element (prefixed by its ``[w,h,c]`` index when the sample has several axes), the steps
 across.  ``prologue`` and ``epilogue`` frame each file; in every separator ``\\n``, ``\\t``,
 ``\\r`` and ``\\s`` are a newline, tab, return and space, ``%s`` the node's name, ``%n`` the
-minibatch's number and ``%x`` (in ``sequencePrologue`` and ``sampleSeparator``) the sample's
-dimensions and the sequence's length.
+minibatch's number, ``%x`` (in ``sequencePrologue`` and ``sampleSeparator``) the sample's
+dimensions and the sequence's length and ``%d`` (there too) the sequence's index in its
+minibatch (its reader's sequence id, SequencePacker.cpp:26; 0 for a node of no MBLayout,
+ComputationNode.cpp:818-823; elsewhere written as is, as cntk.exe).
 """
 
 from __future__ import annotations
@@ -39,6 +41,7 @@ from ..graph import Variable, forward_all, training
 from ..train import feed
 from ._command_network import InputSource, loc_of
 from ._config import ConfigRecord
+from ._legacy_readers import LEGACY_READERS
 
 __all__ = ["MINIBATCH_SUMS", "WriteFormat", "write_format", "write_outputs"]
 
@@ -73,8 +76,9 @@ class WriteFormat:
         return "%" + self.precision + kind
 
 
-def write_format(record: ConfigRecord) -> WriteFormat:
-    """The ``format`` block of a write command (also from an enclosing block), as CNTK read it.
+def write_format(record: ConfigRecord, reader: Any = None) -> WriteFormat:
+    """The ``format`` block of a write command (also from an enclosing block), as CNTK read it;
+    ``reader``: the command's reader block (``%d`` of an older reader's is refused).
 
     >>> from stadyn.brainscript import parse_config
     >>> f = write_format(parse_config('W = { format = { type = "category" ; '
@@ -106,11 +110,16 @@ def write_format(record: ConfigRecord) -> WriteFormat:
         ("sequenceSeparator", "sequence_separator"), ("sequencePrologue", "sequence_prologue"),
         ("sequenceEpilogue", "sequence_epilogue"), ("elementSeparator", "element_separator"),
         ("sampleSeparator", "sample_separator"), ("precisionFormat", "precision"))}
+    # (%d: an HTKMLFReader's or LMSequenceReader's sequence ids count the sequences of the
+    # whole process, Sequences.h:356-361, NEW_SEQUENCE_ID: not followed)
+    older = str(getattr(reader, "reader_type", None) or "").lower() in LEGACY_READERS
     for key in ("sequencePrologue", "sampleSeparator", "sequenceSeparator", "sequenceEpilogue"):
-        for token in ("%d", "%k"):
+        for token in ("%d", "%k") if older else ("%k",):
             if token in text[key]:
                 raise ConfigError(f"write: {token} (the reader's sequence id or key) in "
-                                  f"format.{key} is not supported yet", *loc_of(block.get(key)))
+                                  f"format.{key} is not supported yet"
+                                  + (" with an older reader" if token == "%d" else ""),
+                                  *loc_of(block.get(key)))
     return WriteFormat(kind == "category", labels, bool(block.get_bool("transpose", True)),
                        text["prologue"], text["epilogue"], text["sequenceSeparator"],
                        text["sequencePrologue"], text["sequenceEpilogue"],
@@ -139,17 +148,19 @@ def _cntk_dims(sample: tuple[int, ...]) -> list[int]:
 
 
 def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dict[str, str],
-                    sample: tuple[int, ...], layout: list[int] | None = None) -> None:
+                    sample: tuple[int, ...], layout: list[int] | None = None,
+                    index: int = 0) -> None:
     """One sequence: ``steps`` is ``(T, values...)``, each step's values in Stadyn's order;
     ``layout``: the CNTK dimensions ``%x`` shows, where they are not the step's (a node of no
-    MBLayout shows its whole shape)."""
+    MBLayout shows its whole shape); ``index``: its place in the minibatch (``%d``)."""
     rows = steps.reshape(len(steps), -1).astype(np.float64)
     if fmt.category:             # the index of the largest value, the last of equal ones
         rows = (rows.shape[1] - 1 - np.argmax(rows[:, ::-1], axis=1)).astype(np.float64)[:, None]
     dims = _cntk_dims(sample) if layout is None else layout
     shape = "".join(f"{d} " for d in dims) + str(len(rows))
-    prologue = parts["sequence_prologue"].replace("%x", shape)
-    separator = parts["sample_separator"].replace("%x", shape)
+    # (%x, then %d: ComputationNode.cpp:872-887)
+    prologue = parts["sequence_prologue"].replace("%x", shape).replace("%d", str(index))
+    separator = parts["sample_separator"].replace("%x", shape).replace("%d", str(index))
     out.write(prologue)
     if fmt.transpose:
         table = rows
@@ -218,7 +229,7 @@ def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
     for k, steps in enumerate(sequences):
         if k > 0:              # within a minibatch, as CNTK
             out.write(parts["sequence_separator"])
-        _write_sequence(out, np.asarray(steps), fmt, parts, sample)
+        _write_sequence(out, np.asarray(steps), fmt, parts, sample, index=k)
 
 
 def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: InputSource,
