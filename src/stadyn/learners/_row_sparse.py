@@ -48,7 +48,8 @@ __all__ = ["RowSparseUpdates", "SparseGradientError"]
 
 
 class SparseGradientError(RuntimeError):
-    """A learner or option CNTK 2.7 does not run on a row-sparse gradient (its RuntimeError)."""
+    """A learner Stadyn does not run on a row-sparse gradient (adamax), in CNTK 2.7's words
+    (its RuntimeError)."""
 
 
 def _refusal(learner: str, name: str, shape: tuple, rule: tuple[str, int, str]) -> str:
