@@ -9,7 +9,8 @@ import pytest
 import torch
 
 import stadyn as sd
-from stadyn.learners import adagrad, adam, adadelta, momentum_sgd, nesterov, rmsprop, sgd
+from stadyn.learners import (adadelta, adagrad, adam, fsadagrad, momentum_sgd, nesterov,
+                             rmsprop, sgd)
 
 STEPS = [([0, 2], 3), ([1, 2], 2), ([4, 0], 4), ([6], 1)]   # (rows touched, sample count)
 
@@ -98,16 +99,103 @@ def test_sgd_and_adadelta_as_dense(make):
         np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-7)
 
 
-@pytest.mark.parametrize("make, kernel", [
-    (lambda p: adam(p, 0.5, 0.9), "AdamUpdate"),
-    (lambda p: rmsprop(p, 0.5, 0.9, 1.2, 0.5, 10.0, 0.001), "RmsProp"),
-    (lambda p: sgd(p, 0.5, l2_regularization_weight=0.1), "ScaleAndAdd")])
-def test_refusals_in_cntks_words(make, kernel):
+def _gpu_reference(rule):
+    """NumPy transcription of CNTK 2.7's GPU kernels on a block-sparse gradient (the rows it
+    holds, a block each; ``_getvalue4BlockSparseCol`` reads 0 for the others) and of their
+    learners (``Learner.cpp``: LearnerFSAdaGrad, LearnerAdam, LearnerRMSProp):
+    ``_fsadagrad4BlockSparseCol``, ``_adam4BlockSparseCol`` (``GPUMatrixCUDAKernels.cuh``),
+    ``_rmsprop4BlockSparseCol`` with ``GPUSparseMatrix::RmsProp``'s init and average."""
+    w = np.arange(21, dtype=np.float64).reshape(7, 3) * 0.1
+    ada, mom = np.zeros_like(w), np.zeros_like(w)           # (rmsprop: avars, signs)
+    steps = np.zeros_like(w)
+    count, seen = 0.0, []
+    for (rows, n), g in zip(STEPS, _grads()):
+        block = {r: k for k, r in enumerate(sorted(set(rows)))}
+        bsc = g[sorted(block)].astype(np.float64)            # only the rows held
+
+        def grad(i, j):
+            return bsc[block[i], j] if i in block else 0.0
+        lr = 0.5 / n
+        if rule == "rmsprop":
+            count += 1
+            temps = np.zeros_like(w)
+            if count <= 1:                                  # not initialized: init kernel
+                for i in range(7):
+                    for j in range(3):
+                        ada[i, j], mom[i, j], steps[i, j] = grad(i, j) ** 2, 0.0, 0.02
+            for i in range(7):
+                for j in range(3):
+                    gij = grad(i, j)
+                    ada[i, j] = 0.9 * ada[i, j] + 0.1 * gij * gij
+                    sign = float(np.sign(gij))
+                    steps[i, j] = min(steps[i, j] * 1.2, 10.0) if mom[i, j] * sign > 0 \
+                        else max(steps[i, j] * 0.5, 0.001)
+                    temps[i, j] = steps[i, j] / np.sqrt(ada[i, j] + 1e-6)
+                    mom[i, j] = sign
+            ave = temps.mean()
+            for r, k in block.items():
+                w[r] -= lr / ave * bsc[k] * temps[r]
+        elif rule == "fsadagrad":
+            count = 0.99 * count + 0.01 * n
+            ada_mul = np.sqrt(count)
+            for i in range(7):
+                for j in range(3):
+                    gij = grad(i, j)
+                    ada[i, j] = 0.99 * ada[i, j] + 0.01 * gij * gij
+                    if ada[i, j] != 0:
+                        gij *= min(ada_mul / np.sqrt(ada[i, j]), 10.0)
+                    gij = 0.9 * mom[i, j] + 0.1 * gij
+                    mom[i, j] = gij
+                    w[i, j] -= lr * gij
+        else:                                               # adam
+            count += 1
+            corr = np.sqrt(1 - 0.99 ** count) / (1 - 0.9 ** count)
+            for i in range(7):
+                for j in range(3):
+                    gij = grad(i, j)
+                    ada[i, j] = 0.99 * ada[i, j] + 0.01 * gij * gij
+                    mult = corr / (np.sqrt(ada[i, j]) + 1e-8)
+                    gij = 0.9 * mom[i, j] + 0.1 * gij
+                    mom[i, j] = gij
+                    w[i, j] -= lr * gij * mult
+        seen.append(w.copy())
+    return seen
+
+
+@pytest.mark.parametrize("rule, make", [
+    ("adam", lambda p: adam(p, 0.5, 0.9, variance_momentum=0.99)),
+    ("fsadagrad", lambda p: fsadagrad(p, 0.5, 0.9, variance_momentum=0.99)),
+    ("rmsprop", lambda p: rmsprop(p, 0.5, 0.9, 1.2, 0.5, 10.0, 0.001))])
+def test_adam_fsadagrad_rmsprop_as_cntks_gpu_kernels(rule, make):
+    """CNTK 2.7's CPU build refuses these on a sparse gradient (Matrix.cpp:1822-1880); its GPU
+    build runs the kernels transcribed in _gpu_reference, and Stadyn does as the GPU build:
+    every element moves, untouched rows by their momentum (a program written for CNTK's GPUs,
+    LanguageUnderstanding.py's fsadagrad over an Embedding, trains)."""
+    got = _run(make)
+    for a, b in zip(got, _gpu_reference(rule)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_l2_makes_the_gradient_dense_as_cntks_gpu_build():
+    """L2 on a row-sparse gradient: CNTK 2.7's CPU build refuses it (ScaleAndAdd), its GPU
+    build adds the parameter into the gradient as a dense matrix (Matrix.cpp's ScaleAndAdd,
+    GPU sparse c: CopyToDenseMatrix) and the dense momentum rule follows."""
+    def make(p):
+        return momentum_sgd(p, 0.5, 0.9, l2_regularization_weight=0.1)
+    sparse, dense = _run(make), _run(make, sparse=False)
+    for a, b in zip(sparse, dense):
+        np.testing.assert_array_equal(a, b)
+    assert not np.allclose(sparse[1][0], sparse[0][0])     # an untouched row moves
+
+
+def test_adamax_refused_in_cntks_words():
+    """adamax: no CPU kernel (CNTK 2.7's words), and the GPU one divides by the zero
+    accumulator of the rows never touched (NaN there): refused, nothing moved or counted."""
     w = sd.Variable.from_numpy_array(np.ones((7, 3), np.float32), need_grad=True)
-    learner = make([w])
+    learner = adam([w], 0.5, 0.9, adamax=True)
     learner.set_row_sparse_gradients({w: [1]})
     w.grad = torch.ones(7, 3)
-    with pytest.raises(RuntimeError, match=f"Function: {kernel}  -> Feature Not Implemented"):
+    with pytest.raises(RuntimeError, match="Function: AdamUpdate  -> Feature Not Implemented"):
         learner.update(1)
     np.testing.assert_array_equal(w.d, np.ones((7, 3), np.float32))
     assert learner.total_number_of_samples_seen == 0
@@ -127,14 +215,15 @@ def test_rows_are_for_one_update_and_checked():
 
 def test_refusal_after_the_parameters_before_it():
     """CNTK 2.7 updates a learner's parameters in order: those before the refused one move
-    (harness case cntk:sparse_learners__adam__bias_first has CNTK 2.7's numbers)."""
+    (harness case cntk:sparse_learners__adamax__bias_first has CNTK 2.7's numbers)."""
     b = sd.Variable.from_numpy_array(np.zeros(3, np.float32), need_grad=True)
     w = sd.Variable.from_numpy_array(np.ones((7, 3), np.float32), need_grad=True)
-    learner = adam([b, w], 0.5, 0.9)
+    learner = adam([b, w], 0.5, 0.9, adamax=True)
     learner.set_row_sparse_gradients({w: [2]})
     b.grad, w.grad = torch.ones(3), torch.ones(7, 3)
     with pytest.raises(RuntimeError, match="AdamUpdate"):
         learner.update(1)
     assert (b.d < 0).all() and (w.d == 1).all()
-    assert learner.step_scalars(None, 1)["step_size"] != adam([b], 0.5, 0.9).step_scalars(
+    fresh = adam([b], 0.5, 0.9, adamax=True)
+    assert learner.step_scalars(None, 1)["step_size"] != fresh.step_scalars(
         None, 1)["step_size"]          # the update begun is counted (its bias correction)

@@ -392,6 +392,19 @@ def test_tensorboard_scalars_read_back(tmp_path):
     assert scalars["momentum"] == [(5, 0.9)]
 
 
+def test_tensorboard_progress_tags_keep_the_writers_own_scalars(tmp_path):
+    """progress_tags: the hooks write only the tags named; write_value and write any tag."""
+    with TensorBoardProgressWriter(freq=1, log_dir=tmp_path, clock=FakeClock(),
+                                   progress_tags=["minibatch/avg_loss"]) as tb:
+        tb.update(8.0, 4, 1.0, learning_rate=0.1)
+        tb.summarize_training_progress()
+        tb.write_value("mine", 1.5, 3)
+        tb.write("momentum", 0.9)
+    scalars = read_scalars(tmp_path)
+    assert sorted(scalars) == sorted(["minibatch/avg_loss", "mine", "momentum"])
+    assert scalars["minibatch/avg_loss"] == [(1, 2.0)]
+
+
 def test_tensorboard_only_rank_zero_writes(tmp_path):
     tb = TensorBoardProgressWriter(log_dir=tmp_path / "r1", rank=1)
     tb.update(1.0, 1)

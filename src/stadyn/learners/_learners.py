@@ -77,7 +77,10 @@ def _kernel_value(learner: Learner, value: float) -> float:
 class _Adam(Learner):
     name = "adam"
     _state_names = ("m", "v")
-    _sparse_rule = ("AdamUpdate", 1859)      # (Matrix.cpp: no CPU sparse kernel)
+    # adam's sparse rule is the dense one (CNTK 2.7's GPU kernel, see _row_sparse); adamax's
+    # GPU kernel writes NaN into the rows never touched, and its CPU build refuses: refused
+    _adamax_refusal = ("AdamUpdate", 1859, "has no CPU kernel for adamax on a sparse gradient "
+                       "(its GPU kernel, without epsilon, writes NaN into the rows not touched)")
     _momentum_names = ("momentum", "variance_momentum")
 
     def __init__(self, parameters, lr, momentum, unit_gain, variance_momentum, epsilon, adamax,
@@ -106,6 +109,9 @@ class _Adam(Learner):
         return {"step_size": lr * correction, "beta1": b1, "beta2": _kernel_value(self, b2),
                 "gain": 1.0 - b1 if self.unit_gain else 1.0}
 
+    def _sparse_rule_now(self):
+        return self._adamax_refusal if self.adamax else super()._sparse_rule_now()
+
     def reset_smoothed_gradients(self) -> None:
         """The moment estimates back to zero and the bias correction's update count with them
         (CNTK's LearnerAdam::ResetSmoothedGradients zeroes its smoothed count: the next update
@@ -123,7 +129,6 @@ class _Adam(Learner):
 class _FSAdaGrad(Learner):
     name = "fsadagrad"
     _state_names = ("v", "m")
-    _sparse_rule = ("FSAdagradUpdate", 1822)
     _momentum_names = ("momentum", "variance_momentum")
 
     def __init__(self, parameters, lr, momentum, unit_gain, variance_momentum, **options):
@@ -191,7 +196,6 @@ class _AdaDelta(Learner):
 class _RMSProp(Learner):
     name = "rmsprop"
     _state_names = ("v", "signs", "steps")
-    _sparse_rule = ("RmsProp", 1880)
     _state_init = {"steps": 0.02}          # CNTK's initial per-element step size
 
     def __init__(self, parameters, lr, gamma, inc, dec, max, min, need_ave_multiplier,

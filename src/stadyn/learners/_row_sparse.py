@@ -14,9 +14,21 @@ rows of ``E`` the minibatch's data touched, and its learners then run sparse ker
   elements only;
 * SGD and AdaDelta (whose sparse kernel applies the skipped rows' decay lazily,
   ``CPUSparseMatrix.cpp:1426-1470``) move as the dense rule does;
-* Adam (and adamax), FSAdaGrad and RMSProp have no CPU sparse kernel and refuse
-  (``Matrix.cpp:1822, 1859, 1880``: ``Feature Not Implemented``), as L2 regularisation does
-  (``ScaleAndAdd`` of the dense parameter into the sparse gradient, ``Matrix.cpp:5403``).
+* Adam, FSAdaGrad and RMSProp have no CPU sparse kernel in CNTK 2.7 (``Matrix.cpp:1822,
+  1859, 1880``: ``Feature Not Implemented``), but its GPU build has (``GPUSparseMatrix.cu``'s
+  ``FSAdagrad``, ``Adam``, ``RmsProp``, lines 1601-1745 of the mirror's HEAD, launching
+  ``_fsadagrad4BlockSparseCol``, ``_adam4BlockSparseCol``, ``_rmsprop4BlockSparseCol`` of
+  ``GPUMatrixCUDAKernels.cuh``): they run over every element
+  of the parameter, reading 0 for the rows the gradient does not hold, which is the dense
+  rule; Stadyn runs them so (on every device), as programs written for CNTK's GPUs
+  (``LanguageUnderstanding.py``) train there;
+* adamax has no CPU sparse kernel either, and the GPU one divides by an accumulator still 0
+  on the rows never touched (``_adam4BlockSparseCol`` has no epsilon for adamax), writing NaN
+  into them: Stadyn refuses it with the CPU build's words;
+* L2 regularisation: the CPU build refuses it (``ScaleAndAdd`` of the dense parameter into
+  the sparse gradient, ``Matrix.cpp:5403``); the GPU build makes the gradient dense there
+  (the GPU-sparse branch of ``Matrix::ScaleAndAdd(alpha, a, c)``: ``CopyToDenseMatrix``) and
+  the dense rule follows: Stadyn does as the GPU build.
 
 Clipping, L1, noise and the mean gradient of the compatible mode act as on a dense gradient.
 Who knows that a gradient is row-sparse (the CNTK compat Trainer) tells the learner before its
@@ -36,19 +48,16 @@ __all__ = ["RowSparseUpdates", "SparseGradientError"]
 
 
 class SparseGradientError(RuntimeError):
-    """A learner or option CNTK 2.7 does not run on a row-sparse gradient (its RuntimeError)."""
+    """A learner Stadyn does not run on a row-sparse gradient (adamax), in CNTK 2.7's words
+    (its RuntimeError)."""
 
 
-# CNTK 2.7's words for the refusals: (the kernel, its line in Source/Math/Matrix.cpp)
-_L2_REFUSAL = ("ScaleAndAdd", 5403)
-
-
-def _refusal(learner: str, name: str, shape: tuple, kernel: tuple[str, int], what: str) -> str:
-    function, line = kernel
+def _refusal(learner: str, name: str, shape: tuple, rule: tuple[str, int, str]) -> str:
+    function, line, why = rule
     return (f"Inside File: Source/Math/Matrix.cpp  Line: {line}  Function: {function}  -> "
             f"Feature Not Implemented.\n{learner}: the gradient of parameter {name} (shape "
             f"{shape}) is row-sparse (the weight of a product with a sparse input), and CNTK "
-            f"2.7 has no CPU kernel for {what} on a sparse gradient (CNTK 2.7's words above)")
+            f"2.7 {why} (CNTK 2.7's CPU words above)")
 
 
 class RowSparseUpdates:
@@ -57,7 +66,8 @@ class RowSparseUpdates:
 
     A learner class names its sparse rule in ``_sparse_rule``: ``"dense"`` (the dense rule
     gives CNTK's numbers), ``"momentum"``, ``"nesterov"``, ``"adagrad"``, or a
-    ``(kernel, line)`` pair of ``Matrix.cpp`` for a learner CNTK 2.7 refuses."""
+    ``(kernel, line of Matrix.cpp, why)`` triple for a learner Stadyn refuses as CNTK 2.7
+    does (:meth:`_sparse_rule_now` may pick by the learner's options)."""
 
     _sparse_rule: Any = "dense"
     _pending_rows: "dict[int, torch.Tensor] | None" = None
@@ -101,24 +111,20 @@ class RowSparseUpdates:
         rows, self._pending_rows = self._pending_rows, None
         return rows
 
-    def _refusal_for(self, rows: "dict[int, torch.Tensor]") -> "str | None":
-        """CNTK 2.7's refusal of L2 or of a learner without a sparse kernel (None: none)."""
-        k = min(rows)
-        shape = tuple(data_of(self._params[k]).shape)
-        if self.l2_regularization_weight > 0:
-            return _refusal(self.name, self._names[k], shape, _L2_REFUSAL, "L2 regularisation")
-        if isinstance(self._sparse_rule, tuple):
-            return _refusal(self.name, self._names[k], shape, self._sparse_rule, self.name)
-        return None
+    def _sparse_rule_now(self) -> Any:
+        """The learner's sparse rule for its options: L2 makes CNTK 2.7's GPU build add the
+        dense parameter into the gradient, dense after it (``Matrix::ScaleAndAdd``'s GPU-sparse
+        branch), so the dense rule follows."""
+        return "dense" if self.l2_regularization_weight > 0 else self._sparse_rule
 
     def _apply_row_sparse(self, params: list[torch.Tensor], grads: list[torch.Tensor],
                           states: dict[str, list[torch.Tensor]], scalars: Mapping[str, Any],
                           rows: "dict[int, torch.Tensor]", sample_count: int) -> None:
         """:meth:`apply_step` with the parameters ``rows`` names updated by CNTK 2.7's sparse
-        rule, the others by the dense one; or CNTK 2.7's refusal (:class:`SparseGradientError`)
-        of L2 or of a learner without a sparse kernel."""
-        refusal = self._refusal_for(rows)
-        if refusal is not None:
+        rule, the others by the dense one; or the refusal (:class:`SparseGradientError`) of a
+        learner Stadyn runs on no sparse gradient (adamax)."""
+        rule = self._sparse_rule_now()
+        if isinstance(rule, tuple):
             # CNTK 2.7 updates the parameters one by one, after beginning the update (adam's
             # count, ...): those before the first row-sparse one are updated, then it raises
             k = min(rows)
@@ -126,11 +132,11 @@ class RowSparseUpdates:
                 self.apply_step(params[:k], grads[:k], {n: s[:k] for n, s in states.items()},
                                 scalars)
             self.count_refused_update(sample_count)
-            raise SparseGradientError(refusal)
-        rule = self._sparse_rule
+            raise SparseGradientError(_refusal(self.name, self._names[k],
+                                               tuple(data_of(self._params[k]).shape), rule))
         if rule == "dense":
             return self.apply_step(params, grads, states, scalars)
-        # apply_step's order: clipping (L2 was refused) -> the rule -> noise -> L1
+        # apply_step's order: clipping (no L2: see _sparse_rule_now) -> the rule -> noise -> L1
         self._before_rule(params, grads, scalars)
         dense = [k for k in range(len(params)) if k not in rows]
         if dense:

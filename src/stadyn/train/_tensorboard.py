@@ -14,14 +14,16 @@ additions); ``N`` is the number of training minibatches so far:
 * ``{key}``: ``write(key, value)``, step ``N``.
 
 Metrics are written as means (0.25, not 25 %), as CNTK did.  The metric tags appear only when the
-Trainer measured a metric, the learning-rate tags only when it passed one.
+Trainer measured a metric, the learning-rate tags only when it passed one.  A writer made with
+``progress_tags`` naming some of the tags above writes only those of them itself
+(``write_value`` and ``write`` still write any tag).
 """
 
 from __future__ import annotations
 
 import os
 import time
-from typing import Any
+from typing import Any, Iterable
 
 from ._progress import Clock, ProgressRecord, ProgressWriter, ProgressWriterError
 
@@ -39,6 +41,8 @@ class TensorBoardProgressWriter(ProgressWriter):
         rank: the distributed worker's rank; only rank 0 (or ``None``) writes, as in CNTK.
         model: accepted for CNTK's signature; the model graph is not drawn.
         flush_secs: how often the background writer flushes (``flush()``/``close()`` always do).
+        progress_tags: the tags of the module docstring's list this writer writes of itself;
+            ``None``, all of them (CNTK's compat writer keeps to CNTK's).
 
     Example:
         >>> import tempfile
@@ -54,8 +58,9 @@ class TensorBoardProgressWriter(ProgressWriter):
 
     def __init__(self, freq: int | None = None, log_dir: str | os.PathLike = ".",
                  rank: int | None = None, model: Any = None, *, flush_secs: float = 120,
-                 clock: Clock = time.perf_counter):
+                 clock: Clock = time.perf_counter, progress_tags: Iterable[str] | None = None):
         super().__init__(freq, 0, None, 0, clock=clock)
+        self._progress_tags = None if progress_tags is None else frozenset(progress_tags)
         self.log_dir = os.fspath(log_dir)
         self.rank = rank
         self.model = model
@@ -78,8 +83,9 @@ class TensorBoardProgressWriter(ProgressWriter):
                                                summary=summary))
 
     def _write_progress(self, name: str, value: float, step: int) -> None:
-        """The hooks' own scalars go through here (a subclass may keep to fewer of them)."""
-        self.write_value(name, value, step)
+        """The hooks' own scalars: those ``progress_tags`` names (all where it is None)."""
+        if self._progress_tags is None or name in self._progress_tags:
+            self.write_value(name, value, step)
 
     def write(self, key: str, value: Any) -> None:
         """Record ``value`` under the tag ``key`` at the current training minibatch count."""

@@ -121,6 +121,10 @@ def _windows(record, loss: bool) -> tuple:
     return samples, updates, metric
 
 
+_CNTK_TAGS = ("minibatch/avg_loss", "minibatch/avg_metric", "summary/avg_loss",
+              "summary/avg_metric", "minibatch/test_avg_metric", "summary/test_avg_metric")
+
+
 class TensorBoardProgressWriter(_TensorBoardProgressWriter):
     """Stadyn's TensorBoard writer keeping to CNTK's scalars: what it writes of itself are
     ``minibatch/avg_loss``, ``minibatch/avg_metric``, ``summary/avg_loss``,
@@ -128,8 +132,8 @@ class TensorBoardProgressWriter(_TensorBoardProgressWriter):
     ``write_value`` is written whatever its name, as CNTK's (its progress_print.py:459-476 hands
     every name to the native writer)."""
 
-    _TAGS = ("minibatch/avg_loss", "minibatch/avg_metric", "summary/avg_loss",
-             "summary/avg_metric", "minibatch/test_avg_metric", "summary/test_avg_metric")
+    def __init__(self, freq=None, log_dir=".", rank=None, model=None, **options):
+        super().__init__(freq, log_dir, rank, model, progress_tags=_CNTK_TAGS, **options)
 
     def write(self, key: str, value: Any) -> None:
         """Nothing: CNTK's TensorBoard writer leaves ``write`` to the native base, whose
@@ -140,10 +144,6 @@ class TensorBoardProgressWriter(_TensorBoardProgressWriter):
             >>> import tempfile, stadyn.compat.cntk as C
             >>> C.logging.TensorBoardProgressWriter(log_dir=tempfile.mkdtemp()).write("k", 1.0)
         """
-
-    def _write_progress(self, name: str, value: float, step: int) -> None:
-        if name in self._TAGS:
-            self.write_value(name, value, step)
 
 
 class TrainingSummaryProgressCallback(ProgressWriter):
