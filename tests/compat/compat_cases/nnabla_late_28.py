@@ -98,7 +98,7 @@ _GRAPHS = {
 
 _MODES = ("static", "dynamic", "static, clear_buffer", "static, zeroed")
 _TWO_INNER = (
-    "graph/_reader_order.py (_arrange_mixed) runs Mul2(h, g) (two inner inputs) when the "
+    "graph/_reader_leaves.py (arrange_mixed) runs Mul2(h, g) (two inner inputs) when the "
     "first of h's and g's gradients is complete; a static plan makes g = 3z's autograd node "
     "after h * 3's, so torch completes g before it runs h * 3's backward, and backward_impl "
     "sees h.g at 0 with accum False, NNabla's [3, 3, 3] (h * 3's part) with accum True (x.g "
@@ -107,9 +107,9 @@ _TWO_INNER_KEYS = ["assigning Mul2(h, g) after h * 3, h = 2x, g = 3z: %s: %s" % 
                    for m in _MODES if m != "dynamic"
                    for k in ("backward_impl 0", "backward_impl 0 inputs[0].g")]
 _TWO_MIXED = (
-    "graph/_reader_order.py keeps the backward of one PythonFunction over an intermediate and "
-    "other inputs (_arrange_mixed) only where no other kept op reads those inputs "
-    "(_read_by_others): two Mul2(h, z) run as torch reaches them, the second with h.g at 0, "
+    "graph/_reader_leaves.py keeps the backward of one PythonFunction over an intermediate and "
+    "other inputs (arrange_mixed) only where no other kept op reads those inputs "
+    "(read_by_others): two Mul2(h, z) run as torch reaches them, the second with h.g at 0, "
     "accum False and z.g as the user left it, NNabla's h * 3's and the first's parts with "
     "accum True; x.g [19, 23, -1], z.g [-8, -14, -2], NNabla [7, 9, -3], [1, -2, 4]")
 _TWO_MIXED_KEYS = ["two assigning Mul2(h, z) after h * 3, h = 2x: %s: %s" % (m, k)
