@@ -13,7 +13,8 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_passes.py`` — rewrites of traced programs; ``_partition.py`` — forward/backward split;
 * ``_grad_buffers.py`` — gradient buffers and their reuse contract (:func:`release_grads`);
 * ``_reader_order.py`` — NNabla's backward order; what a ``PythonFunction``'s backward sees of
-  its input's other readers' gradients (``readers_before``);
+  its input's other readers' gradients (``readers_before``); ``_reader_leaves.py`` — those
+  arrangements where leaves are among its inputs;
 * ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
 * ``_deferred_layout.py`` — a channels-last plan's values, converted to NCHW by their first
   reader;

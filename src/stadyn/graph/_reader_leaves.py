@@ -1,0 +1,351 @@
+"""What an op whose backward reads its inputs' gradients as they stand (NNabla's
+``PythonFunction``) sees there when leaves are among its inputs needing a gradient, for
+:func:`~stadyn.graph._reader_order.readers_before` (see that module's docstring for NNabla's
+order): ops whose inputs needing a gradient are all leaves keep their backward until the
+backward is done and then run in NNabla's order (:func:`arrange_leaves`); an op of an
+intermediate and other inputs runs when the first intermediate's gradient is complete, the
+leaves' gradients set after the backward (:func:`arrange_mixed`).  The helpers both modules
+use (an op's autograd nodes, its readers' edges into an input) are here too.
+
+Example, the autograd nodes of each op's outputs (what the readers' hooks go on):
+    >>> import numpy as np, stadyn as sd, stadyn.functions as F
+    >>> from stadyn.graph import topological_nodes
+    >>> from stadyn.graph._reader_leaves import output_grad_fns
+    >>> with sd.auto_forward():
+    ...     x = sd.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+    ...     y = F.sum(x * 3.0)
+    >>> [len(output_grad_fns(n, lambda v: v._data)) for n in topological_nodes([y])]
+    [1, 1]
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+import numpy as np
+import torch
+
+from ._variable import FunctionNode, Variable
+
+__all__ = ["TensorOf", "arrange_leaves", "arrange_mixed", "entry_edges", "leaf_inputs",
+           "mixed_inputs", "numpy_dtype", "output_grad_fns", "read_by_others"]
+
+TensorOf = Callable[[Variable], "torch.Tensor | None"]
+
+def output_grad_fns(node: FunctionNode, tensor_of: TensorOf) -> list:
+    """The autograd nodes that made ``node``'s live outputs' values, in output order."""
+    return [t.grad_fn for ref in node._outputs if (v := ref()) is not None
+            and (t := tensor_of(v)) is not None and t.grad_fn is not None]
+
+
+def entry_edges(reader: FunctionNode, target: tuple, tensor_of: TensorOf) -> list[tuple]:
+    """The autograd nodes of ``reader``'s op with an edge to ``target`` (an autograd node and
+    its output number): (node, edge number) pairs."""
+    starts = output_grad_fns(reader, tensor_of)
+    bounds = {id(t.grad_fn) for u in reader.inputs if u is not None
+              and (t := tensor_of(u)) is not None and t.grad_fn is not None}
+    edges, seen, todo = [], set(), [s for s in starts if id(s) not in bounds]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            continue
+        seen.add(id(node))
+        for j, (nxt, nr) in enumerate(node.next_functions):
+            if nxt is None:
+                continue
+            if nxt is target[0] and nr == target[1]:
+                edges.append((node, j))
+            elif id(nxt) not in bounds:
+                todo.append(nxt)
+    return edges
+
+
+
+def leaf_inputs(node: FunctionNode, at: dict, tensor_of: TensorOf) -> list | None:
+    """``node``'s inputs needing a gradient where all are leaves (a Variable of no parent whose
+    value is an autograd leaf, its gradient held by NNabla's rules: ``held_gradient``):
+    (position, Variable, autograd edge) each; None where the backward does not reach ``node``
+    or one is not such a leaf."""
+    function = node.kwargs["function"]
+    if id(node) not in at or not hasattr(function, "run_leaves"):
+        return None
+    outs = output_grad_fns(node, tensor_of)
+    if not outs:
+        return None
+    edges = outs[0].next_functions
+    if len(edges) != len(node.inputs):
+        return None
+    found = []
+    for k, u in enumerate(node.inputs):
+        t = tensor_of(u) if isinstance(u, Variable) else None
+        if t is None or not t.requires_grad:
+            continue
+        if (u.parent is not None or t.grad_fn is not None or edges[k][0] is None
+                or function.held_gradient(k) is None):
+            return None
+        found.append((k, u, edges[k]))
+    return found or None
+
+
+def arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
+                    deferred: list) -> Callable[[], None]:
+    """For the ops of ``ops`` (reading leaves alone, (node, its leaf inputs) each), possibly
+    several leaves each (NNabla's ``Mul2(x, z)``): keep their backwards (``defer_input(-1)``),
+    catch the parts the other readers of those leaves send them, and give the function that
+    runs them all, after the backward, in NNabla's order (a leaf's gradient is complete only
+    when the backward is done, and its value goes nowhere further): each kept backward sees in
+    its inputs' ``grad`` the leaf's gradient as it held it plus what the functions before it
+    left there (one array for the positions holding one leaf), its ``accum`` NNabla's
+    (``get_accum``, src/nbla/computation_graph/variable.cpp: True unless the array is zeroed,
+    and True on a leaf held by two positions); what they leave is then the leaf's gradient.
+    A leaf is told by its value (``tensor_of``, as it stands now, before the backward): a
+    view of it (a registered parameter read through another Variable holding its value) is
+    the same leaf."""
+    if not ops:
+        return lambda: None
+    keys: dict[int, int | None] = {}        # id(Variable) -> id(its value now)
+    alive: list = []                        # (those values, held: their ids stay theirs)
+
+    def key(u: Any) -> int | None:
+        if id(u) not in keys:
+            t = tensor_of(u) if isinstance(u, Variable) else None
+            alive.append((u, t))
+            keys[id(u)] = None if t is None else id(t)
+        return keys[id(u)]
+    leaves: dict[int, tuple] = {}           # key(leaf) -> (tensor, edge, start, accum)
+    mine = {}
+    for node, found in ops:
+        function = node.kwargs["function"]
+        mine[id(node)] = (function, found)
+        for k, u, edge in found:
+            if key(u) not in leaves:
+                start, accum = function.held_gradient(k)
+                leaves[key(u)] = (tensor_of(u), edge, start, accum)
+        function.defer_input(-1)
+        deferred.append(function)
+    parts: dict[tuple, list] = {}           # (id(reader), key(leaf)) -> the parts caught
+
+    def catch(key: tuple, j: int):
+        def hook(grad_inputs, grad_outputs):
+            if grad_inputs[j] is not None:
+                parts.setdefault(key, []).append(grad_inputs[j].detach())
+        return hook
+
+    for r in order:
+        if id(r) in mine:
+            continue
+        for lid in {key(u) for u in r.inputs if key(u) in leaves}:
+            for n, j in entry_edges(r, leaves[lid][1], tensor_of):
+                handles.append(n.register_hook(catch((id(r), lid), j)))
+
+    def caught(key: tuple) -> np.ndarray:
+        # (in the gradient's own dtype: a float64 graph's parts keep their digits)
+        got = parts[key]
+        return sum((g.cpu().numpy() for g in got[1:]), got[0].cpu().numpy())
+
+    def finish() -> None:
+        value = {lid: leaf[2].copy() for lid, leaf in leaves.items()}
+        written = {lid: leaf[3] for lid, leaf in leaves.items()}
+        added = {lid: np.zeros_like(leaf[2]) for lid, leaf in leaves.items()}
+        for r in order:
+            if id(r) in mine:
+                function, found = mine[id(r)]
+                at = [key(u) for _, u, _ in found]
+                done = function.run_leaves(
+                    {k: value[key(u)] for k, u, _ in found},
+                    {k: written[key(u)] or at.count(key(u)) > 1 for k, u, _ in found})
+                for k, u, _ in found if done is not None else ():
+                    value[key(u)], written[key(u)] = done[k], True
+                continue
+            for lid in {key(u) for u in r.inputs if (id(r), key(u)) in parts}:
+                part = caught((id(r), lid))
+                value[lid], written[lid] = value[lid] + part, True
+                added[lid] += part
+        for lid, (t, _, start, _) in leaves.items():
+            # torch added the parts caught (the kept backwards gave zeros) to the gradient
+            change = torch.as_tensor(value[lid] - start - added[lid])
+            if t.grad is None:
+                t.grad = change.to(t.device, t.dtype).reshape(t.shape)
+            else:
+                with torch.no_grad():
+                    t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+
+    return finish
+
+
+def mixed_inputs(node: FunctionNode, at: dict, tensor_of: TensorOf) -> list | None:
+    """``node``'s inputs needing a gradient where they are several Variables, an inner one
+    among them (``Mul2(h, z)``, ``h = x * 2``): (position, Variable, autograd edge, whether it
+    is a leaf) each; None where the backward does not reach ``node``, they are one Variable or
+    leaves alone (the other arrangements), or one is neither an inner Variable nor a leaf
+    whose gradient NNabla's rules hold (``held_gradient``)."""
+    function = node.kwargs["function"]
+    if id(node) not in at or not hasattr(function, "run_leaves"):
+        return None
+    outs = output_grad_fns(node, tensor_of)
+    if not outs or len(outs[0].next_functions) != len(node.inputs):
+        return None
+    edges = outs[0].next_functions
+    found = []
+    for k, u in enumerate(node.inputs):
+        t = tensor_of(u) if isinstance(u, Variable) else None
+        if t is None or not t.requires_grad:
+            continue
+        leaf = u.parent is None and t.grad_fn is None
+        if edges[k][0] is None or (leaf and function.held_gradient(k) is None) \
+                or (not leaf and u.parent is None):
+            return None
+        found.append((k, u, edges[k], leaf))
+    if len({id(u) for _, u, _, _ in found}) < 2 or all(leaf for *_, leaf in found):
+        return None
+    return found
+
+
+def _input_key(u: Any, leaf: bool, tensor_of: TensorOf) -> int:
+    """A key for the Variable ``u``: a leaf's is its value's (a view of it, a registered
+    parameter read through another Variable holding its value, is the same leaf), an inner
+    Variable's its own."""
+    t = tensor_of(u) if leaf and isinstance(u, Variable) else None
+    return id(t) if t is not None else id(u)
+
+
+def _reads(r: FunctionNode, key: int, leaf: bool, tensor_of: TensorOf) -> bool:
+    return any(isinstance(v, Variable) and _input_key(v, leaf, tensor_of) == key
+               for v in r.inputs)
+
+
+def read_by_others(node: FunctionNode, found: list, order: list, waiting: set,
+                    tensor_of: TensorOf) -> bool:
+    """Whether another op keeping its backward reads one of ``node``'s inputs (the mixed
+    arrangement then leaves ``node`` to run as torch reaches it)."""
+    return any(id(r) in waiting and r is not node and _reads(r, _input_key(u, leaf, tensor_of),
+                                                           leaf, tensor_of)
+               for _, u, _, leaf in found for r in order)
+
+
+def arrange_mixed(node: FunctionNode, found: list, order: list, tensor_of: TensorOf,
+                   handles: list, deferred: list) -> Callable[[], None]:
+    """For ``node`` (an op whose inputs needing a gradient are an inner Variable and others,
+    ``found`` by :func:`mixed_inputs`): keep its backward (``defer_input(-1)``), catch the
+    parts the other readers of its inputs send them, and run it once, in NNabla's order, when
+    the first of its inner inputs' gradients is complete (every reader of it has run), each
+    input's ``grad`` holding what the functions NNabla runs before it left there (a leaf's as
+    it held it plus theirs; an inner Variable's theirs alone, ``accum`` True where one wrote).
+    Each inner input's gradient is then what NNabla leaves in it (the readers' parts and what
+    the backward left, in NNabla's order); the leaves' are set so after the backward (the
+    returned function), as :func:`arrange_leaves` sets them.  A reader NNabla runs before
+    ``node`` that torch reaches only after its inner input's gradient is complete (a reader
+    of a leaf input) is added after it instead."""
+    function = node.kwargs["function"]
+    at = {id(r): j for j, r in enumerate(order)}
+    inputs: dict[int, dict] = {}            # key -> the input's positions, edge, start, ...
+    for k, u, edge, leaf in found:
+        key = _input_key(u, leaf, tensor_of)
+        if key in inputs:
+            inputs[key]["positions"].append(k)
+            continue
+        t = tensor_of(u)
+        start, accum = function.held_gradient(k) if leaf else (None, False)
+        inputs[key] = {"positions": [k], "edge": edge, "leaf": leaf, "value": t,
+                       "start": start, "accum": accum,
+                       "readers": [r for r in order if _reads(r, key, leaf, tensor_of)]}
+    parts: dict[tuple, list] = {}           # (id(reader), key) -> the parts caught
+
+    def catch(part_key: tuple, j: int):
+        def hook(grad_inputs, grad_outputs):
+            if grad_inputs[j] is not None:
+                parts.setdefault(part_key, []).append(grad_inputs[j].detach())
+        return hook
+
+    for key, info in inputs.items():
+        for r in info["readers"]:
+            if r is not node:
+                for n, j in entry_edges(r, info["edge"], tensor_of):
+                    handles.append(n.register_hook(catch((id(r), key), j)))
+    function.defer_input(-1)
+    deferred.append(function)
+    ran: dict[str, Any] = {}
+
+    def caught(r: FunctionNode, key: int) -> np.ndarray | None:
+        got = parts.get((id(r), key))
+        return None if not got else sum(g.cpu().numpy() for g in got[1:]) \
+            + got[0].cpu().numpy()
+
+    def run() -> dict | None:
+        """The kept backward's result (run once, at the first call)."""
+        if "done" not in ran:
+            partial, accum = {}, {}
+            for key, info in inputs.items():
+                value, written = info["start"], info["accum"]
+                for r in info["readers"]:
+                    if at[id(r)] >= at[id(node)]:
+                        break
+                    part = caught(r, key)
+                    if part is not None:
+                        value = part if value is None else value + part
+                        written = True
+                if value is None:
+                    value = np.zeros(tuple(info["value"].shape),
+                                     numpy_dtype(info["value"].dtype))
+                for n, k in enumerate(info["positions"]):
+                    partial[k], accum[k] = value, written or n > 0
+            ran["done"] = function.run_leaves(partial, accum)
+        return ran["done"]
+
+    def replayed(key: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """What NNabla leaves in the input ``key`` (from ``start``), and the parts of it
+        torch added itself (the readers' caught)."""
+        info = inputs[key]
+        value, added = start, np.zeros_like(start)
+        for r in info["readers"]:
+            if r is node:
+                done = run()
+                if done is not None:
+                    value = done[info["positions"][0]].astype(start.dtype)
+                continue
+            part = caught(r, key)
+            if part is not None:
+                value, added = value + part, added + part
+        return value, added
+
+    def complete(key: int, given: torch.Tensor | None) -> torch.Tensor | None:
+        like = inputs[key]["value"]
+        ref = given if given is not None else like
+        value, added = replayed(key, np.zeros(tuple(ref.shape), numpy_dtype(ref.dtype)))
+        out = torch.as_tensor(np.ascontiguousarray(value), device=ref.device).to(ref.dtype)
+        # what reached the input but no reader's edge caught (added last, as torch did)
+        return out if given is None else out + (given - torch.as_tensor(
+            np.ascontiguousarray(added), device=ref.device).to(ref.dtype))
+
+    for key, info in inputs.items():
+        if info["leaf"]:
+            continue
+        like, target = info["value"], info["edge"]
+        if like.grad_fn is target[0] and like.output_nr == target[1]:
+            # (as in _arrange: a kept input's gradient holds the whole)
+            handles.append(like.register_hook(lambda g, key=key: complete(key, g)))
+        else:
+            handles.append(target[0].register_prehook(
+                lambda grads, key=key, nr=target[1]: tuple(
+                    complete(key, g) if i == nr else g for i, g in enumerate(grads))))
+
+    def finish() -> None:
+        for key, info in inputs.items():
+            if not info["leaf"]:
+                continue
+            t, start = info["value"], info["start"]
+            value, added = replayed(key, start.copy())
+            # torch added the parts caught (the kept backward gave zeros) to the gradient
+            change = torch.as_tensor(value - start - added)
+            if t.grad is None:
+                t.grad = change.to(t.device, t.dtype).reshape(t.shape)
+            else:
+                with torch.no_grad():
+                    t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+
+    return finish
+
+
+def numpy_dtype(dtype: torch.dtype) -> Any:
+    """NumPy's dtype of the torch floating-point ``dtype`` (float32 for the others)."""
+    return {torch.float64: np.float64, torch.float16: np.float16}.get(dtype, np.float32)
