@@ -136,16 +136,9 @@ def ops__axis_argument_types(C, r):
                 "static axes is softmax with no axis but of an operand of rank 1 (a "
                 "placeholder without a shape too: ValueError), along another dynamic axis its "
                 "RuntimeError; log_softmax along all axes or all static axes its RuntimeError "
-                "(Stadyn asked each for a static axis index: ValueError)",
-           known={"log_softmax | default_batch_axis | rank 1":
-                  "CNTK 2.7's log_softmax along the batch axis (over the samples of a "
-                  "minibatch): Stadyn's compat takes static axes only "
-                  "(compat/cntk/_ops_reduce.py log_softmax)",
-                  "log_softmax | default_batch_axis | rank 2":
-                  "CNTK 2.7's log_softmax along the batch axis: as above",
-                  "log_softmax | default_batch_axis | sequence":
-                  "CNTK 2.7 refuses it over a sequence as made (ReduceElements' RuntimeError); "
-                  "Stadyn's compat refuses every batch axis (ValueError)"})
+                "(Stadyn asked each for a static axis index: ValueError); log_softmax along "
+                "the batch axis is over the samples of the minibatch (refused over a "
+                "sequence as made)")
 def ops__all_static_axes_and_all_axes(C, r):
     x1 = C.input_variable(3)
     x2 = C.input_variable((3, 4))
@@ -167,6 +160,10 @@ def ops__all_static_axes_and_all_axes(C, r):
             np.allclose(f.eval({x2: d}), getattr(C, op)(x2).eval({x2: d})))
         g = getattr(C, op)(s, C.Axis.all_static_axes())
         res[op + " all_static_axes values of sequences"] = [np.asarray(a) for a in g.eval({s: sd})]
+    xg = C.input_variable((3, 4), needs_gradient=True)
+    f = C.log_softmax(xg, C.Axis.default_batch_axis())
+    res["log_softmax default_batch_axis values"] = f.eval({xg: d})
+    res["log_softmax default_batch_axis gradient"] = f.grad({xg: d}, wrt=[xg])
     c = C.constant(r.randn(3, 4))
     res["softmax all_static_axes of a constant"] = C.softmax(c, C.Axis.all_static_axes()).eval()
     for op in ("argmax", "argmin"):
