@@ -136,16 +136,9 @@ def ops__axis_argument_types(C, r):
                 "static axes is softmax with no axis but of an operand of rank 1 (a "
                 "placeholder without a shape too: ValueError), along another dynamic axis its "
                 "RuntimeError; log_softmax along all axes or all static axes its RuntimeError "
-                "(Stadyn asked each for a static axis index: ValueError)",
-           known={"log_softmax | default_batch_axis | rank 1":
-                  "CNTK 2.7's log_softmax along the batch axis (over the samples of a "
-                  "minibatch): Stadyn's compat takes static axes only "
-                  "(compat/cntk/_ops_reduce.py log_softmax)",
-                  "log_softmax | default_batch_axis | rank 2":
-                  "CNTK 2.7's log_softmax along the batch axis: as above",
-                  "log_softmax | default_batch_axis | sequence":
-                  "CNTK 2.7 refuses it over a sequence as made (ReduceElements' RuntimeError); "
-                  "Stadyn's compat refuses every batch axis (ValueError)"})
+                "(Stadyn asked each for a static axis index: ValueError); log_softmax along "
+                "the batch axis is over the samples of the minibatch (refused over a "
+                "sequence as made)")
 def ops__all_static_axes_and_all_axes(C, r):
     x1 = C.input_variable(3)
     x2 = C.input_variable((3, 4))
@@ -167,6 +160,10 @@ def ops__all_static_axes_and_all_axes(C, r):
             np.allclose(f.eval({x2: d}), getattr(C, op)(x2).eval({x2: d})))
         g = getattr(C, op)(s, C.Axis.all_static_axes())
         res[op + " all_static_axes values of sequences"] = [np.asarray(a) for a in g.eval({s: sd})]
+    xg = C.input_variable((3, 4), needs_gradient=True)
+    f = C.log_softmax(xg, C.Axis.default_batch_axis())
+    res["log_softmax default_batch_axis values"] = f.eval({xg: d})
+    res["log_softmax default_batch_axis gradient"] = f.grad({xg: d}, wrt=[xg])
     c = C.constant(r.randn(3, 4))
     res["softmax all_static_axes of a constant"] = C.softmax(c, C.Axis.all_static_axes()).eval()
     for op in ("argmax", "argmin"):
@@ -258,4 +255,87 @@ def classification_error__waiting_constant(C, r):
         res[key + "direct inputs"] = _leaves(C.classification_error(x, lab, topN=top))
         d = C.classification_error(x, lab, topN=top)
         res[key + "direct values"] = d.eval({x: r.randn(4, 3), lab: r.onehot(4, 3)})
+    return res
+
+
+@cntk_case(names=["cntk.ops.splice", "cntk.ops.reshape", "cntk.ops.sum"],
+           note="splice of one operand is CNTK 2.7's combine of it, returned before its axis "
+                "is read (a NumPy integer or a float axis taken) and run on a sparse input "
+                "(Stadyn refused both: rmE35); sum of one operand likewise a Combine; "
+                "reshape reads end_axis before begin_axis (the first refused is end_axis's)",
+           known=dict(("%s | %s, its kind" % (op, how), "CNTK 2.7 evaluates a combine (alias) of "
+                       "sparse data to a SciPy csr_matrix; Stadyn's eval gives it dense "
+                       "(C.alias(s).eval() too): the values agree")
+                      for op in ("splice", "sum") for how in ("sparse", "cloned onto sparse")))
+def splice__one_operand_axis_and_sparse(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.clone", "cntk.Value.one_hot")
+    res = {}
+    x = C.input_variable(3, name="x")
+    d = r.randn(2, 3)
+    for label, a in (("np.int64(0)", np.int64(0)), ("np.float32(0)", np.float32(0)),
+                     ("1.0", 1.0), ("'a'", "a")):
+        res["splice one | " + label] = _outcome(lambda: C.splice(x, axis=a).eval({x: d}))
+        res["splice two | " + label] = _outcome(lambda: C.splice(x, x, axis=a).shape)
+    res["reshape begin np.int64 end 1.0"] = _outcome(
+        lambda: C.reshape(C.input_variable((3, 4)), (-1,), begin_axis=np.int64(0),
+                          end_axis=1.0).shape)
+    res["reshape begin 1.0 end np.int64"] = _outcome(
+        lambda: C.reshape(C.input_variable((3, 4)), (-1,), begin_axis=1.0,
+                          end_axis=np.int64(1)).shape)
+    data = C.Value.one_hot([[1], [2]], 3)
+    w = r.rand(3, 2)
+    for label, make in (("splice", lambda v: C.splice(v)),
+                        ("times of splice", lambda v: C.times(C.splice(v), w)),
+                        ("relu of splice", lambda v: C.relu(C.splice(v))),
+                        ("sum", lambda v: C.sum(v)),
+                        ("times of sum", lambda v: C.times(C.sum(v), w))):
+        s = C.input_variable(3, is_sparse=True, name="s")
+        f = make(s)
+        y = C.input_variable(3, name="y")
+        g = make(y).clone(C.CloneMethod.share, {y: s})
+        for how, h in (("sparse", f), ("cloned onto sparse", g)):
+            got = _outcome(lambda: h.eval({h.arguments[0]: data}), words=False)
+            if isinstance(got, list):
+                res["%s | %s" % (label, how)] = got
+            else:       # (its values, and whether CNTK gave them sparse: a SciPy matrix)
+                sparse = hasattr(got, "todense")
+                res["%s | %s" % (label, how)] = np.asarray(got.todense()) if sparse else got
+                res["%s | %s, its kind" % (label, how)] = "sparse" if sparse else "dense"
+    return res
+
+
+@cntk_case(names=["cntk.ops.relu", "cntk.ops.plus", "cntk.ops.splice", "cntk.ops.slice",
+                  "cntk.ops.reduce_sum", "cntk.ops.less", "cntk.ops.alias", "cntk.CloneMethod"],
+           note="an op built on a sparse input, refused when run, runs once cloned onto a "
+                "dense input, and its clone back onto a sparse one is refused again (Stadyn "
+                "carried the refusal to every copy: rmE35); compared by type")
+def ops__sparse_refusal_cloned_onto_dense(C, r):
+    r.touch("cntk.Function.eval", "cntk.Function.clone", "cntk.Value.one_hot")
+    res = {}
+    data = C.Value.one_hot([[1], [2]], 3)
+    d = r.rand(2, 3)
+    for label, make in (("relu", lambda v, y: C.relu(v)),
+                        ("plus", lambda v, y: C.plus(v, y)),
+                        ("splice", lambda v, y: C.splice(v, y)),
+                        ("slice", lambda v, y: C.slice(v, 0, 0, 2)),
+                        ("reduce_sum", lambda v, y: C.reduce_sum(v)),
+                        ("less", lambda v, y: C.less(v, y)),
+                        ("relu of alias", lambda v, y: C.relu(C.alias(v))),
+                        ("times of alias", lambda v, y: C.times(C.alias(v), C.constant(
+                            np.ones((3, 2), np.float32))))):
+        s = C.input_variable(3, is_sparse=True, name="s")
+        y = C.input_variable(3, name="y")
+        f = make(s, y)
+
+        def feed(g):
+            return dict((a, data if a.is_sparse else d) for a in g.arguments)
+        res["%s | on sparse" % label] = _outcome(lambda: f.eval(feed(f)), words=False)
+        for how in ("share", "clone"):
+            x = C.input_variable(3, name="x")
+            g = f.clone(getattr(C.CloneMethod, how), {s: x})
+            s2 = C.input_variable(3, is_sparse=True, name="s2")
+            h = g.clone(C.CloneMethod.share, {x: s2})
+            res["%s | %s onto dense" % (label, how)] = _outcome(lambda: g.eval(feed(g)))
+            res["%s | %s onto dense, back onto sparse" % (label, how)] = _outcome(
+                lambda: h.eval(feed(h)), words=False)
     return res

@@ -129,10 +129,13 @@ def _new_axis_refused() -> NotImplementedError:
 _CHECKS = {"axis": checked_axis, "axes": checked_axis_list, "permutation": checked_permutation}
 
 
-def takes_axes(**kinds: str) -> Callable:
+def takes_axes(unless: "Callable[[tuple, dict], bool] | None" = None, **kinds: str
+               ) -> Callable:
     """Declare the parameters of an op that are CNTK axes and their kind: ``"axis"`` (one),
     ``"axes"`` (one or a list), ``"permutation"``; its wrapper checks them as it is called
-    (:func:`axes_checker`).
+    (:func:`axes_checker`), in the order declared (CNTK's), except for a call whose
+    ``(args, kwargs)`` ``unless`` holds for (``splice`` of one operand: CNTK 2.7 returns it
+    before reading the axis).
 
     Example:
         >>> @takes_axes(axis="axis")
@@ -147,6 +150,7 @@ def takes_axes(**kinds: str) -> Callable:
 
     def declare(fn):
         fn.cntk_axes = dict(kinds)
+        fn.cntk_axes_unless = unless
         return fn
     return declare
 
@@ -180,7 +184,11 @@ def axes_checker(fn) -> "Callable[[tuple, dict], None] | None":
             inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
         places.append((name, at if positional else None, _CHECKS[kind]))
 
+    unless = getattr(fn, "cntk_axes_unless", None)
+
     def check(args: tuple, kwargs: dict) -> None:
+        if unless is not None and unless(args, kwargs):
+            return
         for name, at, rule in places:
             if name in kwargs:
                 rule(kwargs[name])

@@ -303,10 +303,26 @@ def softmax(x, axis=None, name: str = ""):
 @takes_axes(axis="axis")
 def log_softmax(x, axis=None, name: str = ""):
     """Log-softmax along the per-sample ``axis`` (None: along the sample's last axis, as CNTK
-    2.7 computes it, unlike ``softmax``, which takes all of the sample's axes then)."""
+    2.7 computes it, unlike ``softmax``, which takes all of the sample's axes then; the batch
+    axis: over the samples of the minibatch)."""
     refuse_several_outputs(x, "log_softmax")
+    if isinstance(axis, Axis) and axis.is_batch_axis and lead_axes(x):
+        return named(_log_softmax_along_batch(x), name, "LogSoftmax")
     return named(wrap(_along(F.log_softmax, x, -1 if axis is None else axis)), name,
                  "LogSoftmax")
+
+
+def _log_softmax_along_batch(x):
+    """CNTK 2.7's ``log_softmax`` along the batch axis: each element over the samples of the
+    minibatch (its block's ``x - reduce_log_sum_exp(x, batch axis)``); over a sequence refused
+    as made, its ReduceElements' RuntimeError (the block's placeholder named)."""
+    if lead_axes(x) == 2:
+        shape = " x ".join(str(d) for d in sample_shape(x))
+        raise RuntimeError(f"ReduceElements: operand Placeholder('Placeholder', [#, *], "
+                           f"[{shape}]); Reduction along the batch axis on input sequence is "
+                           f"currently unsupported.\n(log_softmax of {x!r})")
+    v = operand(x)
+    return wrap(one_op(F.log_softmax(v, axis=0), v))
 
 
 def hardmax(x, name: str = ""):

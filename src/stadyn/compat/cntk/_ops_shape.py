@@ -56,7 +56,7 @@ def _axis_index(x, axis) -> int:
     return sample_axis(x, int(axis))
 
 
-@takes_axes(begin_axis="axis", end_axis="axis")
+@takes_axes(end_axis="axis", begin_axis="axis")     # (CNTK 2.7 reads end_axis first)
 def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     """Each sample's axes ``begin_axis`` to ``end_axis`` (all by default) reshaped to ``shape``
     (one entry may be -1)."""
@@ -120,7 +120,7 @@ def _reshape_after_steps(v, shape: tuple, begin, end):
     return None
 
 
-@takes_axes(axis="axis")
+@takes_axes(axis="axis", unless=lambda args, kwargs: len(args) == 1)   # (one: returned as is)
 def splice(*inputs, axis=-1, name: str = ""):
     """The operands joined along the per-sample ``axis`` (``Axis.new_leading_axis()``: along a
     new first axis).  As in CNTK, operands of a lower rank get leading axes of 1 and an axis of

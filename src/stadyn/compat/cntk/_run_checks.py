@@ -49,7 +49,7 @@ class InvalidAtRunError(RuntimeError):
 
 _REFUSED: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
 _FIRST_RUN: "weakref.WeakKeyDictionary[Variable, Callable]" = weakref.WeakKeyDictionary()
-_COPIES: "weakref.WeakKeyDictionary[Variable, Callable]" = weakref.WeakKeyDictionary()
+_COPIES: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
 _EACH_RUN: "weakref.WeakKeyDictionary[Variable, Callable]" = weakref.WeakKeyDictionary()
 _MARKED = [0]       # the values marked so far
 
@@ -62,13 +62,16 @@ def refuse_when_run(value: Variable, message: str, error: type = DataTypeError) 
     _MARKED[0] += 1
 
 
-def refuse_copies_when(value: Variable, decide: Callable[[Variable, Callable], None]) -> None:
+def refuse_copies_when(value: Variable, decide: Callable[[Variable, Callable], None],
+                       instead: bool = False) -> None:
     """Have a copy of ``value`` in a clone decide whether its runs are refused: ``decide(new,
     copy_of)`` (``copy_of``: an old Variable's copy in that clone, itself where not copied),
     called by :func:`refusal_carried`, refuses ``new`` (:func:`refuse_when_run`) where the
     copy's operands call for it (an op CNTK 2.7 refuses to run on a sparse input, cloned
-    onto one) and should have ``new``'s own copies decide too."""
-    _COPIES[value] = decide
+    onto one) and should have ``new``'s own copies decide too.  With ``instead``, the
+    decision replaces the carrying of ``value``'s own refusal (an op refused for its sparse
+    input, cloned onto a dense one, runs in CNTK 2.7)."""
+    _COPIES[value] = (decide, instead)
 
 
 def refusal_carried(old: Variable, new: Variable, copy_of: "Callable | None" = None) -> None:
@@ -90,11 +93,12 @@ def refusal_carried(old: Variable, new: Variable, copy_of: "Callable | None" = N
         ...     print(str(e).split(" (")[0])
         refused
     """
-    if old in _REFUSED and new not in _REFUSED:
+    decide, instead = _COPIES.get(old, (None, False))
+    if old in _REFUSED and new not in _REFUSED and not instead:
         _REFUSED[new] = _REFUSED[old]
         _MARKED[0] += 1
-    elif old in _COPIES and new not in _REFUSED:
-        _COPIES[old](new, copy_of if copy_of is not None else (lambda v: v))
+    elif decide is not None and new not in _REFUSED:
+        decide(new, copy_of if copy_of is not None else (lambda v: v))
 
 
 def at_first_run(value: Variable, action: Callable[[Variable], None]) -> None:

@@ -49,6 +49,10 @@ class SparseOperandError(RuntimeError):
 # The outputs of ops that pass sparse data on as it is (``alias`` of a sparse input): CNTK 2.7
 # refuses a tensor operation on them as on the input
 _SPARSE_DATA: "weakref.WeakSet" = weakref.WeakSet()
+# the outputs of the ops passing sparse data on (``alias``), of sparse data or not: an op
+# refusing sparse operands whose output is one of them (``splice`` of one operand, CNTK 2.7's
+# ``combine``) passes it on too
+_PASSED_ON: "weakref.WeakSet" = weakref.WeakSet()
 
 
 def _sparse_inputs(values) -> list:
@@ -121,16 +125,15 @@ def refuse_sparse_run(name: str, operands: list, out: Any) -> None:
     """
     sparse = _sparse_inputs(operands)
     variable = getattr(out, "variable", out)
-    if not isinstance(variable, Variable):
-        return
+    if not isinstance(variable, Variable) or variable in _PASSED_ON:
+        return      # (an op whose output is an alias of its operand passes it on, as CNTK's)
     if sparse:
         _refuse(name, sparse[0], variable)
-        return
-    # a clone of it onto a sparse input (``f.clone(..., {x: s})``) is refused as CNTK 2.7's is
-    old = [u for u in (o.variable if isinstance(o, GraphObject) else o
-                       for o in _flat(operands)) if isinstance(u, Variable)]
+    # a clone of it is refused where a copy of one of its operands is a sparse input (onto a
+    # dense one, the refusal is not carried), as CNTK 2.7's
+    old = _variables(operands)
     if old:
-        refuse_copies_when(variable, _copies_refused(name, old))
+        refuse_copies_when(variable, _copies_refused(name, old), instead=bool(sparse))
 
 
 def _refuse(name: str, sparse: Any, variable: Variable) -> None:
@@ -149,18 +152,23 @@ def _flat(values) -> list:
     return out
 
 
+def _variables(operands: list) -> list:
+    """The Variables among ``operands`` (CNTK objects or Variables; inside lists too)."""
+    return [u for u in (o.variable if isinstance(o, GraphObject) else o
+                        for o in _flat(operands)) if isinstance(u, Variable)]
+
+
 def _copies_passing(variable: Variable, operands: list) -> None:
     """Have a clone's copy of ``variable`` (the output of an op passing sparse data on) pass
     it on where a copy of one of its ``operands`` is a sparse input (or such data)."""
-    old = [u for u in (o.variable if isinstance(o, GraphObject) else o
-                       for o in _flat(operands)) if isinstance(u, Variable)]
+    _PASSED_ON.add(variable)
+    old = _variables(operands)
 
     def decide(new: Variable, copy_of) -> None:
         copies = [copy_of(v) for v in old]
         if _sparse_inputs(copies):
             _SPARSE_DATA.add(new)
-        else:
-            _copies_passing(new, copies)
+        _copies_passing(new, copies)
     if old:
         refuse_copies_when(variable, decide)
 
@@ -174,8 +182,7 @@ def _copies_refused(name: str, operands: list):
         sparse = _sparse_inputs(copies)
         if sparse:
             _refuse(name, sparse[0], new)
-        else:
-            refuse_copies_when(new, _copies_refused(name, copies))
+        refuse_copies_when(new, _copies_refused(name, copies), instead=bool(sparse))
     return decide
 
 
@@ -206,9 +213,9 @@ def _passing(fn):
         out = fn(*args, **kwargs)
         variable = getattr(out, "variable", None)
         operands = list(args) + list(kwargs.values())
-        if variable is not None and sparse_inputs(operands):
-            marked.add(variable)
-        elif variable is not None:      # (a clone of it onto a sparse input passes it on)
+        if variable is not None:        # (and a clone of it onto a sparse input passes it on)
+            if sparse_inputs(operands):
+                marked.add(variable)
             passed(variable, operands)
         return out
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,
