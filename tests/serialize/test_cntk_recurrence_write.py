@@ -40,7 +40,7 @@ APPLIED = ["lstm_apply"]          # (v2 only, as pv_default: CNTK 2.7 wrote no .
 #: (enc_*), per-sequence initial states computed in the graph, self-stabilized RNNStep, a
 #: user step applying an RNNStep cell
 MORE = ["enc_rnn", "enc_gru", "enc_lstm", "enc_seq2seq", "from_first_x", "rnnfrom_dense",
-        "rnn_stab", "rnnfrom_stab", "user_rnn", "lstm_peep_stab", "gru_stab"]
+        "rnn_stab", "rnnfrom_stab", "user_rnn", "lstm_peep_stab", "gru_stab", "user_gru"]
 
 
 def _close(got: dict, want, key: str) -> None:
@@ -385,7 +385,7 @@ def test_a_stabilized_steps_parameters_are_listed_as_cntk_lists_its_own(kind, tm
         LISTED[f"stadyn_{kind}.model"]
 
 
-@pytest.mark.parametrize("kind", ["user2", "user_rnn"])
+@pytest.mark.parametrize("kind", ["user2", "user_rnn", "user_gru"])
 def test_a_cell_a_step_function_applies_is_its_block_inside_the_loop(kind, tmp_path):
     # CNTK 2.7's files (cntk_user2.model, cntk_user_rnn.model): the LSTM / RNNStep cell the
     # step function applies is the cell's block inside the loop, over the delayed states and

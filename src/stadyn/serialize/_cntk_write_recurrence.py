@@ -5,10 +5,10 @@ several states a ``Combine`` of them as the block's root, one output each) over 
 of the delayed states and one of the input sequence, each state read back through
 ``PastValue`` (``FutureValue`` going backwards) of its output with its initial state, as
 ``_cntk_write_more``'s LSTM and GRU recurrences are; a step function's ops as they are, each
-delay reading the op that makes its state, an ``LSTM`` or ``RNNStep`` cell it applies as the
-cell's block inside the loop (:class:`_StepCells`).  The step's ops are written by the writer's own
-rules (``rules``: the table of ``_cntk_write``), their values batched (one step of a
-sequence: the placeholders carry the sequence axes).
+delay reading the op that makes its state, an ``LSTM``, ``GRU`` or ``RNNStep`` cell it applies
+as the cell's block inside the loop (:class:`_StepCells`).  The step's ops are written by the
+writer's own rules (``rules``: the table of ``_cntk_write``), their values batched (one step of
+a sequence: the placeholders carry the sequence axes).
 
 An initial state is the delay's second input as CNTK 2.7 writes it: a scalar, a value per
 element of the state (``initial_state=C.constant([1, 2, 3, 4])``: ``Constant`` of ``(4,)``),
@@ -135,15 +135,16 @@ def bias_last_sum(w, uids: list[str], bias: str, name: str = "") -> str:
 
 
 #: the cells CNTK 2.7 writes as their block where a step function applies one
-CELL_BLOCKS = frozenset({"RNNStep", "LSTM"})
+CELL_BLOCKS = frozenset({"RNNStep", "LSTM", "GRU"})
 
 
 class _StepCells:
     """The cells (:data:`CELL_BLOCKS`) a user's step function applies, in the ``nodes`` of its
     step, which CNTK 2.7 writes as the cell's block inside the loop (``cntk_user_rnn.model``:
     an ``RNNStep`` block over the delayed state and ``x``; ``cntk_user2.model``: an ``LSTM``
-    block of two outputs, a ``Combine`` of h and c its root), so that it lists their
-    parameters as it lists its own file's (``[W, H, b]``, ``[b, W, H]``: it rebuilds a
+    block of two outputs, a ``Combine`` of h and c its root; ``cntk_user_gru.model``: a
+    ``GRU`` block, its constant 1 first), so that it lists their parameters as it lists its
+    own file's (``[W, H, b]``, ``[b, W, H]``, ``[b, W, H, H1]``: it rebuilds a
     block's inputs by walking its composite).  ``made``: the uids of the step's values so far
     (states, sequences and the ``captured`` values' ids first), which the step's writing adds
     to; ``x``: the input sequence, whose axes a cell's placeholders have."""
@@ -208,7 +209,9 @@ class _StepCells:
         uid = self.made[id(out)]
         if "_Output_" not in uid or uid in b.placeholders.values():
             raise CntkWriteUnsupported(b.op_name, "a layer whose output is its input")
-        b.leaves[:] = self.w.read_order(uid, b.leaves)
+        # (with the constants its ops wrote: CNTK 2.7's GRU block lists its 1 first)
+        b.leaves[:] = self.w.read_order(uid, b.leaves + [
+            u for u in self.w.constants_read(uid) if u not in b.leaves])
         self.made[id(out)] = self.w.block(b, uid, [self.read(a, None, b.op_name)
                                                    for a in b.arguments])
         self.where[id(out)] = None

@@ -337,6 +337,13 @@ class Writer:
         wanted, walked = set(leaves), set(order)
         return [u for u in order if u in wanted] + [u for u in leaves if u not in walked]
 
+    def constants_read(self, root: str) -> list[str]:
+        """The parameters and constants a walk from the function of ``root`` (an output uid)
+        meets, in order: a block's leaves, those its rules wrote as well (a GRU cell's 1 of
+        ``1 - z``)."""
+        kinds = {e["uid"].value: e["kind"].value for e in self.leaves}
+        return [u for u in self._walked(root) if kinds.get(u) in (2, 3)]
+
     def _walked(self, root: str) -> list[str]:
         """The leaves a walk from the function of ``root`` (an output uid) meets, in order
         (:func:`._cntk_format.read_order` over the functions written so far)."""
