@@ -43,7 +43,7 @@ from typing import Any, Callable
 
 import torch
 
-from ...graph import Variable as _Core, grad_of, keep_own_grad, topological_nodes
+from ...graph import Variable as _Core, data_of, grad_of, keep_own_grad, topological_nodes
 from ...graph import drop_own_grad
 from ._shared_arrays import members
 
@@ -128,14 +128,22 @@ def backward_sharing(root: _Core, run: Callable[[], None]) -> None:
         return
     pos = _order(root.parent, nodes)
     kept = []
-    with contextlib.ExitStack() as undo:
-        for v, h in pairs:
-            own = torch.zeros(tuple(v.shape), dtype=torch.float32)
-            keep_own_grad(v)
-            _Core.grad.fset(v, own)
-            undo.callback(_relink, v, h)
-            kept.append((v, h))
-        run()
+    try:
+        with contextlib.ExitStack() as undo:
+            for v, h in pairs:
+                value = data_of(v)
+                own = torch.zeros(tuple(v.shape), device=value.device,
+                                  dtype=value.dtype if value.is_floating_point()
+                                  else torch.float32)
+                keep_own_grad(v)
+                _Core.grad.fset(v, own)
+                undo.callback(_relink, v, h)
+                kept.append((v, h))
+            run()
+    except BaseException:
+        for v, _ in kept:
+            _taken.pop(id(v), None)     # (the backward raised: nothing to place)
+        raise
     for v, h in kept:
         part = _taken.pop(id(v), None)
         if part is None:
