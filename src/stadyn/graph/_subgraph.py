@@ -31,6 +31,7 @@ from ._deferred_layout import settled
 from ._held_values import held_variables, keeps_value
 from ._tensors import data_of, grad_of
 from ._variable import FunctionNode, Variable, topological_nodes
+from ._variable_arrays import grad_follows_alias
 
 __all__ = ["Subgraph", "value_key", "output_key", "leaf_tensor", "INPUT", "PARAMETER", "VIEW",
            "CONSTANT"]
@@ -73,8 +74,11 @@ def leaf_tensor(v: Variable) -> torch.Tensor:
     if v._alias is not None:
         t = data_of(v._alias).detach()
         if v._need_grad and t.is_floating_point():
+            own = None if grad_follows_alias(v) else Variable.grad.fget(v)
             t.requires_grad_(True)
-            t.grad = _shared_grad(v._alias, t)
+            if own is None or (own.shape == t.shape and own.dtype == t.dtype):
+                t.grad = _shared_grad(v._alias, t) if own is None and grad_follows_alias(v) \
+                    else own                # (a view keeping its own: keep_own_grad)
             v._data = t
         return t
     if v._data is None:
@@ -96,7 +100,7 @@ def run_tensor(v: Variable) -> torch.Tensor:
         >>> run_tensor(w.unlinked(need_grad=True)) is run_tensor(w) is w.data
         True
     """
-    t = parameter_tensor_of_view(v) if v._need_grad else None
+    t = parameter_tensor_of_view(v) if v._need_grad and grad_follows_alias(v) else None
     return t if t is not None else leaf_tensor(v)
 
 

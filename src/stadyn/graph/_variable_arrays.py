@@ -14,6 +14,7 @@ Example:
 
 from __future__ import annotations
 
+import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -25,7 +26,47 @@ from ._deferred_layout import settled
 from ._numpy_readers import numpy_reader
 from ._versions import _layout, layout_changed
 
-__all__ = ["VariableArrays"]
+__all__ = ["VariableArrays", "grad_follows_alias", "keep_own_grad", "drop_own_grad"]
+
+# Leaves viewing another Variable's value but keeping a gradient of their own (NNabla's
+# ``v.data = h.data``: one data array, two gradient arrays): :func:`keep_own_grad`.
+_OWN_GRAD: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def keep_own_grad(v: Any) -> None:
+    """Make the view ``v`` (a leaf reading another Variable's value: ``read_value_of``) keep a
+    gradient of its own instead of sharing its source's.
+
+    Example:
+        >>> import stadyn as sd
+        >>> v = sd.Variable((2,)); keep_own_grad(v); grad_follows_alias(v)
+        False
+    """
+    _OWN_GRAD.add(v)
+
+
+def drop_own_grad(v: Any) -> None:
+    """Undo :func:`keep_own_grad`: the view ``v`` shares its source's gradient again.
+
+    Example:
+        >>> import stadyn as sd
+        >>> v = sd.Variable((2,)).unlinked(); keep_own_grad(v); drop_own_grad(v)
+        >>> grad_follows_alias(v)
+        True
+    """
+    _OWN_GRAD.discard(v)
+
+
+def grad_follows_alias(v: Any) -> bool:
+    """Whether ``v``'s gradient is its source's: a view (``Variable.unlinked``) not marked by
+    :func:`keep_own_grad`.
+
+    Example:
+        >>> import stadyn as sd
+        >>> grad_follows_alias(sd.Variable((2,)).unlinked())
+        True
+    """
+    return v._alias is not None and v not in _OWN_GRAD
 
 
 def _zeros(shape: Sequence[int], dtype: torch.dtype, requires_grad: bool) -> torch.Tensor:
@@ -93,7 +134,7 @@ class VariableArrays:
     def grad(self) -> torch.Tensor | None:
         """The gradient tensor (None until a backward pass computes one); an unlinked one's is
         its source's."""
-        if self._alias is not None:
+        if grad_follows_alias(self):
             return VariableArrays.grad.fget(self._alias)
         if self.parent is None and self._data is not None and self._data.requires_grad:
             return self._data.grad
@@ -101,7 +142,7 @@ class VariableArrays:
 
     @grad.setter
     def grad(self, value: torch.Tensor | None) -> None:
-        if self._alias is not None:
+        if grad_follows_alias(self):
             VariableArrays.grad.fset(self._alias, value)
         elif self.parent is None and self._data is not None and self._data.requires_grad:
             self._data.grad = value
@@ -110,7 +151,7 @@ class VariableArrays:
 
     def _grad_buffer(self) -> torch.Tensor:
         g = VariableArrays.grad.fget(self)   # (one of an earlier shape: NNabla's is resized too)
-        if g is None or (self._alias is None and tuple(g.shape) != tuple(self._shape)):
+        if g is None or (not grad_follows_alias(self) and tuple(g.shape) != tuple(self._shape)):
             g = torch.zeros_like(VariableArrays.data.fget(self), requires_grad=False)
             VariableArrays.grad.fset(self, g)
         return g

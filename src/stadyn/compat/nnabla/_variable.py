@@ -46,6 +46,7 @@ from ._counters import cast_counters
 from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
+from ._shared_grads import backward_sharing, note_sharing
 from ._variable_arrays import assign, grad_array, value_array
 from ._variable_operators import _checked_operator
 from ._kept_dtypes import forget
@@ -170,8 +171,14 @@ class Variable(_HeldReading):
         if (owner is not None and owner is not self and self.parent is None
                 and isinstance(owner, _Core) and tuple(owner.shape) == tuple(self.shape)):
             # ``h0.data = h.data``: in NNabla both hold one array from now on (an RNN's state
-            # carried from one forward to the next), so this leaf reads ``owner``'s value
+            # carried from one forward to the next), so this leaf reads ``owner``'s value; its
+            # gradient stays its own (NNabla's ``set_data`` swaps only the data array: case
+            # ``nnabla_views_35.data_shared__own_gradient``)
+            grad = grad_of(self)
             read_value_of(self, owner)
+            _graph.keep_own_grad(self)
+            if grad is not None and tuple(grad.shape) == tuple(self.shape):
+                _Core.grad.fset(self, grad)
             return
         if (self.parent is not None and isinstance(value, NdArray) and value._owner is None
                 and tuple(value.shape) == tuple(self.shape)):
@@ -211,8 +218,10 @@ class Variable(_HeldReading):
             >>> u.parent is None, u.need_grad
             (True, True)
         """
-        return as_nnabla(_Core.unlinked(self, self.need_grad if need_grad is None
-                                        else bool(need_grad)))
+        v = as_nnabla(_Core.unlinked(self, self.need_grad if need_grad is None
+                                     else bool(need_grad)))
+        note_sharing(v)                 # (its gradient array is this one's: _shared_grads.py)
+        return v
 
     def unlinked(self, need_grad: bool | None = None) -> "Variable":
         """NNabla's older name of :meth:`get_unlinked_variable` (the same: ``need_grad=None``
@@ -372,7 +381,9 @@ class Variable(_HeldReading):
         (``_written_types.sync_for_backward``, whose example shows it)."""
         _refuse_leaf(self, "backward")
         sync_for_backward()
-        super().backward(*args, **kwargs)
+        # (a leaf sharing an op output's gradient array in the graph: NNabla's order places
+        # what it gets, _shared_grads.py)
+        backward_sharing(self, lambda: super(Variable, self).backward(*args, **kwargs))
 
     def apply(self, **kwargs) -> "Variable":
         """Set the named properties and return this Variable (NNabla's helper for chaining:
@@ -412,7 +423,9 @@ class Variable(_HeldReading):
         if not unlink:
             from ...functions import reshape
             return reshape(self, tuple(shape))
-        return unlinked_view(self, shape)
+        view = unlinked_view(self, shape)
+        note_sharing(view)
+        return view
 
     def visit(self, f) -> None:
         """Call ``f(function)`` for every function this Variable depends on, in forward order

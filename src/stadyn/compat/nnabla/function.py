@@ -26,7 +26,8 @@ hold those ``nn.NdArray``s, as NNabla's (``_output_arrays.py``).  As in NNabla 1
 subclass must define ``grad_depends_output_data`` and ``grad_depends_input_data`` when an input
 needs a gradient: calling it then asks the first (for every such input and every output),
 ``forward`` the second (for every such input and every input), and a subclass lacking one stops
-there with ``NotImplementedError: Implement `grad_depends_output_data`.`` (the methods' answers
+there with NNabla 1.39's ``SystemError`` from ``NotImplementedError: Implement
+`grad_depends_output_data`.`` (the methods' answers
 only steer NNabla's buffer reuse, so Stadyn asks and does not use them).  What
 ``forward_impl`` or ``backward_impl`` raises reaches the user as NNabla's does: a
 ``SystemError`` whose ``__cause__`` it is; ``nn.grad`` through one raises NNabla's
@@ -162,12 +163,12 @@ class _Adapter:
         a gradient and ``k < n``, as NNabla 1.39 does when it builds a graph (``output``, of
         the outputs: whether an output's buffer may be reused) and when ``forward`` runs one
         (``input``, of the inputs: which buffers to keep); a subclass lacking the method stops
-        there with NNabla's ``NotImplementedError``."""
-        ask = getattr(self.function, f"grad_depends_{method}_data")
+        there with NNabla 1.39's ``SystemError`` whose cause is its ``NotImplementedError``
+        (:meth:`_run`; case ``nnabla_views_35.python_function_missing_methods``)."""
         for i, needed in enumerate(self.needs_grad):
             if needed:
                 for k in range(n):
-                    ask(i, k)
+                    self._run(f"grad_depends_{method}_data", i, k)
 
     def _setup(self, inputs: list[_Slot]) -> list[_Slot]:
         outputs = [_Slot(()) for _ in range(self.n)]
@@ -187,12 +188,12 @@ class _Adapter:
         values = [np.array(o.d, dtype=np.float32) for o in outputs]
         return (arrays, values), values
 
-    def _run(self, method: str, *args: Any) -> None:
+    def _run(self, method: str, *args: Any) -> Any:
         """Call the function's ``method`` (``forward_impl``, ``backward_impl``); what it raises
         reaches the user as NNabla 1.39's does: a ``SystemError`` (its C++ caller returns with
         the exception set) whose cause is the exception."""
         try:
-            getattr(self.function, method)(*args)
+            return getattr(self.function, method)(*args)
         except Exception as exc:
             raise raised_by_user_code(SystemError(
                 f"{method} of PythonFunction {self.function.name!r} raised "
