@@ -123,11 +123,16 @@ def forget(v: Any) -> None:
 def _updated(variables: Iterable[Any]) -> None:
     """A solver's update wrote ``variables``: NNabla writes float32 over their arrays, so
     what is kept for them is let go now (a float64 copy of a 1000x1000 parameter is 8 MB),
-    not at the next save (:func:`_saved` would find it written anyway).  An update traced
-    into a compiled step (``stadyn.compile``) tells no one: that is left to the save."""
-    if _KEPT:
-        for v in variables:
-            _KEPT.pop(value_holder(v), None)
+    not at the next save (:func:`_saved` would find it written anyway).  The update bumped
+    their tensors' versions (``stadyn.solvers`` bumps them after its fused kernels too), so
+    the kept entries no longer holding their tensor go: a walk of what is kept (few
+    entries), not of the solver's parameters (a step of a model with one parameter kept
+    and left out of the update would pay a look-up per parameter, 850 us for 300).  An
+    update traced into a compiled step (``stadyn.compile``) tells no one: that is left to
+    the save."""
+    for holder, entry in list(_KEPT.items()):
+        if not entry.holds(data_of(holder)):
+            del _KEPT[holder]
 
 
 _solvers.add_update_listener(_updated)
