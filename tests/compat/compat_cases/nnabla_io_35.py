@@ -40,11 +40,12 @@ def _model_file(nn, PF, r, name, dtype, parameter_format):
 
 @nnabla_case(names=[G + "NnpLoader", G + "NnpLoader.get_network", "nnabla.utils.load.load",
                     "nnabla.save_parameters", "nnabla.utils.save.save", "nnabla.solvers.Sgd"],
-             known={"NnpLoader %s dtypes" % k: _ONE_TENSOR for k in ("f64", "pb", "txt")},
+             known={"NnpLoader %s dtypes" % k: _ONE_TENSOR
+                    for k in ("f64", "pb", "txt", "f16", "i64")},
              note="PF.affine with w_init = 1 + 1e-9 and b_init = [0.1, -0.2] saved by "
                   "nnabla.utils.save as .nnp: float64 arrays (parameter.h5), float32 ones, "
                   "float32 ones with parameter_format='.protobuf'; and as .nntxt with "
-                  "include_params (float32 ones); each loaded by NnpLoader "
+                  "include_params (float32 ones); float16 and int64 ones (parameter.h5); each loaded by NnpLoader "
                   "(get_network) and by nnabla.utils.load.load, re-saved as .h5 (dtypes and "
                   "values); the float64 one's network run on x = ones (output * 1e9), then "
                   "one Sgd(0.5) update of sum(y) and re-saved again")
@@ -54,7 +55,8 @@ def loaded_nnp__resaved_in_its_dtype(nn, F, PF, S, r):
     r.touch(G + "NnpLoader.get_network")
     res = {}
     for key, dtype, fmt in (("f64", np.float64, ".h5"), ("f32", np.float32, ".h5"),
-                            ("pb", np.float32, ".protobuf"), ("txt", np.float32, None)):
+                            ("pb", np.float32, ".protobuf"), ("txt", np.float32, None),
+                            ("f16", np.float16, ".h5"), ("i64", np.int64, ".h5")):
         path = "m_%s.%s" % (key, "nntxt" if fmt is None else "nnp")
         _model_file(nn, PF, r, path, dtype, fmt)
         net = NG.NnpLoader(path).get_network("net", batch_size=2)
