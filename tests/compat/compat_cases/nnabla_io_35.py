@@ -139,3 +139,35 @@ def low_rank_factors__resaved_in_their_dtype(nn, F, PF, S, r):
     res["svd_affine f64 after update"] = _resaved_dtypes(nn, "aff_upd.h5")
     nn.clear_parameters()
     return res
+
+
+@nnabla_case(names=["nnabla.NdArray.cast", "nnabla.save_parameters"],
+             note="parameters cast in place (v.data.cast) to another dtype than float32, "
+                  "re-saved as .h5 (dtypes and values): a float64 one (1 + 1e-9) to float16, "
+                  "float32 ones to float64 and to int64 (1.7, -2.5), a float64 one to float32; "
+                  "then one cast to float64 updated by Sgd and re-saved again")
+def cast_parameters__resaved_in_the_cast_dtype(nn, F, PF, S, r):
+    r.touch("nnabla.NdArray.cast")
+    G = nn.parameter.get_parameter_or_create
+    a = G("a", (2,), np.array([1 + 1e-9, 2.0]))
+    b = G("b", (2,), np.array([0.1, 1.7], np.float32))
+    c = G("c", (2,), np.array([1.7, -2.5], np.float32))
+    d = G("d", (2,), np.array([1 + 1e-9, 2.0]))
+    a.data.cast(np.float16)
+    b.data.cast(np.float64)
+    c.data.cast(np.int64)
+    d.data.cast(np.float32)
+    res = {"resaved": _resaved(nn, "cast.h5")}
+    nn.clear_parameters()
+    w = G("w", (2,), np.array([0.1, 1.7], np.float32))
+    w.data.cast(np.float64)
+    loss = F.sum(w * w)
+    solver = S.Sgd(0.5)
+    solver.set_parameters({"w": w})
+    loss.forward()
+    solver.zero_grad()
+    loss.backward()
+    solver.update()
+    res["after update: resaved"] = _resaved(nn, "cast_upd.h5")
+    nn.clear_parameters()
+    return res
