@@ -17,21 +17,23 @@ A Stadyn Variable holds one float32 tensor, in which its ops compute (NNabla's o
 gradients and updates), so ``.d`` is float32 there.  What NNabla holds is kept here
 (:func:`keep`): the dtype, and the array itself only where it has digits float32 lacks (a
 ``.protobuf``'s float64 values are float32 numbers; so is float16, and an integer below
-2**24), with the tensor the
-Variable held then and that tensor's version counter.  An ``.h5`` re-save writes it
-(:func:`saved_arrays`) while the Variable holds that tensor at that version, the values a
-program wrote in place through ``.d`` taking their elements' place (NNabla writes them into
-its float64 array).  A solver's update, a batch normalization's running statistics (torch
-bumps the version; after its fused Adam kernels, which do not, stadyn.solvers bumps it),
-``v.d = ...`` and ``cast`` to another dtype change it: then the float32 values are written,
-as NNabla writes float32 after them.  What is kept goes at once when ``v.d = ...``, ``cast``
-or a solver's update (``stadyn.solvers.add_update_listener``) writes the Variable, else at
-the next save that finds it written.  ``fill()`` and ``zero()`` write NNabla's array in its own
-dtype (the value through float32: ``fill(0.1)`` of a float64 parameter holds
-float64(float32(0.1))), so the dtype stays kept (:func:`filled`; case
+2**24), with the tensor the Variable held then and that tensor's version counter.  An ``.h5``
+re-save writes it (:func:`saved_arrays`) while the Variable holds that tensor at that
+version, the values a program wrote in place through ``.d`` taking their elements' place
+(NNabla writes them into its float64 array).  A solver's update, a batch normalization's
+running statistics (torch bumps the version; after its fused Adam kernels, which do not,
+stadyn.solvers bumps it), ``v.d = ...`` and ``cast(np.float32)`` change it: then the float32
+values are written, as NNabla writes float32 after them; ``cast`` to another dtype keeps
+NNabla's array cast to it (``_ndarray.py``; case
+``nnabla_io_35.cast_parameters__resaved_in_the_cast_dtype``).  What is kept goes at once when
+``v.d = ...``, ``cast(np.float32)`` or a solver's update
+(``stadyn.solvers.add_update_listener``) writes the Variable, else at the next save that
+finds it written.  ``fill()`` and ``zero()`` write NNabla's array in its own dtype (the value
+through float32: ``fill(0.1)`` of a float64 parameter holds float64(float32(0.1))), so the
+dtype stays kept (:func:`filled`; case
 ``nnabla_dtypes_28.initializers_by_name_and_fills__resaved``).  Not kept: a float64 ``.d``
-written in place to digits float32 lacks (``w.d[0] += 1e-9``, ``w.d *= 2``: Stadyn's ``.d`` is
-float32, so the digits never reach it).
+written in place to digits float32 lacks (``w.d[0] += 1e-9``, ``w.d *= 2``: Stadyn's ``.d``
+is float32, so the digits never reach it).
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn
@@ -123,11 +125,16 @@ def forget(v: Any) -> None:
 def _updated(variables: Iterable[Any]) -> None:
     """A solver's update wrote ``variables``: NNabla writes float32 over their arrays, so
     what is kept for them is let go now (a float64 copy of a 1000x1000 parameter is 8 MB),
-    not at the next save (:func:`_saved` would find it written anyway).  An update traced
-    into a compiled step (``stadyn.compile``) tells no one: that is left to the save."""
-    if _KEPT:
-        for v in variables:
-            _KEPT.pop(value_holder(v), None)
+    not at the next save (:func:`_saved` would find it written anyway).  The update bumped
+    their tensors' versions (``stadyn.solvers`` bumps them after its fused kernels too), so
+    the kept entries no longer holding their tensor go: a walk of what is kept (few
+    entries), not of the solver's parameters (a step of a model with one parameter kept
+    and left out of the update would pay a look-up per parameter, 850 us for 300).  An
+    update traced into a compiled step (``stadyn.compile``) tells no one: that is left to
+    the save."""
+    for holder, entry in list(_KEPT.items()):
+        if not entry.holds(data_of(holder)):
+            del _KEPT[holder]
 
 
 _solvers.add_update_listener(_updated)

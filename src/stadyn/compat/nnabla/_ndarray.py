@@ -40,7 +40,7 @@ from ...graph import (Variable, auto_forward, data_of, is_zeroing, mark_zeroing,
                       numpy_reader, to_torch_dtype, unmark_zeroing, viewed)
 from ..._errors import ArgumentError, ShapeError
 from ._fill_values import filled_value, scalar_is_filled
-from ._kept_dtypes import filled, forget, kept_now
+from ._kept_dtypes import filled, forget, keep, kept_now, saved_arrays
 from ._index_dtypes import as_shown, shown_as_uint64
 
 __all__ = ["NdArray"]
@@ -227,12 +227,21 @@ class NdArray:
             >>> a.cast(np.float32), a.dtype
             (array([0., 1., 2.], dtype=float32), dtype('float32'))
         """
-        target = to_torch_dtype(np.dtype(dtype))
+        dtype = np.dtype(dtype)
+        target = to_torch_dtype(dtype)
         kept = self._kept()
-        if kept is not None and np.dtype(dtype) != kept[1]:
+        cast = None
+        if (self._owner is not None and dtype.kind in "biuf" and dtype != np.float32
+                and (kept is None or dtype != kept[1])):
+            # NNabla's array (a kept one's values, else the Variable's) in ``dtype``, which a
+            # re-save writes while the Variable stays float32 (a parameter's does)
+            cast = saved_arrays({"": self._owner[0]})[""].astype(dtype)
+        if kept is not None and dtype != kept[1]:
             forget(self._owner[0])      # NNabla's array of a kept parameter cast: that dtype
         if self._t.dtype != target:
             self._retensor(self._t.to(target))
+        if cast is not None:
+            keep(self._owner[0], cast)  # (nothing, where the Variable took ``dtype`` itself)
         return self.data
 
     def fill(self, value: float) -> None:

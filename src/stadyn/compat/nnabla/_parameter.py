@@ -28,7 +28,7 @@ from ... import serialize as _serialize
 from ..._errors import ModelFileError
 from ._variable import as_nnabla
 from .logger import logger
-from ._kept_dtypes import _recording, keep, kept_arrays, saved_arrays
+from ._kept_dtypes import _recording, keep, saved_arrays
 from ._written_types import float_for_gradients
 
 __all__ = ["get_current_parameter_scope", "no_grad", "get_parameters", "get_parameter_or_create",
@@ -355,11 +355,13 @@ def get_current_parameter_scope():
 def kept_file_arrays(path):
     """``{name: array}`` of the parameters of the NNabla file ``path`` that NNabla 1.39 holds
     in another dtype than float32 once loaded, in that dtype: what :func:`load_parameters`
-    keeps (an ``.h5`` dataset's dtype; float64 from a ``.protobuf`` or a text's values), read
-    into a registry of its own.  NNabla's ``NnpLoader`` and ``nnabla.utils.load`` hold the
-    same arrays as its ``load_parameters`` (checked on NNabla 1.39: an ``.nnp`` of float64
-    parameters, or of a ``parameter.protobuf``, re-saved as ``.h5`` after either gives
-    float64), which Stadyn's build as float32 from :func:`stadyn.serialize.read_legacy_model`.
+    keeps or makes in it (an ``.h5`` dataset's dtype, float16 and integers included; float64
+    from a ``.protobuf`` or a text's values), read into a registry of its own.  NNabla's
+    ``NnpLoader`` and ``nnabla.utils.load`` hold the same arrays as its ``load_parameters``
+    (checked on NNabla 1.39: an ``.nnp`` of float64, float16 or int64 parameters, or of a
+    ``parameter.protobuf``, re-saved as ``.h5`` after either gives that dtype, float64 for
+    the ``.protobuf``), which Stadyn's build as float32 from
+    :func:`stadyn.serialize.read_legacy_model`.
 
     Example:
         >>> import os, tempfile, numpy as np
@@ -375,4 +377,6 @@ def kept_file_arrays(path):
         return {}                   # (no parameter file NNabla opens: nothing to keep)
     with _parametric.parameter_registry(_parametric.ParameterRegistry()):
         load_parameters(path)
-        return kept_arrays(get_parameters(grad_only=False))
+        # kept (float64 beside float32), or made in the dataset's dtype (float16, integers)
+        saved = saved_arrays(get_parameters(grad_only=False))
+        return {name: array for name, array in saved.items() if array.dtype != np.float32}

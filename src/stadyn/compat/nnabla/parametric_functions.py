@@ -19,6 +19,7 @@ from ...parametric_functions import __all__ as _pf_all
 from ...parametric_functions import batch_normalization_parameters as _bn_parameters
 from ._float_inputs import as_float32
 from ._kept_dtypes import keeping_initializer_arrays
+from ._lowrank_dtypes import keeping_factor_dtypes
 from ._lstm_cell import LSTMCell
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 from ._parameter import RefusedInitializer, get_parameter_or_create
@@ -118,7 +119,8 @@ def _nnabla_arguments(name: str, func):
         rewrites["param_init"] = _refused_unless_initializers
     if name != "embed":
         rewrites.update(dict.fromkeys(_DATA_ARGS, as_float32))
-    return keeping_initializer_arrays(_rewriting_arguments(func, rewrites))
+    return keeping_initializer_arrays(keeping_factor_dtypes(name,
+                                                            _rewriting_arguments(func, rewrites)))
 
 
 # Given an ``nn.NdArray`` (``rrdb_net(val_lq, ...)`` on an NdArray in nnabla-examples' ESRGAN
