@@ -77,6 +77,39 @@ def elman_recurrence__in_sequential(C, r, np):
     return _elman(C, r, np, model)
 
 
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Dense", "cntk.layers.Sequential",
+                  "cntk.ops.splice", "cntk.ops.tanh"],
+           note="the Elman step over a layer already built (d applied to an input of (7,) "
+                "first; the recurrence applied a second time), over a Sequential of Dense "
+                "layers made outside the step, or a Sequential made inside it of a Dense made "
+                "outside: CNTK 2.7 runs each (state (3,)); Stadyn applied a built layer as it "
+                "was to the state it guessed (the input step's, (4,)) and a Sequential could "
+                "not be copied (SWIG objects refuse deepcopy), so the state's shape was not "
+                "found (ShapeError: W has shape (7, 3) but this input needs (8, 3))")
+def elman_recurrence__built_and_composite_layers(C, r, np):
+    L = C.layers
+    res = {}
+    d = L.Dense(3)
+    d(C.input_variable(7))
+    for k, v in _elman(C, r, np, lambda x: L.Recurrence(lambda h, v: d(C.splice(h, v)))(x)) \
+            .items():
+        res["built before: " + k] = v
+    e = L.Dense(3)
+    rec = L.Recurrence(lambda h, v: e(C.splice(h, v)))
+    rec(C.sequence.input_variable(4))
+    for k, v in _elman(C, r, np, rec).items():
+        res["applied twice: " + k] = v
+    s = L.Sequential([L.Dense(5), L.Dense(3)])
+    for k, v in _elman(C, r, np, lambda x: L.Recurrence(lambda h, v: s(C.splice(h, v)))(x)) \
+            .items():
+        res["Sequential outside: " + k] = v
+    f = L.Dense(3)
+    for k, v in _elman(C, r, np, lambda x: L.Recurrence(
+            lambda h, v: L.Sequential([f, C.tanh])(C.splice(h, v)))(x)).items():
+        res["Sequential inside: " + k] = v
+    return res
+
+
 def _described(g):
     """A Function's shape, its arguments' shapes and names, its parameters' names and shapes."""
     return {"shape": list(g.shape),
