@@ -185,6 +185,34 @@ def clone__onto_shapeless_placeholder(C, r, np):
     return res
 
 
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.functions.CloneMethod", "cntk.layers.Dense",
+                  "cntk.layers.Sequential", "cntk.Parameter.value"],
+           note="clone(clone) of a Sequential not applied yet, then applied: CNTK 2.7 clones "
+                "it (new parameters); Stadyn raised TypeError (can't pickle SwigPyObject "
+                "objects: its steps refuse a deep copy).  clone(clone) of a Dense whose b was "
+                "given a value before the application: CNTK 2.7's clone copies the value; "
+                "Stadyn's clone had the initial one (0, silently)")
+def clone__sequential_and_set_values(C, r, np):
+    r.touch("cntk.input_variable", "cntk.Function.eval", "cntk.Function.parameters",
+            "cntk.Function.clone", "cntk.Parameter.value")
+    L = C.layers
+    res = {}
+    data = np.array([[1.0, -2.0, 0.5]], np.float32)
+    s = L.Sequential([L.Dense(3, init=0.5), L.Dense(2, init=0.25)])
+    x = C.input_variable(3)
+    y = s.clone(C.CloneMethod.clone)(x)
+    res["Sequential cloned, applied"] = _described(y)
+    res["Sequential cloned, eval"] = y.eval({x: data})
+    res["Sequential after"] = [[p.name, list(p.shape)] for p in s.parameters]
+    for method in ["clone", "share"]:
+        d = L.Dense(2, init=0.5)
+        d.b.value = np.array([1.0, -3.0], np.float32)
+        x = C.input_variable(3)
+        res["Dense, b set, %s eval" % method] = \
+            d.clone(getattr(C.CloneMethod, method))(x).eval({x: data})
+    return res
+
+
 def _node(n):
     """A walk's node: ``[kind, name]`` (a function by its op), a variable's shape too."""
     if getattr(n, "is_parameter", False) or getattr(n, "is_constant", False) or \
