@@ -77,6 +77,39 @@ def elman_recurrence__in_sequential(C, r, np):
     return _elman(C, r, np, model)
 
 
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Dense", "cntk.layers.Sequential",
+                  "cntk.ops.splice", "cntk.ops.tanh"],
+           note="the Elman step over a layer already built (d applied to an input of (7,) "
+                "first; the recurrence applied a second time), over a Sequential of Dense "
+                "layers made outside the step, or a Sequential made inside it of a Dense made "
+                "outside: CNTK 2.7 runs each (state (3,)); Stadyn applied a built layer as it "
+                "was to the state it guessed (the input step's, (4,)) and a Sequential could "
+                "not be copied (SWIG objects refuse deepcopy), so the state's shape was not "
+                "found (ShapeError: W has shape (7, 3) but this input needs (8, 3))")
+def elman_recurrence__built_and_composite_layers(C, r, np):
+    L = C.layers
+    res = {}
+    d = L.Dense(3)
+    d(C.input_variable(7))
+    for k, v in _elman(C, r, np, lambda x: L.Recurrence(lambda h, v: d(C.splice(h, v)))(x)) \
+            .items():
+        res["built before: " + k] = v
+    e = L.Dense(3)
+    rec = L.Recurrence(lambda h, v: e(C.splice(h, v)))
+    rec(C.sequence.input_variable(4))
+    for k, v in _elman(C, r, np, rec).items():
+        res["applied twice: " + k] = v
+    s = L.Sequential([L.Dense(5), L.Dense(3)])
+    for k, v in _elman(C, r, np, lambda x: L.Recurrence(lambda h, v: s(C.splice(h, v)))(x)) \
+            .items():
+        res["Sequential outside: " + k] = v
+    f = L.Dense(3)
+    for k, v in _elman(C, r, np, lambda x: L.Recurrence(
+            lambda h, v: L.Sequential([f, C.tanh])(C.splice(h, v)))(x)).items():
+        res["Sequential inside: " + k] = v
+    return res
+
+
 def _described(g):
     """A Function's shape, its arguments' shapes and names, its parameters' names and shapes."""
     return {"shape": list(g.shape),
@@ -149,6 +182,34 @@ def clone__onto_shapeless_placeholder(C, r, np):
     k = e.clone(C.CloneMethod.share, {e.arguments[0]: C.placeholder(4)})
     res["dense onto (4,)"] = _described(k)
     res["dense onto (4,): the layer's"] = [[p.name, list(p.shape)] for p in e.parameters]
+    return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.functions.CloneMethod", "cntk.layers.Dense",
+                  "cntk.layers.Sequential", "cntk.Parameter.value"],
+           note="clone(clone) of a Sequential not applied yet, then applied: CNTK 2.7 clones "
+                "it (new parameters); Stadyn raised TypeError (can't pickle SwigPyObject "
+                "objects: its steps refuse a deep copy).  clone(clone) of a Dense whose b was "
+                "given a value before the application: CNTK 2.7's clone copies the value; "
+                "Stadyn's clone had the initial one (0, silently)")
+def clone__sequential_and_set_values(C, r, np):
+    r.touch("cntk.input_variable", "cntk.Function.eval", "cntk.Function.parameters",
+            "cntk.Function.clone", "cntk.Parameter.value")
+    L = C.layers
+    res = {}
+    data = np.array([[1.0, -2.0, 0.5]], np.float32)
+    s = L.Sequential([L.Dense(3, init=0.5), L.Dense(2, init=0.25)])
+    x = C.input_variable(3)
+    y = s.clone(C.CloneMethod.clone)(x)
+    res["Sequential cloned, applied"] = _described(y)
+    res["Sequential cloned, eval"] = y.eval({x: data})
+    res["Sequential after"] = [[p.name, list(p.shape)] for p in s.parameters]
+    for method in ["clone", "share"]:
+        d = L.Dense(2, init=0.5)
+        d.b.value = np.array([1.0, -3.0], np.float32)
+        x = C.input_variable(3)
+        res["Dense, b set, %s eval" % method] = \
+            d.clone(getattr(C.CloneMethod, method))(x).eval({x: data})
     return res
 
 

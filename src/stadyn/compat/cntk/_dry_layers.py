@@ -5,10 +5,10 @@ x)))`` with ``d = Dense(3)``: the state is ``d``'s output, ``(3,)``).
 CNTK 2.7 leaves the layer's weight of an inferred input axis (``[? x 3]``) until the loop's
 shapes settle; Stadyn's layer makes its parameters at its first application, so the step
 recorded on a state of a guessed shape (the input step's) would give ``d`` a weight of the
-wrong shape.  Inside :func:`dry_layers`, :func:`dry_copy` gives a copy of each layer not
-built yet (one a layer already built applies as it is: its parameters refuse other shapes),
-in a registry of its own, the program's seeds kept, so the real layer is built once, with the
-shapes found.
+wrong shape.  Inside :func:`dry_layers`, :func:`dry_copy` gives a copy of each layer without
+its parameters (one built already too: its copy is built again on each shape tried, as
+CNTK's loop infers the state before it checks the weight), in a registry of its own, the
+program's seeds kept, so the real layer is built once, with the shapes found.
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -25,8 +25,10 @@ import copy
 from typing import Any, Callable
 
 from ...graph import Variable, auto_forward
+from ...layers import Layer
 from ...parametric import ParameterRegistry, parameter_registry
 from ..._random import auto_seeds_kept
+from ._layers_composite import CompositeLayer
 
 __all__ = ["dry_layers", "dry_copy", "in_dry_run", "dry_fixed_point"]
 
@@ -50,14 +52,34 @@ def dry_layers():
 
 def dry_copy(layer: Any) -> Any:
     """The layer to apply in place of ``layer`` (a Stadyn layer): inside a dry run, a copy of it
-    where it has no parameters yet (one copy per run, as the real layer is one), else itself;
-    ``layer`` itself outside one."""
-    if not _DRY:
+    without its parameters (one copy per run, as the real layer is one); a composite itself
+    (a ``Sequential``: its steps, layers, are copied as they are applied); ``layer`` itself
+    outside a dry run."""
+    if not _DRY or isinstance(layer, CompositeLayer):
         return layer
     copies = _DRY[-1]
     if id(layer) not in copies:
-        copies[id(layer)] = (layer, layer if layer.parameters else copy.deepcopy(layer))
+        copies[id(layer)] = (layer, _unbuilt_copy(layer))
     return copies[id(layer)][1]
+
+
+def _unbuilt_copy(layer: Any) -> Any:
+    """A deep copy of ``layer`` (a native layer) and of the layers it holds, their parameters
+    left out (made again when the copy is applied)."""
+    other = copy.deepcopy(layer, {id(p): None for p in layer.parameters})
+    seen: set = set()
+    todo = [other]
+    while todo:
+        obj = todo.pop()
+        if id(obj) in seen:
+            continue
+        seen.add(id(obj))
+        if isinstance(obj, Layer):
+            obj._params = {}
+            todo.extend(vars(obj).values())
+        elif isinstance(obj, (list, tuple)):
+            todo.extend(obj)
+    return other
 
 
 def in_dry_run() -> bool:

@@ -28,7 +28,7 @@ from typing import Any
 from ._function_rebuild import CloneMethod
 from ._variable_text import dims_text
 
-__all__ = ["clone_unapplied"]
+__all__ = ["clone_unapplied", "copied"]
 
 # what the copy of a layer forgets of the one it is made from: its own placeholder and output
 # (made when first asked), its declared parameters (a clone's are new), its applications
@@ -56,7 +56,11 @@ def clone_unapplied(layer_fn: Any, method: Any, substitutions: "dict | None") ->
         if known is not None:       # (the same parameters: CNTK's, shared)
             other.__dict__["_declared"] = known
     else:
-        other.layer = copy.deepcopy(layer_fn.layer)
+        other.layer = _copied_native(layer_fn, {})
+        made = other._known_parameters()
+        for p, q in zip(known or (), made or ()):   # (the values set on the layer's: CNTK's
+            if p.__dict__.get("_set") is not None:  # clone copies its parameters' values)
+                q.value = p._set
     if not substitutions:
         return other
     own = list(layer_fn.arguments)
@@ -68,3 +72,27 @@ def clone_unapplied(layer_fn: Any, method: Any, substitutions: "dict | None") ->
             continue            # (not in the layer's graph: nothing to replace)
         bound[found[0]] = new
     return other if all(b is a for a, b in zip(own, bound)) else other(*bound)
+
+
+
+def copied(layer_fn: Any, memo: dict) -> Any:
+    """A copy of ``layer_fn`` (never applied) over a deep copy of its native layer, new
+    parameters (``memo``: the deep copy's, each original's id to its copy)."""
+    other = clone_unapplied(layer_fn, CloneMethod.share, None)
+    other.layer = _copied_native(layer_fn, memo)
+    other.__dict__.pop("_declared", None)
+    return other
+
+
+def _copied_native(layer_fn: Any, memo: dict) -> Any:
+    """A deep copy of the native layer of ``layer_fn``; a composite's steps that are layers
+    (which refuse a deep copy, as CNTK 2.7's SWIG objects) copied so first (:func:`copied`)."""
+    from ._layers_composite import CompositeLayer
+    native = layer_fn.layer
+    if isinstance(native, CompositeLayer):
+        for step in native.composite.steps:
+            for member in step if isinstance(step, tuple) else (step,):
+                if hasattr(member, "layer") and hasattr(member, "_known_parameters") and \
+                        id(member) not in memo:
+                    memo[id(member)] = copied(member, memo)
+    return copy.deepcopy(native, memo)

@@ -24,7 +24,6 @@ Example:
 
 from __future__ import annotations
 
-import copy
 from typing import Any, Callable
 
 import numpy as np
@@ -43,6 +42,7 @@ def applied_copy_walk(layer_fn: Any, depth: int, search: Callable) -> "list | No
     levels into its blocks, in CNTK 2.7's order, mapped back to the layer's own (see the
     module's text); None where the layer is not walked so.  ``search``: the walk
     (``logging.graph.depth_first_search``)."""
+    from ._layer_clones import copied as copied_layer
     from ._variables import input_variable
     declared = layer_fn._known_parameters()
     if declared is None or len(layer_fn.arguments) != 1:
@@ -52,7 +52,7 @@ def applied_copy_walk(layer_fn: Any, depth: int, search: Callable) -> "list | No
         with auto_seeds_kept(), parameter_registry(ParameterRegistry()):
             memo: dict = {}
             natives = {id(p): p._layer() for p in declared if p._layer is not None}
-            copied = _copied(layer_fn, memo)
+            copied = copied_layer(layer_fn, memo)
             placeholder = layer_fn._own_placeholder()
             dtype = np.float64 if any(np.dtype(p.dtype) == np.float64 for p in declared) \
                 else np.float32
@@ -75,25 +75,6 @@ def applied_copy_walk(layer_fn: Any, depth: int, search: Callable) -> "list | No
         return None
     mapped.update((f.uid, g) for f, g in zip(functions, own))
     return [mapped.get(n.uid, n) for n in walked]
-
-
-def _copied(layer_fn: Any, memo: dict) -> Any:
-    """A copy of ``layer_fn`` (never applied) over a deep copy of its native layer (``memo``:
-    the deep copy's, each original's id to its copy); a composite's steps that are layers
-    (which refuse a deep copy, as CNTK 2.7's SWIG objects) copied so first."""
-    from ._layer_clones import clone_unapplied
-    from ._layers_composite import CompositeLayer
-    native = layer_fn.layer
-    if isinstance(native, CompositeLayer):
-        for step in native.composite.steps:
-            for member in step if isinstance(step, tuple) else (step,):
-                if hasattr(member, "layer") and hasattr(member, "_known_parameters") and \
-                        id(member) not in memo:
-                    memo[id(member)] = _copied(member, memo)
-    other = clone_unapplied(layer_fn, "share", None)
-    other.layer = copy.deepcopy(native, memo)
-    other.__dict__.pop("_declared", None)
-    return other
 
 
 def _uid(v: Any) -> str:
