@@ -2,7 +2,7 @@
 
 NNabla's ``SpectralNorm`` keeps the ``u`` its forward started from (``u_orig_``) and, in its
 backward, runs its forward again from that ``u``, which writes the iteration's result into ``u``
-once more (src/nbla/function/generic/spectral_norm.cpp:296-311) -- only where ``w`` takes a
+once more (src/nbla/function/generic/spectral_norm.cpp:294-311) -- only where ``w`` takes a
 gradient (``propagate_down[0]``), and not for ``test=True``, which writes nothing.  The
 functions' backwards run one by one in NNabla's order (highest rank first,
 src/nbla/computation_graph/variable.cpp:870-930), so where one ``u`` is normalised by several
