@@ -2,7 +2,7 @@
 
 ``SpectralNorm`` keeps the ``u`` its forward started from and its backward runs the forward
 again from it, writing the iteration's result into ``u`` once more
-(src/nbla/function/generic/spectral_norm.cpp:296-311), function by function in the backward's
+(src/nbla/function/generic/spectral_norm.cpp:294-311), function by function in the backward's
 order (src/nbla/computation_graph/variable.cpp:870-930: the last call made runs first).  Where
 one ``u`` is normalised by several calls, ``u`` after the backward is the first call's result,
 not the last one's that the forward left.  Each case records ``u`` after the forward and after
@@ -11,17 +11,15 @@ with ``clear_buffer``, a forward run twice, ``w`` taking no gradient (no rewrite
 dynamic graph (``auto_forward``: NNabla writes ``u`` again there too; Stadyn does not yet).
 """
 
-import numpy as np
-
 from compat_harness import nnabla_case
 
 FN = "nnabla.functions."
 
 _TEST_GRAD = (
     "NNabla 1.39's SpectralNorm keeps the u its forward started from (u_orig_) only when "
-    "test is False (spectral_norm.cpp:255-263; made at setup, line 220); a test=True call's backward recomputes from "
-    "the never-written u_orig_ (spectral_norm.cpp:304-308), here a NaN gradient for w; Stadyn "
-    "differentiates that call at the u it read")
+    "test is False (spectral_norm.cpp:255-263; made at setup, line 220); a test=True "
+    "call's backward recomputes from the never-written u_orig_ (spectral_norm.cpp:304-308), "
+    "here a NaN gradient for w; Stadyn differentiates that call at the u it read")
 
 
 def _graph(nn, F, r, tests, n, deep_first=True):
