@@ -36,11 +36,16 @@ import weakref
 from typing import Sequence
 
 from ...functions import spectral_norm
-from ...graph import FunctionNode, Variable, data_of, get_auto_forward, topological_nodes
+from ...graph import (FunctionNode, Variable, data_of, get_auto_forward, graph_version,
+                      topological_nodes)
 
 __all__ = ["record_starts", "write_after_backward"]
 
 _STARTS: "weakref.WeakKeyDictionary[FunctionNode, object]" = weakref.WeakKeyDictionary()
+# roots' ids -> (their weak references, the graph version, their writing spectral-norm nodes):
+# a graph's walk is paid once, not on every forward (a root's ancestors change only by a
+# rewiring, which moves the graph version on)
+_NODES_OF: dict = {}
 
 
 def _writes_u(node: FunctionNode) -> bool:
@@ -52,7 +57,7 @@ def record_starts(roots: Sequence[Variable]) -> None:
     forward about to run (nothing in a dynamic graph, nor without such a node)."""
     if get_auto_forward():
         return
-    nodes = [n for n in topological_nodes(roots) if _writes_u(n)]
+    nodes = _nodes_of(roots)
     if not nodes:
         return
     current: dict[int, object] = {}
@@ -63,6 +68,21 @@ def record_starts(roots: Sequence[Variable]) -> None:
             start = data_of(u).detach().clone()
         _STARTS[n] = start
         current[id(u)] = _iterated(n, data_of(w), start)
+
+
+def _nodes_of(roots: Sequence[Variable]) -> list[FunctionNode]:
+    """The writing spectral-norm nodes of ``roots``' graph, in forward order (cached)."""
+    key = tuple(id(v) for v in roots)
+    held = _NODES_OF.get(key)
+    if held is not None and held[1] == graph_version() and all(
+            r() is v for r, v in zip(held[0], roots)):
+        return held[2]
+    if len(_NODES_OF) > 256:                      # forget the graphs gone
+        for k in [k for k, h in _NODES_OF.items() if any(r() is None for r in h[0])]:
+            del _NODES_OF[k]
+    nodes = [n for n in topological_nodes(roots) if _writes_u(n)]
+    _NODES_OF[key] = (tuple(weakref.ref(v) for v in roots), graph_version(), nodes)
+    return nodes
 
 
 def _iterated(node: FunctionNode, w, start):
