@@ -47,6 +47,7 @@ from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
 from ._shared_grads import backward_sharing, note_sharing
+from ._spectral_u import record_starts, write_after_backward
 from ._variable_arrays import assign, grad_array, value_array
 from ._variable_operators import _checked_operator
 from ._kept_dtypes import forget
@@ -372,18 +373,22 @@ class Variable(_HeldReading):
                 mark_forwarded(v)
         check_before_forward([self])    # in-place results (F.scatter_nd(out=x)): _overwritable
         cast_counters([self])           # mean_subtraction's int32 counter: _counters
+        record_starts([self])           # spectral norms' u, written again in backward
         super().forward(*args, **kwargs)
         share_after_forward([self])
 
     def backward(self, *args, **kwargs) -> None:
         """Stadyn's ``backward`` (same arguments), reading what was written into an op's
         output since its forward, as NNabla's: ``y.d[i] = v`` after ``y.d = ints`` too
-        (``_written_types.sync_for_backward``, whose example shows it)."""
+        (``_written_types.sync_for_backward``, whose example shows it).  A spectral norm's ``u``
+        is written again from the ``u`` its forward started from, in NNabla's backward order
+        (``_spectral_u``)."""
         _refuse_leaf(self, "backward")
         sync_for_backward()
         # (a leaf sharing an op output's gradient array in the graph: NNabla's order places
         # what it gets, _shared_grads.py)
         backward_sharing(self, lambda: super(Variable, self).backward(*args, **kwargs))
+        write_after_backward(self)      # NNabla's spectral norms write u again: _spectral_u
 
     def apply(self, **kwargs) -> "Variable":
         """Set the named properties and return this Variable (NNabla's helper for chaining:
@@ -568,6 +573,7 @@ def forward_all(variables, *args, **kwargs) -> None:
         mark_forwarded(v)
     check_before_forward(variables)
     cast_counters(variables)
+    record_starts(variables)
     _graph.forward_all(variables, *args, **kwargs)
     share_after_forward(variables)
 
