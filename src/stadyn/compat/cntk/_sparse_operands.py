@@ -163,9 +163,10 @@ def _copies_passing(variable: Variable, operands: list) -> None:
     it on where a copy of one of its ``operands`` is a sparse input (or such data)."""
     _PASSED_ON.add(variable)
     old = _variables(operands)
+    held = _weakly(old)
 
     def decide(new: Variable, copy_of) -> None:
-        copies = [copy_of(v) for v in old]
+        copies = [copy_of(v) for v in _alive(held)]
         if _sparse_inputs(copies):
             _SPARSE_DATA.add(new)
         _copies_passing(new, copies)
@@ -173,12 +174,25 @@ def _copies_passing(variable: Variable, operands: list) -> None:
         refuse_copies_when(variable, decide)
 
 
+def _weakly(operands: list) -> list:
+    """Weak references to ``operands`` (Variables): a decision registered for an op's output
+    (kept while the output lives) must not keep the graph below it alive -- the output's op
+    holds its operands while it is alive, so none is dead when a clone asks."""
+    return [weakref.ref(v) for v in operands]
+
+
+def _alive(held: list) -> list:
+    return [v for v in (r() for r in held) if v is not None]
+
+
 def _copies_refused(name: str, operands: list):
     """What decides whether a clone's copy of an op refusing sparse inputs, made over the
     copies of its ``operands``, is refused (one of them a sparse input), or hands the
     decision on to its own copies."""
+    held = _weakly(operands)
+
     def decide(new: Variable, copy_of) -> None:
-        copies = [copy_of(v) for v in operands]
+        copies = [copy_of(v) for v in _alive(held)]
         sparse = _sparse_inputs(copies)
         if sparse:
             _refuse(name, sparse[0], new)
