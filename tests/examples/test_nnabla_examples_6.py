@@ -62,12 +62,13 @@ def test_train_py_stops_where_nnabla_139_stops(runs):
     """NNabla 1.39 refuses ``RegionLossTargets(...)(bbox_pred, target)`` (the Cython layer
     reports it as ``SystemError: ... returned a result with an exception set`` raised from
     the base class's ``NotImplementedError: Implement `grad_depends_output_data`.``); Stadyn
-    stops at the same call with that ``NotImplementedError``: nothing trained, nothing
-    written (before, Stadyn trained and saved ``000002.h5``)."""
+    stops at the same call with a SystemError naming that ``NotImplementedError``: nothing
+    trained, nothing written (before, Stadyn trained and saved ``000002.h5``)."""
     mine, real = runs
     assert real["yolov2-train"]["error"].startswith("SystemError")
-    assert mine["yolov2-train"]["error"] == (
-        "NotImplementedError: Implement `grad_depends_output_data`.")
+    assert mine["yolov2-train"]["error"].startswith("SystemError: grad_depends_output_data")
+    assert "NotImplementedError: Implement `grad_depends_output_data`." in (
+        mine["yolov2-train"]["error"])
     for result in (mine, real):
         assert result["yolov2-train"]["files"] == []
         assert result["yolov2-train"]["steps"] == []
