@@ -25,7 +25,15 @@ def _cells(C):
                 "parameter of the model, in CNTK 2.7's place and of its initial value "
                 "(0.9953786, log(expm1(4)) / 4), and setting it changes the outputs (Stadyn "
                 "listed an unnamed scalar of value 0 in its place, the stabiliser's scale "
-                "hoisted out of the loop, and setting it changed nothing)")
+                "hoisted out of the loop, and setting it changed nothing)",
+           known={k + " inputs": "CNTK 2.7 shows the cell applied inside the step as one "
+                  "block (an RNNStep of inputs W, H, the stabiliser's 3 constants, alpha, b, then "
+                  "the PastValue and x), so the Function's inputs list the parameters before "
+                  "the initial state and x; Stadyn's view of a Python step shows a "
+                  "self-stabilised cell op by op (_step_views.mark_step_inside leaves it "
+                  "unmarked, no block), whose walk meets x first, so it passes the arguments "
+                  "through a Tuple (_recurrent._FunctionStepView) and lists the initial "
+                  "state and x first" for k in ("rnnstep", "lstm", "gru")})
 def recurrence__stabilized_cell_in_step_function(C, r, np):
     res = {}
     x = C.sequence.input_variable(3)
@@ -36,6 +44,7 @@ def recurrence__stabilized_cell_in_step_function(C, r, np):
             z = z.outputs[0]
             z = C.combine([z])
         res[kind + " parameters"] = [[p.name, list(p.shape)] for p in z.parameters]
+        res[kind + " inputs"] = [[p.name, list(p.shape)] for p in z.inputs]
         res[kind + " scalar values"] = [float(p.value) for p in z.parameters if p.shape == ()]
         res[kind + " set"] = r.set_params(z.parameters)
         for p in z.parameters:
