@@ -274,15 +274,18 @@ class _FunctionStepView:
         sequences = [node.inputs[k] for k in states.sequences]
         arguments = pasts + sequences
         own = list(step.states) + list(step.inputs)
+        # (values hoisted out of the step, a stabiliser's softplus(alpha): the view reads
+        # what the loop is fed for them, as CNTK's step reads the outside graph)
+        fed = list(node.inputs[len(node.inputs) - len(step.captured):]) if step.captured else []
         try:
             with auto_forward(False):       # (nodes to show, never values to compute)
                 if _met_out_of_order(step.outputs, own):
                     arguments = list(G.block_of_outputs(tuple(arguments), "Tuple", "",
                                                         tuple(arguments)))
-                made = rebuild(list(step.outputs), dict(zip(own, arguments)))
+                made = rebuild(list(step.outputs), dict(zip(own + step.captured, arguments + fed)))
         except Exception:       # (a step whose ops take no whole sequence: no view, the
             return None         # recurrence shown as one node, as before)
-        for v in made_between(made, {id(a) for a in pasts + sequences}):
+        for v in made_between(made, {id(a) for a in pasts + sequences + fed}):
             shown_only(v.parent)
             G.mark_view(v)
         for past, output in zip(pasts, made):
