@@ -91,7 +91,8 @@ def clone__after_a_run_free_dimension_and_sequences(C, r, np):
         z = C.sequence.input_variable(3)
         g = C.splice(z, y).clone(C.CloneMethod.share, {z: C.sequence.input_variable(3)})
         a = g.arguments
-        value = g.eval({a[0]: [np.full((2, 3), 2, np.float32)], a[1]: [np.ones((2, 3), np.float32)]})
+        value = g.eval({a[0]: [np.full((2, 3), 2, np.float32)],
+                        a[1]: [np.ones((2, 3), np.float32)]})
         return {"shape": list(g.output.shape), "value": np.asarray(value[0])}
 
     res["free dimension"] = outcome(free, convert=as_returned, raised=as_raised)
