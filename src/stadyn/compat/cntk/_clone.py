@@ -8,8 +8,9 @@ import numpy as np
 
 from ..._errors import ShapeError
 from ...cntk_semantics import reshape_sample
-from ...graph import (Variable, apply, base_axis_kept, format_location, name_scope, new_lengths,
-                      set_sequence_axis, topological_nodes, user_location)
+from ...graph import (Variable, apply, base_axis_kept, format_location, free_batch_input,
+                      free_dimensions, has_free_batch, mark_free_dimensions, name_scope,
+                      new_lengths, set_sequence_axis, topological_nodes, user_location)
 from ...ops import RandomStream
 from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
@@ -98,15 +99,29 @@ def _copy_leaf(v: Variable, method: str) -> Variable:
 
 
 def _copy_input(v: Variable) -> Variable:
-    """A new input (or placeholder) like ``v`` (a sequence input: on a sequence axis too)."""
+    """A new input (or placeholder) like ``v`` (a sequence input: on a sequence axis too),
+    not fed: where ``v``'s batch axis (and free dimensions) are sized by the data fed, the
+    copy's are too, their lengths stand-ins (1) until fed -- not the lengths an earlier run
+    fed ``v`` (CNTK 2.7's inputs hold nothing between runs: ``splice(z, y)`` cloned onto a new
+    ``w`` after ``y`` was fed a batch of 2 is of (1, 6) on one sample each)."""
+    free = free_dimensions(v)
     if v.sequence_lengths is not None and v in INPUTS:
         new = sequence_input_variable(tuple(v.shape[2:]), dtype=v.dtype, need_grad=v.need_grad)
         if v.sequence_lengths in SEQUENCE_AXES:     # (on a named axis: C.Axis('words'))
             SEQUENCE_AXES[new.sequence_lengths] = SEQUENCE_AXES[v.sequence_lengths]
     else:
-        new = Variable(v.shape, need_grad=v.need_grad, dtype=v.dtype)
+        lead = (2 if v.sequence_lengths is not None else 1) if has_free_batch(v) else 0
+        shape = (1,) * lead + tuple(v.shape[lead:])
+        new = Variable(shape, need_grad=v.need_grad, dtype=v.dtype)
+        if lead:
+            free_batch_input(new)
         if v.sequence_lengths is not None:
             set_sequence_axis(new, new_lengths())
+    if free:
+        new.reset_shape(tuple(1 if k in free else d for k, d in enumerate(new.shape)))
+        mark_free_dimensions(new, sorted(free))
+        if has_free_batch(new):     # (its new stand-in buffer is the one not fed yet)
+            free_batch_input(new)
     if v in INPUTS:
         INPUTS[new] = INPUTS[v]
         if v in SPARSE:
