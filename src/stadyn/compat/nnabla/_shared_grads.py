@@ -37,14 +37,14 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import heapq
 import weakref
-from typing import Any, Callable
+from typing import Callable
 
 import torch
 
 from ...graph import Variable as _Core, data_of, grad_of, keep_own_grad, topological_nodes
 from ...graph import drop_own_grad
+from ._backward_order import backward_order
 from ._shared_arrays import members
 
 __all__ = ["note_sharing", "backward_sharing"]
@@ -74,26 +74,6 @@ def _partner(v: _Core, outputs: dict) -> _Core | None:
     if target is not None and id(target) in outputs:
         return target
     return next((m for m in members(v) if m is not v and id(m) in outputs), None)
-
-
-def _order(root: Any, nodes: list) -> dict:
-    """Position of each function of ``nodes`` in NNabla 1.39's backward from ``root``."""
-    rank: dict[int, int] = {}
-    for n in nodes:
-        rank[id(n)] = 1 + max((rank.get(id(u.parent), 0) for u in n.inputs
-                               if u is not None and u.parent is not None), default=0)
-    found, heap, pos = {id(root): 0}, [(-rank[id(root)], 0, root)], {}
-    while heap:
-        _, _, n = heapq.heappop(heap)
-        if id(n) in pos:
-            continue
-        pos[id(n)] = len(pos)
-        for u in n.inputs:
-            if u is None or u.parent is None or not u.need_grad:
-                continue
-            found.setdefault(id(u.parent), len(found))
-            heapq.heappush(heap, (-rank[id(u.parent)], found[id(u.parent)], u.parent))
-    return pos
 
 
 def backward_sharing(root: _Core, run: Callable[[], None]) -> None:
@@ -126,7 +106,7 @@ def backward_sharing(root: _Core, run: Callable[[], None]) -> None:
     if not pairs:
         run()
         return
-    pos = _order(root.parent, nodes)
+    pos = {id(n): i for i, n in enumerate(backward_order(root.parent, nodes))}
     kept = []
     try:
         with contextlib.ExitStack() as undo:

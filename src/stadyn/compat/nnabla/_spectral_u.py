@@ -31,13 +31,13 @@ Example:
 
 from __future__ import annotations
 
-import heapq
 import weakref
 from typing import Sequence
 
 from ...functions import spectral_norm
 from ...graph import (FunctionNode, Variable, data_of, get_auto_forward, graph_version,
                       topological_nodes)
+from ._backward_order import backward_order
 
 __all__ = ["record_starts", "write_after_backward"]
 
@@ -98,26 +98,7 @@ def _backward_order(root: Variable) -> list[FunctionNode]:
     (one more than its inputs' parents' highest), among equal ranks the one found first."""
     if root.parent is None:
         return []
-    nodes = topological_nodes([root])
-    rank: dict[int, int] = {}
-    for n in nodes:
-        rank[id(n)] = 1 + max((rank[id(v.parent)] for v in n.inputs
-                               if v is not None and v.parent is not None), default=0)
-    found = {id(root.parent): 0}
-    heap = [(-rank[id(root.parent)], 0, root.parent)]
-    order, done = [], set()
-    while heap:
-        _, _, n = heapq.heappop(heap)
-        if id(n) in done:
-            continue
-        done.add(id(n))
-        order.append(n)
-        for v in n.inputs:
-            if v is None or v.parent is None or not v.need_grad:
-                continue
-            found.setdefault(id(v.parent), len(found))
-            heapq.heappush(heap, (-rank[id(v.parent)], found[id(v.parent)], v.parent))
-    return order
+    return backward_order(root.parent, topological_nodes([root]))
 
 
 def write_after_backward(root: Variable) -> None:
