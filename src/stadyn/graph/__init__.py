@@ -89,6 +89,7 @@ from ._shared_values import (hand_out, handed_out, on_renew, read_value_of, rene
                              value_holder)
 from ._tensors import data_of, grad_of
 from ._variable_arrays import drop_own_grad, keep_own_grad
+from ._reader_order import backward_order
 
 __all__ = [
     # the IR
@@ -97,7 +98,7 @@ __all__ = [
     "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with", "keep_as", "shown_only",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "handed_out", "set_output", "read_value_of", "value_holder", "renew_value",
-    "on_renew", "keep_own_grad", "drop_own_grad",
+    "on_renew", "keep_own_grad", "drop_own_grad", "backward_order",
     "numpy_reader", "viewed",
     # modes, phase, contexts, scopes
     "raised_by_user_code",

@@ -63,7 +63,7 @@ then sees that part in ``x``'s gradient (``accum`` True), as NNabla's ``PythonFu
     ...     a = apply(total, (apply(triple, (x,), {}),), {})
     ...     b = apply(total, (apply(square, (x,), {"function": Keeps()}),), {})
     ...     y = apply(add, (a, b), {})
-    >>> order = backward_order(y.parent, topological_nodes([y]), lambda v: v._data)
+    >>> order = backward_order(y.parent, topological_nodes([y]), lambda v: v.need_grad)
     >>> [n.spec.name for n in order]
     ['add_two', 'total', 'total', 'triple', 'square_kept']
     >>> y.backward()
@@ -76,7 +76,7 @@ from __future__ import annotations
 
 import heapq
 from contextlib import contextmanager
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 import torch
@@ -89,11 +89,12 @@ from ._variable import FunctionNode, Variable
 __all__ = ["backward_order", "readers_before"]
 
 
-def backward_order(root: FunctionNode, nodes: Sequence[FunctionNode], tensor_of: TensorOf
-                   ) -> list[FunctionNode]:
+def backward_order(root: FunctionNode, nodes: Sequence[FunctionNode],
+                   follows: Callable[[Variable], bool]) -> list[FunctionNode]:
     """The functions of ``nodes`` (in topological order) a backward from ``root`` runs, in
-    NNabla 1.39's order (see the module docstring); an input whose value (``tensor_of``) needs
-    no gradient is not followed."""
+    NNabla 1.39's order (see the module docstring): highest rank first, among equal ranks the
+    one found first; the walk goes down only through an op output ``u`` with ``follows(u)``
+    (its tensor requiring a gradient here; ``need_grad`` for compat.nnabla's walks)."""
     rank: dict[int, int] = {}
     for n in nodes:
         rank[id(n)] = 1 + max((rank.get(id(u.parent), 0) for u in n.inputs
@@ -108,14 +109,19 @@ def backward_order(root: FunctionNode, nodes: Sequence[FunctionNode], tensor_of:
         done.add(id(n))
         order.append(n)
         for u in n.inputs:
-            t = tensor_of(u) if u is not None and u.parent is not None else None
-            if t is None or not t.requires_grad:
+            if u is None or u.parent is None or not follows(u):
                 continue
             p = u.parent
-            if id(p) not in found:
-                found[id(p)] = len(found)
+            found.setdefault(id(p), len(found))
             heapq.heappush(heap, (-rank.get(id(p), 1), found[id(p)], p))
     return order
+
+
+def _requiring_grad(tensor_of: TensorOf) -> Callable[[Variable], bool]:
+    def follows(u: Variable) -> bool:
+        t = tensor_of(u)
+        return t is not None and t.requires_grad
+    return follows
 
 
 @contextmanager
@@ -128,7 +134,7 @@ def readers_before(root: FunctionNode | None, nodes: Sequence[FunctionNode],
     if root is None or not waiting:
         yield
         return
-    order = backward_order(root, nodes, tensor_of)
+    order = backward_order(root, nodes, _requiring_grad(tensor_of))
     at = {id(n): k for k, n in enumerate(order)}
     groups: dict[tuple, list] = {}          # per input (its autograd edge): the ops reading it
     leaf_ops = []                           # the ops whose inputs needing a gradient are leaves

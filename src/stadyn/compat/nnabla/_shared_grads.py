@@ -43,8 +43,7 @@ from typing import Callable
 import torch
 
 from ...graph import Variable as _Core, data_of, grad_of, keep_own_grad, topological_nodes
-from ...graph import drop_own_grad
-from ._backward_order import backward_order
+from ...graph import backward_order, drop_own_grad
 from ._shared_arrays import members
 
 __all__ = ["note_sharing", "backward_sharing"]
@@ -106,7 +105,8 @@ def backward_sharing(root: _Core, run: Callable[[], None]) -> None:
     if not pairs:
         run()
         return
-    pos = {id(n): i for i, n in enumerate(backward_order(root.parent, nodes))}
+    pos = {id(n): i for i, n in enumerate(backward_order(root.parent, nodes,
+                                                                   lambda u: u.need_grad))}
     kept = []
     try:
         with contextlib.ExitStack() as undo:

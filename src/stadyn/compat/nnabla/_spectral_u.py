@@ -35,9 +35,8 @@ import weakref
 from typing import Sequence
 
 from ...functions import spectral_norm
-from ...graph import (FunctionNode, Variable, data_of, get_auto_forward, graph_version,
-                      topological_nodes)
-from ._backward_order import backward_order
+from ...graph import (FunctionNode, Variable, backward_order, data_of, get_auto_forward,
+                      graph_version, topological_nodes)
 
 __all__ = ["record_starts", "write_after_backward"]
 
@@ -98,7 +97,8 @@ def _backward_order(root: Variable) -> list[FunctionNode]:
     (one more than its inputs' parents' highest), among equal ranks the one found first."""
     if root.parent is None:
         return []
-    return backward_order(root.parent, topological_nodes([root]))
+    return backward_order(root.parent, topological_nodes([root]),
+                          lambda v: v.need_grad)
 
 
 def write_after_backward(root: Variable) -> None:
