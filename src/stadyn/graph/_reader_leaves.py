@@ -28,7 +28,8 @@ import torch
 from ._variable import FunctionNode, Variable
 
 __all__ = ["TensorOf", "arrange_leaves", "arrange_mixed", "entry_edges", "leaf_inputs",
-           "mixed_groups", "mixed_inputs", "numpy_dtype", "output_grad_fns", "read_by_others"]
+           "mixed_groups", "mixed_inputs", "numpy_dtype", "output_grad_fns", "part_catcher",
+           "read_by_others"]
 
 TensorOf = Callable[[Variable], "torch.Tensor | None"]
 
@@ -61,20 +62,49 @@ def entry_edges(reader: FunctionNode, target: tuple, tensor_of: TensorOf) -> lis
 
 
 
+def part_catcher(parts: dict) -> Callable[[Any, int], Callable]:
+    """``catch(key, j)``: a post-hook for an autograd node that adds the gradient it sends
+    along its edge ``j`` (a reader's part of an input's gradient) to ``parts[key]``."""
+    def catch(key: Any, j: int) -> Callable:
+        def hook(grad_inputs, grad_outputs):
+            if grad_inputs[j] is not None:
+                parts.setdefault(key, []).append(grad_inputs[j].detach())
+        return hook
+    return catch
+
+
+def _kept_edges(node: FunctionNode, at: dict, tensor_of: TensorOf) -> tuple | None:
+    """``node``'s function and its autograd edges, one per input (those of its first output's
+    node); None where the backward does not reach ``node``, its function cannot run a kept
+    backward given the inputs' gradients (``run_leaves``) or the edges do not match them."""
+    function = node.kwargs["function"]
+    if id(node) not in at or not hasattr(function, "run_leaves"):
+        return None
+    outs = output_grad_fns(node, tensor_of)
+    if not outs or len(outs[0].next_functions) != len(node.inputs):
+        return None
+    return function, outs[0].next_functions
+
+
+def _add_to_grad(t: torch.Tensor, change: np.ndarray) -> None:
+    """Add ``change`` to the autograd leaf ``t``'s gradient (made where it has none)."""
+    change = torch.as_tensor(change)
+    if t.grad is None:
+        t.grad = change.to(t.device, t.dtype).reshape(t.shape)
+    else:
+        with torch.no_grad():
+            t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+
+
 def leaf_inputs(node: FunctionNode, at: dict, tensor_of: TensorOf) -> list | None:
     """``node``'s inputs needing a gradient where all are leaves (a Variable of no parent whose
     value is an autograd leaf, its gradient held by NNabla's rules: ``held_gradient``):
     (position, Variable, autograd edge) each; None where the backward does not reach ``node``
     or one is not such a leaf."""
-    function = node.kwargs["function"]
-    if id(node) not in at or not hasattr(function, "run_leaves"):
+    kept = _kept_edges(node, at, tensor_of)
+    if kept is None:
         return None
-    outs = output_grad_fns(node, tensor_of)
-    if not outs:
-        return None
-    edges = outs[0].next_functions
-    if len(edges) != len(node.inputs):
-        return None
+    function, edges = kept
     found = []
     for k, u in enumerate(node.inputs):
         t = tensor_of(u) if isinstance(u, Variable) else None
@@ -124,13 +154,7 @@ def arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
         function.defer_input(-1)
         deferred.append(function)
     parts: dict[tuple, list] = {}           # (id(reader), key(leaf)) -> the parts caught
-
-    def catch(key: tuple, j: int):
-        def hook(grad_inputs, grad_outputs):
-            if grad_inputs[j] is not None:
-                parts.setdefault(key, []).append(grad_inputs[j].detach())
-        return hook
-
+    catch = part_catcher(parts)
     for r in order:
         if id(r) in mine:
             continue
@@ -163,12 +187,7 @@ def arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
                 added[lid] += part
         for lid, (t, _, start, _) in leaves.items():
             # torch added the parts caught (the kept backwards gave zeros) to the gradient
-            change = torch.as_tensor(value[lid] - start - added[lid])
-            if t.grad is None:
-                t.grad = change.to(t.device, t.dtype).reshape(t.shape)
-            else:
-                with torch.no_grad():
-                    t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+            _add_to_grad(t, value[lid] - start - added[lid])
 
     return finish
 
@@ -179,13 +198,10 @@ def mixed_inputs(node: FunctionNode, at: dict, tensor_of: TensorOf) -> list | No
     is a leaf) each; None where the backward does not reach ``node``, they are one Variable or
     leaves alone (the other arrangements), or one is neither an inner Variable nor a leaf
     whose gradient NNabla's rules hold (``held_gradient``)."""
-    function = node.kwargs["function"]
-    if id(node) not in at or not hasattr(function, "run_leaves"):
+    kept = _kept_edges(node, at, tensor_of)
+    if kept is None:
         return None
-    outs = output_grad_fns(node, tensor_of)
-    if not outs or len(outs[0].next_functions) != len(node.inputs):
-        return None
-    edges = outs[0].next_functions
+    function, edges = kept
     found = []
     for k, u in enumerate(node.inputs):
         t = tensor_of(u) if isinstance(u, Variable) else None
@@ -272,13 +288,7 @@ def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
         function.defer_input(-1)
         deferred.append(function)
     parts: dict[tuple, list] = {}           # (id(reader), key) -> the parts caught
-
-    def catch(part_key: tuple, j: int):
-        def hook(grad_inputs, grad_outputs):
-            if grad_inputs[j] is not None:
-                parts.setdefault(part_key, []).append(grad_inputs[j].detach())
-        return hook
-
+    catch = part_catcher(parts)
     for key, info in inputs.items():
         for r in info["readers"]:
             if id(r) not in mine:
@@ -364,12 +374,7 @@ def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
             t, start = info["value"], info["start"]
             value, added = replayed(key, start.copy())
             # torch added the parts caught (the kept backwards gave zeros) to the gradient
-            change = torch.as_tensor(value - start - added)
-            if t.grad is None:
-                t.grad = change.to(t.device, t.dtype).reshape(t.shape)
-            else:
-                with torch.no_grad():
-                    t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+            _add_to_grad(t, value - start - added)
 
     return finish
 

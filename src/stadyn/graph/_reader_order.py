@@ -85,7 +85,7 @@ import torch
 
 from ._reader_leaves import (TensorOf, arrange_leaves, arrange_mixed, entry_edges,
                              leaf_inputs, mixed_groups, mixed_inputs, numpy_dtype,
-                             output_grad_fns, read_by_others)
+                             output_grad_fns, part_catcher, read_by_others)
 from ._variable import FunctionNode, Variable
 
 __all__ = ["backward_order", "readers_before"]
@@ -203,13 +203,7 @@ def _arrange(group: list, order: list, tensor_of: TensorOf, handles: list,
     if len(group) == 1 and readers[0] is first:
         return                  # it runs first: it sees what it sees without waiting
     parts: dict[int, list] = {}
-
-    def catch(key: int, j: int):
-        def hook(grad_inputs, grad_outputs):
-            if grad_inputs[j] is not None:
-                parts.setdefault(key, []).append(grad_inputs[j].detach())
-        return hook
-
+    catch = part_catcher(parts)
     for r in readers:
         if id(r) not in mine:
             for n, j in entry_edges(r, target, tensor_of):
