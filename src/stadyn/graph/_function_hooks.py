@@ -39,6 +39,7 @@ from ._context import get_current_context
 from ._grad_buffers import accumulate_grads
 from ._intermediate_grads import intermediates_of
 from ._interpret import _node_arguments, _node_error
+from ._reader_order import backward_order
 from ._shared_values import set_output
 from ._subgraph import Subgraph, leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
@@ -205,27 +206,11 @@ def _cut(value):
 def _backward_order(root: Variable, nodes: Sequence[FunctionNode], records: dict
                     ) -> list[FunctionNode]:
     """The functions of ``nodes`` (in forward order) that ``root`` depends on, in the order
-    NNabla 1.39's backward runs them: the deepest first, of equal depth the one reached first
-    going from ``root`` through each function's inputs in order (checked against NNabla on
-    graphs with branches of several depths)."""
-    depth: dict = {}
-    for node in nodes:
-        depth[id(node)] = 1 + max((depth.get(id(a.parent), 0) for a in node.inputs
-                                   if a.parent is not None), default=0)
-    order, seen, pending = [], set(), []
-    if root.parent is not None and id(root.parent) in records:
-        pending.append((root.parent, 0))
-        seen.add(id(root.parent))
-    reached = 1
-    while pending:
-        k = max(range(len(pending)),
-                key=lambda i: (depth.get(id(pending[i][0]), 0), -pending[i][1]))
-        node, _ = pending.pop(k)
-        order.append(node)
-        for v, _ in records[id(node)][0]:
-            parent = v.parent
-            if parent is not None and id(parent) not in seen and id(parent) in records:
-                seen.add(id(parent))
-                pending.append((parent, reached))
-                reached += 1
-    return order
+    NNabla 1.39's backward runs them (:func:`~stadyn.graph.backward_order`: the deepest first,
+    of equal depth the one reached first going from ``root`` through each function's inputs in
+    order), going down only through the inputs recorded as needing a gradient."""
+    if root.parent is None or id(root.parent) not in records:
+        return []
+    needing = {id(v) for inputs, _ in records.values() for v, _ in inputs}
+    return backward_order(root.parent, nodes,
+                          lambda u: id(u) in needing and id(u.parent) in records)

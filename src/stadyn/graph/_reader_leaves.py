@@ -28,7 +28,8 @@ import torch
 from ._variable import FunctionNode, Variable
 
 __all__ = ["TensorOf", "arrange_leaves", "arrange_mixed", "entry_edges", "leaf_inputs",
-           "mixed_inputs", "numpy_dtype", "output_grad_fns", "read_by_others"]
+           "mixed_groups", "mixed_inputs", "numpy_dtype", "output_grad_fns", "part_catcher",
+           "read_by_others"]
 
 TensorOf = Callable[[Variable], "torch.Tensor | None"]
 
@@ -61,20 +62,49 @@ def entry_edges(reader: FunctionNode, target: tuple, tensor_of: TensorOf) -> lis
 
 
 
+def part_catcher(parts: dict) -> Callable[[Any, int], Callable]:
+    """``catch(key, j)``: a post-hook for an autograd node that adds the gradient it sends
+    along its edge ``j`` (a reader's part of an input's gradient) to ``parts[key]``."""
+    def catch(key: Any, j: int) -> Callable:
+        def hook(grad_inputs, grad_outputs):
+            if grad_inputs[j] is not None:
+                parts.setdefault(key, []).append(grad_inputs[j].detach())
+        return hook
+    return catch
+
+
+def _kept_edges(node: FunctionNode, at: dict, tensor_of: TensorOf) -> tuple | None:
+    """``node``'s function and its autograd edges, one per input (those of its first output's
+    node); None where the backward does not reach ``node``, its function cannot run a kept
+    backward given the inputs' gradients (``run_leaves``) or the edges do not match them."""
+    function = node.kwargs["function"]
+    if id(node) not in at or not hasattr(function, "run_leaves"):
+        return None
+    outs = output_grad_fns(node, tensor_of)
+    if not outs or len(outs[0].next_functions) != len(node.inputs):
+        return None
+    return function, outs[0].next_functions
+
+
+def _add_to_grad(t: torch.Tensor, change: np.ndarray) -> None:
+    """Add ``change`` to the autograd leaf ``t``'s gradient (made where it has none)."""
+    change = torch.as_tensor(change)
+    if t.grad is None:
+        t.grad = change.to(t.device, t.dtype).reshape(t.shape)
+    else:
+        with torch.no_grad():
+            t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+
+
 def leaf_inputs(node: FunctionNode, at: dict, tensor_of: TensorOf) -> list | None:
     """``node``'s inputs needing a gradient where all are leaves (a Variable of no parent whose
     value is an autograd leaf, its gradient held by NNabla's rules: ``held_gradient``):
     (position, Variable, autograd edge) each; None where the backward does not reach ``node``
     or one is not such a leaf."""
-    function = node.kwargs["function"]
-    if id(node) not in at or not hasattr(function, "run_leaves"):
+    kept = _kept_edges(node, at, tensor_of)
+    if kept is None:
         return None
-    outs = output_grad_fns(node, tensor_of)
-    if not outs:
-        return None
-    edges = outs[0].next_functions
-    if len(edges) != len(node.inputs):
-        return None
+    function, edges = kept
     found = []
     for k, u in enumerate(node.inputs):
         t = tensor_of(u) if isinstance(u, Variable) else None
@@ -124,13 +154,7 @@ def arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
         function.defer_input(-1)
         deferred.append(function)
     parts: dict[tuple, list] = {}           # (id(reader), key(leaf)) -> the parts caught
-
-    def catch(key: tuple, j: int):
-        def hook(grad_inputs, grad_outputs):
-            if grad_inputs[j] is not None:
-                parts.setdefault(key, []).append(grad_inputs[j].detach())
-        return hook
-
+    catch = part_catcher(parts)
     for r in order:
         if id(r) in mine:
             continue
@@ -163,12 +187,7 @@ def arrange_leaves(ops: list, order: list, tensor_of: TensorOf, handles: list,
                 added[lid] += part
         for lid, (t, _, start, _) in leaves.items():
             # torch added the parts caught (the kept backwards gave zeros) to the gradient
-            change = torch.as_tensor(value[lid] - start - added[lid])
-            if t.grad is None:
-                t.grad = change.to(t.device, t.dtype).reshape(t.shape)
-            else:
-                with torch.no_grad():
-                    t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+            _add_to_grad(t, value[lid] - start - added[lid])
 
     return finish
 
@@ -179,13 +198,10 @@ def mixed_inputs(node: FunctionNode, at: dict, tensor_of: TensorOf) -> list | No
     is a leaf) each; None where the backward does not reach ``node``, they are one Variable or
     leaves alone (the other arrangements), or one is neither an inner Variable nor a leaf
     whose gradient NNabla's rules hold (``held_gradient``)."""
-    function = node.kwargs["function"]
-    if id(node) not in at or not hasattr(function, "run_leaves"):
+    kept = _kept_edges(node, at, tensor_of)
+    if kept is None:
         return None
-    outs = output_grad_fns(node, tensor_of)
-    if not outs or len(outs[0].next_functions) != len(node.inputs):
-        return None
-    edges = outs[0].next_functions
+    function, edges = kept
     found = []
     for k, u in enumerate(node.inputs):
         t = tensor_of(u) if isinstance(u, Variable) else None
@@ -214,94 +230,116 @@ def _reads(r: FunctionNode, key: int, leaf: bool, tensor_of: TensorOf) -> bool:
                for v in r.inputs)
 
 
-def read_by_others(node: FunctionNode, found: list, order: list, waiting: set,
-                    tensor_of: TensorOf) -> bool:
-    """Whether another op keeping its backward reads one of ``node``'s inputs (the mixed
-    arrangement then leaves ``node`` to run as torch reaches it)."""
-    return any(id(r) in waiting and r is not node and _reads(r, _input_key(u, leaf, tensor_of),
-                                                           leaf, tensor_of)
-               for _, u, _, leaf in found for r in order)
+def mixed_groups(mixed: list, tensor_of: TensorOf) -> list[list]:
+    """The ops of ``mixed`` ((node, its inputs by :func:`mixed_inputs`) each) in groups, two
+    ops reading one input in one group (NNabla runs such ops' backwards one after the other
+    into the shared gradient arrays: :func:`arrange_mixed` runs a group's together)."""
+    groups: list[tuple[set, list]] = []
+    for entry in mixed:
+        keys = {_input_key(u, leaf, tensor_of) for _, u, _, leaf in entry[1]}
+        joined = [g for g in groups if g[0] & keys]
+        for g in joined:
+            groups.remove(g)
+            keys |= g[0]
+        groups.append((keys, [e for g in joined for e in g[1]] + [entry]))
+    return [members for _, members in groups]
 
 
-def arrange_mixed(node: FunctionNode, found: list, order: list, tensor_of: TensorOf,
-                   handles: list, deferred: list) -> Callable[[], None]:
-    """For ``node`` (an op whose inputs needing a gradient are an inner Variable and others,
-    ``found`` by :func:`mixed_inputs`): keep its backward (``defer_input(-1)``), catch the
-    parts the other readers of its inputs send them, and run it once, in NNabla's order, when
-    the first of its inner inputs' gradients is complete (every reader of it has run), each
-    input's ``grad`` holding what the functions NNabla runs before it left there (a leaf's as
-    it held it plus theirs; an inner Variable's theirs alone, ``accum`` True where one wrote).
-    Each inner input's gradient is then what NNabla leaves in it (the readers' parts and what
-    the backward left, in NNabla's order); the leaves' are set so after the backward (the
-    returned function), as :func:`arrange_leaves` sets them.  A reader NNabla runs before
-    ``node`` that torch reaches only after its inner input's gradient is complete (a reader
-    of a leaf input) is added after it instead."""
-    function = node.kwargs["function"]
+def read_by_others(group: list, order: list, waiting: set, tensor_of: TensorOf) -> bool:
+    """Whether an op keeping its backward other than the ops of ``group`` ((node, its inputs)
+    each) reads one of their inputs (the mixed arrangement then leaves them to run as torch
+    reaches them)."""
+    ours = {id(node) for node, _ in group}
+    return any(id(r) in waiting and id(r) not in ours
+               and _reads(r, _input_key(u, leaf, tensor_of), leaf, tensor_of)
+               for _, found in group for _, u, _, leaf in found for r in order)
+
+
+def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
+                  deferred: list) -> Callable[[], None]:
+    """For the ops of ``group`` ((node, its inputs found by :func:`mixed_inputs`) each: ops
+    whose inputs needing a gradient are an inner Variable and others, reading shared inputs,
+    ``Mul2(h, z)`` twice): keep their backwards (``defer_input(-1)``), catch the parts the
+    other readers of their inputs send them, and run them all once, in NNabla's order, when
+    the first of their inner inputs' gradients is complete (every reader of it has run), each
+    input's ``grad`` holding what the functions NNabla runs before that op left there (a
+    leaf's as it held it plus theirs; an inner Variable's theirs alone, ``accum`` True where
+    one wrote; an op of the group run before wrote what its backward left).  Each inner
+    input's gradient is then what NNabla leaves in it (the readers' parts and what the
+    backwards left, in NNabla's order); the leaves' are set so after the backward (the
+    returned function), as :func:`arrange_leaves` sets them.  A reader NNabla runs before an
+    op of the group that torch reaches only after the first inner input's gradient is
+    complete (a reader of a leaf input) is added after it instead."""
     at = {id(r): j for j, r in enumerate(order)}
-    inputs: dict[int, dict] = {}            # key -> the input's positions, edge, start, ...
-    for k, u, edge, leaf in found:
-        key = _input_key(u, leaf, tensor_of)
-        if key in inputs:
-            inputs[key]["positions"].append(k)
-            continue
-        t = tensor_of(u)
-        start, accum = function.held_gradient(k) if leaf else (None, False)
-        inputs[key] = {"positions": [k], "edge": edge, "leaf": leaf, "value": t,
-                       "start": start, "accum": accum,
-                       "readers": [r for r in order if _reads(r, key, leaf, tensor_of)]}
+    mine: dict[int, tuple] = {}             # id(node) -> (function, {key: its positions})
+    inputs: dict[int, dict] = {}            # key -> the input's edge, start, readers, ...
+    for node, found in group:
+        function = node.kwargs["function"]
+        positions: dict[int, list] = {}
+        for k, u, edge, leaf in found:
+            key = _input_key(u, leaf, tensor_of)
+            positions.setdefault(key, []).append(k)
+            if key not in inputs:
+                start, accum = function.held_gradient(k) if leaf else (None, False)
+                inputs[key] = {"edge": edge, "leaf": leaf, "value": tensor_of(u),
+                               "start": start, "accum": accum,
+                               "readers": [r for r in order if _reads(r, key, leaf, tensor_of)]}
+        mine[id(node)] = (function, positions)
+        function.defer_input(-1)
+        deferred.append(function)
     parts: dict[tuple, list] = {}           # (id(reader), key) -> the parts caught
-
-    def catch(part_key: tuple, j: int):
-        def hook(grad_inputs, grad_outputs):
-            if grad_inputs[j] is not None:
-                parts.setdefault(part_key, []).append(grad_inputs[j].detach())
-        return hook
-
+    catch = part_catcher(parts)
     for key, info in inputs.items():
         for r in info["readers"]:
-            if r is not node:
+            if id(r) not in mine:
                 for n, j in entry_edges(r, info["edge"], tensor_of):
                     handles.append(n.register_hook(catch((id(r), key), j)))
-    function.defer_input(-1)
-    deferred.append(function)
-    ran: dict[str, Any] = {}
+    ran: dict[int, dict | None] = {}        # id(node) -> what its kept backward left
 
     def caught(r: FunctionNode, key: int) -> np.ndarray | None:
         got = parts.get((id(r), key))
         return None if not got else sum(g.cpu().numpy() for g in got[1:]) \
             + got[0].cpu().numpy()
 
-    def run() -> dict | None:
-        """The kept backward's result (run once, at the first call)."""
-        if "done" not in ran:
-            partial, accum = {}, {}
-            for key, info in inputs.items():
-                value, written = info["start"], info["accum"]
-                for r in info["readers"]:
-                    if at[id(r)] >= at[id(node)]:
-                        break
-                    part = caught(r, key)
-                    if part is not None:
-                        value = part if value is None else value + part
-                        written = True
-                if value is None:
-                    value = np.zeros(tuple(info["value"].shape),
-                                     numpy_dtype(info["value"].dtype))
-                for n, k in enumerate(info["positions"]):
-                    partial[k], accum[k] = value, written or n > 0
-            ran["done"] = function.run_leaves(partial, accum)
-        return ran["done"]
+    def run() -> dict:
+        """The kept backwards' results, by node (run once, at the first call, in NNabla's
+        order, each seeing what the readers and the ops of the group before it left)."""
+        if ran or not mine:
+            return ran
+        value, written = {}, {}
+        for key, info in inputs.items():
+            like = info["value"]
+            value[key] = info["start"] if info["start"] is not None else np.zeros(
+                tuple(like.shape), numpy_dtype(like.dtype))
+            written[key] = info["accum"]
+        last = max(at[n] for n in mine)
+        for r in order[:last + 1]:
+            if id(r) in mine:
+                function, positions = mine[id(r)]
+                partial, accum = {}, {}
+                for key, ks in positions.items():
+                    for n, k in enumerate(ks):
+                        partial[k], accum[k] = value[key], written[key] or n > 0
+                done = ran[id(r)] = function.run_leaves(partial, accum)
+                for key, ks in positions.items() if done is not None else ():
+                    value[key] = done[ks[0]].astype(value[key].dtype)
+                    written[key] = True
+                continue
+            for key in inputs:
+                part = caught(r, key)
+                if part is not None:
+                    value[key], written[key] = value[key] + part, True
+        return ran
 
     def replayed(key: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """What NNabla leaves in the input ``key`` (from ``start``), and the parts of it
         torch added itself (the readers' caught)."""
-        info = inputs[key]
         value, added = start, np.zeros_like(start)
-        for r in info["readers"]:
-            if r is node:
-                done = run()
+        for r in inputs[key]["readers"]:
+            if id(r) in mine:
+                done = run().get(id(r))
                 if done is not None:
-                    value = done[info["positions"][0]].astype(start.dtype)
+                    value = done[mine[id(r)][1][key][0]].astype(start.dtype)
                 continue
             part = caught(r, key)
             if part is not None:
@@ -335,13 +373,8 @@ def arrange_mixed(node: FunctionNode, found: list, order: list, tensor_of: Tenso
                 continue
             t, start = info["value"], info["start"]
             value, added = replayed(key, start.copy())
-            # torch added the parts caught (the kept backward gave zeros) to the gradient
-            change = torch.as_tensor(value - start - added)
-            if t.grad is None:
-                t.grad = change.to(t.device, t.dtype).reshape(t.shape)
-            else:
-                with torch.no_grad():
-                    t.grad.add_(change.to(t.grad.device, t.grad.dtype).reshape(t.grad.shape))
+            # torch added the parts caught (the kept backwards gave zeros) to the gradient
+            _add_to_grad(t, value - start - added)
 
     return finish
 

@@ -25,7 +25,9 @@ inputs needing a gradient are an intermediate and other Variables (``Mul2(h, z)`
 backward until the first of its intermediates' gradients is complete and runs it then, each
 input's gradient holding the parts of the readers NNabla runs before it caught so far (the
 intermediate's are all there); the other intermediates' gradients and, after the backward, the
-leaves' are then what NNabla leaves in them (``arrange_mixed``).  A reader of another input
+leaves' are then what NNabla leaves in them (``arrange_mixed``); several such ops reading
+one input (two ``Mul2(h, z)``) run together then, one after the other in NNabla's order, each
+seeing what those before it left.  A reader of another input
 that NNabla runs before the op but torch only after that moment is missing from what the op
 sees (a static plan of ``Mul2(h, g)``, ``g = 3z`` made after ``h * 3``).
 These two arrangements, where leaves are among the inputs, are in ``_reader_leaves.py``.
@@ -82,8 +84,8 @@ import numpy as np
 import torch
 
 from ._reader_leaves import (TensorOf, arrange_leaves, arrange_mixed, entry_edges,
-                             leaf_inputs, mixed_inputs, numpy_dtype, output_grad_fns,
-                             read_by_others)
+                             leaf_inputs, mixed_groups, mixed_inputs, numpy_dtype,
+                             output_grad_fns, part_catcher, read_by_others)
 from ._variable import FunctionNode, Variable
 
 __all__ = ["backward_order", "readers_before"]
@@ -158,9 +160,9 @@ def readers_before(root: FunctionNode | None, nodes: Sequence[FunctionNode],
             _arrange(group, order, tensor_of, handles, deferred)
         finish = arrange_leaves(leaf_ops, order, tensor_of, handles, deferred)
         waiting_ids = {id(n) for n in waiting}
-        finishes = [arrange_mixed(node, found, order, tensor_of, handles, deferred)
-                    for node, found in mixed_ops
-                    if not read_by_others(node, found, order, waiting_ids, tensor_of)]
+        finishes = [arrange_mixed(group, order, tensor_of, handles, deferred)
+                    for group in mixed_groups(mixed_ops, tensor_of)
+                    if not read_by_others(group, order, waiting_ids, tensor_of)]
         yield
         finish()                # (only after a backward that ran through)
         for done in finishes:
@@ -201,13 +203,7 @@ def _arrange(group: list, order: list, tensor_of: TensorOf, handles: list,
     if len(group) == 1 and readers[0] is first:
         return                  # it runs first: it sees what it sees without waiting
     parts: dict[int, list] = {}
-
-    def catch(key: int, j: int):
-        def hook(grad_inputs, grad_outputs):
-            if grad_inputs[j] is not None:
-                parts.setdefault(key, []).append(grad_inputs[j].detach())
-        return hook
-
+    catch = part_catcher(parts)
     for r in readers:
         if id(r) not in mine:
             for n, j in entry_edges(r, target, tensor_of):

@@ -106,18 +106,6 @@ _TWO_INNER = (
 _TWO_INNER_KEYS = ["assigning Mul2(h, g) after h * 3, h = 2x, g = 3z: %s: %s" % (m, k)
                    for m in _MODES if m != "dynamic"
                    for k in ("backward_impl 0", "backward_impl 0 inputs[0].g")]
-_TWO_MIXED = (
-    "graph/_reader_leaves.py keeps the backward of one PythonFunction over an intermediate and "
-    "other inputs (arrange_mixed) only where no other kept op reads those inputs "
-    "(read_by_others): two Mul2(h, z) run as torch reaches them, the second with h.g at 0, "
-    "accum False and z.g as the user left it, NNabla's h * 3's and the first's parts with "
-    "accum True; x.g [19, 23, -1], z.g [-8, -14, -2], NNabla [7, 9, -3], [1, -2, 4]")
-_TWO_MIXED_KEYS = ["two assigning Mul2(h, z) after h * 3, h = 2x: %s: %s" % (m, k)
-                   for m in _MODES
-                   for k in ("x.g", "z.g", "backward_impl 1", "backward_impl 1 inputs[0].g",
-                             "backward_impl 1 inputs[1].g")]
-
-
 @nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
              note="x = [0.5, -1, 2] (x.g = 1), z = [3, 4, -2] (z.g = 10), or both zeroed; "
                   "Mul2 (a PythonFunction of two inputs, adding where accum or always "
@@ -126,8 +114,7 @@ _TWO_MIXED_KEYS = ["two assigning Mul2(h, z) after h * 3, h = 2x: %s: %s" % (m, 
                   "reading x too: the propagate_down, accum, inputs[0].g and inputs[1].g each "
                   "backward_impl sees, x.g and z.g; static and dynamic, static with "
                   "backward(clear_buffer)",
-             known=dict([(k, _TWO_INNER) for k in _TWO_INNER_KEYS]
-                        + [(k, _TWO_MIXED) for k in _TWO_MIXED_KEYS]))
+             known=dict((k, _TWO_INNER) for k in _TWO_INNER_KEYS))
 def python_function__several_inputs_needing_a_gradient(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")

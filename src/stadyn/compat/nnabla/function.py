@@ -16,7 +16,9 @@ it runs eagerly and cannot be saved to a model file.  Its node is NNabla's: ``f.
 Variables, as in NNabla); those ``backward_impl`` sees are copies whose ``grad`` is a leaf's
 gradient as it holds it (``accum`` True: an assigning backward overwrites ``x.g``, as NNabla's;
 False where it was zeroed since it was last written, as NNabla's) or else zeros (``accum``
-False; Stadyn adds up what it writes).  Where functions NNabla's backward runs before this one
+False; Stadyn adds up what it writes); an input needing no gradient shows its Variable's own
+gradient array (``c.g`` as it stands; what is written there stays), as NNabla's.  Where
+functions NNabla's backward runs before this one
 read the same input, ``grad`` holds what they left there, added up, with ``accum`` True, as
 NNabla's: the backward waits until they have run (``defer_input``, ``run_deferred``,
 ``run_leaves``; graph/_reader_order.py: where the inputs needing a gradient are one Variable,
@@ -148,6 +150,10 @@ class _Adapter:
         # backward_impl a leaf's own gradient array with ``accum`` True)
         self.leaves = [weakref.ref(x) if isinstance(x, _Core) and x.parent is None else None
                        for x in inputs]
+        # every input Variable: one needing no gradient hands backward_impl its own gradient
+        # array (NNabla's inputs[i].grad is the Variable's: what it holds, what is written
+        # there stays)
+        self.variables = [weakref.ref(x) if isinstance(x, _Core) else None for x in inputs]
         # each input's first position holding the same Variable: NNabla hands those positions
         # one gradient array (``Mul2(x, x)``: ``inputs[0].g`` is ``inputs[1].g``)
         self.same = [next(j for j, y in enumerate(inputs) if y is x) for x in inputs]
@@ -231,16 +237,22 @@ class _Adapter:
             return None
         (arrays, values), grads, needed = self.kept
         self.kept = None
-        inputs, outputs = self._slots(arrays, values, grads)
+        inputs, outputs = self._slots(arrays, values, grads, needed)
         for k, g in partial.items():
             inputs[k].g = np.asarray(g, np.float32).copy()
         self._run("backward_impl", inputs, outputs, [bool(b) for b in needed],
                                     [bool(accum.get(k, False)) for k in range(len(needed))])
         return {k: np.array(inputs[k].g, dtype=np.float32) for k in partial}
 
-    def _slots(self, arrays, values, grads) -> tuple[list[_Slot], list[_Slot]]:
+    def _slots(self, arrays, values, grads, needed) -> tuple[list[_Slot], list[_Slot]]:
         inputs = [_Slot(a.shape, a) for a in arrays]
         for k, first in enumerate(self.same):
+            ref = self.variables[k]
+            v = ref() if ref is not None and not needed[k] else None
+            if v is not None and first == k:
+                # NNabla 1.39 hands an input needing no gradient its Variable's gradient array
+                # (case nnabla_pyfunc_36.python_function__input_needing_no_gradient)
+                inputs[k]._grad = NdArray._wrap(grad_tensor(v))
             inputs[k]._grad = inputs[first]._grad
         outputs = [_Slot(v.shape, v) for v in values]
         for o, g in zip(outputs, grads):
@@ -255,7 +267,7 @@ class _Adapter:
                     if b and (self.deferred < 0 or self.same[k] == self.deferred) else None
                     for k, (a, b) in enumerate(zip(state[0], needed))]
         arrays, values = state
-        inputs, outputs = self._slots(arrays, values, grads)
+        inputs, outputs = self._slots(arrays, values, grads, needed)
         held = [self._held_grad(k) if b else None for k, b in enumerate(needed)]
         for slot, g in zip(inputs, held):
             if g is not None:

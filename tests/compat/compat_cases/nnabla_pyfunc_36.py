@@ -1,0 +1,222 @@
+"""NNabla 1.39 fidelity (session 36): what a ``PythonFunction``'s ``backward_impl`` sees in
+``inputs[i].grad`` for an input needing no gradient.
+
+NNabla hands ``backward_impl`` the Variables themselves (``backward_callback`` in
+python/src/nnabla/function.pyx.tmpl wraps the C++ inputs, ``to_unsafe_variables``): an
+input needing no gradient (``propagate_down[i]`` False) shows its Variable's gradient as it
+stands (``c.g = 7`` set before: [7, 7, 7], float32, the input's shape; zeros when never set or
+zeroed), and what ``backward_impl`` writes there stays in ``c.g``.  Stadyn handed it a fresh
+array of zeros, and what was written there was lost.
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+
+def _mul2(PythonFunction, seen):
+    class Mul2(PythonFunction):         # a * b; writes 99 into inputs[1].grad, needed or not
+        @property
+        def name(self):
+            return "Mul2"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d * inputs[1].d
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            g1 = inputs[1].g
+            seen.append(([bool(p) for p in propagate_down], [bool(a) for a in accum],
+                         inputs[0].g.copy(), g1.copy(), str(g1.dtype), list(g1.shape)))
+            inputs[0].g = inputs[1].d * outputs[0].g
+            inputs[1].g = 99.0
+
+    return Mul2()
+
+
+# c's gradient before the backward -> how it is set (None: never)
+_SETS = {"c.g = 7": 7.0, "c never given a gradient": None, "c.grad.zero()": "zero",
+         "c.g = 7, read first by c * 2": 7.0}
+
+
+@nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
+             note="x = [0.5, -1, 2] (need_grad), c = [2, 3, 4] (need_grad False), "
+                  "sum(Mul2(x, c)) (Mul2 a PythonFunction x * c whose backward_impl writes "
+                  "99 into inputs[1].g too), c.g set to 7, never set, zeroed, or 7 with "
+                  "sum(c * 2) added first; h = c * 2 (no gradient) in Mul2(x, h), h.g = 5 "
+                  "after the forward; static and dynamic: propagate_down, accum, inputs[0].g, "
+                  "inputs[1].g (values, dtype, shape) backward_impl sees, c.g / h.g and x.g "
+                  "after")
+def python_function__input_needing_no_gradient(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
+    res = {}
+    for how in sorted(_SETS) + ["h = c * 2, h.g = 5"]:
+        for dynamic in (False, True):
+            key = "%s: %s: " % (how, "dynamic" if dynamic else "static")
+            seen = []
+            nn.set_auto_forward(dynamic)
+            try:
+                x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                                 need_grad=True)
+                c = nn.Variable.from_numpy_array(np.array([2.0, 3.0, 4.0], np.float32),
+                                                 need_grad=False)
+                given = _SETS.get(how)
+                if given == "zero":
+                    c.grad.zero()
+                elif given is not None:
+                    c.g = given
+                other = c * 2.0 if how.startswith("h") else c
+                loss = F.sum(_mul2(PythonFunction, seen)(x, other))
+                if how.endswith("read first by c * 2"):
+                    loss = F.sum(c * 2.0) + loss
+            finally:
+                nn.set_auto_forward(False)
+            if not dynamic:
+                loss.forward()
+            if other is not c:
+                other.g = 5.0
+            loss.backward()
+            for k, (down, accum, g0, g1, dtype, shape) in enumerate(seen):
+                res[key + "backward_impl %d" % k] = [down, accum, dtype, shape]
+                res[key + "backward_impl %d inputs[0].g" % k] = g0
+                res[key + "backward_impl %d inputs[1].g" % k] = g1
+            res[key + "x.g"] = x.g.copy()
+            res[key + ("h.g" if other is not c else "c.g")] = other.g.copy()
+    return res
+
+
+def _mul2_tagged(PythonFunction, seen, assign):
+    class Mul2(PythonFunction):         # a * b, adding where accum or always writing
+        @property
+        def name(self):
+            return "Mul2"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            outputs[0].d = inputs[0].d * inputs[1].d
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            seen.append(([bool(a) for a in accum], inputs[0].g.copy(), inputs[1].g.copy()))
+            for i in range(2):
+                g = inputs[1 - i].d * outputs[0].g
+                if accum[i] and not assign:
+                    inputs[i].g += g
+                else:
+                    inputs[i].g = g
+
+    return Mul2()
+
+
+# name -> loss made by (F, M(assign), x, z); x, z leaves needing a gradient
+_MIXED = {
+    "z * 3x, then assigning Mul2(2x, z)":
+        lambda F, M, x, z: F.sum(z * (x * 3.0)) + F.sum(M(True)(x * 2.0, z)),
+    "z * 3x, then adding Mul2(2x, z)":
+        lambda F, M, x, z: F.sum(z * (x * 3.0)) + F.sum(M(False)(x * 2.0, z)),
+    "assigning Mul2(2x, z), then z * 3x":
+        lambda F, M, x, z: F.sum(M(True)(x * 2.0, z)) + F.sum(z * (x * 3.0)),
+    "h * z, then assigning Mul2(h, z), h = 2x":
+        lambda F, M, x, z: (lambda h: F.sum(h * z) + F.sum(M(True)(h, z)))(x * 2.0),
+    "assigning Mul2(h, z), then h * z, h = 2x":
+        lambda F, M, x, z: (lambda h: F.sum(M(True)(h, z)) + F.sum(h * z))(x * 2.0),
+    "h * z, assigning Mul2(h, z), h * 3, h = 2x":
+        lambda F, M, x, z: (lambda h: F.sum(h * z) + F.sum(M(True)(h, z))
+                            + F.sum(h * 3.0))(x * 2.0),
+    "assigning Mul2(x, z), then tanh(x * z)":
+        lambda F, M, x, z: F.sum(M(True)(x, z)) + F.sum(F.tanh(x * z)),
+    "h * 3, then adding Mul2(h, g), h = 2x, g = 3z":
+        lambda F, M, x, z: (lambda h, g: F.sum(h * 3.0) + F.sum(M(False)(h, g)))(
+            x * 2.0, z * 3.0),
+    "g * 5, then assigning Mul2(h, g), h = 2x, g = 3z":
+        lambda F, M, x, z: (lambda h, g: F.sum(g * 5.0) + F.sum(M(True)(h, g)))(
+            x * 2.0, z * 3.0),
+}
+_LATE_LEAF_READER = (
+    "graph/_reader_leaves.py (arrange_mixed) runs Mul2(2x, z) when 2x's gradient is complete; "
+    "NNabla runs z * 3x (rank 2, found first) before it, torch's autograd only after (its node "
+    "is older), so backward_impl sees z.g [10, 10, 10] (the user's), NNabla's [11.5, 7, 16] "
+    "(z * 3x's part added); the adding one leaves z.g [11, 8, 14], NNabla [12.5, 5, 20]: "
+    "matching needs the backward run op by op in NNabla's order, not torch's")
+_TWO_INNER_STATIC = (
+    "graph/_reader_leaves.py (arrange_mixed) runs Mul2(h, g) (two inner inputs) when the "
+    "first of h's and g's gradients is complete; a static plan makes the autograd nodes in "
+    "its topological order, so torch completes one inner input before a reader of the other "
+    "that NNabla runs first (h * 3: backward_impl sees h.g at 0 with accum False, NNabla's "
+    "[3, 3, 3] with accum True, and the adding one leaves x.g [19, 25, -11], NNabla's "
+    "[25, 31, -5]; g * 5: g.g at 0, NNabla's [5, 5, 5]); the dynamic graph's order agrees "
+    "with NNabla's: matching needs the backward run op by op in NNabla's order")
+_KNOWN_MIXED = dict(
+    [("%s: %s: %s" % (g, m, k), _LATE_LEAF_READER)
+     for g in ("z * 3x, then assigning Mul2(2x, z)", "z * 3x, then adding Mul2(2x, z)")
+     for m in ("static", "dynamic")
+     for k in ("backward_impl 0 inputs[1].g",)]
+    + [("z * 3x, then adding Mul2(2x, z): %s: z.g" % m, _LATE_LEAF_READER)
+       for m in ("static", "dynamic")]
+    + [("h * 3, then adding Mul2(h, g), h = 2x, g = 3z: static: " + k, _TWO_INNER_STATIC)
+       for k in ("backward_impl 0", "backward_impl 0 inputs[0].g", "x.g")]
+    + [("g * 5, then assigning Mul2(h, g), h = 2x, g = 3z: static: " + k, _TWO_INNER_STATIC)
+       for k in ("backward_impl 0", "backward_impl 0 inputs[1].g")])
+
+
+@nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
+             note="x = [0.5, -1, 2] (x.g = 1), z = [3, 4, -2] (z.g = 10); Mul2 (a "
+                  "PythonFunction a * b, adding where accum or always writing) beside builtin "
+                  "ops reading the same inputs (z * 3x before or after Mul2(2x, z); h * z and "
+                  "Mul2(h, z), h = 2x, in either order, with h * 3; Mul2(x, z) and "
+                  "tanh(x * z)), and over two inner inputs h = 2x, g = 3z after h * 3 or "
+                  "g * 5; static and dynamic: the accum, inputs[0].g and inputs[1].g each "
+                  "backward_impl sees, x.g and z.g",
+             known=_KNOWN_MIXED)
+def python_function__beside_builtin_readers(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
+    res = {}
+    for name in sorted(_MIXED):
+        for dynamic in (False, True):
+            key = "%s: %s: " % (name, "dynamic" if dynamic else "static")
+            seen = []
+            nn.set_auto_forward(dynamic)
+            try:
+                x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                                 need_grad=True)
+                z = nn.Variable.from_numpy_array(np.array([3.0, 4.0, -2.0], np.float32),
+                                                 need_grad=True)
+                loss = _MIXED[name](
+                    F, lambda assign: _mul2_tagged(PythonFunction, seen, assign), x, z)
+            finally:
+                nn.set_auto_forward(False)
+            if not dynamic:
+                loss.forward()
+            x.g = 1.0
+            z.g = 10.0
+            loss.backward()
+            res[key + "x.g"] = x.g.copy()
+            res[key + "z.g"] = z.g.copy()
+            for k, (accum, g0, g1) in enumerate(seen):
+                res[key + "backward_impl %d" % k] = accum
+                res[key + "backward_impl %d inputs[0].g" % k] = g0
+                res[key + "backward_impl %d inputs[1].g" % k] = g1
+    return res
