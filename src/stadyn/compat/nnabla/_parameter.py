@@ -14,7 +14,6 @@ Example:
     ['W']
 """
 
-import functools
 import os
 import tempfile
 import zipfile
