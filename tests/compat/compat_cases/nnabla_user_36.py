@@ -90,7 +90,8 @@ def user36_scope_files_loaded_elsewhere(nn, F, PF, r):
     """Nested scopes ``net/enc`` and ``net/dec``; ``get_parameters(grad_only=False)`` (batch
     norm's statistics included) filtered to the encoder's by key, saved to ``.h5``, cleared,
     then loaded inside another scope: the keys it lands under and the copied encoder's
-    output, beside ``get_parameters(path=...)``'s view of one scope."""
+    output, beside ``get_parameters(path=...)`` (a prefix put before every key, as NNabla's
+    recursion uses it) and ``get_parameters(params=...)`` (the dict given, filled)."""
     x = nn.Variable.from_numpy_array(r.randn(4, 5))
 
     def encoder(x, test):
@@ -109,6 +110,10 @@ def user36_scope_files_loaded_elsewhere(nn, F, PF, r):
            "grad only": sorted(nn.get_parameters().keys()),
            "all": sorted(nn.get_parameters(grad_only=False).keys()),
            "path net/enc": sorted(nn.get_parameters(path="net/enc", grad_only=False).keys())}
+    mine = {"extra": x}
+    with nn.parameter_scope("net/dec"):
+        filled = nn.get_parameters(params=mine, path="dec")
+    res["params filled"] = [filled is mine, sorted(mine.keys())]
     enc = {k: v for k, v in nn.get_parameters(grad_only=False).items()
            if k.startswith("net/enc/")}
     with r.tempdir() as folder:
