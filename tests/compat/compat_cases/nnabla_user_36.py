@@ -10,8 +10,8 @@ retain_state=True)``) with states moved between solvers, a U-Net of ``F.pad`` /
 slices, ``F.sink`` of weighted losses with ``one_input_grad=False`` beside ``nn.recompute``
 and ``F.fused_batch_normalization``, NNabla's half-precision CPU context, an LSTM language
 model with carried state, gradient accumulation with ``nn.forward_all``, distillation from a
-frozen teacher.  Random draws are the case's seeded inputs, so both sides see the same
-numbers.
+frozen teacher, an EMA of the weights kept by ``F.assign``.  Random draws are the case's
+seeded inputs, so both sides see the same numbers.
 """
 
 import os
@@ -524,4 +524,50 @@ def user36_distillation_frozen_teacher(nn, F, PF, S, r):
             np.array_equal(v.d, teacher_init[k])
             for k, v in nn.get_parameters(grad_only=False).items())
     res.update(r.param_values(nn.get_parameters(grad_only=False)))
+    return res
+
+
+@nnabla_case(names=[FN + "assign", FN + "identity", "nnabla.parameter_scope", PFN + "affine",
+                    SV + "Adam"])
+def user36_ema_weights_by_assign(nn, F, PF, S, r):
+    """An exponential moving average of the weights, as nnabla-examples' GAN scripts keep
+    one: the same net built in ``net`` and ``ema`` scopes, the ``ema`` copy first filled by
+    ``F.assign(ema, F.identity(p))`` and then updated after each Adam step by one graph of
+    ``F.assign(ema, 0.9 * ema + 0.1 * p)`` (``F.sink`` of them all); the EMA net's output
+    against the trained net's."""
+    x = nn.Variable.from_numpy_array(r.randn(5, 3))
+    t = nn.Variable.from_numpy_array(r.randn(5, 2))
+
+    def net(x):
+        return PF.affine(F.tanh(PF.affine(x, 4, name="l1")), 2, name="l2")
+
+    with nn.parameter_scope("net"):
+        y = net(x)
+        params = nn.get_parameters()
+    with nn.parameter_scope("ema"):
+        y_ema = net(x)
+        ema = nn.get_parameters()
+    listing = r.set_params(nn.get_parameters())
+    copy = F.sink(*[F.assign(ema[k], F.identity(params[k])) for k in sorted(params)])
+    update = F.sink(*[F.assign(ema[k], 0.9 * ema[k] + 0.1 * params[k]) for k in sorted(params)])
+    copy.forward()
+    res = {"params": listing, "copied": [bool(np.array_equal(ema[k].d, params[k].d))
+                                         for k in sorted(params)]}
+    loss = F.mean(F.squared_error(y, t))
+    solver = S.Adam(0.05)
+    solver.set_parameters(params)
+    losses = []
+    for _ in range(4):
+        loss.forward()
+        solver.zero_grad()
+        loss.backward()
+        solver.update()
+        update.forward()
+        losses.append(float(loss.d))
+    y.forward()
+    y_ema.forward()
+    res.update({"losses": np.array(losses), "y": y.d.copy(), "y ema": y_ema.d.copy(),
+                "ema grads zero": [bool(not ema[k].g.any()) for k in sorted(ema)]})
+    for k in sorted(ema):
+        res["ema " + k] = ema[k].d.copy()
     return res
