@@ -14,7 +14,6 @@ Example:
     ['W']
 """
 
-import functools
 import os
 import tempfile
 import zipfile
@@ -222,9 +221,25 @@ def _set_from_proto(proto):
         keep(var, values)
 
 
-@functools.wraps(_parametric.get_parameters)
-def get_parameters(*args, **kwargs):
-    return as_nnabla(_parametric.get_parameters(*args, **kwargs))
+def get_parameters(params=None, path="", grad_only=True):
+    """The parameters under the current scope, keys relative to it, as NNabla 1.39's: ``path``
+    is put before each key (NNabla's recursion passes the scope walked so far in it; it
+    selects nothing) and the entries are added to ``params`` when one is given, which is
+    returned (case ``nnabla_user_36.user36_scope_files_loaded_elsewhere``).
+
+    Example:
+        >>> import stadyn as sd
+        >>> import stadyn.compat.nnabla as nn
+        >>> with sd.parameter_registry(sd.ParameterRegistry()):
+        ...     _ = nn.get_parameter_or_create("fc/W", (2,))
+        ...     list(nn.get_parameters(path="net"))
+        ['net/fc/W']
+    """
+    found = as_nnabla(_parametric.get_parameters(grad_only=grad_only))
+    out = OrderedDict() if params is None else params
+    for key, var in found.items():
+        out[f"{path}/{key}" if path else key] = var
+    return out
 
 
 #: NNabla 1.39's error for an initializer neither an array nor callable (a float, say).

@@ -27,10 +27,13 @@ _ARRAY_CLASSES = {"cpu": ["CpuCachedArray", "CpuArray", "CpuDlpackArray"],
 
 
 def get_extension_context(ext_name: str = "cpu", device_id: int | str = "0",
-                          type_config: str = "float") -> Context:
+                          type_config: str = "float", **kw: Any) -> Context:
     """NNabla's ``get_extension_context``: ``'cpu'``, ``'cuda'`` or ``'cudnn'``, as NNabla's
     :class:`~stadyn.compat.nnabla.Context` (its fields are NNabla 1.39's: the CPU's has
-    ``device_id=''``, a CUDA one the ``device_id`` given, as a string).
+    ``device_id=''``, a CUDA one the ``device_id`` given, as a string).  Other keywords are
+    taken and ignored, as NNabla 1.39's extension ``context(**kw)`` functions do: a misspelt
+    ``dtype_config='half'`` gives the float context there (case
+    ``nnabla_user_36.user36_half_context_on_cpu``).
 
     Without CUDA, ``'cuda'``/``'cudnn'`` run on the CPU with a warning, so GPU scripts run.
 
@@ -38,6 +41,8 @@ def get_extension_context(ext_name: str = "cpu", device_id: int | str = "0",
         >>> from stadyn.compat.nnabla.ext_utils import get_extension_context
         >>> get_extension_context('cpu')
         Context(backend=['cpu:float'], array_class='CpuCachedArray', device_id='')
+        >>> get_extension_context('cpu', dtype_config='half').backend
+        ['cpu:float']
     """
     if type_config not in DTYPES and type_config not in DTYPES.values():
         raise ValueError(f"Unknown data type config is given {type_config}")
