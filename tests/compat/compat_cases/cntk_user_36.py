@@ -109,16 +109,15 @@ def user36_dcgan_conv_transpose(C, r):
            note="CNTK_207's cross_entropy_with_sampled_softmax: the sampled classes by "
                 "random_sample (sparse one-hot rows), their log prior by the log of "
                 "random_sample_inclusion_frequency, times_transpose, reduce_log_sum_exp and "
-                "log_add_exp; with four samples of five classes, no duplicates, and class 0's "
-                "weight 1e-6 (CNTK 2.7 refuses as many samples as classes without duplicates: "
-                "ValueError) the four others are drawn, so the loss (a log-sum-exp over them) and three sgd steps are "
-                "certain; with fewer samples the draws differ between the frameworks' random "
-                "generators: what is compared is certain (shape, one 1 per row, no class "
-                "twice), and the inclusion frequencies, with and without duplicates (without, "
-                "CNTK 2.7 estimates them from ten samplings of the op's own random stream, "
-                "TrainingNodes.cpp:236-248: explicit seeds, so that the numbers do not hang on "
-                "the ops made before).  As "
-                "the tutorial writes it, z = times_transpose(W, h) + reshape(b, (1, V)) is "
+                "log_add_exp.  CNTK 2.7 refuses as many samples as classes without duplicates "
+                "(ValueError); with four of five and class 0's weight 1e-6 the four others "
+                "are drawn, so the loss (a log-sum-exp over them) does not hang on the draws. "
+                "Without duplicates CNTK 2.7 estimates the inclusion frequencies from ten "
+                "samplings of the op's own random stream (TrainingNodes.cpp:236-248): explicit "
+                "seeds, so that the numbers do not hang on the ops made before.  Of three "
+                "draws, what is certain (shape, one 1 per row, no class twice without "
+                "duplicates) and the frequencies with and without duplicates.  As the "
+                "tutorial writes it, z = times_transpose(W, h) + reshape(b, (1, V)) is "
                 "(V, 1) + (1, V): (V, V) on both sides; CNTK 2.7 takes a (V,) label against "
                 "it (broadcast over the rows) in classification_error and "
                 "cross_entropy_with_softmax",
@@ -155,7 +154,8 @@ def user36_sampled_softmax(C, r):
         z = C.times_transpose(w, hidden) + C.reshape(bias, (1, V))
         return z, ce, selector, log_prior
 
-    res = {}
+    res = {"as many samples as classes": outcome(
+        lambda: C.random_sample(C.constant(weights_np), V, False, seed=1))}
     z, ce, selector, _ = sampled_ce(V - 1, False)
     res["parameters"] = r.set_params(ce.parameters)
     X, Y = r.randn(6, 4), r.onehot(6, V)
