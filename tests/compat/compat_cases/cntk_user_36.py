@@ -553,3 +553,102 @@ def user36_session_cv_callback(C, r):
         res["values"] = r.param_values(z.parameters)
         res["samples"] = trainer.total_number_of_samples_seen
     return res
+
+
+# -- 10. pretrained embeddings, cosine similarity, hardmax and top_k (CNTK_2xx word vectors) --
+
+@cntk_case(names=["cntk.layers.Embedding", "cntk.ops.cosine_distance", "cntk.ops.hardmax",
+                  "cntk.ops.top_k", "cntk.learners.nesterov"],
+           rtol=1e-4, atol=1e-5,
+           note="a word-vector program: an Embedding of given weights (not learned) and a "
+                "learned one over sparse one-hot words, cosine_distance of the two, hardmax "
+                "and top_k of a Dense scorer over the mean of a sequence's embeddings "
+                "(sequence.reduce_sum / sequence count); nesterov steps on ragged sequences")
+def user36_embeddings_cosine_top_k(C, r):
+    V = 7
+    table = r.randn(V, 3)
+    x = C.sequence.input_variable(V, is_sparse=True, name="words")
+    y = C.input_variable(4, name="topic")
+    fixed = C.layers.Embedding(weights=table, name="fixed")(x)
+    learned = C.layers.Embedding(3, name="learned")(x)
+    sim = C.cosine_distance(fixed, learned)
+    count = C.sequence.reduce_sum(C.reduce_sum(fixed) * 0 + 1)
+    mean = C.sequence.reduce_sum(learned + fixed) / count
+    z = C.layers.Dense(4, name="score")(mean)
+    res = {"parameters": r.set_params(z.parameters), "constants": sorted(
+        [c.name, list(c.shape)] for c in z.constants)}
+    words = [[1, 3, 5], [0], [6, 6, 2, 4]]
+    feed = {x: C.Value.one_hot(words, V)}
+    res["similarity"] = sim.eval(feed)
+    res["hardmax"] = C.hardmax(z).eval(feed)
+    top = C.top_k(z, 2)
+    got = top.eval(feed)
+    res["top values"] = got[top.outputs[0]]
+    res["top indices"] = got[top.outputs[1]]
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.nesterov(z.parameters, C.learning_parameter_schedule(0.1),
+                                    C.momentum_schedule(0.9))])
+    steps = []
+    for i in range(3):
+        batch = [words[(i + k) % 3] for k in range(2)]
+        trainer.train_minibatch({x: C.Value.one_hot(batch, V), y: r.onehot(2, 4)})
+        steps.append([trainer.previous_minibatch_loss_average,
+                      trainer.previous_minibatch_evaluation_average])
+    res["steps"] = steps
+    res["values"] = r.param_values(z.parameters)
+    return res
+
+
+# -- 11. a small CIFAR-style net: pooling, dropout at inference, test_minibatch, checkpoints ----
+
+@cntk_case(names=["cntk.layers.AveragePooling", "cntk.layers.GlobalAveragePooling",
+                  "cntk.layers.Dropout", "cntk.Trainer.test_minibatch",
+                  "cntk.Trainer.save_checkpoint", "cntk.Trainer.restore_from_checkpoint",
+                  "cntk.ops.softmax"],
+           rtol=1e-4, atol=1e-5,
+           note="Examples/Image/Classification ConvNet, small: Convolution2D, AveragePooling, "
+                "Convolution2D, GlobalAveragePooling, Dropout(0.5), Dense under "
+                "default_options(activation=relu); Dropout is random in training, so the "
+                "trainer trains a clone(share) that substitutes the pooled output for the "
+                "dropout's (no dropout left, the parameters shared); a checkpoint saved after "
+                "two steps and restored after a third: the values, test_minibatch's error, "
+                "softmax of the model (dropout the identity at inference)")
+def user36_convnet_checkpoint_test(C, r):
+    r.touch("cntk.Trainer.test_minibatch", "cntk.Trainer.save_checkpoint",
+            "cntk.Trainer.restore_from_checkpoint")
+    x = C.input_variable((1, 6, 6), name="img")
+    y = C.input_variable(3, name="cls")
+    with C.layers.default_options(activation=C.relu, pad=True):
+        h = C.layers.Convolution2D((3, 3), 2, name="c1")(x)
+        h = C.layers.AveragePooling((2, 2), strides=(2, 2), name="p1")(h)
+        h = C.layers.Convolution2D((2, 2), 4, name="c2")(h)
+        pooled = C.layers.GlobalAveragePooling(name="gap")(h)
+        dropped = C.layers.Dropout(0.5, name="drop")(pooled)
+        z = C.layers.Dense(3, activation=None, name="out")(dropped)
+    res = {"parameters": r.set_params(z.parameters), "shapes": [list(h.shape),
+                                                                 list(pooled.shape)]}
+    X, Y = r.rand(8, 1, 6, 6), r.onehot(8, 3)
+    res["inference"] = z.eval({x: X[:3]})
+    res["softmax"] = C.softmax(z).eval({x: X[:3]})
+    plain = z.clone(C.CloneMethod.share, {dropped.output: pooled.output})
+    trainer = C.Trainer(plain, (C.cross_entropy_with_softmax(plain, y),
+                                C.classification_error(plain, y)),
+                        [C.momentum_sgd(plain.parameters, C.learning_parameter_schedule(0.3),
+                                        C.momentum_schedule(0.5))])
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "net.ckp")
+        losses = []
+        for i in range(3):
+            trainer.train_minibatch({x: X[2 * i:2 * i + 2], y: Y[2 * i:2 * i + 2]})
+            losses.append(trainer.previous_minibatch_loss_average)
+            if i == 1:
+                trainer.save_checkpoint(path)
+        res["after three"] = r.param_values(z.parameters)
+        trainer.restore_from_checkpoint(path)
+        res["restored"] = r.param_values(z.parameters)
+        res["samples after restore"] = trainer.total_number_of_samples_seen
+    res["losses"] = losses
+    res["test error"] = trainer.test_minibatch({x: X[6:], y: Y[6:]})
+    res["same parameters"] = sorted(p.name for p in plain.parameters) == sorted(
+        p.name for p in z.parameters)
+    return res
