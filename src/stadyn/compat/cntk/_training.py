@@ -346,7 +346,9 @@ class TrainingSession:
             self._cross_validate(cv.index if cv.active() else 0)
         if ckpt is not None and self.checkpoint.frequency == sys.maxsize:
             self._save(0, samples, minibatches, sweeps)
-        elif ckpt is not None and ckpt.active() and ckpt.count(*end):
+        elif ckpt is not None and ckpt.active() and ckpt.left_over(*end):
+            # (not at a count the frequency divides: its checkpoint was saved when due;
+            # Source/CNTKv2LibraryDll/TrainingSession.cpp:242-251)
             self._save(ckpt.index, samples, minibatches, sweeps)
         if ckpt is not None:
             self._save_final(samples, minibatches, sweeps)
