@@ -32,7 +32,7 @@ from ._ast import config_error
 from ._blocks import ReaderConfig
 from ._legacy_readers import LEGACY_READERS
 
-__all__ = ["randomization_window"]
+__all__ = ["randomization_window", "whole_number"]
 
 # cntk.exe's randomizeAuto (DataReader.h:108): a window past any data set, in samples
 _WHOLE_DATA = ((1 << 64) - 1) >> 2
@@ -49,13 +49,18 @@ def _setting(reader: ReaderConfig, key: str, *, inherited: bool = True) -> Any:
                 None)
 
 
-def _whole_number(reader: ReaderConfig, key: str, value: Any) -> int:
+def whole_number(key: str, value: Any, loc: Any) -> int:
+    """A reader setting's whole number (>= 0), else a ConfigError at ``loc`` (the block's).
+
+    >>> whole_number("maxErrors", "3", None)
+    3
+    """
     try:
         number = int(str(value))
     except ValueError:
         number = -1
     if number < 0:
-        raise config_error(f"{key} must be a whole number >= 0, got '{value}'", reader.loc)
+        raise config_error(f"{key} must be a whole number >= 0, got '{value}'", loc)
     return number
 
 
@@ -81,7 +86,7 @@ def chunk_bytes(reader: ReaderConfig, params: dict | None = None) -> int | None:
         value = _setting(reader, "chunkSizeInBytes")
     if value is None:
         return None
-    size = _whole_number(reader, "chunkSizeInBytes", value)
+    size = whole_number("chunkSizeInBytes", value, reader.loc)
     if size == 0:
         raise config_error("chunkSizeInBytes must be > 0, got '0'", reader.loc)
     return size
@@ -109,7 +114,7 @@ def randomization_window(reader: ReaderConfig) -> dict[str, int]:
                                       for d in reader.deserializers):
         return {}          # HTKMLFReader, LMSequenceReader blocks: their own (_legacy_readers)
     given = _setting(reader, "randomizationWindow")
-    window = None if given is None else _whole_number(reader, "randomizationWindow", given)
+    window = None if given is None else whole_number("randomizationWindow", given, reader.loc)
     texts = [d for d in reader.deserializers if d.type.lower() == _TEXT]
     # (the reader's chunkSizeInBytes, not a deserializer block's: CompositeDataReader.cpp:155
     # and TextConfigHelper.cpp:127 read the reader's config)

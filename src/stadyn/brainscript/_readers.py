@@ -35,7 +35,7 @@ from ._ast import config_error
 from ._blocks import (CommandConfig, DeserializerConfig, ReaderConfig, StreamConfig,
                       TransformConfig)
 from ._htk_screening import screen_utterances
-from ._reader_windows import chunk_bytes, randomization_window
+from ._reader_windows import chunk_bytes, randomization_window, whole_number
 from ._legacy_readers import LEGACY_READERS
 
 __all__ = ["LM_DATA_PARALLEL", "OpenedReaders", "command_sequence_streams", "make_source",
@@ -134,13 +134,7 @@ def _max_errors(d: DeserializerConfig, reader: ReaderConfig) -> int:
     """CNTK's ``maxErrors`` of a text deserializer (its block's, else the reader's; 0)."""
     value = next((v for params in (d.params, reader.extra) for k, v in params.items()
                   if k.lower() == "maxerrors"), 0)
-    try:
-        count = int(str(value))
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise config_error(f"maxErrors must be a whole number >= 0, got '{value}'", d.loc)
-    return count
+    return whole_number("maxErrors", value, d.loc)
 
 
 def _text(d: DeserializerConfig, reader: ReaderConfig) -> io.CTFDeserializer:
