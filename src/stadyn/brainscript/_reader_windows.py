@@ -32,7 +32,7 @@ from ._ast import config_error
 from ._blocks import ReaderConfig
 from ._legacy_readers import LEGACY_READERS
 
-__all__ = ["randomization_window", "whole_number"]
+__all__ = ["randomization_window", "reader_setting", "whole_number"]
 
 # cntk.exe's randomizeAuto (DataReader.h:108): a window past any data set, in samples
 _WHOLE_DATA = ((1 << 64) - 1) >> 2
@@ -41,9 +41,17 @@ _32MB = 32 << 20
 _TEXT = "cntktextformatdeserializer"
 
 
-def _setting(reader: ReaderConfig, key: str, *, inherited: bool = True) -> Any:
+def reader_setting(reader: ReaderConfig, key: str, *, inherited: bool = True) -> Any:
     """The block's ``key``, else (``inherited``) an enclosing block's, as cntk.exe's
-    ``config(key)``; ``inherited = False``: its ``config.ExistsCurrent(key)``."""
+    ``config(key)``; ``inherited = False``: its ``config.ExistsCurrent(key)``.  None where
+    neither gives it.
+
+    >>> from stadyn.brainscript import parse_config, reader_config
+    >>> r = reader_config(parse_config('t = [ maxErrors = 2 ; reader = [ readerType = '
+    ...     '"CNTKTextFormatReader" ; file = "t" ; input = [ x = [ dim = 1 ] ] ] ]')["t"]["reader"])
+    >>> reader_setting(r, "maxErrors"), reader_setting(r, "maxErrors", inherited=False)
+    ('2', None)
+    """
     kept = (reader.extra, reader.outer) if inherited else (reader.extra,)
     return next((v for source in kept for k, v in source.items() if k.lower() == key.lower()),
                 None)
@@ -67,8 +75,8 @@ def whole_number(key: str, value: Any, loc: Any) -> int:
 def _flag(reader: ReaderConfig, key: str, default: bool) -> tuple[bool, bool]:
     """The boolean setting (the block's or an enclosing block's) and whether the block itself
     gives it."""
-    value = _setting(reader, key)
-    said = _setting(reader, key, inherited=False) is not None
+    value = reader_setting(reader, key)
+    said = reader_setting(reader, key, inherited=False) is not None
     if value is None:
         return default, said
     if str(value).lower() not in ("true", "false"):
@@ -83,7 +91,7 @@ def chunk_bytes(reader: ReaderConfig, params: dict | None = None) -> int | None:
     value = next((v for k, v in (params or {}).items() if k.lower() == "chunksizeinbytes"),
                  None)
     if value is None:
-        value = _setting(reader, "chunkSizeInBytes")
+        value = reader_setting(reader, "chunkSizeInBytes")
     if value is None:
         return None
     size = whole_number("chunkSizeInBytes", value, reader.loc)
@@ -113,7 +121,7 @@ def randomization_window(reader: ReaderConfig) -> dict[str, int]:
     if kind in LEGACY_READERS and all(str(d.module).lower() == kind
                                       for d in reader.deserializers):
         return {}          # HTKMLFReader, LMSequenceReader blocks: their own (_legacy_readers)
-    given = _setting(reader, "randomizationWindow")
+    given = reader_setting(reader, "randomizationWindow")
     window = None if given is None else whole_number("randomizationWindow", given, reader.loc)
     texts = [d for d in reader.deserializers if d.type.lower() == _TEXT]
     # (the reader's chunkSizeInBytes, not a deserializer block's: CompositeDataReader.cpp:155
@@ -126,7 +134,7 @@ def randomization_window(reader: ReaderConfig) -> dict[str, int]:
     else:
         in_samples, said = _flag(reader, "sampleBasedRandomizationWindow", True)
         # (an enclosing block's randomizationWindow does not count here: ExistsCurrent)
-        if texts and _setting(reader, "randomizationWindow", inherited=False) is None:
+        if texts and reader_setting(reader, "randomizationWindow", inherited=False) is None:
             if said and in_samples:
                 raise config_error("'sampleBasedRandomizationWindow' (== 'true') requires that "
                                    "the 'randomizationWindow' is explicitly specified.",
