@@ -8,7 +8,7 @@ block only sets its window, each reader its own way:
   the whole data set -- one ``ImageDeserializer`` alone: 1 sample (a chunk is an image); a list
   with a ``CNTKTextFormatDeserializer`` and no ``randomizationWindow``: 4 GB of chunks
   (``4 GB / chunkSizeInBytes``, 128 chunks of 32 MB), and with ``sampleBasedRandomizationWindow
-  = true`` cntk.exe's error; 0 is refused (an order not checked against cntk.exe's);
+  = true`` cntk.exe's error; 0 shuffles as 1 does (ChunkRandomizer.cpp:82-124);
 - ``readerType = "CNTKTextFormatReader"`` (TextConfigHelper.cpp:132-137, ReaderUtil.cpp:12-36):
   ``randomizationWindow`` in chunks (``sampleBasedRandomizationWindow`` defaults to false), 4 GB
   of chunks by default (in samples: the whole data set); 0: file order;
@@ -146,9 +146,9 @@ def randomization_window(reader: ReaderConfig) -> dict[str, int]:
     if window == 0:
         if kind == "cntktextformatreader":   # no randomizer: file order (CNTKTextFormatReader.cpp:
             return {"randomization_window_in_chunks": 0}                     # 40-54)
-        # (cntk.exe's block randomizer takes it, CompositeDataReader.cpp:167-168: an order
-        # Stadyn has not been checked against)
-        raise config_error("randomizationWindow = 0 in a deserializers list is not supported; "
-                           "read in file order with randomize = false", reader.loc)
+        # cntk.exe's block randomizer takes it (CompositeDataReader.cpp:167-168) and gives each
+        # chunk the window a window of 1 gives it: half a window is 0 either way in samples
+        # (ChunkRandomizer.cpp:82, 100-116), and 0 chunks are made 1 (:123-124)
+        window = 1
     return {"randomization_window_in_samples" if in_samples else
             "randomization_window_in_chunks": int(window)}
