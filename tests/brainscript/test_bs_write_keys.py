@@ -71,3 +71,8 @@ def test_write_sequence_key_around_the_command_and_an_older_readers_k():
     # an HTKMLFReader's minibatches carry no keys: %k written as is (no longer refused)
     older = write_format(record, ReaderConfig(reader_type="HTKMLFReader"))
     assert not older.sequence_keys and older.sequence_prologue == "%k|"
+    # its %d is refused only where cntk.exe replaces it (ComputationNode.cpp:837-838): in
+    # sequenceEpilogue written as is (at 2d7f4600 refused there too)
+    epilogue = parse_config('W = { format = { sequenceEpilogue = "%d" } }')["W"]
+    assert write_format(epilogue, ReaderConfig(reader_type="HTKMLFReader")).sequence_epilogue \
+        == "%d"
