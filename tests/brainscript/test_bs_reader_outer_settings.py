@@ -108,3 +108,16 @@ def test_keep_data_in_memory_around_the_reader_is_read(tmp_path):
     assert _reader("t.ctf", "reader", "keepDataInMemory = true").keep_data_in_memory
     assert not _reader("t.ctf", "reader", "keepDataInMemory = true",
                        "keepDataInMemory = false").keep_data_in_memory
+
+
+@pytest.mark.parametrize("kind", ["reader", "list"])
+def test_the_data_file_around_the_reader_is_read(tmp_path, kind):
+    # TextConfigHelper.cpp:123 reads config(L"file"), which looks in the parent blocks (a
+    # deserializer block's parent is the reader's): at 2d7f4600 a ConfigError ('file' missing)
+    path = tmp_path / "s.ctf"
+    path.write_text(_SEQUENCES)
+    block = _block("X", kind).replace('file = "X" ; ', "")
+    reader = reader_config(parse_config(f'train = [ file = "{path}" ; randomize = false\n'
+                                        f'  {block} ]', "job.cntk")["train"]["reader"])
+    mb = make_source(reader, max_sweeps=1).next_minibatch(100)
+    assert mb["x"].lengths.tolist() == [2, 1] and mb["y"].data[:, 0, 0].tolist() == [1, 3]

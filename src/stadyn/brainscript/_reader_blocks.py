@@ -145,7 +145,10 @@ def _deserializer(rec: ConfigRecord, default_type: str | None = None) -> Deseria
         raise _err(f"deserializer '{rec.path}' needs a 'type'", rec.loc)
     module = rec.get_str("module", None)
     # HTK deserializers name their files in their streams (scpFile, mlfFile)
-    file = rec.get_str("file", None) if str(dtype).lower() in _FILELESS else rec.get_str("file")
+    # (the block's, else a block's around it: cntk.exe reads config(L"file"), which looks in the
+    # parent blocks, TextConfigHelper.cpp:123, Config.h:1003)
+    file = rec.get_str("file", None) if str(dtype).lower() in _FILELESS else \
+        rec.get_str("file", inherited=True)
     return DeserializerConfig(
         type=str(dtype),
         file="" if file is None else str(file),
@@ -237,7 +240,8 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
             deserializers.append(_deserializer(item))
     elif reader_type is not None and reader_type.lower() in _TEXT_READERS:
         deserializers.append(DeserializerConfig("CNTKTextFormatDeserializer",
-                                                str(rec.get_str("file")), _streams(rec),
+                                                str(rec.get_str("file", inherited=True)),
+                                                _streams(rec),
                                                 loc=rec.loc))
     consumed: set[str] = set()
     legacy = None
