@@ -149,15 +149,24 @@ def test_a_sample_window_of_no_size_over_a_text_list_is_cntk_exes_error(text):
         make_source(reader)
 
 
-def test_a_window_of_zero_is_file_order_or_refused(text):
-    # CNTKTextFormatReader: no randomizer (CNTKTextFormatReader.cpp:40-54); a deserializers
-    # list: cntk.exe's block randomizer of a window of 0 samples, not checked: refused
+def test_a_window_of_zero_is_file_order_or_a_window_of_one(text, images):
+    # CNTKTextFormatReader: no randomizer (CNTKTextFormatReader.cpp:40-54): file order
     got = _order(_text_block(text, "randomizationWindow = 0"), "x", REFS["lines"])
     assert got == list(range(REFS["lines"]))
-    with pytest.raises(ConfigError, match="randomizationWindow = 0 in a deserializers list is "
-                                          "not supported"):
-        make_source(reader_config(parse_config(_text_block(
-            text, "randomizationWindow = 0", False))["reader"]))
+    # a deserializers list: cntk.exe's block randomizer of a window of 0 (CompositeDataReader.
+    # cpp:146, 167-168) gives each chunk the window 1 gives it (ChunkRandomizer.cpp:82,
+    # 100-116; in chunks, :123-124): CNTK 2.7's order with a window of 1 (make_refs.py); at
+    # 2d7f4600 Stadyn refused it
+    assert _order(_text_block(text, "randomizationWindow = 0", False), "x", 2 * REFS["lines"],
+                  size=7) == REFS["text_window_1_sample"]
+    assert _order(_text_block(text, "randomizationWindow = 0 ; sampleBasedRandomizationWindow = "
+                              "false", False), "x", 2 * REFS["lines"],
+                  size=7) == REFS["text_window_1_chunk"]
+    assert _order(_image_block(images, "randomizationWindow = 0 ;"), "image",
+                  2 * REFS["images"]) == REFS["image_window_1_sample"]
+    # (neither the whole data set's order nor the file's)
+    assert REFS["text_window_1_sample"] != REFS["text_window_128_chunks"]
+    assert REFS["text_window_1_sample"][:REFS["lines"]] != list(range(REFS["lines"]))
 
 
 def _outer_order(path, outer, reader_type, size=7):

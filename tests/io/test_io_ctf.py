@@ -24,7 +24,8 @@ def test_dense_sparse_tabs_comments_and_unknown_inputs():
     assert len(ctf) == 3 and ctf.sequence_lengths() is None
     assert rows(ctf, "features") == [[1, 2, 3], [-4.5, 50, 0.5], [7, 8, 9]]
     assert rows(ctf, "labels") == [[0, 0, 1, 0], [0.5, 0, 0, 2], [0, 0, 0, 0]]
-    assert ctf.keys() == ["1", "2", "3"]  # line numbers when there is no sequence id
+    # no sequence ids: each line's number counted from 0, CNTK's key (IndexBuilder.cpp:273)
+    assert ctf.keys() == ["0", "1", "2"]
 
 
 def test_file_and_bytes_agree(tmp_path):
@@ -152,7 +153,7 @@ def test_blank_and_comment_lines_are_rows_as_cntk_counts_them():
     # ids it is a row of the sequence before it (tests/io/test_ctf_edges.py has CNTK's values)
     ctf = CTFDeserializer.from_bytes(b"\n \n|x 1 2 3 |y 0:1\n|# note\n|x 4 5 6 |y 1:1\n",
                                      STREAMS)
-    assert ctf.keys() == ["3", "4", "5"]
+    assert ctf.keys() == ["2", "3", "4"]     # (lines 3-5: CNTK's keys count from 0)
     assert [ctf.read(i)["features"].tolist() for i in (0, 2)] == [[1, 2, 3], [4, 5, 6]]
     with pytest.raises(DataError, match="<bytes>:4: input 'x' is missing from this line"):
         ctf.read(1)
@@ -177,7 +178,7 @@ def test_utf8_byte_order_mark_is_skipped(tmp_path):
     assert ctf.read(0)["features"].tolist() == [[1, 2, 3], [4, 5, 6]]
     no_ids = CTFDeserializer.from_bytes(b"\xef\xbb\xbf|x 1 2 3 |y 0:1\n|x 4 5 6 |y 1:1\n",
                                         STREAMS)
-    assert no_ids.keys() == ["1", "2"] and rows(no_ids, "features") == [[1, 2, 3], [4, 5, 6]]
+    assert no_ids.keys() == ["0", "1"] and rows(no_ids, "features") == [[1, 2, 3], [4, 5, 6]]
 
 
 @pytest.mark.parametrize("content", [b"", b"\n\n", b" \r\n\t\n", b"\xef\xbb\xbf"])

@@ -81,8 +81,9 @@ class ReaderConfig:
     loc: SourceLocation | None = field(default=None, compare=False, repr=False)
     # a legacy reader's settings Stadyn does not do: (short label, the error opening it raises)
     refused: tuple[tuple[str, ConfigError], ...] = field(default=(), compare=False, repr=False)
-    #: the randomized order's settings (:data:`WINDOW_KEYS`) an enclosing block gives and this
-    #: one does not: cntk.exe's reader looks them up there too (Config.h:911-929, 1003)
+    #: the reader settings (:data:`OUTER_KEYS`; a legacy reader's: :data:`WINDOW_KEYS`) an
+    #: enclosing block gives and this one does not: cntk.exe's reader looks them up there too
+    #: (Config.h:911-929, 971-989, 1003)
     outer: Mapping[str, Any] = field(default_factory=dict)
 
 
@@ -93,6 +94,14 @@ _READER_KEYS = {"deserializers", "readertype", "randomize", "keepdatainmemory", 
 _TEXT_READERS = {"cntktextformatreader", "cntktextformatdeserializer"}
 #: the reader settings of the randomized order (``_reader_windows``)
 WINDOW_KEYS = ("randomizationWindow", "sampleBasedRandomizationWindow", "chunkSizeInBytes")
+#: the settings a deserializers list or a ``CNTKTextFormatReader`` block takes from the blocks
+#: around it where it has none (cntk.exe reads each with ``config(key, default)``, which looks
+#: in the parent blocks, Config.h:971-989): the window's, ``frameMode``
+#: (CompositeDataReader.cpp:58, TextConfigHelper.cpp:129), ``maxErrors``
+#: (CompositeDataReader.cpp:112, TextConfigHelper.cpp:125), ``randomizationSeed``
+#: (ReaderUtil.h:17-19) and ``keepDataInMemory`` (TextConfigHelper.cpp:128,
+#: BinaryConfigHelper.cpp:68); ``randomize`` too (:func:`_randomize`)
+OUTER_KEYS = WINDOW_KEYS + ("frameMode", "maxErrors", "randomizationSeed", "keepDataInMemory")
 _FILELESS = {"htkfeaturedeserializer", "htkmlfdeserializer"}
 
 
@@ -136,7 +145,10 @@ def _deserializer(rec: ConfigRecord, default_type: str | None = None) -> Deseria
         raise _err(f"deserializer '{rec.path}' needs a 'type'", rec.loc)
     module = rec.get_str("module", None)
     # HTK deserializers name their files in their streams (scpFile, mlfFile)
-    file = rec.get_str("file", None) if str(dtype).lower() in _FILELESS else rec.get_str("file")
+    # (the block's, else a block's around it: cntk.exe reads config(L"file"), which looks in the
+    # parent blocks, TextConfigHelper.cpp:123, Config.h:1003)
+    file = rec.get_str("file", None) if str(dtype).lower() in _FILELESS else \
+        rec.get_str("file", inherited=True)
     return DeserializerConfig(
         type=str(dtype),
         file="" if file is None else str(file),
@@ -228,7 +240,8 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
             deserializers.append(_deserializer(item))
     elif reader_type is not None and reader_type.lower() in _TEXT_READERS:
         deserializers.append(DeserializerConfig("CNTKTextFormatDeserializer",
-                                                str(rec.get_str("file")), _streams(rec),
+                                                str(rec.get_str("file", inherited=True)),
+                                                _streams(rec),
                                                 loc=rec.loc))
     consumed: set[str] = set()
     legacy = None
@@ -246,20 +259,21 @@ def reader_config(rec: ConfigRecord) -> ReaderConfig:
         deserializers=tuple(deserializers),
         reader_type=None if reader_type is None else str(reader_type),
         randomize=_randomize(rec) if legacy is None else legacy.randomize,
-        keep_data_in_memory=rec.get_bool("keepDataInMemory", False),
+        keep_data_in_memory=rec.get_bool("keepDataInMemory", False, inherited=legacy is None),
         verbosity=rec.get_int("verbosity", 0),
         extra={**{k: v for k, v in _extra(rec, _READER_KEYS).items()
                   if k not in consumed and k.lower() not in consumed},
                **({} if legacy is None else legacy.extra)},
         loc=rec.loc,
         refused=() if legacy is None else tuple(legacy.refused),
-        outer=_outer_settings(rec),
+        outer=_outer_settings(rec, WINDOW_KEYS if legacy is not None else OUTER_KEYS),
     )
 
 
-def _outer_settings(rec: ConfigRecord) -> dict[str, str]:
-    """The :data:`WINDOW_KEYS` values of the blocks around ``rec`` (where ``rec`` has none)."""
-    found = {key: rec.lookup(key, None) for key in WINDOW_KEYS if key not in rec}
+def _outer_settings(rec: ConfigRecord, keys: tuple[str, ...]) -> dict[str, str]:
+    """The ``keys``' values of the blocks around ``rec`` (where ``rec`` has none).  (The older
+    HTKMLFReader and LMSequenceReader blocks read their own settings: ``_legacy_readers``.)"""
+    found = {key: rec.lookup(key, None) for key in keys if key not in rec}
     return {key: str(v) for key, v in found.items()
             if v is not None and not isinstance(v, (ConfigRecord, ConfigList))}
 
@@ -278,8 +292,9 @@ def written_reader(reader: ReaderConfig | None) -> ReaderConfig | None:
     if reader is None:
         return None
     extra = {k: v for k, v in reader.extra.items() if k.lower() not in ("framemode", "truncated")}
+    outer = {k: v for k, v in reader.outer.items() if k.lower() != "framemode"}
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         extra.update(frameMode="false", parallelSequences=1, randomizationRange=None,
                      maxUtteranceLength=1 << 62, oneUtteranceAMinibatch=True)
-    return dataclasses.replace(reader, randomize=False, extra=extra)
+    return dataclasses.replace(reader, randomize=False, extra=extra, outer=outer)
 

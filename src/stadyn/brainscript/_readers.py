@@ -35,7 +35,7 @@ from ._ast import config_error
 from ._blocks import (CommandConfig, DeserializerConfig, ReaderConfig, StreamConfig,
                       TransformConfig)
 from ._htk_screening import screen_utterances
-from ._reader_windows import chunk_bytes, randomization_window
+from ._reader_windows import chunk_bytes, randomization_window, reader_setting, whole_number
 from ._legacy_readers import LEGACY_READERS
 
 __all__ = ["LM_DATA_PARALLEL", "OpenedReaders", "command_sequence_streams", "make_source",
@@ -131,16 +131,13 @@ def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
 
 
 def _max_errors(d: DeserializerConfig, reader: ReaderConfig) -> int:
-    """CNTK's ``maxErrors`` of a text deserializer (its block's, else the reader's; 0)."""
-    value = next((v for params in (d.params, reader.extra) for k, v in params.items()
-                  if k.lower() == "maxerrors"), 0)
-    try:
-        count = int(str(value))
-    except ValueError:
-        count = -1
-    if count < 0:
-        raise config_error(f"maxErrors must be a whole number >= 0, got '{value}'", d.loc)
-    return count
+    """CNTK's ``maxErrors`` of a text deserializer: its block's, else the reader's, else a
+    block's around the reader (TextConfigHelper.cpp:125 reads it with ``config(key, 0)``, which
+    looks in the parent blocks, Config.h:971-989); 0."""
+    value = next((v for k, v in d.params.items() if k.lower() == "maxerrors"), None)
+    if value is None:
+        value = reader_setting(reader, "maxErrors")
+    return whole_number("maxErrors", 0 if value is None else value, d.loc)
 
 
 def _text(d: DeserializerConfig, reader: ReaderConfig) -> io.CTFDeserializer:
@@ -410,7 +407,8 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
     """:func:`make_source`'s source over the deserializers ``made``."""
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
-    seed = reader.extra.get("randomizationSeed", 0)
+    # (the block's, else a block's around it: ReaderUtil.h:17-19, config(key, 0))
+    seed = reader_setting(reader, "randomizationSeed") or 0
     try:
         seed = int(str(seed))
     except ValueError:
@@ -546,7 +544,10 @@ def _deserializer(d: DeserializerConfig, reader: ReaderConfig) -> io.Deserialize
 
 
 def _frame_mode(reader: ReaderConfig) -> bool:
-    frame_mode = next((v for k, v in reader.extra.items() if k.lower() == "framemode"), False)
+    """``frameMode``: the block's, else a block's around it (CompositeDataReader.cpp:58 and
+    TextConfigHelper.cpp:129 read ``config(L"frameMode", false)``, Config.h:971-989)."""
+    frame_mode = reader_setting(reader, "frameMode")
+    frame_mode = False if frame_mode is None else frame_mode
     if str(frame_mode).lower() not in ("true", "false"):
         raise config_error(f"frameMode must be true or false, got '{frame_mode}'", reader.loc)
     return str(frame_mode).lower() == "true"

@@ -22,7 +22,12 @@ across.  ``prologue`` and ``epilogue`` frame each file; in every separator ``\\n
 minibatch's number, ``%x`` (in ``sequencePrologue`` and ``sampleSeparator``) the sample's
 dimensions and the sequence's length and ``%d`` (there too) the sequence's index in its
 minibatch (its reader's sequence id, SequencePacker.cpp:26; 0 for a node of no MBLayout,
-ComputationNode.cpp:818-823; elsewhere written as is, as cntk.exe).
+ComputationNode.cpp:818-823; elsewhere written as is, as cntk.exe) and, where the command
+says ``writeSequenceKey = true`` (EvalActions.cpp:259), ``%k`` (there too) the sequence's key
+in its data (:func:`stadyn.io.sequence_keys`: a CTF sequence id, a line's number counted from
+0, an utterance's name; a node of no MBLayout: its minibatch's first sequence's;
+ComputationNode.cpp:839-840, 890-896, PackerBase.cpp:150-165); without it, or with an older
+``HTKMLFReader``/``LMSequenceReader`` (their minibatches carry no keys), ``%k`` is written as is.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ from typing import Any, TextIO
 import numpy as np
 import torch
 
+from .. import io
 from .._errors import ConfigError
 from ..graph import Variable, forward_all, training
 from ..train import feed
@@ -69,6 +75,8 @@ class WriteFormat:
     element_separator: str = " "
     sample_separator: str = "\n"
     precision: str = ""
+    #: the command's ``writeSequenceKey`` with a deserializer reader: ``%k`` is the key
+    sequence_keys: bool = False
 
     @property
     def value_format(self) -> str:
@@ -77,8 +85,9 @@ class WriteFormat:
 
 
 def write_format(record: ConfigRecord, reader: Any = None) -> WriteFormat:
-    """The ``format`` block of a write command (also from an enclosing block), as CNTK read it;
-    ``reader``: the command's reader block (``%d`` of an older reader's is refused).
+    """The ``format`` block of a write command (also from an enclosing block), as CNTK read it,
+    and its ``writeSequenceKey``; ``reader``: the command's reader block (``%d`` of an older
+    reader's is refused; its ``%k`` is written as is).
 
     >>> from stadyn.brainscript import parse_config
     >>> f = write_format(parse_config('W = { format = { type = "category" ; '
@@ -86,9 +95,14 @@ def write_format(record: ConfigRecord, reader: Any = None) -> WriteFormat:
     >>> f.category, f.sequence_epilogue, f.value_format
     (True, '\\\\n--\\\\n', '%u')
     """
+    # (cntk.exe: config(L"writeSequenceKey", false), the command's or a block's around it,
+    # EvalActions.cpp:259; an older reader's minibatches carry no key function, so its %k
+    # stays, SimpleOutputWriter.h:244, ComputationNode.cpp:890)
+    older = str(getattr(reader, "reader_type", None) or "").lower() in LEGACY_READERS
+    keys = bool(record.get_bool("writeSequenceKey", False, inherited=True)) and not older
     block = record.lookup("format", None)
     if block is None:
-        return WriteFormat()
+        return WriteFormat(sequence_keys=keys)
     if not isinstance(block, ConfigRecord):
         raise ConfigError("write: 'format' must be a block { type = ... }", *loc_of(block))
     kind = str(block.get_str("type", "real")).lower()
@@ -112,18 +126,15 @@ def write_format(record: ConfigRecord, reader: Any = None) -> WriteFormat:
         ("sampleSeparator", "sample_separator"), ("precisionFormat", "precision"))}
     # (%d: an HTKMLFReader's or LMSequenceReader's sequence ids count the sequences of the
     # whole process, Sequences.h:356-361, NEW_SEQUENCE_ID: not followed)
-    older = str(getattr(reader, "reader_type", None) or "").lower() in LEGACY_READERS
-    for key in ("sequencePrologue", "sampleSeparator", "sequenceSeparator", "sequenceEpilogue"):
-        for token in ("%d", "%k") if older else ("%k",):
-            if token in text[key]:
-                raise ConfigError(f"write: {token} (the reader's sequence id or key) in "
-                                  f"format.{key} is not supported yet"
-                                  + (" with an older reader" if token == "%d" else ""),
-                                  *loc_of(block.get(key)))
+    for key in ("sequencePrologue", "sampleSeparator") if older else ():
+        if "%d" in text[key]:
+            raise ConfigError(f"write: %d (the reader's sequence id) in format.{key} is not "
+                              "supported yet with an older reader", *loc_of(block.get(key)))
     return WriteFormat(kind == "category", labels, bool(block.get_bool("transpose", True)),
                        text["prologue"], text["epilogue"], text["sequenceSeparator"],
                        text["sequencePrologue"], text["sequenceEpilogue"],
-                       text["elementSeparator"], text["sampleSeparator"], text["precisionFormat"])
+                       text["elementSeparator"], text["sampleSeparator"], text["precisionFormat"],
+                       keys)
 
 
 def _processed(fragment: str, name: str, minibatch: int) -> str:
@@ -149,10 +160,11 @@ def _cntk_dims(sample: tuple[int, ...]) -> list[int]:
 
 def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dict[str, str],
                     sample: tuple[int, ...], layout: list[int] | None = None,
-                    index: int = 0) -> None:
+                    index: int = 0, key: str | None = None) -> None:
     """One sequence: ``steps`` is ``(T, values...)``, each step's values in Stadyn's order;
     ``layout``: the CNTK dimensions ``%x`` shows, where they are not the step's (a node of no
-    MBLayout shows its whole shape); ``index``: its place in the minibatch (``%d``)."""
+    MBLayout shows its whole shape); ``index``: its place in the minibatch (``%d``); ``key``:
+    its key (``%k``; None: written as is)."""
     rows = steps.reshape(len(steps), -1).astype(np.float64)
     if fmt.category:             # the index of the largest value, the last of equal ones
         rows = (rows.shape[1] - 1 - np.argmax(rows[:, ::-1], axis=1)).astype(np.float64)[:, None]
@@ -161,6 +173,8 @@ def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dic
     # (%x, then %d: ComputationNode.cpp:872-887)
     prologue = parts["sequence_prologue"].replace("%x", shape).replace("%d", str(index))
     separator = parts["sample_separator"].replace("%x", shape).replace("%d", str(index))
+    if key is not None:         # (then %k: ComputationNode.cpp:890-896)
+        prologue, separator = prologue.replace("%k", key), separator.replace("%k", key)
     out.write(prologue)
     if fmt.transpose:
         table = rows
@@ -183,10 +197,11 @@ def _write_sequence(out: TextIO, steps: np.ndarray, fmt: WriteFormat, parts: dic
 
 def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
                      minibatch: int, *, batched: bool, summed: bool = False,
-                     framed: list[int] | None = None) -> None:
+                     framed: list[int] | None = None,
+                     key: Callable[[int], str | None] = lambda k: None) -> None:
     """One minibatch of ``node``; ``framed``: the lengths of the reader's sequences whose steps
     were fed as samples (:attr:`InputSource.framed_lengths`), a node of one row a step of them
-    written as those sequences."""
+    written as those sequences; ``key``: the key of the minibatch's sequence ``k`` (``%k``)."""
     parts = {key: _processed(getattr(fmt, key), name, minibatch) for key in (
         "sequence_separator", "sequence_prologue", "sequence_epilogue", "element_separator",
         "sample_separator")}
@@ -200,7 +215,8 @@ def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
                         for s, n in enumerate(lengths))
         else:
             total = float(values.astype(np.float64).sum())
-        _write_sequence(out, np.array([[total]]), fmt, parts, (1,), [1])
+        # (one sequence of id 0: the key of the minibatch's sequence 0, PackerBase.cpp:165)
+        _write_sequence(out, np.array([[total]]), fmt, parts, (1,), [1], key=key(0))
         return
     if node.sequence_lengths is not None:
         lengths = [int(n) for n in np.asarray(node.sequence_lengths.d).reshape(-1)]
@@ -213,7 +229,7 @@ def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
         # 1704-1711); Stadyn's last axis is CNTK's first
         rows = values.reshape(-1, values.shape[-1] if values.ndim else 1)
         _write_sequence(out, rows, fmt, parts, tuple(values.shape[-1:]), _cntk_dims(
-            tuple(values.shape)))
+            tuple(values.shape)), key=key(0))
         return
     elif framed is not None and sum(framed) == values.shape[0]:
         # a loaded model's Inputs fed each step of the reader's sequences as a sample: in
@@ -229,7 +245,14 @@ def _write_minibatch(out: TextIO, node: Variable, name: str, fmt: WriteFormat,
     for k, steps in enumerate(sequences):
         if k > 0:              # within a minibatch, as CNTK
             out.write(parts["sequence_separator"])
-        _write_sequence(out, np.asarray(steps), fmt, parts, sample, index=k)
+        _write_sequence(out, np.asarray(steps), fmt, parts, sample, index=k, key=key(k))
+
+
+def _keys_from(keys: list[str] | None, start: int) -> Callable[[int], str | None]:
+    """The key of a minibatch's sequence ``k`` where the minibatch starts at ``start``."""
+    if not keys:
+        return lambda k: None
+    return lambda k: keys[(start + k) % len(keys)]
 
 
 def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: InputSource,
@@ -254,6 +277,9 @@ def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: Input
         for name in names:
             files[name] = open(f"{output_path}.{name}", "w", encoding="utf-8", newline="\n")
     total = minibatches = 0
+    # the keys of the data's sequences, in file order (``%k``): a minibatch's sequence k is
+    # the one at the reader's position before it, plus k
+    keys = io.sequence_keys(inputs.source) if fmt.sequence_keys else None
     try:
         for name in names:
             files[name].write(fmt.prologue)
@@ -261,6 +287,7 @@ def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: Input
             while max_samples is None or total < max_samples:
                 want = minibatch_size if max_samples is None else \
                     min(minibatch_size, max_samples - total)
+                start = inputs.source.get_checkpoint_state()["position"] if keys else 0
                 data, count = inputs.read(want)
                 if not data:
                     break
@@ -269,7 +296,8 @@ def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: Input
                 forward_all(list(nodes))
                 for node, name, b, whole in zip(nodes, names, has_batch, sums):
                     _write_minibatch(files[name], node, name, fmt, minibatches, batched=b,
-                                     summed=whole, framed=inputs.framed_lengths)
+                                     summed=whole, framed=inputs.framed_lengths,
+                                     key=_keys_from(keys, start))
                 log.raw(f"Minibatch[{minibatches}]: ActualMBSize = {count}")
                 if output_path == "-":
                     sys.stdout.write("\n")

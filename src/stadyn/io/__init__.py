@@ -43,6 +43,7 @@ from ._source import (DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS, FULL_DATA_SWEEP, I
                       INFINITELY_REPEAT, MinibatchData, MinibatchSource)
 from ._source_from_data import MinibatchSourceFromData
 from ._sample_positions import start_epoch_at, state_at_samples
+from ._sequence_keys import sequence_keys
 from ._streams import Record, StreamDef, StreamDefs, StreamInformation
 from ._utterance_source import AUTO_RANDOMIZATION_RANGE, UtteranceSource, utterance_order
 from ._truncated_source import TruncatedLayout, TruncatedUtteranceSource
@@ -66,7 +67,7 @@ __all__ = [
     "TruncatedPacker",
     "LMSentenceSource",
     "utterance_order", "AUTO_RANDOMIZATION_RANGE", "state_at_samples",
-    "start_epoch_at",
+    "start_epoch_at", "sequence_keys",
     # transforms
     "transforms",
     # file formats

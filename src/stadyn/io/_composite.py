@@ -137,6 +137,14 @@ class Composite:
     def __len__(self) -> int:
         return self._length
 
+    def keys(self) -> list[str]:
+        """The key of each joined sequence, in order: the first deserializer's (its position
+        where it has none), as CNTK's Bundler keys a bundle by its primary's sequence."""
+        primary = self.deserializers[0]
+        keys = primary.keys() or range(len(primary))
+        kept = self.maps[0] if self.maps[0] is not None else range(self._length)
+        return [str(keys[int(i)]) for i in kept]
+
     @property
     def randomizer(self) -> str:
         """How CNTK 2.7 randomizes the joined data: as it does the first deserializer's."""

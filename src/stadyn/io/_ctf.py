@@ -118,7 +118,10 @@ class _Index:
                                     int(numbers[k]))
             seq_start, seq_end, seq_line = starts, ends, numbers
             seq_count = np.ones(len(seq_start), np.int64)
-            self.keys: list[str] = [str(n) for n in seq_line.tolist()]
+            # each line's key is its number counted from 0, as CNTK's index keys it (the line
+            # count of its reader, IndexBuilder.cpp:273; BufferedFileReader.h:35-45): the key
+            # an image map file's line has too (ImageDataDeserializer.cpp:163-174)
+            self.keys: list[str] = [str(n - 1) for n in seq_line.tolist()]
             self.explicit_ids = False
         else:
             # a line starting with an id other than the current sequence's starts a sequence;
