@@ -44,9 +44,9 @@ from ._counters import cast_counters
 from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
-from ._shared_grads import backward_sharing, note_sharing
+from ._shared_grads import backward_sharing, note_sharing, share_grad
 from ._spectral_u import record_starts, write_after_backward
-from ._variable_arrays import assign, grad_array, value_array
+from ._variable_arrays import assign, grad_array, grad_tensor, value_array
 from ._variable_operators import _checked_operator
 from ._variable_protocol import VariableProtocol
 from ._kept_dtypes import forget
@@ -198,6 +198,12 @@ class Variable(VariableProtocol, _HeldReading):
         if value is None:
             _Core.grad.fset(self, None)
             relink_grads(self)          # (a solver's zero_grad of a Variable sharing its array)
+            return
+        held = value._owner if isinstance(value, NdArray) else None
+        if (held and held[1] is grad_tensor and held[0] is not self
+                and tuple(held[0].shape) == tuple(self.shape)):
+            grad_tensor(held[0])        # (allocated: both hold it from now on)
+            share_grad(self, held[0])   # ``v.grad = h.grad``: one array (_shared_grads.py)
             return
         current = grad_of(self)
         if current is None:
@@ -386,7 +392,10 @@ class Variable(VariableProtocol, _HeldReading):
         sync_for_backward()
         # (a leaf sharing an op output's gradient array in the graph: NNabla's order places
         # what it gets, _shared_grads.py)
-        backward_sharing(self, lambda: super(Variable, self).backward(*args, **kwargs))
+        def run(clear: bool) -> None:
+            a, k = _clearing(args, kwargs, clear)
+            super(Variable, self).backward(*a, **k)
+        backward_sharing(self, run, _clears(args, kwargs))
         write_after_backward(self)      # NNabla's spectral norms write u again: _spectral_u
 
     def apply(self, **kwargs) -> "Variable":
@@ -460,6 +469,22 @@ def _refuse_leaf(v: Variable, what: str) -> None:
         raise RuntimeError(f"Variable.{what}: value error in {what}: the variable "
                            f"{v.name or tuple(v.shape)!r} has no parent function (a leaf, "
                            "or one whose function rewire_on moved to another Variable)")
+
+
+def _clears(args: tuple, kwargs: dict) -> bool:
+    """Whether a ``backward(*args, **kwargs)`` call asks to clear buffers."""
+    return bool(kwargs["clear_buffer"] if "clear_buffer" in kwargs
+                else args[1] if len(args) > 1 else False)
+
+
+def _clearing(args: tuple, kwargs: dict, clear: bool):
+    """``backward``'s positional and keyword arguments with ``clear_buffer`` set to ``clear``."""
+    args = list(args)
+    if len(args) > 1:
+        args[1] = clear
+    else:
+        kwargs = {**kwargs, "clear_buffer": clear}
+    return args, kwargs
 
 
 def forward_all(variables, *args, **kwargs) -> None:
