@@ -52,11 +52,12 @@ def unlinked__read_after_its_source(nn, F, r):
     return res
 
 
-@nnabla_case(names=[V + "grad", V + "g", V + "backward"])
+@nnabla_case(names=[V + "grad", V + "g", V + "backward", "nnabla.NdArray"])
 def grad_assigned__one_array(nn, F, r):
     """``y.grad = h.grad`` (``h`` an op output, or a leaf ``a``): NNabla's ``set_grad`` makes
     one array, so ``h.g[0] = 5``, ``y.grad.fill(2)`` and ``y.g[1] = 7`` show through the other,
-    and a backward writing ``h``'s (``a``'s) gradient shows in ``y``'s; static and dynamic."""
+    and a backward writing ``h``'s (``a``'s) gradient shows in ``y``'s; static and dynamic.
+    Another array assigned to ``y.grad`` ends it (``y`` holds that one)."""
     r.touch(V + "grad", V + "g", V + "backward")
     res = {}
     for dyn in (False, True):
@@ -92,4 +93,8 @@ def grad_assigned__one_array(nn, F, r):
         a.grad.zero()
         loss2.backward()
         res[k + "b.g after backward"] = b.g.copy()
+        y.grad = nn.NdArray.from_numpy_array(np.ones(3, np.float32))
+        h.g[0] = 9.0
+        res[k + "y.g after another array"] = y.g.copy()
+        res[k + "h.g after another array"] = h.g.copy()
     return res

@@ -50,7 +50,7 @@ from ...graph import Variable as _Core, data_of, grad_of, keep_own_grad, topolog
 from ...graph import backward_order, drop_own_grad
 from ._shared_arrays import members
 
-__all__ = ["note_sharing", "backward_sharing", "share_grad"]
+__all__ = ["note_sharing", "backward_sharing", "share_grad", "unshare_grad"]
 
 # Leaves made to share an op output's arrays (get_unlinked_variable, reshape(unlink=True)):
 # only a backward whose graph holds one of them looks further.
@@ -73,7 +73,7 @@ def note_sharing(leaf: _Core) -> None:
 _GRAD_OF: "weakref.WeakKeyDictionary[_Core, _Core]" = weakref.WeakKeyDictionary()
 
 
-def share_grad(v: _Core, h: _Core) -> None:
+def share_grad(v: _Core, h: _Core) -> bool:
     """Make ``v`` hold ``h``'s gradient array, as NNabla 1.39's ``v.grad = h.grad``
     (``set_grad``): a write through either shows in the other, and a backward through ``v``
     places what its readers give as for an unlinked view of ``h``
@@ -85,10 +85,35 @@ def share_grad(v: _Core, h: _Core) -> None:
         >>> v = nn.Variable((2,), need_grad=True)
         >>> v.grad = h.grad; h.g[0] = 5.0; v.g.tolist()
         [5.0, 0.0]
+
+    Returns False, sharing nothing, where ``v``'s value is of another floating dtype than
+    ``h``'s gradient (torch's gradient of a leaf has its value's dtype).
     """
-    _Core.grad.fset(v, grad_of(h))
+    g, value = grad_of(h), data_of(v)
+    if g is None or (value is not None and value.is_floating_point() and value.dtype != g.dtype):
+        return False
+    _Core.grad.fset(v, g)
     _GRAD_OF[v] = h
     note_sharing(v)
+    return True
+
+
+def unshare_grad(v: _Core) -> None:
+    """End ``v``'s ``v.grad = h.grad`` sharing, if any (another array assigned to ``v.grad``):
+    ``v`` keeps a copy of the array as its own.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> h = nn.Variable.from_numpy_array(np.zeros(2), need_grad=True) * 2.0
+        >>> v = nn.Variable((2,), need_grad=True); v.grad = h.grad
+        >>> v.grad = nn.NdArray.from_numpy_array(np.ones(2, np.float32)); h.g.tolist(), v.g.tolist()
+        ([0.0, 0.0], [1.0, 1.0])
+    """
+    h = _GRAD_OF.pop(v, None)
+    if h is not None:
+        g = grad_of(v)
+        if g is not None and g is grad_of(h):
+            _Core.grad.fset(v, g.detach().clone())
 
 
 def _partner(v: _Core, outputs: dict) -> _Core | None:

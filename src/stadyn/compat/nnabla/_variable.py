@@ -44,7 +44,7 @@ from ._counters import cast_counters
 from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
-from ._shared_grads import backward_sharing, note_sharing, share_grad
+from ._shared_grads import backward_sharing, note_sharing, share_grad, unshare_grad
 from ._spectral_u import record_starts, write_after_backward
 from ._variable_arrays import assign, grad_array, grad_tensor, value_array
 from ._variable_operators import _checked_operator
@@ -203,8 +203,9 @@ class Variable(VariableProtocol, _HeldReading):
         if (held and held[1] is grad_tensor and held[0] is not self
                 and tuple(held[0].shape) == tuple(self.shape)):
             grad_tensor(held[0])        # (allocated: both hold it from now on)
-            share_grad(self, held[0])   # ``v.grad = h.grad``: one array (_shared_grads.py)
-            return
+            if share_grad(self, held[0]):   # ``v.grad = h.grad``: one array (_shared_grads)
+                return
+        unshare_grad(self)              # (another array given: its own again, as NNabla's)
         current = grad_of(self)
         if current is None:
             self.g                      # allocates the zero buffer
