@@ -39,7 +39,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_spec.py``, ``_context.py``, ``_mode.py``, ``_precision.py``, ``_scope.py`` — leaves.
 """
 
-from ._apply import _conform, apply, raised_by_user_code
+from ._apply import _conform, apply, raised_by_user_code, run_before
 from ._base_axis import base_axis_kept
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._free_axes import (FREE_DIMENSION, FeedUndo, behind_free_dimensions, conform_for_op,
@@ -98,7 +98,7 @@ __all__ = [
     "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with", "keep_as", "shown_only",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "handed_out", "set_output", "read_value_of", "value_holder", "renew_value",
-    "on_renew", "keep_own_grad", "drop_own_grad", "backward_order",
+    "on_renew", "run_before", "keep_own_grad", "drop_own_grad", "backward_order",
     "numpy_reader", "viewed",
     # modes, phase, contexts, scopes
     "raised_by_user_code",

@@ -36,7 +36,32 @@ from ._tensors import data_of
 from ._variable import Variable
 from ._versions import _marks
 
-__all__ = ["apply", "argument_error", "op_error", "passes_through", "raised_by_user_code"]
+__all__ = ["apply", "argument_error", "op_error", "passes_through", "raised_by_user_code",
+           "run_before"]
+
+# op spec -> the callables :func:`run_before` registered, called before each dynamic run
+_BEFORE_RUN: dict = {}
+
+
+def run_before(spec, hook) -> None:
+    """Call ``hook(node)`` before each dynamic-mode run of ``spec``'s op, its node made and its
+    inputs not yet read (a front end keeping what the run overwrites: compat.nnabla keeps the
+    ``u`` a spectral norm starts from, as NNabla's function does for its backward).
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> from stadyn.graph import run_before
+        >>> seen = []
+        >>> run_before(F.exp.spec, lambda node: seen.append(node.spec.name))
+        >>> x = sd.Variable.from_numpy_array(np.zeros(2))
+        >>> with sd.auto_forward():
+        ...     _ = F.exp(x)
+        >>> seen
+        ['exp']
+        >>> from stadyn.graph._apply import _BEFORE_RUN; del _BEFORE_RUN[F.exp.spec]
+    """
+    _BEFORE_RUN.setdefault(spec, []).append(hook)
+
 
 _Tensor = torch.Tensor
 
@@ -195,6 +220,10 @@ def apply(spec, args: tuple, kwargs: dict):
     node = cls._node_class(spec, args, kwargs, tuple(inputs), scope, user_location())
     if is_auto_forward():
         node.ran_under = _marks[0]     # a backward checks the marks set since (_grad_marks.py)
+        hooks = _BEFORE_RUN.get(spec)
+        if hooks:
+            for hook in hooks:
+                hook(node)
         targs = [_eager_value(a) if isinstance(a, Variable) else a for a in args]
         tkw = ({k: (_eager_value(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
                if kwargs else kwargs)

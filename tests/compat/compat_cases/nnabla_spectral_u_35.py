@@ -8,7 +8,7 @@ one ``u`` is normalised by several calls, ``u`` after the backward is the first 
 not the last one's that the forward left.  Each case records ``u`` after the forward and after
 the backward: several calls, ``test=True`` calls mixed in (they write nothing), a backward
 with ``clear_buffer``, a forward run twice, ``w`` taking no gradient (no rewrite), and a
-dynamic graph (``auto_forward``: NNabla writes ``u`` again there too; Stadyn does not yet).
+dynamic graph (``auto_forward``: NNabla writes ``u`` again there too).
 """
 
 from compat_harness import nnabla_case
@@ -97,16 +97,7 @@ def sn_u__clear_buffer_and_repeats(nn, F, PF, S, r):
     return res
 
 
-_DYNAMIC = (
-    "NNabla 1.39's SpectralNorm writes u again in the backward of a dynamic (auto_forward) "
-    "graph too, from the u its call started from, in backward order (here the first call's "
-    "result, the second call's branch of lower rank); stadyn.compat.nnabla keeps the starts "
-    "only at a static forward() (_spectral_u.record_starts), so a dynamic graph's u stays the "
-    "last call's")
-
-
-@nnabla_case(names=[FN + "spectral_norm", "nnabla.auto_forward"],
-             known={"dynamic: u backward": _DYNAMIC})
+@nnabla_case(names=[FN + "spectral_norm", "nnabla.auto_forward"])
 def sn_u__fixed_w_and_dynamic(nn, F, PF, S, r):
     """``w`` with ``need_grad=False`` (NNabla's backward returns before its forward again:
     ``propagate_down[0]`` false: ``u`` keeps the last call's result), and a dynamic graph

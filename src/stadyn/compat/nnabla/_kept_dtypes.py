@@ -325,17 +325,7 @@ def keeping_initializer_arrays(func: Callable) -> Callable:
         ...     saved_arrays(nn.get_parameters())["affine/W"].dtype
         dtype('float64')
     """
-    try:
-        signature = inspect.signature(func)
-    except (TypeError, ValueError):
-        return func
-
-    @functools.wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            bound = signature.bind_partial(*args, **kwargs)
-        except TypeError:
-            return func(*args, **kwargs)            # (func's own error)
+    def call(bound: inspect.BoundArguments, args: tuple, kwargs: dict) -> Any:
         recorded: list = []
         arrays = _initializers(bound, recorded)
         if not arrays and not recorded:
@@ -353,4 +343,35 @@ def keeping_initializer_arrays(func: Callable) -> Callable:
                 keep(pick[1], arr)
                 new.remove(pick)
         return out
+    return with_bound_arguments(func, call)
+
+
+def with_bound_arguments(func: Callable, body: Callable) -> Callable:
+    """``func`` whose calls run ``body(bound, args, kwargs)``: ``bound`` the call's arguments
+    bound to ``func``'s signature (``inspect.BoundArguments``, which ``body`` may change before
+    calling ``func(*bound.args, **bound.kwargs)``), ``args`` and ``kwargs`` as given.  A call
+    the signature refuses goes to ``func`` itself (its own error); a ``func`` without a
+    signature is returned as it is.  The wrapper of :func:`keeping_initializer_arrays` and of
+    ``_lowrank_dtypes.keeping_factor_dtypes``.
+
+    Example:
+        >>> def f(a, b=2):
+        ...     return a * b
+        >>> g = with_bound_arguments(f, lambda bound, args, kwargs: (
+        ...     dict(bound.arguments), f(*bound.args, **bound.kwargs)))
+        >>> g(3), g(3, b=5)
+        (({'a': 3}, 6), ({'a': 3, 'b': 5}, 15))
+    """
+    try:
+        signature = inspect.signature(func)
+    except (TypeError, ValueError):
+        return func
+
+    @functools.wraps(func)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        try:
+            bound = signature.bind_partial(*args, **kwargs)
+        except TypeError:
+            return func(*args, **kwargs)            # (func's own error)
+        return body(bound, args, kwargs)
     return call

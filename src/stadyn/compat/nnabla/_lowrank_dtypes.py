@@ -26,7 +26,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import functools
 import inspect
 from typing import Any, Callable, Iterator
 
@@ -34,7 +33,7 @@ import numpy as np
 
 from ...graph import data_of
 from ...parametric import get_parameter, parameter_scope
-from ._kept_dtypes import _FUNCTIONS, keep
+from ._kept_dtypes import _FUNCTIONS, keep, with_bound_arguments
 
 __all__ = ["keeping_factor_dtypes"]
 
@@ -51,14 +50,8 @@ def keeping_factor_dtypes(name: str, func: Callable) -> Callable:
     if name not in _FACTORS:
         return func
     own, factors, decides = _FACTORS[name]
-    signature = inspect.signature(func)
 
-    @functools.wraps(func)
-    def call(*args: Any, **kwargs: Any) -> Any:
-        try:
-            bound = signature.bind_partial(*args, **kwargs)
-        except TypeError:
-            return func(*args, **kwargs)            # (func's own error)
+    def call(bound: inspect.BoundArguments, args: tuple, kwargs: dict) -> Any:
         given: list = []
         if decides is not None:
             init = bound.arguments.get(decides)
@@ -77,7 +70,7 @@ def keeping_factor_dtypes(name: str, func: Callable) -> Callable:
             for v in after:
                 keep(v, data_of(v).detach().cpu().numpy().astype(np.float64))
         return out
-    return call
+    return with_bound_arguments(func, call)
 
 
 @contextlib.contextmanager

@@ -19,9 +19,13 @@ with ``h`` and ``v`` both in the graph of a loss:
 Stadyn's backward keeps what ``v``'s readers give apart (the leaf gets a zero gradient of its
 own for the backward, :func:`backward_sharing`), then puts it where NNabla's order leaves it:
 into the shared array, and down ``h``'s graph by a backward from ``h`` seeded with it (every
-input's gradient then as NNabla's; an op output between ``h`` and the leaves holds that second
-backward's part only, where NNabla's holds the sum).  Readers of ``v`` falling in different
-places of that order are taken as the last of them falls.
+input's gradient then as NNabla's; an op output between ``h`` and the leaves gets that second
+backward's part added to what the first gave it, NNabla's sum: case
+``nnabla_views_35.unlinked__part_down_a_deeper_graph``).  A backward clearing buffers
+(``clear_buffer=True``) where such a part goes down ``h``'s graph keeps them through the first
+backward and clears them in the second, so the part reaches the leaves as in NNabla's one
+backward (``x.g`` 32, case ``unlinked__gradient_shared``).  Readers of ``v`` falling in
+different places of that order are taken as the last of them falls.
 
 Example:
     >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
@@ -46,7 +50,7 @@ from ...graph import Variable as _Core, data_of, grad_of, keep_own_grad, topolog
 from ...graph import backward_order, drop_own_grad
 from ._shared_arrays import members
 
-__all__ = ["note_sharing", "backward_sharing"]
+__all__ = ["note_sharing", "backward_sharing", "share_grad", "unshare_grad"]
 
 # Leaves made to share an op output's arrays (get_unlinked_variable, reshape(unlink=True)):
 # only a backward whose graph holds one of them looks further.
@@ -65,8 +69,58 @@ def note_sharing(leaf: _Core) -> None:
     _SHARING.add(leaf)
 
 
+# ``v.grad = h.grad``: v -> h, whose gradient array v holds (its data its own)
+_GRAD_OF: "weakref.WeakKeyDictionary[_Core, _Core]" = weakref.WeakKeyDictionary()
+
+
+def share_grad(v: _Core, h: _Core) -> bool:
+    """Make ``v`` hold ``h``'s gradient array, as NNabla 1.39's ``v.grad = h.grad``
+    (``set_grad``): a write through either shows in the other, and a backward through ``v``
+    places what its readers give as for an unlinked view of ``h``
+    (:func:`backward_sharing`; case ``nnabla_views_35.data_shared__own_gradient``).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> h = nn.Variable.from_numpy_array(np.zeros(2), need_grad=True) * 2.0
+        >>> v = nn.Variable((2,), need_grad=True)
+        >>> v.grad = h.grad; h.g[0] = 5.0; v.g.tolist()
+        [5.0, 0.0]
+
+    Returns False, sharing nothing, where ``v``'s value is of another floating dtype than
+    ``h``'s gradient (torch's gradient of a leaf has its value's dtype).
+    """
+    g, value = grad_of(h), data_of(v)
+    if g is None or (value is not None and value.is_floating_point() and value.dtype != g.dtype):
+        return False
+    _Core.grad.fset(v, g)
+    _GRAD_OF[v] = h
+    note_sharing(v)
+    return True
+
+
+def unshare_grad(v: _Core) -> None:
+    """End ``v``'s ``v.grad = h.grad`` sharing, if any (another array assigned to ``v.grad``):
+    ``v`` keeps a copy of the array as its own.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> h = nn.Variable.from_numpy_array(np.zeros(2), need_grad=True) * 2.0
+        >>> v = nn.Variable((2,), need_grad=True); v.grad = h.grad
+        >>> v.grad = nn.NdArray.from_numpy_array(np.ones(2, np.float32)); h.g.tolist(), v.g.tolist()
+        ([0.0, 0.0], [1.0, 1.0])
+    """
+    h = _GRAD_OF.pop(v, None)
+    if h is not None:
+        g = grad_of(v)
+        if g is not None and g is grad_of(h):
+            _Core.grad.fset(v, g.detach().clone())
+
+
 def _partner(v: _Core, outputs: dict) -> _Core | None:
     """The op output of the graph (``outputs``: id -> Variable) whose arrays ``v`` shares."""
+    held = _GRAD_OF.get(v)
+    if held is not None:
+        return held if id(held) in outputs else None
     target = v._alias
     while target is not None and target._alias is not None:
         target = target._alias
@@ -75,9 +129,10 @@ def _partner(v: _Core, outputs: dict) -> _Core | None:
     return next((m for m in members(v) if m is not v and id(m) in outputs), None)
 
 
-def backward_sharing(root: _Core, run: Callable[[], None]) -> None:
-    """Run ``run()`` (the backward from ``root``) and place what the leaves sharing an op
-    output's gradient array got from it as NNabla 1.39 does (see the module docstring).
+def backward_sharing(root: _Core, run: Callable[[bool], None], clears: bool = False) -> None:
+    """Run ``run(clear_buffer)`` (the backward from ``root``; ``clears``: whether the caller
+    asked it to clear buffers) and place what the leaves sharing an op output's gradient array
+    got from it as NNabla 1.39 does (see the module docstring).
 
     Example:
         >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
@@ -90,8 +145,25 @@ def backward_sharing(root: _Core, run: Callable[[], None]) -> None:
         ([6.0, 6.0], [8.0, 8.0])
     """
     if not _SHARING or root.parent is None:
-        run()
+        run(clears)
         return
+    try:
+        _place_parts(root, run, clears)
+    finally:
+        _follow_grads()
+
+
+def _follow_grads() -> None:
+    """Give each ``v`` of ``v.grad = h.grad`` ``h``'s gradient array again where a backward gave
+    ``h`` a new one (one array, as NNabla's)."""
+    for v, h in list(_GRAD_OF.items()):
+        g = grad_of(h)
+        if g is not None and grad_of(v) is not g and tuple(g.shape) == tuple(v.shape):
+            _Core.grad.fset(v, g)
+
+
+def _place_parts(root: _Core, run: Callable[[bool], None], clears: bool) -> None:
+    """:func:`backward_sharing` past its quick exit."""
     nodes = list(topological_nodes([root]))
     outputs = {id(o): o for n in nodes for o in n.outputs if o is not None}
     pairs = []
@@ -103,7 +175,7 @@ def backward_sharing(root: _Core, run: Callable[[], None]) -> None:
                 if h is not None:
                     pairs.append((u, h))
     if not pairs:
-        run()
+        run(clears)
         return
     pos = {id(n): i for i, n in enumerate(backward_order(root.parent, nodes,
                                                                    lambda u: u.need_grad))}
@@ -119,7 +191,9 @@ def backward_sharing(root: _Core, run: Callable[[], None]) -> None:
                 _Core.grad.fset(v, own)
                 undo.callback(_relink, v, h)
                 kept.append((v, h))
-            run()
+            # (a part going down h's graph needs h's buffers: they are cleared by that
+            # second backward instead)
+            run(clears and not any(_goes_down(v, h, nodes, pos) for v, h in pairs))
     except BaseException:
         for v, _ in kept:
             _taken.pop(id(v), None)     # (the backward raised: nothing to place)
@@ -128,22 +202,54 @@ def backward_sharing(root: _Core, run: Callable[[], None]) -> None:
         part = _taken.pop(id(v), None)
         if part is None:
             continue
-        readers = [pos[id(n)] for n in nodes if id(n) in pos and any(u is v for u in n.inputs)]
-        first_h = min((pos[id(n)] for n in nodes if id(n) in pos
-                       and any(u is h for u in n.inputs)), default=-1)
-        parent = pos.get(id(h.parent)) if h.parent is not None else None
-        last = max(readers, default=-1)
+        last, first_h = _last_reader(v, nodes, pos), _first_reader(h, nodes, pos)
         if last < first_h:
             continue                    # wiped by the copy of h's first reader
         buffer = grad_of(h)
         if buffer is None:
             continue
         buffer += part.reshape(buffer.shape).to(buffer.dtype)
-        if parent is not None and last < parent and h.need_grad:
+        if _goes_down(v, h, nodes, pos):
             total = buffer.clone()
-            h.backward(part.reshape(buffer.shape).numpy().copy())
+            below = _inner_grads(h)
+            h.backward(part.reshape(buffer.shape).numpy().copy(), clear_buffer=clears)
+            for o, before in below:     # (NNabla's one backward: the sum of both parts)
+                after = grad_of(o)
+                if after is not None and after is not before and after.shape == before.shape:
+                    after += before
             buffer = grad_of(h)
             buffer.copy_(total)
+
+
+def _last_reader(v: _Core, nodes: list, pos: dict) -> int:
+    return max((pos[id(n)] for n in nodes if id(n) in pos and any(u is v for u in n.inputs)),
+               default=-1)
+
+
+def _first_reader(h: _Core, nodes: list, pos: dict) -> int:
+    return min((pos[id(n)] for n in nodes if id(n) in pos and any(u is h for u in n.inputs)),
+               default=-1)
+
+
+def _goes_down(v: _Core, h: _Core, nodes: list, pos: dict) -> bool:
+    """Whether the part ``v``'s readers give goes on down ``h``'s graph in NNabla's order: it
+    is not wiped by ``h``'s first reader and arrives before ``h``'s function runs."""
+    parent = pos.get(id(h.parent)) if h.parent is not None else None
+    last = _last_reader(v, nodes, pos)
+    return (parent is not None and h.need_grad and last >= _first_reader(h, nodes, pos)
+            and last < parent)
+
+
+def _inner_grads(h: _Core) -> list:
+    """The op outputs strictly below ``h`` holding a gradient, each with a copy of it."""
+    found = []
+    for n in topological_nodes([h]):
+        for o in n.outputs:
+            if o is not None and o is not h:
+                g = grad_of(o)
+                if g is not None:
+                    found.append((o, g.detach().clone()))
+    return found
 
 
 _taken: dict[int, torch.Tensor] = {}

@@ -12,10 +12,12 @@ backward -- the first made -- leaves its ``u``: after ``loss.forward(); loss.bac
 
 :func:`record_starts` keeps, at a static ``forward()``, the ``u`` each spectral-norm node of the
 graph starts from (the graph's ``u`` values walked in forward order, each node's result the
-start of the next node on that ``u``); :func:`write_after_backward` then writes each node's
-``u`` again from its start, in NNabla's backward order.  A dynamic (``auto_forward``) graph
-is left alone, where NNabla 1.39 writes ``u`` in its backward too (a difference kept: case
-``sn_u__fixed_w_and_dynamic``, docs/nnabla-names.md).
+start of the next node on that ``u``); in a dynamic (``auto_forward``) graph each call keeps
+the ``u`` it reads as it runs (``graph.run_before``), as NNabla's ``forward_impl`` does
+(spectral_norm.cpp:255-263): a GAN's discriminator run on the real then the fake images, one
+backward each, leaves after the real loss's backward the real call's ``u`` (case
+``sn_u__dynamic_gan_backwards``).  :func:`write_after_backward` then writes each node's
+``u`` again from its start, in NNabla's backward order, in either mode.
 
 Example:
     >>> import numpy as np
@@ -36,7 +38,7 @@ from typing import Sequence
 
 from ...functions import spectral_norm
 from ...graph import (FunctionNode, Variable, backward_order, data_of, get_auto_forward,
-                      graph_version, topological_nodes)
+                      graph_version, run_before, topological_nodes)
 
 __all__ = ["record_starts", "write_after_backward"]
 
@@ -67,6 +69,15 @@ def record_starts(roots: Sequence[Variable]) -> None:
             start = data_of(u).detach().clone()
         _STARTS[n] = start
         current[id(u)] = _iterated(n, data_of(w), start)
+
+
+def _keep_dynamic_start(node: FunctionNode) -> None:
+    """Keep the ``u`` a dynamic-mode spectral-norm call is about to read (and overwrite)."""
+    if not node.attrs["test"]:
+        _STARTS[node] = data_of(node.inputs[1]).detach().clone()
+
+
+run_before(spectral_norm.spec, _keep_dynamic_start)
 
 
 def _nodes_of(roots: Sequence[Variable]) -> list[FunctionNode]:
@@ -102,14 +113,16 @@ def _backward_order(root: Variable) -> list[FunctionNode]:
 
 
 def write_after_backward(root: Variable) -> None:
-    """Write each spectral-norm node's ``u`` again from the start its last static forward kept,
-    in the order NNabla 1.39's backward from ``root`` runs them (a node whose ``w`` takes no
-    gradient writes nothing, as NNabla's)."""
-    if get_auto_forward() or not _STARTS:
+    """Write each spectral-norm node's ``u`` again from the start its last forward kept (a
+    static ``forward()``'s, or the dynamic call's), in the order NNabla 1.39's backward from
+    ``root`` runs them (a node whose ``w`` takes no gradient writes nothing, as NNabla's)."""
+    if not _STARTS:
         return
     for n in _backward_order(root):
         start = _STARTS.get(n)
         if start is None or not _writes_u(n) or not n.inputs[0].need_grad:
             continue
-        u = data_of(n.inputs[1])
-        u.copy_(_iterated(n, data_of(n.inputs[0]), start).reshape(u.shape))
+        w, u = data_of(n.inputs[0]), data_of(n.inputs[1])
+        if w is None or u is None:      # (a buffer a clearing backward let go)
+            continue
+        u.copy_(_iterated(n, w, start).reshape(u.shape))

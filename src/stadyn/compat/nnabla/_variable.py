@@ -40,16 +40,15 @@ from ...graph import data_of, grad_of, hand_out, read_value_of, topological_node
 from ._function import Function, as_function, built_rank, mark_forwarded
 from ._ndarray import NdArray
 from ...graph import unmark_zeroing
-from ._float_inputs import as_float32
-from ._indexing import getitem, setitem
 from ._counters import cast_counters
 from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
-from ._shared_grads import backward_sharing, note_sharing
+from ._shared_grads import backward_sharing, note_sharing, share_grad, unshare_grad
 from ._spectral_u import record_starts, write_after_backward
-from ._variable_arrays import assign, grad_array, value_array
+from ._variable_arrays import assign, grad_array, grad_tensor, value_array
 from ._variable_operators import _checked_operator
+from ._variable_protocol import VariableProtocol
 from ._kept_dtypes import forget
 from ._written_types import (assign_to_output, broadcast_written, float_for_gradients,
                              sync_for_backward, take_written_type, warn_rounded)
@@ -73,7 +72,7 @@ class _HeldReading(_Core):
     warns_forward_again = False
 
 
-class Variable(_HeldReading):
+class Variable(VariableProtocol, _HeldReading):
     """A Variable as NNabla has it (see the module docstring): ``nn.Variable(shape,
     need_grad=False)``; ``.data`` / ``.grad`` are NdArrays sharing its memory.
 
@@ -200,6 +199,13 @@ class Variable(_HeldReading):
             _Core.grad.fset(self, None)
             relink_grads(self)          # (a solver's zero_grad of a Variable sharing its array)
             return
+        held = value._owner if isinstance(value, NdArray) else None
+        if (held and held[1] is grad_tensor and held[0] is not self
+                and tuple(held[0].shape) == tuple(self.shape)):
+            grad_tensor(held[0])        # (allocated: both hold it from now on)
+            if share_grad(self, held[0]):   # ``v.grad = h.grad``: one array (_shared_grads)
+                return
+        unshare_grad(self)              # (another array given: its own again, as NNabla's)
         current = grad_of(self)
         if current is None:
             self.g                      # allocates the zero buffer
@@ -387,7 +393,10 @@ class Variable(_HeldReading):
         sync_for_backward()
         # (a leaf sharing an op output's gradient array in the graph: NNabla's order places
         # what it gets, _shared_grads.py)
-        backward_sharing(self, lambda: super(Variable, self).backward(*args, **kwargs))
+        def run(clear: bool) -> None:
+            a, k = _clearing(args, kwargs, clear)
+            super(Variable, self).backward(*a, **k)
+        backward_sharing(self, run, _clears(args, kwargs))
         write_after_backward(self)      # NNabla's spectral norms write u again: _spectral_u
 
     def apply(self, **kwargs) -> "Variable":
@@ -446,96 +455,6 @@ class Variable(_HeldReading):
             as_nnabla(as_function(node).inputs)     # its parameters print as NNabla's too
             f(node)
 
-    def __getitem__(self, key) -> "Variable":
-        """``x[key]``: NumPy-like indexing in the graph, as NNabla's (``_indexing.py``):
-        ``x[:, 0, 1:3]`` is a ``slice`` (and a ``reshape``), ``x[[1, 0]]`` a ``gather_nd``."""
-        return getitem(self, key)
-
-    def __setitem__(self, key, value) -> None:
-        """``x[key] = value``, as NNabla's: ``x`` becomes the output of a graph that writes
-        ``value`` (a Variable, an NdArray, an array or a number, broadcast to the indexed
-        shape) into what ``x`` was (``_indexing.setitem``); gradients reach the old ``x``
-        except where it was overwritten, and ``value`` where it was written.
-
-        Example:
-            >>> import numpy as np, stadyn.compat.nnabla as nn
-            >>> x = nn.Variable.from_numpy_array(np.zeros((2, 3)))
-            >>> x[1, ::2] = 7.0
-            >>> x.forward(); x.d.tolist()
-            [[0.0, 0.0, 0.0], [7.0, 0.0, 7.0]]
-        """
-        if not isinstance(value, _Core):
-            arr = value.data if isinstance(value, NdArray) else np.asarray(value)
-            value = Variable.from_numpy_array(np.asarray(arr, np.float32))
-        old = Variable(tuple(self.shape), need_grad=self.need_grad)
-        if self.parent is None:             # a leaf: the old one holds its value and gradient
-            _Core.data.fset(old, data_of(self))
-            if grad_of(self) is not None:
-                _Core.grad.fset(old, grad_of(self))
-        else:                               # the output of its function is the old one now
-            old.rewire_as(self)
-        result = setitem(old, key, as_float32(value))
-        self.rewire_as(result)
-        # NNabla's rewire copies the flags of the function's output: ``x`` needs a gradient
-        # when the old ``x`` or ``value`` does (steal_variable_from_to, computation_graph.cpp)
-        _Core.need_grad.fset(self, result.need_grad)
-
-    def __len__(self) -> int:
-        """Refused, as NNabla 1.39's Variable has no ``len()`` (``TypeError``); iterating still
-        goes over the first axis (``x[0]``, ``x[1]``, ... until an ``IndexError``), as there.
-
-        Example:
-            >>> import stadyn.compat.nnabla as nn
-            >>> x = nn.Variable((3, 2))
-            >>> [v.shape for v in x]
-            [(2,), (2,), (2,)]
-        """
-        raise TypeError("object of type 'Variable' has no len() (NNabla 1.39's has none: "
-                        "use x.shape[0])")
-
-    def __bool__(self) -> bool:
-        """A Variable is true (NNabla 1.39's, whatever its shape or values)."""
-        return True
-
-    def __eq__(self, other) -> bool:
-        """``x == y``: whether ``x`` and ``y`` are the same Variable; comparing with anything
-        else (a number, None, an NdArray) is a ``TypeError``, as NNabla 1.39's (so is
-        ``1.0 in x``).  Not an element-wise comparison: that is ``F.equal(x, y)``.
-
-        Example:
-            >>> import stadyn.compat.nnabla as nn
-            >>> x = nn.Variable((2,))
-            >>> x == x, x != nn.Variable((2,))
-            (True, True)
-        """
-        if not isinstance(other, _Core):
-            raise TypeError(f"Cannot convert {type(other).__name__} to nnabla Variable "
-                            "(NNabla 1.39 compares a Variable with Variables only; for "
-                            "element-wise comparison use F.equal / F.equal_scalar)")
-        return self is other
-
-    def __ne__(self, other) -> bool:
-        return not self.__eq__(other)
-
-    __hash__ = _Core.__hash__
-
-    def __abs__(self):
-        """Refused, as NNabla 1.39's Variable takes no ``abs()`` (``TypeError``): use
-        ``F.abs(x)``."""
-        raise TypeError("bad operand type for abs(): 'Variable' (NNabla 1.39 has no abs() of "
-                        "a Variable: use F.abs(x))")
-
-    def __array__(self, dtype=None, copy=None):
-        """NumPy sees a Variable as one object (``np.asarray(x)`` is a 0-d object array), as
-        NNabla's, whose Variable has no ``len()``: not as a sequence of graph slices ``x[0]``,
-        ``x[1]``, ... (Stadyn's Variable has a length, and ``x[i]`` indexes the graph)."""
-        out = np.empty((), dtype=object)
-        out[()] = self
-        return out
-
-    def __repr__(self) -> str:
-        return f"<Variable({self.shape}, need_grad={self.need_grad}) at {hex(id(self))}>"
-
 
 Variable._op_output_class, Variable._node_class = Variable, Function
 
@@ -551,6 +470,22 @@ def _refuse_leaf(v: Variable, what: str) -> None:
         raise RuntimeError(f"Variable.{what}: value error in {what}: the variable "
                            f"{v.name or tuple(v.shape)!r} has no parent function (a leaf, "
                            "or one whose function rewire_on moved to another Variable)")
+
+
+def _clears(args: tuple, kwargs: dict) -> bool:
+    """Whether a ``backward(*args, **kwargs)`` call asks to clear buffers."""
+    return bool(kwargs["clear_buffer"] if "clear_buffer" in kwargs
+                else args[1] if len(args) > 1 else False)
+
+
+def _clearing(args: tuple, kwargs: dict, clear: bool):
+    """``backward``'s positional and keyword arguments with ``clear_buffer`` set to ``clear``."""
+    args = list(args)
+    if len(args) > 1:
+        args[1] = clear
+    else:
+        kwargs = {**kwargs, "clear_buffer": clear}
+    return args, kwargs
 
 
 def forward_all(variables, *args, **kwargs) -> None:

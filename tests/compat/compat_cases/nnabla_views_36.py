@@ -1,0 +1,100 @@
+"""NNabla 1.39's unlinked views read in the same static graph as their source (nnvar36).
+
+NNabla's forward runs a graph's functions depth first from the root, a function's first input
+first (src/nbla/computation_graph/variable.cpp ``visit_function_recursive``), each reading
+the arrays its inputs hold then: a reader of ``v = h.get_unlinked_variable()`` reached after
+``h``'s function reads ``h``'s new values in the first forward already.
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+V = "nnabla.Variable."
+
+_STALE = ("a static graph's first forward: Stadyn's plan reads the unlinked view v of an op "
+          "output h as a leaf, at the plan's start (h not yet computed: zeros), where NNabla "
+          "1.39's depth-first forward runs h's function first (loss = sum(h*1.5) + sum(v*5)): "
+          "v*5 is 0 where NNabla's is 5*h; from the second forward on both read h's values")
+
+
+@nnabla_case(names=[V + "get_unlinked_variable", V + "forward"],
+             known=dict.fromkeys(["static first forward v*5", "static relu h.g",
+                                  "static relu v.g"], _STALE))
+def unlinked__read_after_its_source(nn, F, r):
+    """``loss = sum(h*1.5) + sum(relu(v*5))``, ``v`` unlinked from ``h = (x*2)*3``: the view's
+    reader runs after ``h``'s function in NNabla's forward; ``relu`` makes its gradient read
+    the value (``h.g = v.g = [6.5, 1.5, 6.5]``); static (first and second forward) and
+    dynamic."""
+    r.touch(V + "get_unlinked_variable", V + "forward")
+    res = {}
+    for dyn in (False, True):
+        nn.set_auto_forward(dyn)
+        x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                         need_grad=True)
+        h = (x * 2.0) * 3.0
+        v = h.get_unlinked_variable(need_grad=True)
+        t = v * 5.0
+        loss = F.sum(h * 1.5) + F.sum(F.relu(t))
+        nn.set_auto_forward(False)
+        k = "dyn " if dyn else "static "
+        if not dyn:
+            loss.forward()
+            res[k + "first forward v*5"] = t.d.copy()
+        x.grad.zero()
+        loss.backward()
+        res[k + "relu h.g"] = h.g.copy()
+        res[k + "relu v.g"] = v.g.copy()
+        res[k + "relu x.g"] = x.g.copy()
+        if not dyn:
+            loss.forward()
+            res[k + "second forward v*5"] = t.d.copy()
+    return res
+
+
+@nnabla_case(names=[V + "grad", V + "g", V + "backward", "nnabla.NdArray"])
+def grad_assigned__one_array(nn, F, r):
+    """``y.grad = h.grad`` (``h`` an op output, or a leaf ``a``): NNabla's ``set_grad`` makes
+    one array, so ``h.g[0] = 5``, ``y.grad.fill(2)`` and ``y.g[1] = 7`` show through the other,
+    and a backward writing ``h``'s (``a``'s) gradient shows in ``y``'s; static and dynamic.
+    Another array assigned to ``y.grad`` ends it (``y`` holds that one)."""
+    r.touch(V + "grad", V + "g", V + "backward")
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                         need_grad=True)
+        h = x * 2.0
+        y = nn.Variable((3,), need_grad=True)
+        y.grad = h.grad
+        h.g[0] = 5.0
+        res[k + "y.g after h.g[0]=5"] = y.g.copy()
+        y.grad.fill(2.0)
+        res[k + "h.g after y.grad.fill(2)"] = h.g.copy()
+        y.g[1] = 7.0
+        res[k + "h.g after y.g[1]=7"] = h.g.copy()
+        loss = F.sum(h * 3.0)
+        a = nn.Variable.from_numpy_array(np.array([1.0, 2.0, 3.0], np.float32), need_grad=True)
+        b = nn.Variable((3,), need_grad=True)
+        b.grad = a.grad
+        a.g[2] = 4.0
+        res[k + "b.g after a.g[2]=4"] = b.g.copy()
+        loss2 = F.sum(a * 3.0)
+        nn.set_auto_forward(False)
+        if not dyn:
+            loss.forward()
+            loss2.forward()
+        x.grad.zero()
+        loss.backward()
+        res[k + "y.g after backward"] = y.g.copy()
+        res[k + "h.g after backward"] = h.g.copy()
+        res[k + "x.g after backward"] = x.g.copy()
+        a.grad.zero()
+        loss2.backward()
+        res[k + "b.g after backward"] = b.g.copy()
+        y.grad = nn.NdArray.from_numpy_array(np.ones(3, np.float32))
+        h.g[0] = 9.0
+        res[k + "y.g after another array"] = y.g.copy()
+        res[k + "h.g after another array"] = h.g.copy()
+    return res
