@@ -1,0 +1,126 @@
+"""CNTK 2.7's ops where Stadyn's differed (cntkops36): ``reshape`` of a sparse input, an axis of
+None (all of a sample's axes) given to the ops taking one static axis, a top-N
+``classification_error`` saved and loaded, a weight multiplied by sparse and dense data, CSR
+data with stored zeros, a clone onto a placeholder without a shape."""
+
+import re
+
+import numpy as np
+
+from compat_harness import cntk_case
+
+
+def _outcome(fn, words=True):
+    """``fn()``'s value (a shape as a list), or what it raised: its built-in type and (with
+    ``words``) its first line, an unnamed input's or placeholder's number masked."""
+    try:
+        got = fn()
+    except Exception as e:
+        kind = next(c.__name__ for c in type(e).__mro__ if c.__module__ == "builtins")
+        said = re.sub(r"'(Input|Placeholder)\d+'", r"'\1'", str(e).split("\n")[0])
+        return ["raises", kind, said] if words else ["raises", kind]
+    return list(got) if isinstance(got, tuple) else got
+
+
+def _dense(v):
+    """An eval's value as a NumPy array (a SciPy matrix's or a list's entries too)."""
+    if isinstance(v, list):
+        return [_dense(a) for a in v]
+    return np.asarray(v.todense()) if hasattr(v, "todense") else np.asarray(v)
+
+
+@cntk_case(names=["cntk.ops.reshape", "cntk.ops.expand_dims", "cntk.ops.times",
+                  "cntk.ops.relu", "cntk.CloneMethod"],
+           note="a reshape of a sparse input runs where it keeps the sample's last axis (CNTK "
+                "holds sparse data as a matrix of that axis' rows and reshapes a sparse matrix "
+                "to the same rows and columns only: Matrix.cpp:1882-1891) and gives dense "
+                "data (relu of it runs); another is refused when run (RuntimeError, Feature "
+                "Not Implemented; compared by type); Stadyn refused every one")
+def reshape__of_sparse_input(C, r):
+    import scipy.sparse as sp
+    r.touch("cntk.ops.input_variable", "cntk.Function.eval", "cntk.Function.grad",
+            "cntk.Function.clone", "cntk.ops.parameter", "cntk.ops.alias")
+    res = {}
+    m = np.zeros((2, 3, 4), np.float32)
+    m[0, 0, 1], m[0, 2, 3], m[1, 1, 1] = 2, 3, -1
+    data = [sp.csr_matrix(a) for a in m]
+    m6 = np.zeros((2, 6), np.float32)
+    m6[0, 1], m6[0, 5], m6[1, 4] = 2, 3, -1
+    data6 = sp.csr_matrix(m6)
+    w = C.parameter((4, 2), init=np.arange(8, dtype=np.float32).reshape(4, 2) / 10, name="W")
+    for label, shape, make in (
+            ("(12,)", (3, 4), lambda s: C.reshape(s, (12,))),
+            ("(2, 6)", (3, 4), lambda s: C.reshape(s, (2, 6))),
+            ("(4, 3)", (3, 4), lambda s: C.reshape(s, (4, 3))),
+            ("(3, 2, 2)", (3, 4), lambda s: C.reshape(s, (3, 2, 2))),
+            ("(3, 4, 1)", (3, 4), lambda s: C.reshape(s, (3, 4, 1))),
+            ("(1, 3, 4)", (3, 4), lambda s: C.reshape(s, (1, 3, 4))),
+            ("(3, 1, 4)", (3, 4), lambda s: C.reshape(s, (3, 1, 4))),
+            ("(3, 4)", (3, 4), lambda s: C.reshape(s, (3, 4))),
+            ("(-1, 4)", (3, 4), lambda s: C.reshape(s, (-1, 4))),
+            ("(1, -1, 4)", (3, 4), lambda s: C.reshape(s, (1, -1, 4))),
+            ("(3, 1) begin 0 end 1", (3, 4), lambda s: C.reshape(s, (3, 1), 0, 1)),
+            ("(4, 1) begin 1", (3, 4), lambda s: C.reshape(s, (4, 1), begin_axis=1)),
+            ("relu of (1, 3, 4)", (3, 4), lambda s: C.relu(C.reshape(s, (1, 3, 4)))),
+            ("of alias (1, 3, 4)", (3, 4), lambda s: C.reshape(C.alias(s), (1, 3, 4))),
+            ("of (1, 3, 4), (3, 1, 4)", (3, 4),
+             lambda s: C.reshape(C.reshape(s, (1, 3, 4)), (3, 1, 4))),
+            ("times of (3, 1, 4)", (3, 4), lambda s: C.times(C.reshape(s, (3, 1, 4)), w)),
+            ("expand_dims 0", (3, 4), lambda s: C.expand_dims(s, 0)),
+            ("expand_dims -1", (3, 4), lambda s: C.expand_dims(s, -1)),
+            ("(1, 6)", (6,), lambda s: C.reshape(s, (1, 6))),
+            ("(6, 1)", (6,), lambda s: C.reshape(s, (6, 1))),
+            ("(2, 3)", (6,), lambda s: C.reshape(s, (2, 3)))):
+        s = C.input_variable(shape, is_sparse=True, name="s")
+        f = make(s)
+        feed = {s: data if shape == (3, 4) else data6}
+        res[label + " | shape"] = list(f.shape)
+        got = _outcome(lambda: _dense(f.eval(feed)), words=False)
+        res[label + " | eval"] = got
+        # built over a dense input, cloned onto a sparse one
+        y = C.input_variable(shape, name="y")
+        g = make(y).clone(C.CloneMethod.share, {y: s})
+        res[label + " | cloned onto sparse"] = _outcome(lambda: _dense(g.eval(feed)),
+                                                         words=False)
+    s = C.input_variable((3, 4), is_sparse=True, name="s")
+    f = C.times(C.reshape(s, (3, 1, 4)), w)
+    res["times of (3, 1, 4) | gradient W"] = f.grad({s: data}, wrt=[w])
+    q = C.sequence.input_variable((3, 4), is_sparse=True, name="q")
+    res["sequence (1, 3, 4)"] = _dense(C.reshape(q, (1, 3, 4)).eval({q: data}))
+    return res
+
+
+def _whole_sample_ops(C, x, i):
+    return {"top_k": lambda a, v=x: C.top_k(v, 2, axis=a),
+            "one_hot": lambda a, v=i: C.one_hot(v, 3, axis=a),
+            "swapaxes axis1": lambda a, v=x: C.swapaxes(v, a, 1),
+            "swapaxes axis2": lambda a, v=x: C.swapaxes(v, 0, a),
+            "swapaxes both": lambda a, v=x: C.swapaxes(v, a, a),
+            "expand_dims": lambda a, v=x: C.expand_dims(v, a)}
+
+
+@cntk_case(names=["cntk.ops.top_k", "cntk.ops.one_hot", "cntk.ops.swapaxes",
+                  "cntk.ops.expand_dims", "cntk.ops.placeholder"],
+           note="axis=None (sanitize_axis: Axis.all_static_axes()) given to the ops taking "
+                "one static axis is CNTK 2.7's RuntimeError: top_k's and expand_dims' as "
+                "called, of a waiting operand too; one_hot's and swapaxes' as the shape is "
+                "inferred (a waiting one is built, refused once bound); Stadyn raised "
+                "Python's TypeError (int(None)) or a ValueError")
+def ops__axis_none_single_static_axis(C, r):
+    r.touch("cntk.Function.replace_placeholders", "cntk.Function.shape")
+    res = {}
+    x = C.input_variable((3, 4))
+    i = C.input_variable(2)
+    for label, a in (("None", None), ("all_static_axes", C.Axis.all_static_axes())):
+        for op, fn in _whole_sample_ops(C, x, i).items():
+            res["%s | %s" % (op, label)] = _outcome(lambda: fn(a).shape)
+            p = C.placeholder()
+            w = _outcome(lambda: fn(a, p))
+            if isinstance(w, list):
+                res["%s | %s | waiting" % (op, label)] = w
+                continue
+            res["%s | %s | waiting" % (op, label)] = list(w.shape)
+            bound = C.input_variable(2 if op == "one_hot" else (3, 4))
+            res["%s | %s | waiting, bound" % (op, label)] = _outcome(
+                lambda: w.replace_placeholders({p: bound}).shape, words=False)
+    return res
