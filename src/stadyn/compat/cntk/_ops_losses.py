@@ -32,7 +32,7 @@ from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one
 from ._axis import Axis
 from ._axis_arguments import takes_axes
 from ._mixed_axes import refuse_mixed_axes
-from ._shown_constants import scalar_constant, show_constants
+from ._shown_constants import scalar_constant, show_constants, show_topn_constant
 
 __all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
            "squared_error", "cosine_distance", "classification_error", "fmeasure",
@@ -134,7 +134,7 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         G.BATCH.unmark(out)
     made = named(wrap(out), name, "ClassificationError")
     if int(topN) > 1:       # (CNTK 2.7's primitive ClassificationError reading N, a constant
-        show_constants(made.variable, _topn_constant(topN), last=True)     # after its operands)
+        show_topn_constant(made.variable)                                  # after its operands)
         return made
     return _loss_block(made, name, (output_vector, target_vector), "Minus", one=True)
 
