@@ -191,3 +191,42 @@ def classification_error__topn_saved_and_loaded(C, r):
         else:
             res[key + "waiting saved, loaded, bound values"] = s
     return res
+
+
+def _learner(C, kind, w):
+    lr = C.learning_parameter_schedule(0.1)
+    if kind == "sgd":
+        return C.sgd([w], lr)
+    if kind == "momentum_sgd":
+        return C.momentum_sgd([w], lr, C.momentum_schedule(0.9))
+    return C.adagrad([w], lr)
+
+
+@cntk_case(names=["cntk.ops.times", "cntk.learners.sgd", "cntk.learners.momentum_sgd",
+                  "cntk.learners.adagrad", "cntk.train.trainer.Trainer"],
+           note="a weight multiplied by a sparse input and by a dense one (times(s, W) + "
+                "times(y, W)): its value, its gradient (the sum of the two products', dense) "
+                "and three updates of each learner agree with CNTK 2.7's")
+def sparse_and_dense_products_of_one_weight(C, r):
+    import scipy.sparse as sp
+    r.touch("cntk.ops.input_variable", "cntk.ops.parameter", "cntk.Function.eval",
+            "cntk.Function.grad", "cntk.train.trainer.Trainer.train_minibatch",
+            "cntk.learners.learning_parameter_schedule", "cntk.learners.momentum_schedule",
+            "cntk.ops.reduce_sum", "cntk.Parameter.value")
+    res = {}
+    m = np.zeros((3, 4), np.float32)
+    m[0, 1], m[1, 3], m[2, 1] = 1, 2, -1
+    yd = r.randn(3, 4)
+    for kind in ("sgd", "momentum_sgd", "adagrad"):
+        s = C.input_variable(4, is_sparse=True, name="s")
+        y = C.input_variable(4, name="y")
+        w = C.parameter((4, 2), init=np.arange(8, dtype=np.float32).reshape(4, 2) / 10,
+                        name="W")
+        f = C.times(s, w) + C.times(y, w)
+        res[kind + " values"] = f.eval({s: sp.csr_matrix(m), y: yd})
+        res[kind + " gradient"] = f.grad({s: sp.csr_matrix(m), y: yd}, wrt=[w])
+        t = C.Trainer(f, (C.reduce_sum(f), None), [_learner(C, kind, w)])
+        for k in range(3):
+            t.train_minibatch({s: sp.csr_matrix(m), y: yd})
+            res["%s step %d" % (kind, k)] = w.value
+    return res
