@@ -230,3 +230,51 @@ def sparse_and_dense_products_of_one_weight(C, r):
             t.train_minibatch({s: sp.csr_matrix(m), y: yd})
             res["%s step %d" % (kind, k)] = w.value
     return res
+
+
+@cntk_case(names=["cntk.ops.times", "cntk.ops.alias", "cntk.learners.sgd",
+                  "cntk.learners.momentum_sgd", "cntk.learners.adagrad",
+                  "cntk.train.trainer.Trainer"],
+           note="SciPy CSR data storing zeros explicitly, fed to a sparse input: the values "
+                "are the dense ones; a stored zero is an entry of CNTK 2.7's block-sparse "
+                "gradient, whose rows its learners update: sgd and momentum_sgd move them by "
+                "0, adagrad averages its multiplier over them (CPUSparseMatrix.cpp:1358-1395, "
+                "a stored zero's 1/sqrt(1e-16)), so no row moves (Stadyn read the touched "
+                "rows from the non-zero values: adagrad moved row 1)")
+def sparse_inputs__stored_zeros(C, r):
+    import scipy.sparse as sp
+    r.touch("cntk.ops.input_variable", "cntk.ops.parameter", "cntk.Function.eval",
+            "cntk.train.trainer.Trainer.train_minibatch", "cntk.ops.reduce_sum",
+            "cntk.learners.learning_parameter_schedule", "cntk.learners.momentum_schedule",
+            "cntk.Parameter.value")
+    res = {}
+    feeds = {
+        "zeros stored": sp.csr_matrix((np.float32([0, 2, 0]), [0, 1, 3], [0, 2, 3]),
+                                      shape=(2, 4)),
+        "none stored": sp.csr_matrix(np.float32([[0, 2, 0, 0], [0, 0, 0, 0]])),
+        "zero after": sp.csr_matrix((np.float32([2, 0]), [1, 3], [0, 1, 2]), shape=(2, 4)),
+        "zero before, same sample": sp.csr_matrix((np.float32([0, 2]), [0, 1], [0, 2, 2]),
+                                                  shape=(2, 4))}
+    s = C.input_variable(4, is_sparse=True, name="s")
+    for label, z in feeds.items():
+        res[label + " | stored"] = int(z.nnz)
+        w = C.parameter((4, 2), init=np.arange(8, dtype=np.float32).reshape(4, 2) / 10)
+        res[label + " | times"] = C.times(s, w).eval({s: z})
+        res[label + " | alias"] = _dense(C.alias(s).eval({s: z}))
+        for kind in ("sgd", "momentum_sgd", "adagrad"):
+            w = C.parameter((4, 2), init=np.arange(8, dtype=np.float32).reshape(4, 2) / 10)
+            f = C.times(s, w)
+            t = C.Trainer(f, (C.reduce_sum(f), None), [_learner(C, kind, w)])
+            for k in range(2):
+                t.train_minibatch({s: z})
+                res["%s | %s step %d" % (label, kind, k)] = w.value
+            # then a one-hot Value (its stored entries its ones) and the matrix again
+            t.train_minibatch({s: C.Value.one_hot([[2], [3]], 4)})
+            res["%s | %s after one_hot" % (label, kind)] = w.value
+            t.train_minibatch({s: z})
+            res["%s | %s again" % (label, kind)] = w.value
+    q = C.sequence.input_variable(4, is_sparse=True, name="q")
+    ones = np.ones((4, 1), np.float32)
+    res["sequence | times"] = [np.asarray(a) for a in C.times(q, ones).eval(
+        {q: [feeds["zeros stored"], feeds["zero after"]]})]
+    return res
