@@ -332,3 +332,48 @@ def clone__onto_shapeless_placeholder_by_method(C, r):
         res[how + " | dump_function"] = lines
         res[how + " | dump_function's letters"] = letters
     return res
+
+
+@cntk_case(names=["cntk.ops.slice", "cntk.ops.splice", "cntk.losses.cross_entropy_with_softmax",
+                  "cntk.ops.placeholder"],
+           note="axis=None (Axis.all_static_axes()): slice is CNTK 2.7's RuntimeError as "
+                "called, of a waiting operand too; splice its RuntimeError as the shape is "
+                "inferred (a waiting one is built, refused once bound: compared by type); "
+                "cross_entropy_with_softmax is over the whole sample (shape (), a sequence's "
+                "steps each); Stadyn raised Python's TypeError (int(None)) or a ValueError")
+def ops__axis_none_slice_splice_cross_entropy(C, r):
+    r.touch("cntk.Function.replace_placeholders", "cntk.Function.eval", "cntk.Function.grad",
+            "cntk.ops.input_variable", "cntk.ops.sequence.input_variable")
+    res = {}
+    x = C.input_variable((3, 4), needs_gradient=True)
+    t = C.input_variable((3, 4))
+    d = r.randn(2, 3, 4)
+    td = np.zeros((2, 3, 4), np.float32)
+    td[0, 1, 2], td[1, 2, 0], td[1, 0, 3] = 1, 0.5, 0.5
+    sx = C.sequence.input_variable((2, 3), needs_gradient=True)
+    st = C.sequence.input_variable((2, 3))
+    sd = [r.randn(2, 2, 3), r.randn(1, 2, 3)]
+    std = [r.onehot(2, 6).reshape(2, 2, 3), r.onehot(1, 6).reshape(1, 2, 3)]
+    for label, a in (("None", None), ("all_static_axes", C.Axis.all_static_axes())):
+        res["slice | " + label] = _outcome(lambda: C.slice(x, a, 0, 1).shape)
+        res["slice | %s | waiting" % label] = _outcome(
+            lambda: C.slice(C.placeholder(), a, 0, 1).shape)
+        res["splice | " + label] = _outcome(lambda: C.splice(x, x, axis=a).shape)
+        p = C.placeholder()
+        w = C.splice(p, x, axis=a)
+        res["splice | %s | waiting" % label] = list(w.shape)
+        res["splice | %s | waiting, bound" % label] = _outcome(
+            lambda: w.replace_placeholders({p: C.input_variable((3, 4))}).shape, words=False)
+        f = C.cross_entropy_with_softmax(x, t, axis=a)
+        res["cross_entropy | %s | shape" % label] = list(f.shape)
+        res["cross_entropy | %s | values" % label] = f.eval({x: d, t: td})
+        res["cross_entropy | %s | gradient" % label] = f.grad({x: d, t: td}, wrt=[x])
+        p = C.placeholder()
+        w = C.cross_entropy_with_softmax(p, t, axis=a)
+        res["cross_entropy | %s | waiting" % label] = list(w.shape)
+        res["cross_entropy | %s | waiting, bound" % label] = list(
+            w.replace_placeholders({p: C.input_variable((3, 4))}).shape)
+        g = C.cross_entropy_with_softmax(sx, st, axis=a)
+        res["cross_entropy | %s | sequence" % label] = [
+            np.asarray(v) for v in g.eval({sx: sd, st: std})]
+    return res

@@ -130,7 +130,9 @@ def splice(*inputs, axis=-1, name: str = ""):
     """The operands joined along the per-sample ``axis`` (``Axis.new_leading_axis()``: along a
     new first axis).  As in CNTK, operands of a lower rank get leading axes of 1 and an axis of
     1 is broadcast to the others' size (``splice(x, y)`` of samples ``(16,)`` and ``(1, 1,
-    24)`` is ``(1, 1, 40)``; scalars spliced along the default axis make a vector)."""
+    24)`` is ``(1, 1, 40)``; scalars spliced along the default axis make a vector); along
+    ``axis=None`` (all of the sample's axes) CNTK 2.7's RuntimeError as the shape is
+    inferred."""
     items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) \
         else list(inputs)
     if any(isinstance(i, GraphObject) and len(getattr(i, "outputs", ())) > 1 for i in items):
@@ -140,6 +142,9 @@ def splice(*inputs, axis=-1, name: str = ""):
     if len(items) == 1:
         from ._ops_math import alias
         return alias(items[0], name)
+    shown = ", ".join(dict.fromkeys(_shown(i) for i in items))   # (each operand once)
+    refuse_whole_sample((axis,), f"Function 'Splice: {shown} -> Unknown': Splice operation "
+                        "currently does not support splicing along dynamic axis")
     rank = max(len(sample_shape(i)) for i in items)
     if rank == 0 and not isinstance(axis, Axis) and int(axis) == -1:
         rank = 1    # scalars spliced along the default axis: a vector (CNTK 2.7)
