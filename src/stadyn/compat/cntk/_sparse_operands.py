@@ -5,8 +5,8 @@ currently not supported for sparse matrices`` (a few, ``reshape``, ``softmax``, 
 ``one_hot``: ``Feature Not Implemented``) at the first ``eval``, ``forward`` or
 ``train_minibatch``.  A ``reshape`` that keeps the sample's last axis runs (CNTK holds sparse
 data as a matrix of that axis' rows, Matrix.cpp:1882-1891 reshapes a sparse one only to the
-same rows and columns) and gives dense data.  What takes sparse data is a product with it (``times``, ``Dense``,
-``Embedding``), ``alias``, ``combine``, ``stop_gradient``, the labels of
+same rows and columns) and gives dense data.  What takes sparse data is a product with it
+(``times``, ``Dense``, ``Embedding``), ``alias``, ``combine``, ``stop_gradient``, the labels of
 ``cross_entropy_with_softmax`` and ``classification_error``, and the sequence ops that pick
 steps (``sequence.first``, ``last``, ``gather``, ``is_first``, ``unpack``).
 
