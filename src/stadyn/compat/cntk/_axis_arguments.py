@@ -35,7 +35,7 @@ import numpy as np
 from ._axis import Axis
 
 __all__ = ["checked_axis", "checked_axis_list", "checked_permutation", "takes_axes",
-           "axes_checker"]
+           "axes_checker", "whole_sample", "refuse_whole_sample"]
 
 
 def checked_axis(axis: Any) -> Any:
@@ -126,16 +126,44 @@ def _new_axis_refused() -> NotImplementedError:
                                "'new_Axis'.")
 
 
+def whole_sample(axis: Any) -> bool:
+    """Whether ``axis`` is all of a sample's axes: None (``sanitize_axis`` makes it
+    ``Axis.all_static_axes()``) or that Axis.
+
+    Example:
+        >>> whole_sample(None), whole_sample(Axis.all_static_axes()), whole_sample(0)
+        (True, True, False)
+    """
+    return axis is None or (isinstance(axis, Axis) and axis == Axis.all_static_axes())
+
+
+def refuse_whole_sample(axes: tuple, message: str) -> None:
+    """CNTK 2.7's RuntimeError ``message`` where one of ``axes`` is all of a sample's axes
+    (:func:`whole_sample`): the ops taking one static axis (``one_hot``, ``swapaxes``)
+    refuse it as their output's shape is inferred.
+
+    Example:
+        >>> refuse_whole_sample((0, None), "TopK operation only supports a single static axis.")
+        Traceback (most recent call last):
+          ...
+        RuntimeError: TopK operation only supports a single static axis.
+    """
+    if any(whole_sample(a) for a in axes):
+        raise RuntimeError(message)
+
+
 _CHECKS = {"axis": checked_axis, "axes": checked_axis_list, "permutation": checked_permutation}
 
 
-def takes_axes(unless: "Callable[[tuple, dict], bool] | None" = None, **kinds: str
-               ) -> Callable:
+def takes_axes(unless: "Callable[[tuple, dict], bool] | None" = None,
+               whole: "str | None" = None, **kinds: str) -> Callable:
     """Declare the parameters of an op that are CNTK axes and their kind: ``"axis"`` (one),
     ``"axes"`` (one or a list), ``"permutation"``; its wrapper checks them as it is called
     (:func:`axes_checker`), in the order declared (CNTK's), except for a call whose
     ``(args, kwargs)`` ``unless`` holds for (``splice`` of one operand: CNTK 2.7 returns it
-    before reading the axis).
+    before reading the axis).  ``whole``: the RuntimeError an op taking one static axis
+    raises as called, of a waiting operand too, where an axis is all of a sample's axes
+    (None: CNTK 2.7's ``top_k``, ``expand_dims``; :func:`whole_sample`).
 
     Example:
         >>> @takes_axes(axis="axis")
@@ -151,6 +179,7 @@ def takes_axes(unless: "Callable[[tuple, dict], bool] | None" = None, **kinds: s
     def declare(fn):
         fn.cntk_axes = dict(kinds)
         fn.cntk_axes_unless = unless
+        fn.cntk_axes_whole = whole
         return fn
     return declare
 
@@ -185,13 +214,17 @@ def axes_checker(fn) -> "Callable[[tuple, dict], None] | None":
         places.append((name, at if positional else None, _CHECKS[kind]))
 
     unless = getattr(fn, "cntk_axes_unless", None)
+    whole = getattr(fn, "cntk_axes_whole", None)
 
     def check(args: tuple, kwargs: dict) -> None:
         if unless is not None and unless(args, kwargs):
             return
+        given = []
         for name, at, rule in places:
             if name in kwargs:
-                rule(kwargs[name])
+                given.append(rule(kwargs[name]))
             elif at is not None and at < len(args):
-                rule(args[at])
+                given.append(rule(args[at]))
+        if whole is not None:
+            refuse_whole_sample(tuple(given), whole)
     return check

@@ -20,7 +20,7 @@ from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, file_attrib
 from ._model_file import (_ARG, _AXIS, _COMBINE, _FREE, _NODE, _OUT, _SEVERAL, _SPARSE,
                           _UNBATCHED, _UNTYPED, ModelFormat)
 from ._seq_axes import free_steps, mark_free_axes
-from ._shown_constants import show_constants
+from ._shown_constants import show_constants, show_topn_constant
 
 __all__ = ["load_roots", "STADYN_FILE", "restore_parameters", "untyped_arguments",
            "untyped_shown_op", "model_path"]
@@ -226,6 +226,8 @@ def load_roots(model, format, types: "dict | None" = None,
                 op_named.add(id(var))
                 if op_name:
                     G.set_op_name(var, op_name)
+                if op_name == "ClassificationError":    # (top N's constant N, shown last)
+                    show_topn_constant(var)
         elif key.startswith(_COMBINE):
             combine = key[len(_COMBINE):]
         elif key.startswith(_SEVERAL):

@@ -30,9 +30,9 @@ from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one
                      operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
                      sample_shape, unwrap, wrap)
 from ._axis import Axis
-from ._axis_arguments import takes_axes
+from ._axis_arguments import takes_axes, whole_sample
 from ._mixed_axes import refuse_mixed_axes
-from ._shown_constants import scalar_constant, show_constants
+from ._shown_constants import scalar_constant, show_constants, show_topn_constant
 
 __all__ = ["cross_entropy_with_softmax", "binary_cross_entropy", "weighted_binary_cross_entropy",
            "squared_error", "cosine_distance", "classification_error", "fmeasure",
@@ -66,8 +66,16 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     """``log_sum_exp(z) - sum(t * z)`` along ``axis``: the cross entropy of ``softmax(z)`` for a
     target that sums to 1 (one-hot or soft), with CNTK's gradients (``softmax(z) - t`` for
     ``z``, ``-z`` for ``t``).  Of matrix samples ``(R, C)`` along the default axis, CNTK 2.7's
-    ``(R, R)`` (:func:`_cross_entropy_of_matrices`)."""
+    ``(R, R)`` (:func:`_cross_entropy_of_matrices`); along ``axis=None`` (all static axes),
+    over the whole sample."""
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "placeholder")
+    if whole_sample(axis):      # (None, all static axes: over the whole sample, as CNTK 2.7)
+        o, t = operand(output_vector), _target_like(target_vector, output_vector)
+        size, lead = int(np.prod(sample_shape(output_vector))), lead_axes(output_vector)
+        o, t = (S.reshape_sample(v, (size,), lead > 0, sequence=lead == 2) for v in (o, t))
+        out = F.reshape_trailing(F.cross_entropy_with_softmax(o, t, lead), (), base_axis=lead)
+        return _loss_block(named(wrap(out), name, "CrossEntropyWithSoftmax"), name,
+                           (output_vector, target_vector), "Minus")
     if _matrices_along_default_axis(output_vector, target_vector, axis):
         return _cross_entropy_of_matrices(output_vector, target_vector, name)
     out = F.cross_entropy_with_softmax(operand(output_vector),
@@ -134,7 +142,7 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         G.BATCH.unmark(out)
     made = named(wrap(out), name, "ClassificationError")
     if int(topN) > 1:       # (CNTK 2.7's primitive ClassificationError reading N, a constant
-        show_constants(made.variable, _topn_constant(topN), last=True)     # after its operands)
+        show_topn_constant(made.variable)                                  # after its operands)
         return made
     return _loss_block(made, name, (output_vector, target_vector), "Minus", one=True)
 

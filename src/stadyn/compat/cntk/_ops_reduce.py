@@ -355,7 +355,7 @@ def _hardmax_of_free_lengths(v: Variable, lead: int, free: frozenset) -> Variabl
     return F.reshape_trailing(hot, tuple(sample), base_axis=lead)
 
 
-@takes_axes(axis="axis")
+@takes_axes(axis="axis", whole="TopK operation only supports a single static axis.")
 def top_k(x, k: int, axis=-1, name: str = ""):
     """The ``k`` largest values along ``axis`` and their indices (as floats): a Function with
     two outputs, ``top_k(x, k).outputs`` (values, indices)."""

@@ -31,7 +31,9 @@ from ._seq_axes import free_shown, free_steps
 __all__ = ["slice", "gather"]
 
 
-@takes_axes(axis="axes")
+@takes_axes(axis="axes", whole="Slice: Invalid axis argument provided. Slice along the dynamic "
+            "batch axis is currently unsupported. To slice a sequence along its ordered dynamic "
+            "axis use Sequence::Slice.")
 def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noqa: A001
     """``x`` sliced along the per-sample ``axis`` (or several: lists) from ``begin_index`` to
     ``end_index`` (0: to the end; negative: from the end) every ``strides``.  A negative

@@ -30,7 +30,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
                      operand as _as_operand, operands_dtype, reshape_samples, same_dtype,
                      refuse_several_outputs, sample_axis, sample_shape, unwrap, wrap)
 from ._axis import Axis
-from ._axis_arguments import takes_axes
+from ._axis_arguments import refuse_whole_sample, takes_axes
 from ._run_checks import check_each_run
 from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
@@ -47,6 +47,11 @@ __all__ = ["reshape", "splice", "transpose", "swapaxes",
 CONSTANT_PAD, REFLECT_PAD, SYMMETRIC_PAD = 0, 1, 2
 TIMES_NO_INFERRED_INPUT_RANK = -1
 TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK = -2
+
+
+def _shown(x) -> str:
+    """``x`` as CNTK 2.7 names an operand in an op's error (``Input('x', [#], [3])``)."""
+    return repr(x if isinstance(x, GraphObject) else wrap(x))
 
 
 def _axis_index(x, axis) -> int:
@@ -125,7 +130,9 @@ def splice(*inputs, axis=-1, name: str = ""):
     """The operands joined along the per-sample ``axis`` (``Axis.new_leading_axis()``: along a
     new first axis).  As in CNTK, operands of a lower rank get leading axes of 1 and an axis of
     1 is broadcast to the others' size (``splice(x, y)`` of samples ``(16,)`` and ``(1, 1,
-    24)`` is ``(1, 1, 40)``; scalars spliced along the default axis make a vector)."""
+    24)`` is ``(1, 1, 40)``; scalars spliced along the default axis make a vector); along
+    ``axis=None`` (all of the sample's axes) CNTK 2.7's RuntimeError as the shape is
+    inferred."""
     items = list(inputs[0]) if len(inputs) == 1 and isinstance(inputs[0], (list, tuple)) \
         else list(inputs)
     if any(isinstance(i, GraphObject) and len(getattr(i, "outputs", ())) > 1 for i in items):
@@ -135,6 +142,9 @@ def splice(*inputs, axis=-1, name: str = ""):
     if len(items) == 1:
         from ._ops_math import alias
         return alias(items[0], name)
+    shown = ", ".join(dict.fromkeys(_shown(i) for i in items))   # (each operand once)
+    refuse_whole_sample((axis,), f"Function 'Splice: {shown} -> Unknown': Splice operation "
+                        "currently does not support splicing along dynamic axis")
     rank = max(len(sample_shape(i)) for i in items)
     if rank == 0 and not isinstance(axis, Axis) and int(axis) == -1:
         rank = 1    # scalars spliced along the default axis: a vector (CNTK 2.7)
@@ -217,7 +227,11 @@ def transpose(x, perm, name: str = ""):
 
 @takes_axes(axis1="axis", axis2="axis")
 def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
-    """The sample's axes ``axis1`` and ``axis2`` (ints or static ``Axis`` objects) swapped."""
+    """The sample's axes ``axis1`` and ``axis2`` (ints or static ``Axis`` objects) swapped;
+    None (all of the sample's axes) is CNTK 2.7's RuntimeError as the shape is inferred."""
+    refuse_whole_sample((axis1, axis2), f"Function 'TransposeAxes: {_shown(x)} -> Unknown': "
+                        "TransposeAxes operation currently does not support transposing "
+                        "dynamic axes.")
     n = len(sample_shape(x))
     perm = list(range(n))
     a, b = (int(k.static_axis_index() if isinstance(k, Axis) else k) % n
@@ -226,7 +240,7 @@ def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
     return named(transpose(x, perm), name, "TransposeAxes")
 
 
-@takes_axes(axis="axis")
+@takes_axes(axis="axis", whole="Reshape: operation does not support reshaping dynamic axis")
 def expand_dims(x, axis, name: str = ""):
     """A new sample axis of size 1 after the per-sample ``axis`` (CNTK 2.7 counts it so:
     ``axis=0`` makes the second axis, -1 the last); ``Axis.end_static_axis()`` puts it
@@ -318,8 +332,11 @@ def _index(v, axis: int, i: int):
 @takes_axes(axis="axis")
 def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str = ""):
     """Each value of ``x`` (a class index) as a one-hot vector of ``num_classes`` along a new
-    per-sample ``axis``."""
+    per-sample ``axis`` (None, all of the sample's axes: CNTK 2.7's RuntimeError as the shape
+    is inferred)."""
     refuse_several_outputs(x, "one_hot_op")
+    refuse_whole_sample((axis,), f"Function 'OneHotOp: {_shown(x)} -> Unknown': one hot "
+                        "operation currently does not support on dynamic axis")
     v = _as_operand(x)
     shape = tuple(sample_shape(x))
     n = lead_axes(x)
@@ -449,8 +466,19 @@ def unpack_batch(x, name: str = ""):
 
 
 # CNTK 2.7 refuses these when run on a sparse input (a tensor operation on sparse data)
+def _keeps_last_axis(args: tuple, kwargs: dict, out) -> bool:
+    """Whether a ``reshape`` keeps its operand's last sample axis: CNTK 2.7 holds sparse data
+    as a matrix whose rows are that axis (ComputationNode.h:433-435, "for sparse matrices ...
+    we keep the underlying storage identical"), and reshapes a sparse matrix only to the same
+    rows and columns (Matrix.cpp:1882-1891, else Feature Not Implemented at the run): such a
+    reshape of a sparse input runs, and gives dense data."""
+    x = args[0] if args else kwargs.get("x")
+    before, after = tuple(sample_shape(x)), tuple(getattr(out, "shape", ()))
+    return bool(before) and bool(after) and before[-1] == after[-1]
+
+
 refuse_sparse_operands(globals(), ["reshape", "splice", "transpose", "swapaxes", "pad",
-                                  "one_hot"])
+                                  "one_hot"], unless={"reshape": _keeps_last_axis})
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
 defer_module(globals(), __all__)

@@ -6,7 +6,9 @@
   so are those of ``sequence.first``'s and ``last``'s ``Sequence::Slice`` block
   (:func:`show_slice_scalars`), and the 1 of ``classification_error``'s block.
 * A CNTK v1 file's top-N ``ClassificationError`` reads N from a constant node, its third
-  input, which Stadyn's op takes as a number: shown last, after the prediction and labels.
+  input, which Stadyn's op takes as a number: shown last, after the prediction and labels;
+  so is CNTK 2.7's top-N ``classification_error``'s N (float32), made, cloned or loaded
+  from a file (:func:`show_topn_constant`).
 * A GRU cell's ``1 - z`` holds the constant 1 (of the cell's type), listed before the cell's
   parameters: made the first time a walk asks, kept on each of the cell's parameters.
 * A stabilizer's softplus of steepness k, ``log_add_exp(0, k * alpha) / k``, holds 0, k and k
@@ -35,6 +37,7 @@ import numpy as np
 from ...graph import Variable, keep_with, kept_with
 
 __all__ = ["scalar_constant", "show_constants", "shown_constants", "show_slice_scalars",
+           "show_topn_constant",
            "float64_scalars", "show_clone", "shown_as",
            "gru_constant", "note_steepness", "with_stabilizer_constants"]
 
@@ -59,6 +62,30 @@ def show_constants(v: Variable, constants: tuple, last: bool = False) -> None:
     """Show ``constants`` first among the inputs of the op that made ``v`` (``last``: after
     them, as a loaded CNTK v1 top-5 ``ClassificationError``'s N)."""
     keep_with(v, _SHOWN_LAST if last else _SHOWN, tuple(constants))
+
+
+def show_topn_constant(v: Variable) -> None:
+    """Show N (a float32 constant) after the inputs of a top-N ``classification_error`` made
+    ``v`` (its op, or the sum of its samples' errors), as CNTK 2.7 lists it: its primitive
+    ``ClassificationError`` reads N from a constant, its last input, made, cloned or loaded
+    from a file; nothing for another op, or top 1 (whose block holds its own constant).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x, y = C.input_variable(3), C.input_variable(3)
+        >>> f = C.classification_error(x, y, topN=2)
+        >>> show_topn_constant(f.variable)
+        >>> [float(c.value) for c in f.constants]
+        [2.0]
+    """
+    node = v.parent
+    if node is not None and node.spec.name == "sum" and node.inputs:
+        node = node.inputs[0].parent
+    if node is None or node.spec.name != "classification_error":
+        return
+    top = int(node.attrs.get("topN", 1))
+    if top > 1 and not shown_constants(v, last=True):
+        show_constants(v, (scalar_constant(float(top), np.float32),), last=True)
 
 
 def show_slice_scalars(v: Variable) -> None:

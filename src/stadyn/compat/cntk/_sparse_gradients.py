@@ -24,6 +24,9 @@ Example:
 
 from __future__ import annotations
 
+import weakref
+
+import numpy as np
 import torch
 
 from ...graph import Variable, data_of
@@ -31,7 +34,11 @@ from ...learners import Learner
 from ._adapt import unwrap
 from ._graph_records import SPARSE
 
-__all__ = ["row_sparse_uses", "tell_row_sparse"]
+__all__ = ["row_sparse_uses", "tell_row_sparse", "note_stored_entries"]
+
+# the indices along a sparse input's last axis its last SciPy matrix (of a Trainer's
+# minibatch) stored, zeros stored explicitly too: CNTK 2.7's gradient holds a block for each
+_STORED: "weakref.WeakKeyDictionary[Variable, np.ndarray]" = weakref.WeakKeyDictionary()
 
 _PRODUCTS = ("affine",)          # the op compat.cntk's times (and Dense, Embedding) builds
 _PASSING = ("identity",)         # ops between a typed Function's argument and its input
@@ -72,11 +79,42 @@ def _sparse_source(x: Variable) -> "Variable | None":
     return x if x in SPARSE else None
 
 
+def note_stored_entries(variable: Variable, value) -> None:
+    """Note the entries a Trainer's minibatch data for ``variable`` (a sparse input) stores:
+    of a SciPy matrix (or a list of them, one per sequence), its column indices, explicitly
+    stored zeros too, which CNTK 2.7's block-sparse gradient holds a block for (its learners
+    update those rows: AdaGrad averages its multiplier over them, CPUSparseMatrix.cpp:1358-
+    1395, a stored zero's 1/sqrt(1e-16) among them); other data (a one-hot ``Value``, a
+    reader's) forgets them, and its non-zero values tell the rows.
+
+    Example:
+        >>> import numpy as np, scipy.sparse as sp, stadyn.compat.cntk as C
+        >>> s = C.input_variable(4, is_sparse=True)
+        >>> m = sp.csr_matrix((np.float32([0, 2]), [0, 1], [0, 2]), shape=(1, 4))
+        >>> note_stored_entries(s.variable, m)
+        >>> _touched([s.variable], 4).tolist()      # (s holds no data: only the stored ones)
+        [0, 1]
+    """
+    parts = value if isinstance(value, list) else [value]
+    if parts and all(hasattr(v, "tocsr") and hasattr(v, "nnz") for v in parts):
+        _STORED[variable] = np.unique(np.concatenate(
+            [np.asarray(v.tocsr().indices, np.int64) for v in parts]))
+    else:
+        _STORED.pop(variable, None)
+
+
 def _touched(inputs: list[Variable], rows: int) -> torch.Tensor:
-    """The indices along the last axis where any of ``inputs``' current data is non-zero."""
+    """The indices along the last axis where any of ``inputs``' current data is non-zero, or
+    its SciPy matrix stored an entry (:func:`note_stored_entries`)."""
     found = None
     for x in inputs:
-        hit = (data_of(x).detach().reshape(-1, rows) != 0).any(0)
+        data = data_of(x)
+        hit = (data.detach().reshape(-1, rows) != 0).any(0) if data is not None else \
+            torch.zeros(rows, dtype=torch.bool)
+        stored = _STORED.get(x)
+        if stored is not None:
+            hit = hit.clone()
+            hit[torch.as_tensor(stored[stored < rows], device=hit.device)] = True
         found = hit if found is None else found | hit.to(found.device)
     return found.nonzero().reshape(-1)
 

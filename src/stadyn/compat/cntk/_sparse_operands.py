@@ -3,8 +3,10 @@ refuses to run: every tensor operation (``plus``, ``relu``, ``reduce_sum``, ``sl
 ``splice``, ``past_value``, ...) raises ``RuntimeError: TensorOp: Tensor operations are
 currently not supported for sparse matrices`` (a few, ``reshape``, ``softmax``, ``hardmax``,
 ``one_hot``: ``Feature Not Implemented``) at the first ``eval``, ``forward`` or
-``train_minibatch``.  What takes sparse data is a product with it (``times``, ``Dense``,
-``Embedding``), ``alias``, ``combine``, ``stop_gradient``, the labels of
+``train_minibatch``.  A ``reshape`` that keeps the sample's last axis runs (CNTK holds sparse
+data as a matrix of that axis' rows, Matrix.cpp:1882-1891 reshapes a sparse one only to the
+same rows and columns) and gives dense data.  What takes sparse data is a product with it
+(``times``, ``Dense``, ``Embedding``), ``alias``, ``combine``, ``stop_gradient``, the labels of
 ``cross_entropy_with_softmax`` and ``classification_error``, and the sequence ops that pick
 steps (``sequence.first``, ``last``, ``gather``, ``is_first``, ``unpack``).
 
@@ -84,9 +86,10 @@ def sparse_taken():
         _INSIDE[0] -= 1
 
 
-def _refusing(fn, operands: "tuple[int, ...] | None"):
+def _refusing(fn, operands: "tuple[int, ...] | None", unless=None):
     """``fn`` whose output, when one of its ``operands`` (positions; None: all) is a sparse
-    input, is refused when its graph runs."""
+    input, is refused when its graph runs, except for a call whose ``(args, kwargs, output)``
+    ``unless`` holds for."""
     name = fn.__name__
     # (the wrapper runs with ``fn``'s globals, so that its module's doctests still find it:
     # what it calls here is in its closure)
@@ -100,6 +103,8 @@ def _refusing(fn, operands: "tuple[int, ...] | None"):
             out = fn(*args, **kwargs)
         finally:
             inside[0] -= 1
+        if unless is not None and unless(args, kwargs, out):
+            return out
         picked = list(args) + list(kwargs.values()) if operands is None else [
             a for k, a in enumerate(args) if k in operands] + [
             v for k, v in enumerate(kwargs.values()) if len(args) + k in operands]
@@ -200,14 +205,16 @@ def _copies_refused(name: str, operands: list):
     return decide
 
 
-def refuse_sparse_operands(namespace: dict, names, operands: "dict[str, tuple] | None" = None
-                           ) -> None:
+def refuse_sparse_operands(namespace: dict, names, operands: "dict[str, tuple] | None" = None,
+                           unless: "dict[str, Any] | None" = None) -> None:
     """Make the ops ``names`` of a module (its ``globals()``) refuse, when run, a sparse input
-    among their operands (``operands[name]``: only those positions)."""
+    among their operands (``operands[name]``: only those positions), except for the calls
+    ``unless[name](args, kwargs, output)`` holds for (a ``reshape`` that keeps the last axis,
+    which CNTK 2.7 runs on sparse data)."""
     for n in names:
         f = namespace.get(n)
         if isinstance(f, types.FunctionType):
-            namespace[n] = _refusing(f, (operands or {}).get(n))
+            namespace[n] = _refusing(f, (operands or {}).get(n), (unless or {}).get(n))
 
 
 def pass_sparse_on(namespace: dict, names) -> None:

@@ -13,6 +13,8 @@ from ... import io as _io
 from ._adapt import unwrap
 from ._fed_data import refuse_data_type, unbatched_sample
 from ._sequence_begin import truncated_layout
+from ._graph_records import SPARSE
+from ._sparse_gradients import note_stored_entries
 from ._sparse_operands import refuse_dense_feed
 from ._values import Value
 
@@ -32,6 +34,8 @@ def plain_minibatch(arguments, uncounted: "frozenset | None"):
     for k, v in (arguments.items() if isinstance(arguments, dict) else ()):
         refuse_data_type(v, k)
         refuse_dense_feed(unwrap(k), v)
+        if not isinstance(k, str) and unwrap(k) in SPARSE:    # (the entries its data stores)
+            note_stored_entries(unwrap(k), v)
     if uncounted and isinstance(arguments, dict):
         arguments = {k: unbatched_sample(repr(k), tuple(k.shape), np.asarray(v))
                      if not isinstance(k, str) and id(unwrap(k)) in uncounted
