@@ -212,8 +212,11 @@ class _StepCells:
         uid = self.made[id(out)]
         if "_Output_" not in uid or uid in b.placeholders.values():
             raise CntkWriteUnsupported(b.op_name, "a layer whose output is its input")
-        # (with the constants its ops wrote: CNTK 2.7's GRU block lists its 1 first)
-        b.leaves[:] = self.w.read_order(uid, b.leaves + [
+        # (with the constants its ops wrote: CNTK 2.7's GRU block lists its 1 first; a value
+        # computed outside the loop, a self-stabilized cell's softplus of alpha, read inside
+        # the block's composite, its parameters and constants the block's, as CNTK 2.7's
+        # Stabilizer block inside the cell's: [W, H, alpha, b] for RNNStep)
+        b.leaves[:] = self.w.read_order(uid, [u for u in b.leaves if "_Output_" not in u] + [
             u for u in self.w.constants_read(uid) if u not in b.leaves])
         self.made[id(out)] = self.w.block(b, uid, [self.read(a, None, b.op_name)
                                                    for a in b.arguments])
