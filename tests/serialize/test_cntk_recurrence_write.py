@@ -38,9 +38,10 @@ def _make():
 APPLIED = ["lstm_apply"]          # (v2 only, as pv_default: CNTK 2.7 wrote no .dnn of them)
 #: v2 only (make_models.V2_KINDS), written by mendB34: recurrences over a named sequence axis
 #: (enc_*), per-sequence initial states computed in the graph, self-stabilized RNNStep, a
-#: user step applying an RNNStep cell
+#: user step applying an RNNStep cell; cntkfiles36: user steps applying self-stabilized cells
 MORE = ["enc_rnn", "enc_gru", "enc_lstm", "enc_seq2seq", "from_first_x", "rnnfrom_dense",
-        "rnn_stab", "rnnfrom_stab", "user_rnn", "lstm_peep_stab", "gru_stab", "user_gru"]
+        "rnn_stab", "rnnfrom_stab", "user_rnn", "lstm_peep_stab", "gru_stab", "user_gru",
+        "user_rnn_stab", "user_gru_stab"]
 
 
 def _close(got: dict, want, key: str) -> None:
@@ -84,7 +85,10 @@ def test_more_recurrences_are_written_as_cntk_writes_them(kind, tmp_path):
     # states per sequence computed in the graph (sequence.first(x), Dense(4)(s0)).
     # rnn_stab, rnnfrom_stab, lstm_peep_stab: the Stabilizer's softplus of alpha was read
     # through a placeholder of the step block, written inside its composite now, as CNTK
-    # 2.7 writes its Stabilizer block (the listing: test_a_stabilized_steps_parameters_...)
+    # 2.7 writes its Stabilizer block (the listing: test_a_stabilized_steps_parameters_...).
+    # user_rnn_stab, user_gru_stab: on 2d7f4600 the self-stabilized cell a step function
+    # applies was written op by op (no cell block), its softplus of alpha outside the loop;
+    # now the cell's block inside the loop reading that softplus inside its composite
     _written_as_cntk(kind, "model", tmp_path)
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     _close(_make().run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.model"))), want,
@@ -268,7 +272,11 @@ def test_cntk_lists_the_parameters_of_stadyns_file_as_of_its_own(kind, fmt):
     # xfails then): a step function applying an LSTM cell (user2, user2_full) was written op
     # by op, x W + b, listed [W, b, H] (CNTK 2.7's own: [b, W, H]); one applying an RNNStep
     # cell (user_rnn) x W + b then h H, listed [W, b, H] (CNTK's [W, H, b]); a
-    # self-stabilized GRU's step (gru_stab) [W, b, H, alpha, H1] (CNTK's [b, W, H, alpha, H1])
+    # self-stabilized GRU's step (gru_stab) [W, b, H, alpha, H1] (CNTK's [b, W, H, alpha, H1]).
+    # On 2d7f4600 a step function applying a self-stabilized cell (user_rnn_stab,
+    # user_gru_stab) was written op by op, its softplus of alpha outside the loop, listed
+    # [W, b, H, alpha] and [W, b, H, alpha, H1] (CNTK's own: [W, H, alpha, b] and
+    # [b, W, H, alpha, H1], the cell's block inside the loop holding its Stabilizer block)
     if fmt == "dnn" and kind in APPLIED + MORE:
         pytest.skip("CNTK 2.7 wrote no v1 file of an LSTM applied to values")
     assert LISTED[f"stadyn_{kind}.{fmt}"] == LISTED[f"cntk_{kind}.{fmt}"]

@@ -25,11 +25,30 @@ from __future__ import annotations
 from typing import Sequence
 
 from ._apply import apply
+from ._kept import keep_with, kept_with
 from ._mode import is_auto_forward
 from ._scope import name_scope
 from ._variable import Variable, topological_nodes
 
-__all__ = ["hoist_invariants"]
+__all__ = ["hoist_invariants", "replayed_from"]
+
+_REPLAYS = "graph: the step's value this replays"
+
+
+def replayed_from(v: Variable) -> "Variable | None":
+    """The value of the recorded step that :func:`hoist_invariants` replayed as ``v`` (what a
+    caller noted of the recorded value -- a layer applied in the step -- is noted there);
+    None for a value no hoisting made.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> x, h = sd.Variable((1, 3)), sd.Variable((1, 3))
+        >>> recorded = F.tanh(h) + F.tanh(x)
+        >>> (step,), _ = hoist_invariants([recorded], [h])
+        >>> replayed_from(step) is recorded, replayed_from(recorded)
+        (True, None)
+    """
+    return kept_with(v, _REPLAYS)
 
 
 def hoist_invariants(outputs: Sequence[Variable], inner: Sequence[Variable]
@@ -65,6 +84,7 @@ def hoist_invariants(outputs: Sequence[Variable], inner: Sequence[Variable]
             if old is not None:
                 new._seq = mapping.get(id(old._seq), old._seq) if old._seq is not None else None
                 new.graph_name = old.graph_name
+                keep_with(new, _REPLAYS, old)
                 mapping[id(old)] = new
     if is_auto_forward():
         taken = _computed(taken)

@@ -71,6 +71,10 @@ ATTRIBUTE_BLOCKS = frozenset({"LocalResponseNormalization"})
 #: the CNTK ops the caller gives with the attributes CNTK shows, which the writer writes (the
 #: third element of ``cntk_op_of``'s answer): random_sample_inclusion_frequency's seed
 ATTRIBUTE_OPS = frozenset({"RandomSampleInclusionFrequency"})
+# the blocks whose root function CNTK 2.7 names as the block (element_divide's ElementTimes:
+# a loaded file's ElementDivide block written as a layer; CNTK 2.7's v1 writer names the
+# node by that root, cntk_zero_tie.model's 'div')
+_ROOT_NAMED_BLOCKS = frozenset({"ElementDivide"})
 # the blocks the caller marks on a value that the rule of the op making it writes itself
 # (not as layers), by that op: sequence.last's and first's Sequence::Slice, broadcast_as's,
 # sequence.slice's, gather's and scatter's (_cntk_write_seq.NEW_AXES)
@@ -320,6 +324,8 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
         rule = _RULES[src.spec.name]
         block = blocks.get(id(out))
         name = "" if block is not None or id(out) in recurrences else name_of(out)
+        if block is not None and block.op_name in _ROOT_NAMED_BLOCKS:
+            name = block.name
         w.layer_name = block.name if block is not None else ""   # (the layer it makes)
         w.layer = here                            # (the layer it is inside)
         w.loaded = loaded_attributes_of(out) if loaded_attributes_of is not None else None

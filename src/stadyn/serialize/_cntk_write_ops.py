@@ -93,6 +93,11 @@ def _reduce(w, ins, uids, attrs, out, name):
               and node_attributes(n).get("only_index")]
     if picked:
         return _arg(w, x, uids[0], picked[0], nodes, name)
+    if kinds in (["reshape", "sum"], ["reshape_trailing", "sum"]) and _kept_whole(w, x, nodes, out):
+        # (a loaded v1 file's ReduceElements, CNTK 2.7's conversion of a v1 node: one
+        # primitive over all static axes, its dimensions kept, as CNTK 2.7 re-saves it)
+        return w.function("ReduceElements", [uids[0]], {
+            "axisVec": P.vector([ALL_STATIC]), "reductionOpName": P.text("Sum")}, name=name)
     if kinds in (_LOG_SUM_EXP, _LOG_SUM_EXP_KEPT):
         op, reducing = "LogSum", next(n for n in nodes if n.spec.name == "sum")
     elif len(nodes) == 1 and kinds[0] in _REDUCTIONS:
@@ -108,6 +113,19 @@ def _reduce(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("ReduceElements", "a reduction along some of a sample's "
                                                      "axes, not kept")
     return reduce_some(w, x, uids[0], op, axes, name)
+
+
+def _kept_whole(w, x, nodes, out) -> bool:
+    """Whether ``nodes`` (a ``sum`` then a ``reshape``) sum all of the sample's axes of ``x``
+    and keep them as ones (CNTK 2.7's ``ReduceElements`` over all static axes of a v1 file,
+    as its reader makes it)."""
+    total = next(n for n in nodes if n.spec.name == "sum")
+    a = node_attributes(total)
+    axes = a["axis"] if isinstance(a["axis"], (list, tuple)) else [a["axis"]]
+    kept = out.shape[w.lead(out):]
+    return total.inputs[0] is x and not a["keepdims"] and \
+        sorted(int(k) % len(x.shape) for k in axes) == list(range(w.lead(x), len(x.shape))) and \
+        len(kept) >= 1 and all(d == 1 for d in kept)
 
 
 def _arg(w, x, uid, node, nodes, name):

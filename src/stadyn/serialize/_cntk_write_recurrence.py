@@ -12,8 +12,10 @@ a sequence: the placeholders carry the sequence axes).
 
 An initial state is the delay's second input as CNTK 2.7 writes it: a scalar, a value per
 element of the state (``initial_state=C.constant([1, 2, 3, 4])``: ``Constant`` of ``(4,)``),
-or a value computed outside the loop (``C.tanh(...)``: the delay reads its ``Tanh``).  A step
-that reads no input sequence is refused: CNTK 2.7's ``Recurrence`` refuses to build one
+or a value computed outside the loop (``C.tanh(...)``: the delay reads its ``Tanh``).
+``UnfoldFrom``'s recurrence (the compat's, or a loaded file's loop of its form:
+:func:`._legacy_loops.is_unfold_loop`) is written as CNTK 2.7 builds ``UnfoldFrom``; another
+step that reads no input sequence is refused: CNTK 2.7's ``Recurrence`` refuses to build one
 ("Function 'step' has 1 unused arguments (x)"), and the file would hold a loop along no
 sequence.
 
@@ -28,6 +30,7 @@ from . import _cntk_write_proto as P
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, key, several_outputs, \
     walk, write_block_of_outputs
 from ._cntk_write_more import _Step
+from ._legacy_loops import is_unfold_loop
 
 __all__ = ["recurrence_rule", "bias_last_sums", "bias_last_sum", "per_sequence_initials",
            "STEP_BLOCKS", "SEVERAL_OUTPUTS"]
@@ -209,8 +212,11 @@ class _StepCells:
         uid = self.made[id(out)]
         if "_Output_" not in uid or uid in b.placeholders.values():
             raise CntkWriteUnsupported(b.op_name, "a layer whose output is its input")
-        # (with the constants its ops wrote: CNTK 2.7's GRU block lists its 1 first)
-        b.leaves[:] = self.w.read_order(uid, b.leaves + [
+        # (with the constants its ops wrote: CNTK 2.7's GRU block lists its 1 first; a value
+        # computed outside the loop, a self-stabilized cell's softplus of alpha, read inside
+        # the block's composite, its parameters and constants the block's, as CNTK 2.7's
+        # Stabilizer block inside the cell's: [W, H, alpha, b] for RNNStep)
+        b.leaves[:] = self.w.read_order(uid, [u for u in b.leaves if "_Output_" not in u] + [
             u for u in self.w.constants_read(uid) if u not in b.leaves])
         self.made[id(out)] = self.w.block(b, uid, [self.read(a, None, b.op_name)
                                                    for a in b.arguments])
@@ -269,10 +275,12 @@ def recurrence_rule(rules: dict, different: dict):
                 raise CntkWriteUnsupported(node.spec.name, "an op of a recurrence's step the "
                                                            "writer has no rule for")
         op_name = w.step_blocks.get(id(out.parent)) or w.step_op_of(out)
-        unfold = op_name == "UnfoldFrom"
+        reads_input = any(_reads(nodes, step.outputs, v) for v in step.inputs)
+        # (UnfoldFrom's, noted by the compat, or a loaded file's loop of its form)
+        unfold = op_name == "UnfoldFrom" or is_unfold_loop(out)
         if unfold and (n_seq != 1 or n_states != 1 or attrs.get("go_backwards")):
             raise CntkWriteUnsupported("recurrence", "an UnfoldFrom of other than one state")
-        if not unfold and not any(_reads(nodes, step.outputs, v) for v in step.inputs):
+        if not unfold and not reads_input:
             raise CntkWriteUnsupported("recurrence", "a step that reads no input sequence "
                                                      "(CNTK 2.7's Recurrence refuses one: "
                                                      "'has 1 unused arguments')")

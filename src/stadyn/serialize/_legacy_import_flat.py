@@ -108,6 +108,9 @@ class FlatBuilding:
                 var = self.env.get(name)
                 if var is None or id(var) in self.origin_of:
                     continue
+                if fn.type == "ReconcileDynamicAxis" and fn.inputs and \
+                        self.env.get(flat.resolve(fn.inputs[0])) is var:
+                    continue        # (UnfoldFrom's: the value it passes on is its operand's)
                 uid, shown = self.split_name(fn.name, fn.meta.get("name") or "")
                 self.record(var, LegacyOrigin(
                     "function", uid, cntk_output_name(fn.type, shown, k), fn.type, k,

@@ -30,11 +30,27 @@ from typing import Any, Callable
 
 from .. import sequence as S
 from .._errors import ModelFileError
-from ..graph import Variable, auto_forward, hoist_invariants
+from ..graph import Variable, auto_forward, hoist_invariants, keep_with, kept_with
 from ..ops import StepFunction
 from ._legacy_ir import LegacyFunction, LegacyNetwork
 
-__all__ = ["DELAYS", "FlatNetwork", "build_loop", "needs_sequences"]
+__all__ = ["DELAYS", "FlatNetwork", "build_loop", "needs_sequences", "is_unfold_loop"]
+
+_UNFOLD_LOOP = "serialize: a loaded loop of UnfoldFrom's form"
+
+
+def is_unfold_loop(v: Variable) -> bool:
+    """Whether ``v`` is the output of a loaded loop of ``UnfoldFrom``'s form (its delay reads
+    the new state through a ``ReconcileDynamicAxis`` onto the sequence, read outside the loop
+    as the step's own value: CNTK 2.7's ``UnfoldFrom``), which the CNTK writers write again
+    as CNTK 2.7 builds ``UnfoldFrom``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> is_unfold_loop(sd.Variable((1, 2)))
+        False
+    """
+    return bool(kept_with(v, _UNFOLD_LOOP))
 
 #: CNTK's delay functions -> whether a loop through them runs backwards.
 DELAYS = {"PastValue": False, "FutureValue": True}
@@ -406,8 +422,16 @@ def build_loop(b: Any, comp: list[LegacyFunction], network: LegacyNetwork,
             initial += [init] * len(register)
         exports = [n for n in made if n in read_outside and made[n] not in delays
                    and n not in position]
+        unfolds: list[int] = []
         for n in exports:
             v = step[n]
+            # (a value a delay reads in the step, under another name: UnfoldFrom's new state,
+            # which the delay reads through ReconcileDynamicAxis -- that state's sequence)
+            same = next((k for k, new in enumerate(news) if new is v), None)
+            if same is not None:
+                position[n] = same
+                unfolds.append(same)
+                continue
             position[n] = len(states)
             states.append(Variable(tuple(v.shape), dtype=v.dtype))
             news.append(v)
@@ -415,6 +439,8 @@ def build_loop(b: Any, comp: list[LegacyFunction], network: LegacyNetwork,
         news, outside = hoist_invariants(news, states + xs)
         program = StepFunction(states, xs, news)
     ys = S.run_step_function(program, [values[n] for n in steps], initial, backwards, outside)
+    for k in unfolds:
+        keep_with(ys[k], _UNFOLD_LOOP, True)
     for n, k in position.items():
         b.env[n] = ys[k]
         b.batched.add(id(ys[k]))

@@ -8,7 +8,7 @@ import os
 import warnings
 from collections import OrderedDict
 
-from ...graph import Variable, free_dimensions, topological_nodes
+from ...graph import Variable, free_dimensions, replayed_from, topological_nodes
 from . import _graph as G
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._clone import rebuild
@@ -293,6 +293,12 @@ def _cntk_op_of(v) -> "tuple | None":
 
 def _block_of(v) -> "tuple | None":
     block = G.BLOCKS.get(v)
+    origin = replayed_from(v) if block is None else None
+    if origin is not None and len(G.outputs_of(origin)) == 1:
+        # (a cell of one output a user's step applies, the step replayed without what it
+        # computes from no state -- a self-stabilized cell's softplus of alpha: the block
+        # recorded on the value replayed)
+        block = G.BLOCKS.get(origin)
     if block is None:
         return None
     options = block.options
