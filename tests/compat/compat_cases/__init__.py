@@ -50,7 +50,7 @@ MODULES = {
              "cntk_recurrence_2", "cntk_recurrence_in_sequential", "cntk_fidelity_27",
              "cntk_mend_a33", "cntk_user_28", "cntk_clone_28",
              "cntk_sparse_learners_35", "cntk_user_35", "cntk_ops_35", "cntk_layers_35",
-             "cntk_stabilized_steps_35", "cntk_clone_after_eval_35"],
+             "cntk_stabilized_steps_35", "cntk_clone_after_eval_35", "cntk_recurrence_steps_36"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",

@@ -26,7 +26,7 @@ from ._recurrent_views import (SLICE_SHOWN, VIEWED, VIEWED_STEPS, FoldSlice, Fun
 from ._run_checks import at_first_run
 from ._shown_constants import (float64_scalars, scalar_constant, show_constants,
                                show_slice_scalars, shown_constants)
-from ._step_checks import refuse_parameters_made
+from ._step_checks import check_step_function
 from ._step_views import mark_step_inside
 from ._variables import Constant, placeholder
 from .sequence import last as _sequence_last
@@ -182,7 +182,7 @@ def _step(step_function: Any):
     """A step as the native layers call it (on Variables)."""
     if isinstance(step_function, LayerFunction):
         return step_function.layer
-    refuse_parameters_made(step_function)   # (CNTK 2.7's check of a Python step)
+    check_step_function(step_function)      # (CNTK 2.7's checks of a Python step)
     return FunctionStep(step_function)
 
 
