@@ -66,3 +66,35 @@ def recurrence__python_step_checks(C, r, np):
     res["outside parameter: arguments"] = [a.name for a in z.arguments]
     res["outside parameter: value"] = z.eval({x: [r.randn(3, 2).astype(np.float32)]})[0]
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Dense", "cntk.reshape"],
+           note="a step that reshapes its state to a shape of its own (reshape(h, (6,))): "
+                "CNTK 2.7's loop takes the reshape's shape where the state's is not known, so "
+                "the state is what the step makes of it, (6,) (with a Dense((2, 3)) after the "
+                "reshape: (2, 3)), whatever the input step's shape; Stadyn tried the state as "
+                "the input step's (2,) first, the reshape refused it and Stadyn gave up: a "
+                "ShapeError when applied.  Layers of fixed values (init), no random draw")
+def recurrence__step_reshaping_its_state(C, r, np):
+    L = C.layers
+    x = C.sequence.input_variable(2)
+    data = [r.randn(3, 2).astype(np.float32), r.randn(2, 2).astype(np.float32)]
+    d6 = L.Dense(6, init=0.1)
+    d23 = L.Dense((2, 3), init=0.05)
+    d4 = L.Dense(4, init=0.1)
+    steps = {
+        "reshape": lambda h, v: C.reshape(h, (6,)) + C.splice(v, v, v),
+        "reshape to a matrix": lambda h, v: C.reshape(h, (2, 3)) + C.reshape(
+            C.splice(v, v, v), (2, 3)),
+        "Dense after a reshape": lambda h, v: C.tanh(d6(C.reshape(h, (6,)) + C.splice(v, v, v))),
+        "Dense((2, 3)) of a spliced reshape": lambda h, v: d23(C.splice(C.reshape(h, (6,)), v)),
+        "Dense of a reshape to a matrix": lambda h, v: d4(C.splice(
+            C.reshape(h, (2, 2)), C.reshape(v, (1, 2)), axis=0)),
+    }
+    res = {}
+    for key, step in steps.items():
+        z = L.Recurrence(step)(x)
+        res[key + ": shape"] = list(z.shape)
+        res[key + ": parameters"] = [[p.name, list(p.shape)] for p in z.parameters]
+        res[key] = z.eval({x: data})
+    return res
