@@ -98,3 +98,44 @@ def recurrence__step_reshaping_its_state(C, r, np):
         res[key + ": parameters"] = [[p.name, list(p.shape)] for p in z.parameters]
         res[key] = z.eval({x: data})
     return res
+
+
+def _listed(params):
+    return [[p.name, list(p.shape)] for p in params]
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.RecurrenceFrom",
+                  "cntk.layers.Dense", "cntk.layers.Sequential", "cntk.layers.LSTM"],
+           note="a recurrence of a Python step lists the parameters of the step's Function "
+                "over placeholders before it is applied (a Dense applied inside: W of (-1, 3), "
+                "b), and the applied ones after, in the order of the step's walk (a Sequential "
+                "inside: its last layer's first); Stadyn listed none, before and after the "
+                "application, for a step that is no recurrent cell")
+def recurrence__python_step_parameters(C, r, np):
+    L = C.layers
+    x = C.sequence.input_variable(2)
+    h0 = C.input_variable(3)
+    res = {}
+
+    def made():
+        d, d2, d3 = L.Dense(3), L.Dense(3), L.Dense(3)
+        seq = L.Sequential([L.Dense(4), L.Dense(3, activation=C.tanh)])
+        lstm = L.LSTM(3)
+        w = C.parameter((2, 2), name="Wp")
+        return {
+            "Dense in a lambda": (L.Recurrence(lambda h, v: d(C.splice(h, v))), (x,)),
+            "Sequential in a lambda": (L.Recurrence(lambda h, v: seq(C.splice(h, v))), (x,)),
+            "LSTM in a lambda": (L.Recurrence(lambda h, c, v: lstm(h, c, v)), (x,)),
+            "parameter in a lambda": (L.Recurrence(lambda h, v: C.tanh(C.times(h, w) + v)),
+                                      (x,)),
+            "Fold of a Dense in a lambda": (L.Fold(lambda h, v: d2(C.splice(h, v))), (x,)),
+            "RecurrenceFrom of a Dense in a lambda": (L.RecurrenceFrom(
+                lambda h, v: d3(C.splice(h, v))), (h0, x)),
+        }
+    made = made()
+    for key in sorted(made):
+        layer, args = made[key]
+        res[key + ": before"] = _listed(layer.parameters)
+        res[key + ": applied"] = _listed(layer(*args).parameters)
+        res[key + ": after"] = _listed(layer.parameters)
+    return res

@@ -16,6 +16,7 @@ import inspect
 from typing import Any
 
 from ..._random import auto_seeds_kept
+from ...graph import Variable
 from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._dry_layers import dry_fixed_point
@@ -61,6 +62,8 @@ class FunctionStep:
             if self._tried is None:
                 # (no cell found, and the step is no function of its states alone either)
                 raise _states_not_found(fn, self.n_states)
+        # the parameters its recordings read (the layers it applies, the values it reads), in
+        # CNTK 2.7's order of a walk of its result: the recurrence's, once applied
         self.parameters: list = []
 
     def state_shapes_for(self, step_shape: tuple) -> Any:
@@ -89,8 +92,47 @@ class FunctionStep:
         if not isinstance(out, (tuple, list)) and outputs is not None and len(outputs) > 1:
             out = tuple(outputs)
         out = tuple(unwrap(o) for o in out) if isinstance(out, (tuple, list)) else unwrap(out)
-        note_step_blocks(variables, out if isinstance(out, tuple) else (out,))
+        outs = out if isinstance(out, tuple) else (out,)
+        note_step_blocks(variables, outs)
+        self._note_parameters(outs)
         return out
+
+    def _note_parameters(self, outs: tuple) -> None:
+        """Keep the parameters the recorded step ``outs`` reads among :attr:`parameters`."""
+        known = {id(p) for p in self.parameters}
+        roots = [o for o in outs if isinstance(o, Variable)]
+        for v in G.walk_leaves(roots) if roots else ():
+            if G.kind_of(v) == "parameter" and id(v) not in known:
+                known.add(id(v))
+                self.parameters.append(v)
+
+    def declared_parameters(self) -> list:
+        """The parameters CNTK 2.7's recurrence of this step lists before it is applied: those
+        of the step's Function over placeholders (the layers it applies, ``-1`` in the shapes
+        their input decides: ``d(splice(h, x))`` with ``d = Dense(3)``, ``W`` of ``(-1,
+        3)``; the parameters it reads), in the order of its walk; none where the step cannot
+        be called so.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> d = C.layers.Dense(3)
+            >>> step = FunctionStep(lambda h, x: d(C.splice(h, x)))
+            >>> [(p.name, p.shape) for p in step.declared_parameters()]
+            [('W', (-1, 3)), ('b', (3,))]
+        """
+        from ._variables import placeholder
+        fn = getattr(self.fn, "_fn", self.fn)
+        try:
+            with auto_seeds_kept():     # (a layer the step makes takes no seed here)
+                out = fn(*[placeholder(name=f"state{k}") for k in range(step_arity(fn))])
+        except Exception:       # (a step Stadyn cannot call so: none known)
+            return []
+        found: list = []
+        for item in out if isinstance(out, (tuple, list)) else (out,):
+            for p in getattr(item, "parameters", None) or ():
+                if all(unwrap(p) is not unwrap(q) for q in found):
+                    found.append(p)
+        return found
 
 
 def _states_not_found(fn: Any, n_states: int, step_shape: tuple | None = None) -> ValueError:

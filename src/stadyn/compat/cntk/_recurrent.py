@@ -148,6 +148,16 @@ class StatesLayer(LayerFunction):
                 for _ in range(count)]
         return slices[0] + before, [c for pair in slices[1:] for c in pair]
 
+    def _known_parameters(self) -> "tuple | None":
+        """Before its first application, a recurrence of a Python step's parameters as CNTK
+        2.7 lists them then: those of the step's Function over placeholders
+        (:meth:`FunctionStep.declared_parameters`); once applied, or of another step, a
+        layer's (``LayerFunction._known_parameters``)."""
+        step = getattr(self.layer, "step", None)
+        if isinstance(step, FunctionStep) and not self._ever_applied():
+            return tuple(step.declared_parameters())
+        return super()._known_parameters()
+
     def with_step(self, step_function: Any) -> "StatesLayer":
         """Keep the step the user gave (a layer, an op, a Python function), for what the
         root shows before the layer is applied (:meth:`_shown_step_output`)."""
