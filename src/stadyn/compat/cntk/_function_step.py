@@ -62,6 +62,9 @@ class FunctionStep:
             if self._tried is None:
                 # (no cell found, and the step is no function of its states alone either)
                 raise _states_not_found(fn, self.n_states)
+        # the states' shapes found over input steps of each shape (state_shapes_for): the
+        # search applies the step (a layer it applies: twice, dry) each time otherwise
+        self._found: dict = {}
         # the parameters its recordings read (the layers it applies, the values it reads), in
         # CNTK 2.7's order of a walk of its result: the recurrence's, once applied
         self.parameters: list = []
@@ -76,11 +79,19 @@ class FunctionStep:
         the layer applied dry (:func:`._dry_layers.dry_fixed_point`), the layer built once."""
         if self.state_shapes is not None:
             return self.state_shapes
+        key = tuple(int(d) for d in step_shape)
+        if key not in self._found:      # (found once per input step shape: the same step)
+            self._found[key] = self._search(step_shape)
+        shapes = self._found[key]
+        if shapes is None and self.n_states > 1:
+            raise _states_not_found(self.fn, self.n_states, step_shape)
+        return None if shapes is None else [tuple(s) for s in shapes]
+
+    def _search(self, step_shape: tuple) -> Any:
+        """:meth:`state_shapes_for`'s search over input steps of ``step_shape``."""
         shapes = fixed_point_shapes(self.fn, step_shape, self.n_states, self._tried)
         if shapes is None and self.n_states == 1:   # (a step applying a layer: Dense(3)'s
             shapes = dry_fixed_point(self.fn, step_shape)   # state, (3,), as CNTK 2.7's)
-        if shapes is None and self.n_states > 1:
-            raise _states_not_found(self.fn, self.n_states, step_shape)
         return shapes
 
     def __call__(self, *variables):
