@@ -167,3 +167,22 @@ def recurrence__stabilized_cells_not_applied(C, r, np):
         alpha = [p for p in cell.parameters if p.name == "alpha"][0]
         res[kind + " alpha"] = np.asarray(alpha.value)
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.RecurrenceFrom",
+                  "cntk.layers.Dense", "cntk.layers.Sequential", "cntk.layers.GRU"],
+           note="a layer of one argument as a recurrence's step (Dense(3), Sequential([splice, "
+                "Dense(3)])): no state, so CNTK 2.7 refuses it as the recurrence is made, a "
+                "TypeError naming Recurrence (a Fold's too) or RecurrenceFrom "
+                "(sequence.py:265-267, 445-446); Stadyn made it and failed when it was "
+                "applied (a TypeError of Dense.apply's arguments, a ShapeError of the "
+                "Sequential's weight)")
+def recurrence__layer_step_of_no_state(C, r, np):
+    L = C.layers
+    res = {}
+    for key, make in (("Dense", lambda: L.Dense(3)),
+                      ("Sequential", lambda: L.Sequential([C.splice, L.Dense(3)])),
+                      ("GRU", lambda: L.GRU(3))):
+        for kind in ("Recurrence", "Fold", "RecurrenceFrom"):
+            res[key + " " + kind] = _made(lambda: getattr(L, kind)(make()))
+    return res

@@ -188,9 +188,15 @@ class StatesLayer(LayerFunction):
             return self.output
 
 
-def _step(step_function: Any):
-    """A step as the native layers call it (on Variables)."""
+def _step(step_function: Any, kind: str = "Recurrence"):
+    """A step as the native layers call it (on Variables).  A layer whose outputs are not one
+    fewer than its arguments (``Dense(3)``, a ``Sequential`` of one argument: no state) is
+    refused with CNTK 2.7's TypeError, raised as the ``kind`` (``Recurrence``, also for a
+    ``Fold``; ``RecurrenceFrom``) is made (cntk/layers/sequence.py:265-267, 445-446)."""
     if isinstance(step_function, LayerFunction):
+        if len(step_function.outputs) != len(step_function.arguments) - 1:
+            raise TypeError(f"{kind}: number of state variables inconsistent between "
+                            "create_placeholder() and recurrent block")
         return step_function.layer
     check_step_function(step_function)      # (CNTK 2.7's checks of a Python step)
     return FunctionStep(step_function)
@@ -241,7 +247,7 @@ def RecurrenceFrom(step_function, go_backwards=_L.default_override_or(False),
                    return_full_state: bool = False, name: str = "") -> LayerFunction:
     """``cntk.layers.RecurrenceFrom``: called as ``(initial states..., x)``.  Example:
     ``C.layers.RecurrenceFrom(C.layers.GRU(4))(h0, x)``."""
-    return StatesLayer(_L.RecurrenceFrom(_step(step_function), go_backwards,
+    return StatesLayer(_L.RecurrenceFrom(_step(step_function, "RecurrenceFrom"), go_backwards,
                                            return_full_state, name), "RecurrenceFrom",
                        name).with_step(step_function)
 
