@@ -171,7 +171,7 @@ def _function(n):
 
 _FOLD = ("a Fold's walk meets its Sequence::Slice block over the step's output (CNTK 2.7); "
          "Stadyn's Fold shows the slice as the Combine's input but no block of it, so its "
-         "walk goes from the Combine to the leaves (compat/cntk/_recurrent.py: no _StepView "
+         "walk goes from the Combine to the leaves (compat/cntk/_recurrent_views.py: no StepView "
          "for a Fold)")
 _FULL_STATE = ("a Recurrence with return_full_state is in CNTK 2.7 the step's LSTM block itself "
                "(two outputs, over its PastValues); Stadyn's is a Combine of its recurrence "

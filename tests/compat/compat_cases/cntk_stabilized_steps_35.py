@@ -32,7 +32,7 @@ def _cells(C):
                   "the initial state and x; Stadyn's view of a Python step shows a "
                   "self-stabilised cell op by op (_step_views.mark_step_inside leaves it "
                   "unmarked, no block), whose walk meets x first, so it passes the arguments "
-                  "through a Tuple (_recurrent._FunctionStepView) and lists the initial "
+                  "through a Tuple (_recurrent_views.FunctionStepView) and lists the initial "
                   "state and x first" for k in ("rnnstep", "lstm", "gru")})
 def recurrence__stabilized_cell_in_step_function(C, r, np):
     res = {}

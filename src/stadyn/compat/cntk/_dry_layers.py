@@ -92,11 +92,29 @@ def dry_fixed_point(step: Callable, step_shape: tuple) -> "list | None":
     """The shape of the one state of ``step`` (``(state, x) -> state``, over CNTK Functions) over
     input steps of ``step_shape`` where the step applies a layer: tried first as the input
     step's, then as the step returns it, until the step maps it to itself (CNTK 2.7's loop
-    inference); None where the step applies no layer, cannot be called so, or its state does
-    not settle."""
+    inference); where the step refuses the input step's shape, tried so from each shape the
+    step reshapes its state to (``d(splice(reshape(h, (6,)), x))``: ``(6,)``, as CNTK's loop
+    takes the reshape's shape); None where the step applies no layer, cannot be called so, or
+    its state does not settle."""
+    from ._step_state_shapes import state_reshapes
+    found = _settled(step, tuple(int(d) for d in step_shape), step_shape)
+    if found is not _REFUSED:
+        return found
+    for shape in state_reshapes(step):
+        found = _settled(step, shape, step_shape)
+        if found is not _REFUSED:
+            return found
+    return None
+
+
+_REFUSED = object()     # (the step refused the state's shape: another may be tried)
+
+
+def _settled(step: Callable, shape: tuple, step_shape: tuple) -> Any:
+    """:func:`dry_fixed_point` from the state's shape ``shape``: ``[shape]`` it settles at,
+    None (no layer applied, no settling), or ``_REFUSED`` where the step refuses a shape."""
     from . import _graph as G
     from ._adapt import unwrap, wrap
-    shape = tuple(int(d) for d in step_shape)
     for _ in range(_TRIES):
         try:
             with dry_layers() as copies, auto_forward(False):
@@ -106,7 +124,7 @@ def dry_fixed_point(step: Callable, step_shape: tuple) -> "list | None":
                     G.STEP_VALUES.add(v)
                 out = unwrap(step(wrap(state), wrap(x)))
         except Exception:       # (not this shape: CNTK's loop refuses it too)
-            return None
+            return _REFUSED
         if not copies or not isinstance(out, Variable):
             return None
         found = tuple(int(d) for d in out.shape[1:])

@@ -179,10 +179,9 @@ def _convolution(layer: Any) -> "list | None":
 def _recurrent_step(layer: Any) -> "list | None":
     """An LSTM's, GRU's or RNNStep's, in CNTK 2.7's order (``_graph._CELL_ORDER``): ``W``
     ``(-1, gates * cell)``, ``H``, ``b``, a projection ``P``, an LSTM's peepholes, a GRU's
-    constant 1 first; None when self-stabilised (its stabilisers' constants are not
-    modelled before it is applied)."""
-    if layer.stabilize:
-        return None
+    constant 1 first; self-stabilised, right after ``H`` its stabiliser's three scalar
+    constants (0, 4 and 4: the softplus's and the steepness, as CNTK 2.7 lists them before
+    and after the application) and its ``alpha`` (``log(expm1(4)) / 4``)."""
     cell, size = layer.cell_shape[0], layer.shape[0]
     cols = layer.n_gates * cell
     made = {"W": ((-1, cols), layer.init), "H": ((size, layer.hidden_gates * cell), layer.init),
@@ -198,8 +197,17 @@ def _recurrent_step(layer: Any) -> "list | None":
         order = ("P", "b", "W", "H", "Co", "Cf", "Ci")
     else:
         order = ("P", "W", "H", "b")
-    out = [(n, made[n][0], made[n][1], False) for n in order if n in made]
+    out = []
+    for n in order:
+        if n in made:
+            out.append((n, made[n][0], made[n][1], False))
+        if n == "H" and layer.stabilize:
+            out += [("", (), k, True) for k in (0.0, _STEEPNESS, _STEEPNESS)] + \
+                [("alpha", (), float(np.log(np.expm1(_STEEPNESS)) / _STEEPNESS), False)]
     return ([("", (), 1.0, True)] if isinstance(layer, _L.GRU) else []) + out
+
+
+_STEEPNESS = 4.0    # (a recurrent cell's stabiliser's: layers/_recurrent.py)
 
 
 def _normalization(layer: Any) -> "list | None":
@@ -344,8 +352,7 @@ def declared_parameters(layer: Any) -> "list | None":
     ``H``; a batch normalisation's ``scale``, ``bias`` then its running statistics, which
     are constants), their shapes with ``-1`` where the input decides; ``[]`` for a layer
     without parameters; None for the layers whose declared parameters Stadyn does not model
-    (self-stabilised steps, Stabilizer, grouped convolutions: their ``parameters`` are empty
-    until applied).
+    (Stabilizer, grouped convolutions: their ``parameters`` are empty until applied).
 
     Example:
         >>> import stadyn.layers as L

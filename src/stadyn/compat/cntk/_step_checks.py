@@ -1,35 +1,60 @@
-"""CNTK 2.7's check of a Python step function as a recurrence (``Recurrence``,
-``RecurrenceFrom``, ``Fold``) is made: the function is run once as the body of a
-``@Function`` (``_santize_step_function``, cntk/layers/sequence.py), where making a parameter
-is refused, so a step that makes its layer inside it (``lambda h, x: Dense(3)(splice(h, x))``)
-is refused with a TypeError; a layer made outside it and applied inside is not.
+"""CNTK 2.7's checks of a Python step function as a recurrence (``Recurrence``,
+``RecurrenceFrom``, ``Fold``) is made: the function is run once on placeholders as the body of
+a ``@Function`` (``_santize_step_function``, cntk/layers/sequence.py:165-189, over
+``Function._to_Function_unchecked`` and ``_sanitize_check_Function``, cntk/ops/functions.py),
+and the recurrence is refused where
+
+* the step makes a parameter (``lambda h, x: Dense(3)(splice(h, x))``; a layer made outside
+  and applied inside is not): a TypeError (sequence.py:187);
+* the step's own code raises (``1 // 0``, a ``KeyError``): that error, as it was raised
+  (functions.py:195, re-raised by sequence.py:185); Stadyn leaves an IndexError or
+  AttributeError to the application (its Functions waiting on placeholders lack some of what
+  CNTK's have);
+* it returns None: a TypeError (functions.py:197);
+* its result reads a variable or placeholder other than its arguments (``lambda h, x: h + x +
+  y`` over an input ``y``): a TypeError naming them (sequence.py:172-182); a parameter or
+  constant is no argument and is read freely;
+* it leaves an argument unused (``lambda h, x: tanh(x)``): a TypeError (functions.py:263-270).
 
 Example:
     >>> import stadyn.compat.cntk as C
-    >>> refuse_parameters_made(lambda h, x: C.layers.Dense(3)(C.splice(h, x)))
+    >>> check_step_function(lambda h, x: C.layers.Dense(3)(C.splice(h, x)))
     Traceback (most recent call last):
     ...
     TypeError: Parameter cannot be created inside Recurrence Python step function.
     >>> d = C.layers.Dense(3)
-    >>> refuse_parameters_made(lambda h, x: d(C.splice(h, x)))
+    >>> check_step_function(lambda h, x: d(C.splice(h, x)))
+    >>> check_step_function(lambda h, x: C.tanh(x))
+    Traceback (most recent call last):
+    ...
+    TypeError: CNTK Function '<lambda>' has 1 unused arguments (h), which is currently not supported
 """
 
 from __future__ import annotations
 
 import inspect
+import os
+import sys
 import types
 from typing import Any
 
 from ..._random import auto_seeds_kept
+from ._adapt import unwrap
 from ._function_pure import PARAMETERS_REFUSED, pure
 
-__all__ = ["refuse_parameters_made"]
+__all__ = ["check_step_function"]
+
+# Stadyn's own code: an error raised in it while the step runs on placeholders is Stadyn's
+# (an op that cannot wait on a placeholder of no shape), raised when the step is applied
+_STADYN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
-def refuse_parameters_made(step: Any) -> None:
-    """CNTK 2.7's TypeError where the Python function ``step`` (a ``def`` or ``lambda``; a
-    ``@Function`` or a layer is not checked so) makes a parameter when called on placeholders;
-    nothing otherwise (any other error is the step's to raise when it is applied)."""
+def check_step_function(step: Any) -> None:
+    """CNTK 2.7's errors for the Python function ``step`` (a ``def`` or ``lambda``; a
+    ``@Function`` or a layer is not checked so) called on placeholders as a recurrence is made
+    (see the module's text); nothing where it passes.  An error raised inside Stadyn while it
+    runs (an op Stadyn cannot apply to a placeholder without a shape) is left for the step's
+    application."""
     if not isinstance(step, types.FunctionType):
         return
     from ._variables import placeholder
@@ -39,12 +64,82 @@ def refuse_parameters_made(step: Any) -> None:
         return
     names = [p.name for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
              and p.default is p.empty]
+    arguments = [placeholder(name=n) for n in names]
     try:
         with pure(), auto_seeds_kept():
-            step(*[placeholder(name=n) for n in names])
+            out = step(*arguments)
     except TypeError as e:
         if str(e) == PARAMETERS_REFUSED:
             raise TypeError("Parameter cannot be created inside Recurrence Python step "
                             "function.") from None
-    except Exception:       # (a step the check cannot run: its errors come when applied)
-        pass
+        if _raised_by_the_step(sys.exc_info()[2]):
+            raise
+        return
+    except Exception:
+        if _raised_by_the_step(sys.exc_info()[2]):
+            raise
+        return      # (Stadyn cannot run it on placeholders: its errors come when applied)
+    if out is None:
+        raise TypeError(f"CNTK Function '{step.__name__}' must return a value")
+    read = _arguments_read(out)
+    if read is None:
+        return
+    _check_arguments(step, names, [unwrap(a) for a in arguments], read)
+
+
+def _raised_by_the_step(tb: Any) -> bool:
+    """Whether the error of the traceback ``tb`` is the step's own: its innermost frame outside
+    Stadyn (the step's code, or a library it calls: CNTK's run of the step raises it too), and
+    no IndexError or AttributeError, which a step reading what Stadyn's Function waiting on
+    placeholders lacks raises where CNTK's has it (an ``LSTM`` applied to placeholders has
+    one output in Stadyn, two in CNTK 2.7: ``out.outputs[1]``)."""
+    last = None
+    while tb is not None:
+        last, tb = tb, tb.tb_next
+    return last is not None and not last.tb_frame.f_code.co_filename.startswith(_STADYN) and \
+        not isinstance(sys.exc_info()[1], (IndexError, AttributeError))
+
+
+def _arguments_read(out: Any) -> "list | None":
+    """The arguments (inputs and placeholders) the step's result reads, each once, first met
+    first (a tuple's, item by item, as CNTK's ``combine`` of them lists them); None where the
+    result is no Function (nothing to check)."""
+    items = list(out) if isinstance(out, (tuple, list)) else [out]
+    found: list = []
+    for item in items:
+        got = getattr(item, "arguments", None)
+        if got is None:
+            return None
+        for a in got:
+            if all(unwrap(a) is not unwrap(b) for b in found):
+                found.append(a)
+    return found
+
+
+def _check_arguments(step: Any, names: list, own: list, read: list) -> None:
+    """CNTK 2.7's TypeErrors where the step reads other variables than its arguments ``own``
+    (``names``) or leaves one unused (``read``: what its result reads)."""
+    read_names = [a.name for a in read]
+    if len(read) > len(names):      # (sequence.py:172-182)
+        extra = set(read_names) - set(names)
+        raise TypeError(
+            f"Recurrence Python step function makes use of additional CNTK variables or "
+            f"placeholders: {extra}. Your step function arguments in Python code are: {names}, "
+            f"while the converted CNTK function argument are: {read_names}. This is currently "
+            "not a supported Python step function definition. Note that the current supported "
+            "Python step function signature is: step_function(prev_state_1, prev_state_2, ..., "
+            "prev_state_n, sequence_input_x) -> next_state_1, next_state_2, ..., next_state_n "
+            "in which no references to any CNTK variables or placeholders are allowed.")
+    ids = {id(unwrap(a)) for a in read}
+    own_ids = {id(v) for v in own}
+    if len(read) != len(own):       # (functions.py:251-270)
+        missing = [a.name for a in read if id(unwrap(a)) not in own_ids]
+        if missing:
+            raise TypeError(f"CNTK Function '{step.__name__}' has {len(missing)} missing "
+                            f"arguments ({', '.join(missing)}), which is currently not "
+                            "supported")
+        unused = [n for n, v in zip(names, own) if id(v) not in ids]
+        raise TypeError(f"CNTK Function '{step.__name__}' has {len(unused)} unused arguments "
+                        f"({', '.join(unused)}), which is currently not supported")
+    if ids != own_ids:      # (as many, but others: functions.py:273-274's assertion)
+        raise AssertionError((read_names, names))
