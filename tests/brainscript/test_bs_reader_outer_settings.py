@@ -33,10 +33,12 @@ def _block(path, kind: str, inner: str = "", own: str = "") -> str:
     """A reader block of settings ``inner``; ``own``: a deserializer block's."""
     if kind == "reader":
         return (f'reader = [ readerType = "CNTKTextFormatReader" ; file = "{path}" ; {inner}\n'
-                '    input = [ x = [ dim = 2 ] ; y = [ dim = 1 ] ] ]')
+                '    input = [ x = [ dim = 2 ; format = "dense" ]\n'
+                '              y = [ dim = 1 ; format = "dense" ] ] ]')
     return (f'reader = [ {inner}\n    deserializers = ({{ type = "CNTKTextFormatDeserializer" ; '
             f'file = "{path}" ; {own}\n'
-            '    input = { x = { dim = 2 } ; y = { dim = 1 } } }) ]')
+            '    input = { x = { dim = 2 ; format = "dense" }\n'
+            '              y = { dim = 1 ; format = "dense" } } }) ]')
 
 
 def _reader(path, kind: str, outer: str, inner: str = "", own: str = ""):

@@ -123,7 +123,12 @@ def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
     if s.dim is None:
         raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a "
                            "'dim'", d.loc)
-    fmt = (s.format or "dense").lower()
+    if s.format is None:       # (the input's own block: ExistsCurrent, TextConfigHelper.cpp:63-66)
+        raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a "
+                           "'format' (\"dense\" or \"sparse\"), as cntk.exe: 'Input section "
+                           f"for input '{s.name}' does not specify all the required "
+                           "parameters, \"dim\" and \"format\".'", d.loc)
+    fmt = s.format.lower()
     if fmt not in ("dense", "sparse"):
         raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' has format "
                    f"'{s.format}'; use dense or sparse", d.loc)
@@ -350,7 +355,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     >>> _ = open(path, "w").write("|x 1 2 |y 0 1\\n|x 3 4 |y 1 0\\n")
     >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
     ...     file = "{path}" ; randomize = false
-    ...     input = {{ x = {{ dim = 2 ; format = "dense" }} ; y = {{ dim = 2 }} }} }}''')["reader"])
+    ...     input = {{ x = {{ dim = 2 ; format = "dense" }}
+    ...                y = {{ dim = 2 ; format = "dense" }} }} }}''')["reader"])
     >>> mb = make_source(r).next_minibatch(2)
     >>> mb["x"].data.tolist(), mb["y"].data.tolist()
     ([[1.0, 2.0], [3.0, 4.0]], [[0.0, 1.0], [1.0, 0.0]])
@@ -383,7 +389,7 @@ def reader_deserializers(reader: ReaderConfig, *,
     >>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
     >>> _ = open(path, "w").write("|x 1 2\\n|x 3 4\\n")
     >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
-    ...     file = "{path}" ; input = {{ x = {{ dim = 2 }} }} }}''')["reader"])
+    ...     file = "{path}" ; input = {{ x = {{ dim = 2 ; format = "dense" }} }} }}''')["reader"])
     >>> made = reader_deserializers(r)
     >>> [len(d) for d in made], make_source(r, opened=made).sweep_size
     ([2], 2)
@@ -492,7 +498,8 @@ def sequence_streams(reader: ReaderConfig | None,
     >>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
     >>> _ = open(path, "w").write("0 |x 1 2 |y 0 1\\n0 |x 3 4\\n1 |x 5 6 |y 1 0\\n")
     >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
-    ...     file = "{path}" ; input = {{ x = {{ dim = 2 }} ; y = {{ dim = 2 }} }} }}''')["reader"])
+    ...     file = "{path}" ; input = {{ x = {{ dim = 2 ; format = "dense" }}
+    ...     y = {{ dim = 2 ; format = "dense" }} }} }}''')["reader"])
     >>> sorted(sequence_streams(r)), sorted(sequence_streams(None))   # (y: one step each)
     (['x'], [])
     """
