@@ -227,9 +227,9 @@ def test_one_step_labels_beside_multi_step_features_are_refused_as_cntk_exe(tmp_
     network = NETWORK.replace("TransposeTimes (labels, z)", "ReduceSum (labels .* z)")
     reader = f"""reader = {{ randomize = false
   deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/f.txt"
-                      input = {{ features = {{ dim = 4 }} }} }} :
+                      input = {{ features = {{ dim = 4 ; format = "dense" }} }} }} :
                    {{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/l.txt"
-                      input = {{ labels = {{ dim = 3 }} }} }}) }}"""
+                      input = {{ labels = {{ dim = 3 ; format = "dense" }} }} }}) }}"""
     text = (f"command = train\nmodelPath = \"{tmp_path}/m.dnn\"\n"
             f"train = {{\n    action = \"train\"\n    BrainScriptNetworkBuilder = {network}\n"
             "    SGD = { epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 8\n"

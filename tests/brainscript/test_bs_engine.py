@@ -393,7 +393,8 @@ def test_text_reader_and_reader_errors(tmp_path):
     path.write_text("|labels 0 1 |features 1 2 3 4\n|labels 1 0 |features 5 6 7 8\n")
     r = reader_config(parse_config(f"""reader = {{ readerType = "CNTKTextFormatReader"
         file = "{path}" ; randomize = false ; verbosity = 0
-        input = {{ features = {{ dim = 4 ; format = "dense" }} ; labels = {{ dim = 2 }} }} }}""")
+        input = {{ features = {{ dim = 4 ; format = "dense" }}
+                   labels = {{ dim = 2 ; format = "dense" }} }} }}""")
                       ["reader"])
     mb = make_source(r).next_minibatch(2)
     assert mb["features"].data.tolist() == [[1, 2, 3, 4], [5, 6, 7, 8]]

@@ -55,7 +55,9 @@ DECLARED = """{
 }"""
 
 READER = """reader = { readerType = "CNTKTextFormatReader" ; file = "DATA" ; randomize = false
-        input = { features = { dim = 4 } ; labels = { dim = 3 } ; ctx = { dim = 1 } } }"""
+        input = { features = { dim = 4 ; format = "dense" }
+                  labels = { dim = 3 ; format = "dense" }
+                  ctx = { dim = 1 ; format = "dense" } } }"""
 
 
 def _config(tmp_path, network, data, epochs=2, commands="train", extra=""):
@@ -176,9 +178,9 @@ def test_the_precompute_pass_refuses_layouts_as_training(tmp_path):
                             "InvStdDev (features)) + b")
     reader = f"""reader = {{ randomize = false
   deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/f.txt"
-                      input = {{ features = {{ dim = 4 }} }} }} :
+                      input = {{ features = {{ dim = 4 ; format = "dense" }} }} }} :
                    {{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/l.txt"
-                      input = {{ labels = {{ dim = 3 }} }} }}) }}"""
+                      input = {{ labels = {{ dim = 3 ; format = "dense" }} }} }}) }}"""
     config = tmp_path / "run.cntk"
     config.write_text(
         f"command = train\ntraceLevel = 1\nmodelPath = \"{tmp_path}/m.dnn\"\n"
@@ -317,9 +319,9 @@ def test_three_step_features_beside_one_line_labels_of_their_dimension_are_refus
     (tmp_path / "l.txt").write_text("\n".join(labels) + "\n")
     reader = f"""reader = {{ randomize = false
   deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/f.txt"
-                      input = {{ features = {{ dim = 4 }} }} }} :
+                      input = {{ features = {{ dim = 4 ; format = "dense" }} }} }} :
                    {{ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/l.txt"
-                      input = {{ labels = {{ dim = 3 }} }} }}) }}"""
+                      input = {{ labels = {{ dim = 3 ; format = "dense" }} }} }}) }}"""
     config = tmp_path / "run.cntk"
     config.write_text(
         f"command = train\ntraceLevel = 1\nmodelPath = \"{tmp_path}/m.dnn\"\n"

@@ -29,7 +29,7 @@ T = [ action = "train" ; modelPath = "{d}/m"
   reader = $R$ ]
 E = [ action = "test" ; modelPath = "{d}/m" ; evalNodeNames = (ce:bad) ; reader = $R$ ]
 R = [ readerType = "CNTKTextFormatReader" ; file = "{d}/d.ctf" ; randomize = false
-      input = [ x = [ dim = 1 ] ; y = [ dim = 2 ] ] ]
+      input = [ x = [ dim = 1 ; format = "dense" ] ; y = [ dim = 2 ; format = "dense" ] ] ]
 """
 
 

@@ -314,7 +314,7 @@ T = [ action = "train" ; modelPath = "{tmp_path}/m"
     ce = CrossEntropyWithSoftmax (y, z) ; criterionNodes = (ce) ]
   SGD = [ minibatchSize = 3 ; learningRatesPerSample = 0.001 ; maxEpochs = 1 ]
   reader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/d.ctf"
-             input = [ x = [ dim = 2 ; format = "dense" ] ; y = [ dim = 2 ] ] ] ]
+             input = [ x = [ dim = 2 ; format = "dense" ] ; y = [ dim = 2 ; format = "dense" ] ] ] ]
 """)
     run(str(tmp_path / "n.cntk"), out=pyio.StringIO())
     with sd.parameter_registry(sd.ParameterRegistry()):

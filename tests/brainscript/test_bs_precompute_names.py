@@ -38,12 +38,14 @@ fit = [
     ]
     SGD = [ minibatchSize = 5 ; learningRatesPerSample = 0.01 ; maxEpochs = 1 ]
     reader = [ readerType = "CNTKTextFormatReader" ; file = "$DataDir$/d.ctf" ; randomize = false
-               input = [ obs = [ dim = 2 ; format = "dense" ] ; cls = [ dim = 2 ] ] ]
+               input = [ obs = [ dim = 2 ; format = "dense" ]
+                         cls = [ dim = 2 ; format = "dense" ] ] ]
 ]
 check = [
     action = "test"
     reader = [ readerType = "CNTKTextFormatReader" ; file = "$DataDir$/d.ctf" ; randomize = false
-               input = [ obs = [ dim = 2 ; format = "dense" ] ; cls = [ dim = 2 ] ] ]
+               input = [ obs = [ dim = 2 ; format = "dense" ]
+                         cls = [ dim = 2 ; format = "dense" ] ] ]
 ]
 """
 

@@ -54,7 +54,7 @@ T = [ action = "train" ; modelPath = "{tmp_path}/m"
     ce = CrossEntropyWithSoftmax (y, z) ; criterionNodes = (ce) ]
   SGD = [ minibatchSize = 5 ; learningRatesPerSample = 0.001 ; maxEpochs = 1 ]
   reader = [ readerType = "CNTKTextFormatReader" ; file = "{data}" ; {reader_extra}
-             input = [ x = [ dim = 2 ; format = "dense" ] ; y = [ dim = 2 ] ] ] ]
+             input = [ x = [ dim = 2 ; format = "dense" ] ; y = [ dim = 2 ; format = "dense" ] ] ] ]
 """)
     return config
 
@@ -93,9 +93,9 @@ def _two_deserializers(tmp_path, second_file, extra=""):
     first, _ = _ctf_data(tmp_path, "a.ctf")
     text = f"""reader = {{ randomize = false ; {extra}
         deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{first}"
-                            input = {{ x = {{ dim = 2 }} }} }} :
+                            input = {{ x = {{ dim = 2 ; format = "dense" }} }} }} :
                          {{ type = "CNTKTextFormatDeserializer" ; file = "{second_file}"
-                            input = {{ y = {{ dim = 2 }} }} }}) }}"""
+                            input = {{ y = {{ dim = 2 ; format = "dense" }} }} }}) }}"""
     return reader_config(parse_config(text)["reader"]), str(first)
 
 
@@ -152,9 +152,9 @@ T = [ action = "train" ; modelPath = "{tmp_path}/m"
   SGD = [ minibatchSize = 5 ; learningRatesPerSample = 0.001 ; maxEpochs = 1 ]
   reader = [ randomize = false
     deserializers = ([ type = "CNTKTextFormatDeserializer" ; file = "{first}"
-                       input = [ x = [ dim = 2 ] ] ] :
+                       input = [ x = [ dim = 2 ; format = "dense" ] ] ] :
                      [ type = "CNTKTextFormatDeserializer" ; file = "{tmp_path}/missing/b.ctf"
-                       input = [ y = [ dim = 2 ] ] ]) ] ]
+                       input = [ y = [ dim = 2 ; format = "dense" ] ] ]) ] ]
 """)
     before = _open_files()
     with pytest.raises(DataError, match="CTF file does not exist") as caught:
@@ -181,7 +181,7 @@ T = [ action = "train" ; modelPath = "{tmp_path}/m"
     ce = CrossEntropyWithSoftmax (y, z) ; criterionNodes = (ce) ]
   SGD = [ minibatchSize = 16 ; learningRatesPerSample = 0.001 ; maxEpochs = 2 ; epochSize = 0 ]
   reader = [ readerType = "CNTKTextFormatReader" ; file = "{data}" ; randomize = false
-             input = [ x = [ dim = 2 ] ; y = [ dim = 2 ] ] ] ]
+             input = [ x = [ dim = 2 ; format = "dense" ] ; y = [ dim = 2 ; format = "dense" ] ] ] ]
 """)
     run(str(config), out=io.StringIO())
     os.remove(tmp_path / "m")            # (m.1 keeps no .ckp: cntk.exe deletes it too)

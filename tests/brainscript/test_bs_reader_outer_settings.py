@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from stadyn._errors import DataError
+from stadyn._errors import ConfigError, DataError
 from stadyn.brainscript import parse_config, reader_config
 from stadyn.brainscript._reader_blocks import written_reader
 from stadyn.brainscript._readers import make_source, sequence_streams
@@ -33,10 +33,12 @@ def _block(path, kind: str, inner: str = "", own: str = "") -> str:
     """A reader block of settings ``inner``; ``own``: a deserializer block's."""
     if kind == "reader":
         return (f'reader = [ readerType = "CNTKTextFormatReader" ; file = "{path}" ; {inner}\n'
-                '    input = [ x = [ dim = 2 ] ; y = [ dim = 1 ] ] ]')
+                '    input = [ x = [ dim = 2 ; format = "dense" ]\n'
+                '              y = [ dim = 1 ; format = "dense" ] ] ]')
     return (f'reader = [ {inner}\n    deserializers = ({{ type = "CNTKTextFormatDeserializer" ; '
             f'file = "{path}" ; {own}\n'
-            '    input = { x = { dim = 2 } ; y = { dim = 1 } } }) ]')
+            '    input = { x = { dim = 2 ; format = "dense" }\n'
+            '              y = { dim = 1 ; format = "dense" } } }) ]')
 
 
 def _reader(path, kind: str, outer: str, inner: str = "", own: str = ""):
@@ -121,3 +123,35 @@ def test_the_data_file_around_the_reader_is_read(tmp_path, kind):
                                         f'  {block} ]', "job.cntk")["train"]["reader"])
     mb = make_source(reader, max_sweeps=1).next_minibatch(100)
     assert mb["x"].lengths.tolist() == [2, 1] and mb["y"].data[:, 0, 0].tolist() == [1, 3]
+
+
+@pytest.mark.parametrize("where", ["inner", "outer"])
+def test_truncated_in_a_deserializers_list_is_refused_as_cntk_exe_would_not_read_it(
+        tmp_path, where):
+    # cntk.exe's CompositeDataReader reads config(L"truncated", false) and
+    # config(L"truncationLength", 0) from the reader block or a block around it
+    # (CompositeDataReader.cpp:57-81): frameMode with it is its LogicError, no truncationLength
+    # its InvalidArgument, and otherwise its truncated BPTT packer, which Stadyn does not do for
+    # a deserializers list (at 2477301f the setting was ignored: whole sequences were read)
+    path = tmp_path / "d.ctf"
+    path.write_text(_SEQUENCES)
+
+    def opened(settings):
+        outer, inner = (settings, "") if where == "outer" else ("", settings)
+        return make_source(_reader(path, "list", outer, inner), max_sweeps=1)
+
+    with pytest.raises(ConfigError, match="truncated = true in a deserializers list"):
+        opened("truncated = true ; truncationLength = 2")
+    with pytest.raises(ConfigError, match="frameMode and truncated BPTT are mutually exclusive"):
+        opened("truncated = true ; frameMode = true")
+    with pytest.raises(ConfigError, match="Truncation length cannot be 0"):
+        opened("truncated = true")
+    with pytest.raises(ConfigError, match="Truncation length cannot be 0"):
+        opened("truncated = true ; truncationLength = 0")
+    # false, a CNTKTextFormatReader's (its packers do not read it) and a write command's reader
+    # (packed in sequences, CompositeDataReader.cpp:66-68): read whole
+    assert opened("truncated = false").next_minibatch(100)["x"].lengths.tolist() == [2, 1]
+    text = make_source(_reader(path, "reader", "truncated = true"), max_sweeps=1)
+    assert text.next_minibatch(100)["x"].lengths.tolist() == [2, 1]
+    written = written_reader(_reader(path, "list", "truncated = true ; truncationLength = 2"))
+    assert make_source(written, max_sweeps=1).next_minibatch(100)["x"].lengths.tolist() == [2, 1]

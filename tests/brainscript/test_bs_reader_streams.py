@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from stadyn._errors import DataError
+from stadyn._errors import ConfigError, DataError
 from stadyn.brainscript import parse_config, reader_config
 from stadyn.brainscript._readers import make_source
 
@@ -23,8 +23,11 @@ def _reader(path, streams: str):
 
 
 @pytest.mark.parametrize("streams, named", [
-    ("features = { dim = 2 } ; y = { dim = 2 }", "'features'"),
-    ("features = { dim = 2 ; alias = \"f\" } ; y = { dim = 2 }", "'f' (stream 'features')"),
+    ("features = { dim = 2 ; format = \"dense\" } ; y = { dim = 2 ; format = \"dense\" }",
+     "'features'"),
+    ("features = { dim = 2 ; alias = \"f\" ; format = \"dense\" } ; "
+     "y = { dim = 2 ; format = \"dense\" }",
+     "'f' (stream 'features')"),
 ])
 def test_a_ctf_input_the_file_does_not_give_is_an_error(tmp_path, streams, named):
     data = tmp_path / "seq.txt"
@@ -40,7 +43,22 @@ def test_a_ctf_input_the_file_does_not_give_is_an_error(tmp_path, streams, named
 def test_the_right_names_and_an_alias_read_the_file(tmp_path):
     data = tmp_path / "seq.txt"
     data.write_text(_SEQUENCES)
-    mb = make_source(_reader(data, "x = { dim = 2 ; alias = \"feats\" } ; y = { dim = 2 }")) \
-        .next_minibatch(4)
+    mb = make_source(_reader(data, "x = { dim = 2 ; alias = \"feats\" ; format = \"dense\" } ; "
+                                   "y = { dim = 2 ; format = \"dense\" }")).next_minibatch(4)
     assert mb["x"].data[0].tolist() == [[1, 2], [3, 4]]
     assert mb["x"].data[1][:1].tolist() == [[5, 6]]
+
+
+@pytest.mark.parametrize("kind", ["reader", "list"])
+def test_an_input_without_format_is_cntk_exes_error(tmp_path, kind):
+    # TextConfigHelper.cpp:63-67: an input's own block must give "dim" and "format" (for a
+    # CNTKTextFormatReader and a CNTKTextFormatDeserializer alike); at 2477301f Stadyn read it
+    # as dense
+    data = tmp_path / "seq.txt"
+    data.write_text(_SEQUENCES)
+    streams = "x = { dim = 2 ; format = \"dense\" } ; y = { dim = 2 }"
+    reader = _reader(data, streams) if kind == "reader" else reader_config(parse_config(
+        f'reader = {{ randomize = false ; deserializers = ({{ type = "CNTKTextFormatDeserializer"'
+        f' ; file = "{data}" ; input = {{ {streams} }} }}) }}', "job.cntk")["reader"])
+    with pytest.raises(ConfigError, match="stream 'y' needs a 'format'.*\"dim\" and \"format\""):
+        make_source(reader)

@@ -108,9 +108,9 @@ def _text_block(path, settings, reader_type=True):
     chunks = f"chunkSizeInBytes = {REFS['chunk_bytes']} ; {settings}"
     if reader_type:
         return (f'reader = {{ readerType = "CNTKTextFormatReader" ; file = "{path}" ; {chunks} ; '
-                'input = { x = { dim = 1 } } }')
+                'input = { x = { dim = 1 ; format = "dense" } } }')
     return (f'reader = {{ {chunks} ; deserializers = ({{ type = "CNTKTextFormatDeserializer" ; '
-            f'file = "{path}" ; input = {{ x = {{ dim = 1 }} }} }}) }}')
+            f'file = "{path}" ; input = {{ x = {{ dim = 1 ; format = "dense" }} }} }}) }}')
 
 
 @pytest.mark.parametrize("reader_type, settings, ref", [
@@ -174,10 +174,10 @@ def _outer_order(path, outer, reader_type, size=7):
     block around the reader (cntk.exe's ``config(key)`` looks there: Config.h:911-929, 1003)."""
     if reader_type:
         reader = (f'reader = {{ readerType = "CNTKTextFormatReader" ; file = "{path}" ; '
-                  'input = { x = { dim = 1 } } }')
+                  'input = { x = { dim = 1 ; format = "dense" } } }')
     else:
         reader = ('reader = { deserializers = ({ type = "CNTKTextFormatDeserializer" ; '
-                  f'file = "{path}" ; input = {{ x = {{ dim = 1 }} }} }}) }}')
+                  f'file = "{path}" ; input = {{ x = {{ dim = 1 ; format = "dense" }} }} }}) }}')
     text = f"train = [ {outer} ; {reader} ]"
     block = parse_config(text)["train"]["reader"]
     source = make_source(reader_config(block))
@@ -210,7 +210,8 @@ def test_a_deserializer_blocks_chunk_size_does_not_size_the_lists_default_window
     # the reader block or one around it says): 128 chunks, whatever the text deserializer's own
     # block gives its file (at 40a7d422: 4 GB / 1000 = 4294967 chunks)
     block = ('reader = { deserializers = ({ type = "CNTKTextFormatDeserializer" ; '
-             'file = "t.ctf" ; chunkSizeInBytes = 1000 ; input = { x = { dim = 1 } } }) }')
+             'file = "t.ctf" ; chunkSizeInBytes = 1000\n'
+             '    input = { x = { dim = 1 ; format = "dense" } } }) }')
     reader = reader_config(parse_config(block)["reader"])
     assert randomization_window(reader) == {"randomization_window_in_chunks": 128}
     around = parse_config(f"t = [ chunkSizeInBytes = 1000 ; {block} ]")["t"]["reader"]
@@ -231,7 +232,7 @@ def test_randomize_false_in_the_block_around_the_reader_reads_in_file_order(text
 
 def test_a_bad_randomize_around_the_reader_is_named_where_it_is():
     text = ('t = [ randomize = maybe\n  reader = { readerType = "CNTKTextFormatReader" ; '
-            'file = "x.ctf" ; input = { x = { dim = 1 } } } ]')
+            'file = "x.ctf" ; input = { x = { dim = 1 ; format = "dense" } } } ]')
     with pytest.raises(ConfigError, match=r":1:19: 'randomize' must be true, false, auto or "
                                           "none, got 'maybe'"):
         reader_config(parse_config(text)["t"]["reader"])

@@ -239,7 +239,8 @@ def test_cv_reader_is_evaluated_after_each_epoch_as_cntk_did(mnist, tmp_path):
     path, _, _ = _edited(tmp_path, "    SGD = {\n", """    cvReader = {
         readerType = "CNTKTextFormatReader"
         file = "$DataDir$/Test-28x28_cntk_text.txt"
-        input = { features = { dim = 784 ; format = "dense" } ; labels = { dim = 10 } }
+        input = { features = { dim = 784 ; format = "dense" }
+                  labels = { dim = 10 ; format = "dense" } }
     }
     SGD = {
 """)

@@ -25,7 +25,8 @@ writeOutput = {
     reader = {
         readerType = "CNTKTextFormatReader"
         file = "$DataDir$/Test-28x28_cntk_text.txt"
-        input = { features = { dim = 784 ; format = "dense" } ; labels = { dim = 10 } }
+        input = { features = { dim = 784 ; format = "dense" }
+                  labels = { dim = 10 ; format = "dense" } }
     }
     %s
 }

@@ -11,6 +11,8 @@ import json
 import warnings
 from pathlib import Path
 
+import pytest
+
 from stadyn import io
 
 FIXTURE = Path(__file__).parents[1] / "fixtures" / "ctf_image_join"
@@ -40,3 +42,20 @@ def test_a_ctf_line_goes_with_the_image_of_its_line(tmp_path):
     assert mb["x"].data.reshape(-1).tolist() == refs["x"]
     assert mb["image"].data.reshape(len(mb["image"].data), -1)[:, 0].tolist() == refs["image"]
     assert keys == ["0", "1", "2", "3"]
+
+
+@pytest.mark.parametrize("case", ["noid_then_ids_from_1", "ids_from_1_then_noid",
+                                  "blank_lines_first_then_map"])
+def test_line_keys_joined_with_ids_and_after_blank_lines(tmp_path, case):
+    # a file without ids beside one with ids 1..4 (either first): the lines keyed 1..3 are
+    # joined, line 0 and id 4 dropped; two blank lines before the text make its first line
+    # key 2 (CNTK counts the file's lines from its start); refs from CNTK 2.7
+    refs = json.loads((FIXTURE / "refs.json").read_text())["variations"][case]
+    module = _make_refs()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")        # (Stadyn names the sequences it drops)
+        source = io.MinibatchSource(module.variation_sources(io, str(tmp_path), case),
+                                    randomize=False, max_sweeps=1)
+        got = module.firsts(source, source.next_minibatch(100))
+    source.close()
+    assert got == refs

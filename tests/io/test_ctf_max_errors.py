@@ -88,9 +88,11 @@ def test_brainscript_max_errors_reaches_the_deserializer(tmp_path, where):
 
     def source(setting):
         block = (f'readerType = "CNTKTextFormatReader" ; file = "{path}" ; {setting}\n'
-                 '  input = [ x = [ dim = 2 ] ; y = [ dim = 1 ] ]' if where == "reader" else
+                 '  input = [ x = [ dim = 2 ; format = "dense" ]\n'
+                 '            y = [ dim = 1 ; format = "dense" ] ]' if where == "reader" else
                  f'deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{path}"\n'
-                 f'  {setting} ; input = {{ x = {{ dim = 2 }} ; y = {{ dim = 1 }} }} }})')
+                 f'  {setting} ; input = {{ x = {{ dim = 2 ; format = "dense" }}\n'
+                 '            y = { dim = 1 ; format = "dense" } } })')
         return make_source(reader_config(parse_config(
             f"reader = [ randomize = false\n  {block} ]", "r.cntk")["reader"]), max_sweeps=1)
 

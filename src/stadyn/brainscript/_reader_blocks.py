@@ -99,9 +99,11 @@ WINDOW_KEYS = ("randomizationWindow", "sampleBasedRandomizationWindow", "chunkSi
 #: in the parent blocks, Config.h:971-989): the window's, ``frameMode``
 #: (CompositeDataReader.cpp:58, TextConfigHelper.cpp:129), ``maxErrors``
 #: (CompositeDataReader.cpp:112, TextConfigHelper.cpp:125), ``randomizationSeed``
-#: (ReaderUtil.h:17-19) and ``keepDataInMemory`` (TextConfigHelper.cpp:128,
-#: BinaryConfigHelper.cpp:68); ``randomize`` too (:func:`_randomize`)
-OUTER_KEYS = WINDOW_KEYS + ("frameMode", "maxErrors", "randomizationSeed", "keepDataInMemory")
+#: (ReaderUtil.h:17-19), ``keepDataInMemory`` (TextConfigHelper.cpp:128,
+#: BinaryConfigHelper.cpp:68), ``truncated`` and ``truncationLength``
+#: (CompositeDataReader.cpp:59, 76); ``randomize`` too (:func:`_randomize`)
+OUTER_KEYS = WINDOW_KEYS + ("frameMode", "maxErrors", "randomizationSeed", "keepDataInMemory",
+                            "truncated", "truncationLength")
 _FILELESS = {"htkfeaturedeserializer", "htkmlfdeserializer"}
 
 
@@ -292,7 +294,7 @@ def written_reader(reader: ReaderConfig | None) -> ReaderConfig | None:
     if reader is None:
         return None
     extra = {k: v for k, v in reader.extra.items() if k.lower() not in ("framemode", "truncated")}
-    outer = {k: v for k, v in reader.outer.items() if k.lower() != "framemode"}
+    outer = {k: v for k, v in reader.outer.items() if k.lower() not in ("framemode", "truncated")}
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         extra.update(frameMode="false", parallelSequences=1, randomizationRange=None,
                      maxUtteranceLength=1 << 62, oneUtteranceAMinibatch=True)

@@ -123,7 +123,12 @@ def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
     if s.dim is None:
         raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a "
                            "'dim'", d.loc)
-    fmt = (s.format or "dense").lower()
+    if s.format is None:       # (the input's own block: ExistsCurrent, TextConfigHelper.cpp:63-66)
+        raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a "
+                           "'format' (\"dense\" or \"sparse\"), as cntk.exe: 'Input section "
+                           f"for input '{s.name}' does not specify all the required "
+                           "parameters, \"dim\" and \"format\".'", d.loc)
+    fmt = s.format.lower()
     if fmt not in ("dense", "sparse"):
         raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' has format "
                    f"'{s.format}'; use dense or sparse", d.loc)
@@ -350,7 +355,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     >>> _ = open(path, "w").write("|x 1 2 |y 0 1\\n|x 3 4 |y 1 0\\n")
     >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
     ...     file = "{path}" ; randomize = false
-    ...     input = {{ x = {{ dim = 2 ; format = "dense" }} ; y = {{ dim = 2 }} }} }}''')["reader"])
+    ...     input = {{ x = {{ dim = 2 ; format = "dense" }}
+    ...                y = {{ dim = 2 ; format = "dense" }} }} }}''')["reader"])
     >>> mb = make_source(r).next_minibatch(2)
     >>> mb["x"].data.tolist(), mb["y"].data.tolist()
     ([[1.0, 2.0], [3.0, 4.0]], [[0.0, 1.0], [1.0, 0.0]])
@@ -383,7 +389,7 @@ def reader_deserializers(reader: ReaderConfig, *,
     >>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
     >>> _ = open(path, "w").write("|x 1 2\\n|x 3 4\\n")
     >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
-    ...     file = "{path}" ; input = {{ x = {{ dim = 2 }} }} }}''')["reader"])
+    ...     file = "{path}" ; input = {{ x = {{ dim = 2 ; format = "dense" }} }} }}''')["reader"])
     >>> made = reader_deserializers(r)
     >>> [len(d) for d in made], make_source(r, opened=made).sweep_size
     ([2], 2)
@@ -415,6 +421,7 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
         raise config_error(f"randomizationSeed must be an integer, got '{seed}'",
                            reader.loc) from None
     frame_mode = _frame_mode(reader)
+    _truncated(reader, frame_mode)
     if reader.extra.get("lmParallel") is not None:   # LMSequenceReader
         return io.LMSentenceSource(made[0], int(reader.extra["lmParallel"]),
                                    randomize=reader.randomize,
@@ -440,6 +447,39 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
                               frame_mode=frame_mode, **window)
 
 
+# the readers cntk.exe builds a CompositeDataReader for: a deserializers list (DataReader.cpp:
+# 93-118), whose packing mode is read from its config (CompositeDataReader.cpp:57-85)
+_COMPOSITE = {None, "compositedatareader", "cntk.composite"}
+
+
+def _truncated(reader: ReaderConfig, frame_mode: bool) -> None:
+    """A deserializers list's ``truncated = true`` (the block's, else a block's around it,
+    ``config(L"truncated", false)``): cntk.exe's truncated BPTT packer, not done here (read
+    whole, a run would differ silently): refused; with ``frameMode = true``, and without a
+    ``truncationLength``, cntk.exe's own errors (CompositeDataReader.cpp:57-81).  A write
+    command's reader (:func:`~._reader_blocks.written_reader`) packs sequences, as cntk.exe's."""
+    kind = None if reader.reader_type is None else str(reader.reader_type).lower()
+    if kind not in _COMPOSITE:
+        return          # (the legacy readers' own truncated: _legacy_readers; the
+        # CNTKTextFormatReader's and ImageReader's packers do not read it)
+    value = reader_setting(reader, "truncated")
+    if value is None or str(value).lower() == "false":
+        return
+    if str(value).lower() != "true":
+        raise config_error(f"truncated must be true or false, got '{value}'", reader.loc)
+    if frame_mode:
+        raise config_error("frameMode and truncated BPTT are mutually exclusive (frameMode = "
+                           "true with truncated = true)", reader.loc)
+    length = reader_setting(reader, "truncationLength")
+    if whole_number("truncationLength", 0 if length is None else length, reader.loc) == 0:
+        raise config_error("Truncation length cannot be 0 (truncated = true needs a "
+                           "truncationLength)", reader.loc)
+    raise config_error("truncated = true in a deserializers list (cntk.exe's truncated BPTT "
+                       "packer, pieces of truncationLength steps with the recurrent state "
+                       "carried over) is not supported yet; an HTKMLFReader's truncated = true "
+                       "is", reader.loc)
+
+
 def sequence_streams(reader: ReaderConfig | None,
                      opened: OpenedReaders | None = None) -> frozenset[str]:
     """The streams (their names in lower case) of a reader block that deliver sequences of more
@@ -458,7 +498,8 @@ def sequence_streams(reader: ReaderConfig | None,
     >>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
     >>> _ = open(path, "w").write("0 |x 1 2 |y 0 1\\n0 |x 3 4\\n1 |x 5 6 |y 1 0\\n")
     >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
-    ...     file = "{path}" ; input = {{ x = {{ dim = 2 }} ; y = {{ dim = 2 }} }} }}''')["reader"])
+    ...     file = "{path}" ; input = {{ x = {{ dim = 2 ; format = "dense" }}
+    ...     y = {{ dim = 2 ; format = "dense" }} }} }}''')["reader"])
     >>> sorted(sequence_streams(r)), sorted(sequence_streams(None))   # (y: one step each)
     (['x'], [])
     """

@@ -27,7 +27,9 @@ says ``writeSequenceKey = true`` (EvalActions.cpp:259), ``%k`` (there too) the s
 in its data (:func:`stadyn.io.sequence_keys`: a CTF sequence id, a line's number counted from
 0, an utterance's name; a node of no MBLayout: its minibatch's first sequence's;
 ComputationNode.cpp:839-840, 890-896, PackerBase.cpp:150-165); without it, or with an older
-``HTKMLFReader``/``LMSequenceReader`` (their minibatches carry no keys), ``%k`` is written as is.
+``HTKMLFReader``/``LMSequenceReader`` (their minibatches carry no keys), ``%k`` is written as is;
+with ``readerType = "CNTKTextFormatReader"`` or ``"ImageReader"`` (a key function that raises,
+PackerBase.cpp:140-147) it is cntk.exe's error: keys need a ``deserializers`` list.
 """
 
 from __future__ import annotations
@@ -56,6 +58,10 @@ __all__ = ["MINIBATCH_SUMS", "WriteFormat", "write_format", "write_outputs"]
 #: nullptr``, a scalar; EvaluationNodes.h, TrainingNodes.h) which Stadyn computes per sample
 #: (its ``EditDistanceError``, ``LambdaRank``, ``NDCG1Eval``, ``WeightedLogistic`` are one
 #: number a minibatch already); ``write`` writes their sum over the minibatch's samples
+#: the readers whose minibatches' key function raises (their packers have no corpus:
+#: CNTKTextFormatReader.cpp:57-67, ImageReader.cpp:84, PackerBase.cpp:140-147): ``%k`` under
+#: ``writeSequenceKey`` is cntk.exe's error with them
+_KEYLESS_READERS = frozenset({"cntktextformatreader", "imagereader"})
 MINIBATCH_SUMS = frozenset({"CrossEntropyWithSoftmax", "ClassificationError", "SquareError",
                             "CrossEntropy", "Logistic"})
 
@@ -87,7 +93,8 @@ class WriteFormat:
 def write_format(record: ConfigRecord, reader: Any = None) -> WriteFormat:
     """The ``format`` block of a write command (also from an enclosing block), as CNTK read it,
     and its ``writeSequenceKey``; ``reader``: the command's reader block (``%d`` of an older
-    reader's is refused; its ``%k`` is written as is).
+    reader's is refused; its ``%k`` is written as is; a CNTKTextFormatReader's or ImageReader's
+    ``%k`` under ``writeSequenceKey`` is refused, as cntk.exe refuses it).
 
     >>> from stadyn.brainscript import parse_config
     >>> f = write_format(parse_config('W = { format = { type = "category" ; '
@@ -126,6 +133,15 @@ def write_format(record: ConfigRecord, reader: Any = None) -> WriteFormat:
         ("sampleSeparator", "sample_separator"), ("precisionFormat", "precision"))}
     # (%d: an HTKMLFReader's or LMSequenceReader's sequence ids count the sequences of the
     # whole process, Sequences.h:356-361, NEW_SEQUENCE_ID: not followed)
+    keyless = keys and str(getattr(reader, "reader_type", None) or "").lower() in _KEYLESS_READERS
+    for key in ("sequencePrologue", "sampleSeparator") if keyless else ():
+        if "%k" in text[key]:
+            raise ConfigError(f"write: %k in format.{key} with writeSequenceKey = true needs a "
+                              f"reader of deserializers (deserializers = (...)): a "
+                              f"readerType = \"{reader.reader_type}\" gives no keys (cntk.exe: "
+                              "'Sequence Id mapping is not available for old style "
+                              "configurations. Please use deserializers.')",
+                              *loc_of(block.get(key)))
     for key in ("sequencePrologue", "sampleSeparator") if older else ():
         if "%d" in text[key]:
             raise ConfigError(f"write: %d (the reader's sequence id) in format.{key} is not "
