@@ -137,10 +137,11 @@ def whole_sample(axis: Any) -> bool:
     return axis is None or (isinstance(axis, Axis) and axis == Axis.all_static_axes())
 
 
-def refuse_whole_sample(axes: tuple, message: str) -> None:
+def refuse_whole_sample(axes: tuple, message: "str | Callable[[], str]") -> None:
     """CNTK 2.7's RuntimeError ``message`` where one of ``axes`` is all of a sample's axes
     (:func:`whole_sample`): the ops taking one static axis (``one_hot``, ``swapaxes``)
-    refuse it as their output's shape is inferred.
+    refuse it as their output's shape is inferred.  ``message`` may be a function making it,
+    called only to refuse (an operand's repr names it, which must not happen on every call).
 
     Example:
         >>> refuse_whole_sample((0, None), "TopK operation only supports a single static axis.")
@@ -149,7 +150,7 @@ def refuse_whole_sample(axes: tuple, message: str) -> None:
         RuntimeError: TopK operation only supports a single static axis.
     """
     if any(whole_sample(a) for a in axes):
-        raise RuntimeError(message)
+        raise RuntimeError(message() if callable(message) else message)
 
 
 _CHECKS = {"axis": checked_axis, "axes": checked_axis_list, "permutation": checked_permutation}

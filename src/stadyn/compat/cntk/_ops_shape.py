@@ -142,9 +142,9 @@ def splice(*inputs, axis=-1, name: str = ""):
     if len(items) == 1:
         from ._ops_math import alias
         return alias(items[0], name)
-    shown = ", ".join(dict.fromkeys(_shown(i) for i in items))   # (each operand once)
-    refuse_whole_sample((axis,), f"Function 'Splice: {shown} -> Unknown': Splice operation "
-                        "currently does not support splicing along dynamic axis")
+    refuse_whole_sample((axis,), lambda: (   # (each operand named once)
+        f"Function 'Splice: {', '.join(dict.fromkeys(_shown(i) for i in items))} -> Unknown': "
+        "Splice operation currently does not support splicing along dynamic axis"))
     rank = max(len(sample_shape(i)) for i in items)
     if rank == 0 and not isinstance(axis, Axis) and int(axis) == -1:
         rank = 1    # scalars spliced along the default axis: a vector (CNTK 2.7)
@@ -229,9 +229,9 @@ def transpose(x, perm, name: str = ""):
 def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
     """The sample's axes ``axis1`` and ``axis2`` (ints or static ``Axis`` objects) swapped;
     None (all of the sample's axes) is CNTK 2.7's RuntimeError as the shape is inferred."""
-    refuse_whole_sample((axis1, axis2), f"Function 'TransposeAxes: {_shown(x)} -> Unknown': "
-                        "TransposeAxes operation currently does not support transposing "
-                        "dynamic axes.")
+    refuse_whole_sample((axis1, axis2), lambda: (
+        f"Function 'TransposeAxes: {_shown(x)} -> Unknown': TransposeAxes operation currently "
+        "does not support transposing dynamic axes."))
     n = len(sample_shape(x))
     perm = list(range(n))
     a, b = (int(k.static_axis_index() if isinstance(k, Axis) else k) % n
@@ -335,8 +335,9 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
     per-sample ``axis`` (None, all of the sample's axes: CNTK 2.7's RuntimeError as the shape
     is inferred)."""
     refuse_several_outputs(x, "one_hot_op")
-    refuse_whole_sample((axis,), f"Function 'OneHotOp: {_shown(x)} -> Unknown': one hot "
-                        "operation currently does not support on dynamic axis")
+    refuse_whole_sample((axis,), lambda: (
+        f"Function 'OneHotOp: {_shown(x)} -> Unknown': one hot operation currently does not "
+        "support on dynamic axis"))
     v = _as_operand(x)
     shape = tuple(sample_shape(x))
     n = lead_axes(x)
