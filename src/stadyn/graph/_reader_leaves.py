@@ -260,11 +260,13 @@ def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
     """For the ops of ``group`` ((node, its inputs found by :func:`mixed_inputs`) each: ops
     whose inputs needing a gradient are an inner Variable and others, reading shared inputs,
     ``Mul2(h, z)`` twice): keep their backwards (``defer_input(-1)``), catch the parts the
-    other readers of their inputs send them, and run them all once, in NNabla's order, when
-    the first of their inner inputs' gradients is complete (every reader of it has run), each
-    input's ``grad`` holding what the functions NNabla runs before that op left there (a
-    leaf's as it held it plus theirs; an inner Variable's theirs alone, ``accum`` True where
-    one wrote; an op of the group run before wrote what its backward left).  Each inner
+    other readers of their inputs send them, and run them in NNabla's order as their inner
+    inputs' gradients complete (when one is, every reader of it has run: the walk goes up to
+    its last reader), each input's ``grad`` holding what the functions NNabla runs before that
+    op left there (a leaf's as it held it plus theirs; an inner Variable's theirs alone,
+    ``accum`` True where one wrote; an op of the group run before wrote what its backward
+    left); an op torch has not run yet when the walk reaches it (``Mul2(Mul2(h, z), z)``: the
+    inner one's backward needs the outer one's) runs once it has.  Each inner
     input's gradient is then what NNabla leaves in it (the readers' parts and what the
     backwards left, in NNabla's order); the leaves' are set so after the backward (the
     returned function), as :func:`arrange_leaves` sets them.  A reader NNabla runs before an
@@ -295,49 +297,66 @@ def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
                 for n, j in entry_edges(r, info["edge"], tensor_of):
                     handles.append(n.register_hook(catch((id(r), key), j)))
     ran: dict[int, dict | None] = {}        # id(node) -> what its kept backward left
+    value: dict[int, np.ndarray] = {}       # key -> the gradient NNabla's walk holds there
+    written: dict[int, bool] = {}           # key -> its ``accum``
+    for key, info in inputs.items():
+        like = info["value"]
+        value[key] = info["start"] if info["start"] is not None else np.zeros(
+            tuple(like.shape), numpy_dtype(like.dtype))
+        written[key] = info["accum"]
+    walked = [0]                            # how far along ``order`` the walk has gone
+    pending: list = []                      # ops of the group it passed before torch ran them
 
     def caught(r: FunctionNode, key: int) -> np.ndarray | None:
         got = parts.get((id(r), key))
         return None if not got else sum(g.cpu().numpy() for g in got[1:]) \
             + got[0].cpu().numpy()
 
-    def run() -> dict:
-        """The kept backwards' results, by node (run once, at the first call, in NNabla's
-        order, each seeing what the readers and the ops of the group before it left)."""
-        if ran or not mine:
-            return ran
-        value, written = {}, {}
-        for key, info in inputs.items():
-            like = info["value"]
-            value[key] = info["start"] if info["start"] is not None else np.zeros(
-                tuple(like.shape), numpy_dtype(like.dtype))
-            written[key] = info["accum"]
-        last = max(at[n] for n in mine)
-        for r in order[:last + 1]:
+    def run_kept(r: FunctionNode) -> bool:
+        """Run ``r``'s kept backward on what the walk holds; False where torch has not run
+        its backward yet (nothing kept: it runs at a later call of :func:`walk`)."""
+        function, positions = mine[id(r)]
+        partial, accum = {}, {}
+        for key, ks in positions.items():
+            for n, k in enumerate(ks):
+                partial[k], accum[k] = value[key], written[key] or n > 0
+        done = function.run_leaves(partial, accum)
+        if done is None:
+            return False
+        ran[id(r)] = done
+        for key, ks in positions.items():
+            value[key] = done[ks[0]].astype(value[key].dtype)
+            written[key] = True
+        return True
+
+    def walk(last: int) -> None:
+        """Run NNabla's backward of the group's ops, in its order, up to ``order[last]``, each
+        seeing what the readers and the ops of the group before it left.  An op the walk
+        passes before torch has run its backward (one whose inner inputs are not the one just
+        completed: ``Mul2(h, z)`` beside ``Mul2(3h, z)`` or ``Mul2(Mul2(h, z), z)``) runs at
+        a later call, once torch has (at the latest when its own inner input is complete:
+        it reads that input, so torch has run it), on what the walk holds then."""
+        pending[:] = [r for r in pending if not run_kept(r)]
+        for r in order[walked[0]:last + 1]:
             if id(r) in mine:
-                function, positions = mine[id(r)]
-                partial, accum = {}, {}
-                for key, ks in positions.items():
-                    for n, k in enumerate(ks):
-                        partial[k], accum[k] = value[key], written[key] or n > 0
-                done = ran[id(r)] = function.run_leaves(partial, accum)
-                for key, ks in positions.items() if done is not None else ():
-                    value[key] = done[ks[0]].astype(value[key].dtype)
-                    written[key] = True
+                if not run_kept(r):
+                    pending.append(r)
                 continue
             for key in inputs:
                 part = caught(r, key)
                 if part is not None:
                     value[key], written[key] = value[key] + part, True
-        return ran
+        walked[0] = max(walked[0], last + 1)
 
     def replayed(key: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """What NNabla leaves in the input ``key`` (from ``start``), and the parts of it
         torch added itself (the readers' caught)."""
+        readers = inputs[key]["readers"]
+        walk(at[id(readers[-1])])
         value, added = start, np.zeros_like(start)
-        for r in inputs[key]["readers"]:
+        for r in readers:
             if id(r) in mine:
-                done = run().get(id(r))
+                done = ran.get(id(r))
                 if done is not None:
                     value = done[mine[id(r)][1][key][0]].astype(start.dtype)
                 continue

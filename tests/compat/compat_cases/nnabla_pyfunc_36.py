@@ -7,6 +7,14 @@ input needing no gradient (``propagate_down[i]`` False) shows its Variable's gra
 stands (``c.g = 7`` set before: [7, 7, 7], float32, the input's shape; zeros when never set or
 zeroed), and what ``backward_impl`` writes there stays in ``c.g``.  Stadyn handed it a fresh
 array of zeros, and what was written there was lost.
+
+Several PythonFunctions over an intermediate and other inputs, reading shared inputs, run
+in NNabla's order (graph/_reader_leaves.py ``arrange_mixed``; case
+``python_function__groups_over_shared_inputs``).  As merged from nnpy36 the group ran all at
+once when the first of its intermediates' gradients was complete, so a function whose
+backward torch had not run yet was never run: ``sum(Mul2(Mul2(h, z), z))``, ``h = 2x``, left
+``x.g`` [1, 1, 1], NNabla's [19, 33, 9]; ``Mul2(h, z)`` beside ``Mul2(3h, z)`` or ``Mul2(2x,
+z)`` beside ``Mul2(3x, z)`` lost one the same way.
 """
 
 import numpy as np
@@ -97,7 +105,7 @@ def python_function__input_needing_no_gradient(nn, F, PF, r):
     return res
 
 
-def _mul2_tagged(PythonFunction, seen, assign):
+def _mul2_tagged(PythonFunction, seen, assign, tag=None):
     class Mul2(PythonFunction):         # a * b, adding where accum or always writing
         @property
         def name(self):
@@ -119,7 +127,8 @@ def _mul2_tagged(PythonFunction, seen, assign):
             outputs[0].d = inputs[0].d * inputs[1].d
 
         def backward_impl(self, inputs, outputs, propagate_down, accum):
-            seen.append(([bool(a) for a in accum], inputs[0].g.copy(), inputs[1].g.copy()))
+            seen.append(((tag,) if tag is not None else ())
+                        + ([bool(a) for a in accum], inputs[0].g.copy(), inputs[1].g.copy()))
             for i in range(2):
                 g = inputs[1 - i].d * outputs[0].g
                 if accum[i] and not assign:
@@ -219,4 +228,124 @@ def python_function__beside_builtin_readers(nn, F, PF, r):
                 res[key + "backward_impl %d" % k] = accum
                 res[key + "backward_impl %d inputs[0].g" % k] = g0
                 res[key + "backward_impl %d inputs[1].g" % k] = g1
+    return res
+
+
+# name -> loss made by (F, M(tag, assign), x, z, assign); x, z leaves needing a gradient
+_GROUPS = {
+    "three Mul2(h, z) after h * 3, h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(h * 3.0) + F.sum(M("a", s)(h, z))
+                               + F.sum(M("b", s)(h, z)) + F.sum(M("c", s)(h, z)))(x * 2.0),
+    "Mul2(Mul2(h, z), z) after h * 3, h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(h * 3.0)
+                               + F.sum(M("b", s)(M("a", s)(h, z), z)))(x * 2.0),
+    "Mul2(Mul2(Mul2(h, z), z), z) after h * 3, h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(h * 3.0) + F.sum(
+            M("c", s)(M("b", s)(M("a", s)(h, z), z), z)))(x * 2.0),
+    "Mul2(Mul2(h, z), h), h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(M("b", s)(M("a", s)(h, z), h)))(x * 2.0),
+    "Mul2(h, z), Mul2(3h, z), Mul2(tanh(3h), z), h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(M("a", s)(h, z)) + F.sum(M("b", s)(h * 3.0, z))
+                               + F.sum(M("c", s)(F.tanh(h * 3.0), z)))(x * 2.0),
+    "Mul2(h, g), Mul2(g, h), h = 2x, g = 3z":
+        lambda F, M, x, z, s: (lambda h, g: F.sum(M("a", s)(h, g))
+                               + F.sum(M("b", s)(g, h)))(x * 2.0, z * 3.0),
+    "Mul2(h, z), Mul2(h, x) after h * 3, h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(M("a", s)(h, z)) + F.sum(M("b", s)(h, x))
+                               + F.sum(h * 3.0))(x * 2.0),
+    "sum(Mul2(h, z) * 2), Mul2(exp(h), z), h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(M("a", s)(h, z) * 2.0)
+                               + F.sum(M("b", s)(F.exp(h), z)))(x * 2.0),
+    "Mul2(2x, z), Mul2(3x, z)":
+        lambda F, M, x, z, s: F.sum(M("a", s)(x * 2.0, z)) + F.sum(M("b", s)(x * 3.0, z)),
+    "Mul2(2x, z), Mul2(3z, x)":
+        lambda F, M, x, z, s: F.sum(M("a", s)(x * 2.0, z)) + F.sum(M("b", s)(z * 3.0, x)),
+    "two Mul2(h, z), Mul2(x, z), h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(M("a", s)(h, z)) + F.sum(M("b", s)(h, z))
+                               + F.sum(M("c", s)(x, z)))(x * 2.0),
+    "Mul2(h, h), two Mul2(h, z), h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(M("a", s)(h, z)) + F.sum(M("b", s)(h, z))
+                               + F.sum(M("c", s)(h, h)))(x * 2.0),
+}
+_TORCH_ORDER = (
+    "graph/_reader_leaves.py (arrange_mixed) walks a group's kept backwards in NNabla's order "
+    "as its inner inputs' gradients complete; NNabla runs Mul2(2x, z) first (found first), "
+    "torch's autograd completes 3x's gradient (so runs Mul2(3x, z) or Mul2(3z, x)) before it "
+    "has run Mul2(2x, z)'s backward, which then runs second, on what the first left in z.g: "
+    "the order of the backward_impl calls is torch's; the adding Mul2(2x, z), Mul2(3x, z) "
+    "leaves z.g [11.5, 7, 16], NNabla [12.5, 5, 20]")
+_READ_BY_OTHERS = (
+    "graph/_reader_leaves.py (read_by_others) leaves a group of PythonFunctions over an "
+    "intermediate and other inputs to run as torch's autograd reaches them when another kept "
+    "op (Mul2(x, z) of leaves alone, Mul2(h, h) of one input) reads their inputs: the second "
+    "Mul2(h, z) sees h.g at 0 with accum False, NNabla the first's part with accum True; the "
+    "assigning ones leave x.g [15, 20, -10] (Mul2(x, z)), [15, 13, 1] (Mul2(h, h)), NNabla "
+    "[9, 12, -6], [7, 9, -3]: matching needs the backward run op by op in NNabla's order")
+
+
+# graph -> the keys that differ, of the assigning and the adding Mul2s (static and dynamic)
+_GROUP_KNOWN = {
+    "Mul2(2x, z), Mul2(3x, z)": (_TORCH_ORDER, (
+        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[1].g"],
+        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[1].g", "z.g"])),
+    "Mul2(2x, z), Mul2(3z, x)": (_TORCH_ORDER, (
+        ["backward_impl %d%s" % (k, s) for k in (0, 1) for s in ("", " inputs[1].g")],) * 2),
+    "two Mul2(h, z), Mul2(x, z), h = 2x": (_READ_BY_OTHERS, (
+        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[0].g",
+         "backward_impl 1 inputs[1].g", "backward_impl 2 inputs[1].g", "x.g"],
+        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[0].g",
+         "backward_impl 1 inputs[1].g"])),
+    "Mul2(h, h), two Mul2(h, z), h = 2x": (_READ_BY_OTHERS, (
+        ["backward_impl 1", "backward_impl 1 inputs[0].g", "backward_impl 2",
+         "backward_impl 2 inputs[0].g", "backward_impl 2 inputs[1].g", "x.g", "z.g"],
+        ["backward_impl 1", "backward_impl 1 inputs[0].g", "backward_impl 2",
+         "backward_impl 2 inputs[0].g", "backward_impl 2 inputs[1].g"])),
+}
+
+
+@nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
+             note="x = [0.5, -1, 2] (x.g = 1), z = [3, 4, -2] (z.g = 10); Mul2 (a "
+                  "PythonFunction a * b, assigning or adding where accum) several times over "
+                  "shared inputs: three over one intermediate, chained (one's output another's "
+                  "input), over intermediates of several ranks, two inner inputs swapped, "
+                  "other leaves, beside Mul2(x, z) or Mul2(h, h); static and dynamic: the tag, "
+                  "accum, inputs[0].g and inputs[1].g each backward_impl sees (in the order "
+                  "called), x.g and z.g",
+             known=dict(("%s: %s: %s: %s" % (g, how, mode, k), why)
+                        for g, (why, keys) in _GROUP_KNOWN.items()
+                        for how, ks in zip(("assigning", "adding"), keys)
+                        for mode in ("static", "dynamic") for k in ks))
+def python_function__groups_over_shared_inputs(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
+    res = {}
+    for name in sorted(_GROUPS):
+        for assign in (True, False):
+            for dynamic in (False, True):
+                key = "%s: %s: %s: " % (name, "assigning" if assign else "adding",
+                                        "dynamic" if dynamic else "static")
+                seen = []
+
+                def M(tag, s):
+                    return _mul2_tagged(PythonFunction, seen, s, tag)
+                nn.set_auto_forward(dynamic)
+                try:
+                    x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                                     need_grad=True)
+                    z = nn.Variable.from_numpy_array(np.array([3.0, 4.0, -2.0], np.float32),
+                                                     need_grad=True)
+                    loss = _GROUPS[name](F, M, x, z, assign)
+                finally:
+                    nn.set_auto_forward(False)
+                if not dynamic:
+                    loss.forward()
+                x.g = 1.0
+                z.g = 10.0
+                loss.backward()
+                res[key + "x.g"] = x.g.copy()
+                res[key + "z.g"] = z.g.copy()
+                for k, (tag, accum, g0, g1) in enumerate(seen):
+                    res[key + "backward_impl %d" % k] = [tag, accum]
+                    res[key + "backward_impl %d inputs[0].g" % k] = g0
+                    res[key + "backward_impl %d inputs[1].g" % k] = g1
     return res
