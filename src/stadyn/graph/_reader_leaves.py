@@ -296,14 +296,14 @@ def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
             if id(r) not in mine:
                 for n, j in entry_edges(r, info["edge"], tensor_of):
                     handles.append(n.register_hook(catch((id(r), key), j)))
-    ran: dict[int, dict | None] = {}        # id(node) -> what its kept backward left
-    value: dict[int, np.ndarray] = {}       # key -> the gradient NNabla's walk holds there
+    value_of: dict[int, np.ndarray] = {}    # key -> the gradient NNabla's walk holds there
     written: dict[int, bool] = {}           # key -> its ``accum``
     for key, info in inputs.items():
         like = info["value"]
-        value[key] = info["start"] if info["start"] is not None else np.zeros(
+        value_of[key] = info["start"] if info["start"] is not None else np.zeros(
             tuple(like.shape), numpy_dtype(like.dtype))
         written[key] = info["accum"]
+    passed: set = set()                     # (id(reader), key): the parts the walk added
     walked = [0]                            # how far along ``order`` the walk has gone
     pending: list = []                      # ops of the group it passed before torch ran them
 
@@ -319,13 +319,12 @@ def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
         partial, accum = {}, {}
         for key, ks in positions.items():
             for n, k in enumerate(ks):
-                partial[k], accum[k] = value[key], written[key] or n > 0
+                partial[k], accum[k] = value_of[key], written[key] or n > 0
         done = function.run_leaves(partial, accum)
         if done is None:
             return False
-        ran[id(r)] = done
         for key, ks in positions.items():
-            value[key] = done[ks[0]].astype(value[key].dtype)
+            value_of[key] = done[ks[0]].astype(value_of[key].dtype)
             written[key] = True
         return True
 
@@ -345,24 +344,28 @@ def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
             for key in inputs:
                 part = caught(r, key)
                 if part is not None:
-                    value[key], written[key] = value[key] + part, True
+                    value_of[key], written[key] = value_of[key] + part, True
+                    passed.add((id(r), key))
         walked[0] = max(walked[0], last + 1)
 
     def replayed(key: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """What NNabla leaves in the input ``key`` (from ``start``), and the parts of it
-        torch added itself (the readers' caught)."""
+        """What NNabla leaves in the input ``key`` (``start``'s dtype): what the walk left
+        there (the group's backwards in the order they ran, the readers' parts it passed);
+        and the parts torch added itself (the readers' caught).  A part torch gave only after
+        the walk passed its reader (a builtin reader of a leaf input) is added where no op of
+        the group reads the input after that reader in NNabla's order; one that does wrote
+        the input's gradient without it (what NNabla leaves for a backward that overwrites
+        it; one that adds misses the part)."""
         readers = inputs[key]["readers"]
         walk(at[id(readers[-1])])
-        value, added = start, np.zeros_like(start)
-        for r in readers:
-            if id(r) in mine:
-                done = ran.get(id(r))
-                if done is not None:
-                    value = done[mine[id(r)][1][key][0]].astype(start.dtype)
-                continue
-            part = caught(r, key)
+        value, added = value_of[key].astype(start.dtype), np.zeros_like(start)
+        for j, r in enumerate(readers):
+            part = caught(r, key) if id(r) not in mine else None
             if part is not None:
-                value, added = value + part, added + part
+                added = added + part
+                if (id(r), key) not in passed and not any(id(q) in mine
+                                                          for q in readers[j + 1:]):
+                    value = value + part
         return value, added
 
     def complete(key: int, given: torch.Tensor | None) -> torch.Tensor | None:

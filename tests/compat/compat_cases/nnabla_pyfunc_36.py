@@ -272,8 +272,9 @@ _TORCH_ORDER = (
     "as its inner inputs' gradients complete; NNabla runs Mul2(2x, z) first (found first), "
     "torch's autograd completes 3x's gradient (so runs Mul2(3x, z) or Mul2(3z, x)) before it "
     "has run Mul2(2x, z)'s backward, which then runs second, on what the first left in z.g: "
-    "the order of the backward_impl calls is torch's; the adding Mul2(2x, z), Mul2(3x, z) "
-    "leaves z.g [11.5, 7, 16], NNabla [12.5, 5, 20]")
+    "the order of the backward_impl calls is torch's (the gradients agree for a backward "
+    "adding where accum; the assigning Mul2(2x, z), Mul2(3x, z) leave z.g [1, -2, 4], the "
+    "one run last's, NNabla [1.5, -3, 6])")
 _READ_BY_OTHERS = (
     "graph/_reader_leaves.py (read_by_others) leaves a group of PythonFunctions over an "
     "intermediate and other inputs to run as torch's autograd reaches them when another kept "
@@ -286,8 +287,8 @@ _READ_BY_OTHERS = (
 # graph -> the keys that differ, of the assigning and the adding Mul2s (static and dynamic)
 _GROUP_KNOWN = {
     "Mul2(2x, z), Mul2(3x, z)": (_TORCH_ORDER, (
-        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[1].g"],
-        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[1].g", "z.g"])),
+        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[1].g", "z.g"],
+        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[1].g"])),
     "Mul2(2x, z), Mul2(3z, x)": (_TORCH_ORDER, (
         ["backward_impl %d%s" % (k, s) for k in (0, 1) for s in ("", " inputs[1].g")],) * 2),
     "two Mul2(h, z), Mul2(x, z), h = 2x": (_READ_BY_OTHERS, (
