@@ -33,6 +33,7 @@ __all__ = ["TensorOf", "arrange_leaves", "arrange_mixed", "entry_edges", "leaf_i
 
 TensorOf = Callable[[Variable], "torch.Tensor | None"]
 
+
 def output_grad_fns(node: FunctionNode, tensor_of: TensorOf) -> list:
     """The autograd nodes that made ``node``'s live outputs' values, in output order."""
     return [t.grad_fn for ref in node._outputs if (v := ref()) is not None
@@ -59,7 +60,6 @@ def entry_edges(reader: FunctionNode, target: tuple, tensor_of: TensorOf) -> lis
             elif id(nxt) not in bounds:
                 todo.append(nxt)
     return edges
-
 
 
 def part_catcher(parts: dict) -> Callable[[Any, int], Callable]:
