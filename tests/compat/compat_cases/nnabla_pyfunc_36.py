@@ -350,3 +350,88 @@ def python_function__groups_over_shared_inputs(nn, F, PF, r):
                     res[key + "backward_impl %d inputs[0].g" % k] = g0
                     res[key + "backward_impl %d inputs[1].g" % k] = g1
     return res
+
+
+def _mul2_counted(PythonFunction, calls, assign):
+    class Mul2(PythonFunction):         # a * b, noting each forward_impl / backward_impl call
+        @property
+        def name(self):
+            return "Mul2"
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            calls.append("forward_impl")
+            outputs[0].d = inputs[0].d * inputs[1].d
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            calls.append(["backward_impl", [bool(p) for p in propagate_down],
+                          [bool(a) for a in accum]])
+            for i in range(2):
+                if propagate_down[i]:
+                    g = inputs[1 - i].d * outputs[0].g
+                    if accum[i] and not assign:
+                        inputs[i].g += g
+                    else:
+                        inputs[i].g = g
+
+    return Mul2()
+
+
+_LATE_INPUT = (
+    "graph/_late_leaves.py gives a leaf switched on (need_grad) after a dynamic op used it its "
+    "gradient by running that op again for it alone: a PythonFunction's forward_impl runs "
+    "twice and its backward_impl twice, with propagate_down [True, False] then [False, True], "
+    "NNabla once with [True, True]; the backward overwriting x.g leaves [5, 6, 7], NNabla "
+    "[2, 3, 4] (the static graph, whose forward runs after the switch, agrees)")
+
+
+@nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
+             note="x = [0.5, -1, 2] (need_grad, x.g = 1), c = [2, 3, 4] made with need_grad "
+                  "False and switched on after sum(x * 3) + sum(Mul2(x, c)) + sum(c * 5) was "
+                  "made (c.g = 7); Mul2 a PythonFunction a * b, overwriting or adding where "
+                  "accum; static and dynamic: the forward_impl / backward_impl calls "
+                  "(propagate_down, accum), x.g and c.g",
+             known=dict(("%s: dynamic: %s" % (how, k), _LATE_INPUT)
+                        for how, keys in (("overwriting", ("calls", "x.g")),
+                                          ("adding", ("calls",)))
+                        for k in keys))
+def python_function__input_switched_on_late(nn, F, PF, r):
+    PythonFunction = r.module("nnabla.function").PythonFunction
+    r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
+    res = {}
+    for assign in (True, False):
+        for dynamic in (False, True):
+            key = "%s: %s: " % ("overwriting" if assign else "adding",
+                                "dynamic" if dynamic else "static")
+            calls = []
+            nn.set_auto_forward(dynamic)
+            try:
+                x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32),
+                                                 need_grad=True)
+                c = nn.Variable.from_numpy_array(np.array([2.0, 3.0, 4.0], np.float32),
+                                                 need_grad=False)
+                loss = (F.sum(x * 3.0) + F.sum(_mul2_counted(PythonFunction, calls, assign)(x, c))
+                        + F.sum(c * 5.0))
+            finally:
+                nn.set_auto_forward(False)
+            c.need_grad = True
+            if not dynamic:
+                loss.forward()
+            x.g = 1.0
+            c.g = 7.0
+            loss.backward()
+            res[key + "calls"] = calls
+            res[key + "x.g"] = x.g.copy()
+            res[key + "c.g"] = c.g.copy()
+    return res
