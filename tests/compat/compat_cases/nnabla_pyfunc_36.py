@@ -244,6 +244,9 @@ _GROUPS = {
             M("c", s)(M("b", s)(M("a", s)(h, z), z), z)))(x * 2.0),
     "Mul2(Mul2(h, z), h), h = 2x":
         lambda F, M, x, z, s: (lambda h: F.sum(M("b", s)(M("a", s)(h, z), h)))(x * 2.0),
+    "Mul2(Mul2(h, z), z), Mul2(3h, z) after h * 3, h = 2x":
+        lambda F, M, x, z, s: (lambda h: F.sum(M("b", s)(M("a", s)(h, z), z))
+                               + F.sum(M("c", s)(h * 3.0, z)) + F.sum(h * 3.0))(x * 2.0),
     "Mul2(h, z), Mul2(3h, z), Mul2(tanh(3h), z), h = 2x":
         lambda F, M, x, z, s: (lambda h: F.sum(M("a", s)(h, z)) + F.sum(M("b", s)(h * 3.0, z))
                                + F.sum(M("c", s)(F.tanh(h * 3.0), z)))(x * 2.0),
@@ -269,12 +272,13 @@ _GROUPS = {
 }
 _TORCH_ORDER = (
     "graph/_reader_leaves.py (arrange_mixed) walks a group's kept backwards in NNabla's order "
-    "as its inner inputs' gradients complete; NNabla runs Mul2(2x, z) first (found first), "
-    "torch's autograd completes 3x's gradient (so runs Mul2(3x, z) or Mul2(3z, x)) before it "
-    "has run Mul2(2x, z)'s backward, which then runs second, on what the first left in z.g: "
-    "the order of the backward_impl calls is torch's (the gradients agree for a backward "
-    "adding where accum; the assigning Mul2(2x, z), Mul2(3x, z) leave z.g [1, -2, 4], the "
-    "one run last's, NNabla [1.5, -3, 6])")
+    "as its inner inputs' gradients complete, but a function NNabla runs first whose backward "
+    "torch runs after another's input is complete runs after it: Mul2(2x, z) after "
+    "Mul2(3x, z) (or Mul2(3z, x), a group of its own), Mul2(Mul2(h, z), z) after "
+    "Mul2(3h, z) (3h's gradient complete first); the order of "
+    "the backward_impl calls is torch's (the gradients agree for a backward adding where "
+    "accum; the overwriting Mul2(2x, z), Mul2(3x, z) leave z.g [1, -2, 4], the one run "
+    "last's, NNabla [1.5, -3, 6])")
 _READ_BY_OTHERS = (
     "graph/_reader_leaves.py (read_by_others) leaves a group of PythonFunctions over an "
     "intermediate and other inputs to run as torch's autograd reaches them when another kept "
@@ -291,6 +295,10 @@ _GROUP_KNOWN = {
         ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[1].g"])),
     "Mul2(2x, z), Mul2(3z, x)": (_TORCH_ORDER, (
         ["backward_impl %d%s" % (k, s) for k in (0, 1) for s in ("", " inputs[1].g")],) * 2),
+    "Mul2(Mul2(h, z), z), Mul2(3h, z) after h * 3, h = 2x": (_TORCH_ORDER, (
+        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[1].g",
+         "backward_impl 2 inputs[1].g"],
+        ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[1].g"])),
     "two Mul2(h, z), Mul2(x, z), h = 2x": (_READ_BY_OTHERS, (
         ["backward_impl 0", "backward_impl 1", "backward_impl 1 inputs[0].g",
          "backward_impl 1 inputs[1].g", "backward_impl 2 inputs[1].g", "x.g"],
