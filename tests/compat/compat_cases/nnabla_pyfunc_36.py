@@ -63,14 +63,14 @@ _SETS = {"c.g = 7": 7.0, "c never given a gradient": None, "c.grad.zero()": "zer
                   "sum(Mul2(x, c)) (Mul2 a PythonFunction x * c whose backward_impl writes "
                   "99 into inputs[1].g too), c.g set to 7, never set, zeroed, or 7 with "
                   "sum(c * 2) added first; h = c * 2 (no gradient) in Mul2(x, h), h.g = 5 "
-                  "after the forward; static and dynamic: propagate_down, accum, inputs[0].g, "
-                  "inputs[1].g (values, dtype, shape) backward_impl sees, c.g / h.g and x.g "
-                  "after")
+                  "after the forward, backward with clear_buffer or not; static and "
+                  "dynamic: propagate_down, accum, inputs[0].g, inputs[1].g (values, dtype, "
+                  "shape) backward_impl sees, c.g / h.g and x.g after")
 def python_function__input_needing_no_gradient(nn, F, PF, r):
     PythonFunction = r.module("nnabla.function").PythonFunction
     r.touch("nnabla.function.PythonFunction", "nnabla.Variable.backward")
     res = {}
-    for how in sorted(_SETS) + ["h = c * 2, h.g = 5"]:
+    for how in sorted(_SETS) + ["h = c * 2, h.g = 5", "h = c * 2, h.g = 5, clear_buffer"]:
         for dynamic in (False, True):
             key = "%s: %s: " % (how, "dynamic" if dynamic else "static")
             seen = []
@@ -95,7 +95,7 @@ def python_function__input_needing_no_gradient(nn, F, PF, r):
                 loss.forward()
             if other is not c:
                 other.g = 5.0
-            loss.backward()
+            loss.backward(clear_buffer=how.endswith("clear_buffer"))
             for k, (down, accum, g0, g1, dtype, shape) in enumerate(seen):
                 res[key + "backward_impl %d" % k] = [down, accum, dtype, shape]
                 res[key + "backward_impl %d inputs[0].g" % k] = g0
