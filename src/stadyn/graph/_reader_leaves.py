@@ -2,9 +2,10 @@
 ``PythonFunction``) sees there when leaves are among its inputs needing a gradient, for
 :func:`~stadyn.graph._reader_order.readers_before` (see that module's docstring for NNabla's
 order): ops whose inputs needing a gradient are all leaves keep their backward until the
-backward is done and then run in NNabla's order (:func:`arrange_leaves`); an op of an
-intermediate and other inputs runs when the first intermediate's gradient is complete, the
-leaves' gradients set after the backward (:func:`arrange_mixed`).  The helpers both modules
+backward is done and then run in NNabla's order (:func:`arrange_leaves`); ops of an
+intermediate and other inputs (in groups reading shared inputs, :func:`mixed_groups`) run in
+NNabla's order as their intermediates' gradients complete, the leaves' gradients set after
+the backward (:func:`arrange_mixed`).  The helpers both modules
 use (an op's autograd nodes, its readers' edges into an input) are here too.
 
 Example, the autograd nodes of each op's outputs (what the readers' hooks go on):
