@@ -75,3 +75,31 @@ def test_two_kept_ops_over_an_intermediate_and_a_leaf_run_in_nnabla_order(dynami
                     ("a", (Z + 3).tolist(), (2 * X).tolist(), True, True)]
     np.testing.assert_allclose(x.g, 1 + 2 * Z)
     np.testing.assert_allclose(z.g, 2 * X)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_a_chain_of_kept_ops_over_a_shared_leaf_runs_each_once_in_nnabla_order(dynamic):
+    """``loss = sum(B(A(h, z), z))``, ``h = 2x``: one group (``z`` shared), but torch's autograd
+    completes ``A``'s output's gradient (running ``B``) before it runs ``A``'s backward, which
+    needs that gradient.  NNabla runs ``B`` (rank 3) then ``A``: ``B`` sees ``A.g = 0``
+    (accum False), ``z.g = 10`` (accum True) and writes ``A.g = z``, ``z.g = A = 2xz``; ``A``
+    sees ``h.g = 0``, ``z.g = 2xz`` and writes ``h.g = z * z``, ``z.g = 2xz``: ``x.g = 1 +
+    2z²`` ([19, 33, 9], NNabla 1.39's: case ``nnabla_pyfunc_36.python_function__groups_over_
+    shared_inputs``).  Before, the group ran at ``A``'s output's completion, ``A``'s backward
+    not yet kept: it never ran (``x.g`` [1, 1, 1])."""
+    x = sd.Variable.from_numpy_array(X, need_grad=True)
+    z = sd.Variable.from_numpy_array(Z, need_grad=True)
+    seen = []
+    with sd.auto_forward(dynamic):
+        h = x * 2.0
+        a = F.python_function(h, z, function=_Mul2("a", z, seen))
+        loss = F.sum(F.python_function(a, z, function=_Mul2("b", z, seen)))
+    if not dynamic:
+        loss.forward()
+    x.g = np.ones(3, np.float32)
+    z.g = np.full(3, 10.0, np.float32)
+    loss.backward()
+    assert seen == [("b", [0.0, 0.0, 0.0], [10.0, 10.0, 10.0], False, True),
+                    ("a", [0.0, 0.0, 0.0], (2 * X * Z).tolist(), False, True)]
+    np.testing.assert_allclose(x.g, 1 + 2 * Z * Z)
+    np.testing.assert_allclose(z.g, 2 * X * Z)

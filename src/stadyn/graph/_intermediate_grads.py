@@ -98,11 +98,13 @@ def retain_intermediate_grads(variables: Sequence[Variable], clear_buffer: bool,
                               ) -> list[tuple[Variable, torch.Tensor]]:
     """Before an autograd backward: ask torch to keep the gradients of ``variables`` (those
     computed by autograd-recorded ops; with ``clear_buffer`` only the persistent ones, and the
-    others' old gradients are dropped, and their values where the backward passes through
-    them: NNabla's ``backward(clear_buffer=True)`` frees those, and keeps a branch's that
-    needs no gradient; a static graph's forward keeps its roots', ``spare``, and the values the
-    program holds stay, ``_held_values.py``: ``nodes`` are the graph's, whose inputs are
-    Stadyn's references to them).  ``values``
+    others' old gradients and values are dropped where the backward passes through them:
+    NNabla's ``backward(clear_buffer=True)`` frees those, and keeps a branch's that needs no
+    gradient, its gradient too (what a ``PythonFunction``'s ``backward_impl`` reading it
+    sees, case ``nnabla_pyfunc_36.python_function__input_needing_no_gradient``); a static
+    graph's forward keeps its roots', ``spare``, and the values the program holds stay,
+    ``_held_values.py``: ``nodes`` are the graph's, whose inputs are Stadyn's references to
+    them).  ``values``
     gives the tensors of the Variables (by ``id``) whose run left them no value (an eager run
     of a clearing forward); the others' are their ``.data``.  Returns what
     :func:`take_retained_grads` reads after.
@@ -124,9 +126,10 @@ def retain_intermediate_grads(variables: Sequence[Variable], clear_buffer: bool,
     for v in variables:
         t = values.get(id(v), v._data) if values else v._data
         if clear_buffer and not v._persistent:
-            v._grad = None
-            if (t is not None and t.requires_grad and not v._stops_grad
-                    and id(v) not in spared):
+            passed = t is not None and t.requires_grad and not v._stops_grad
+            if passed or t is None:    # (one needing no gradient keeps what it holds)
+                v._grad = None
+            if passed and id(v) not in spared:
                 v._data = None         # NNabla frees the values its backward passes through
         elif (t is not None and t.requires_grad and not v._stops_grad
               and (not t.is_leaf or v._starts_grad)):

@@ -2,9 +2,10 @@
 ``PythonFunction``) sees there when leaves are among its inputs needing a gradient, for
 :func:`~stadyn.graph._reader_order.readers_before` (see that module's docstring for NNabla's
 order): ops whose inputs needing a gradient are all leaves keep their backward until the
-backward is done and then run in NNabla's order (:func:`arrange_leaves`); an op of an
-intermediate and other inputs runs when the first intermediate's gradient is complete, the
-leaves' gradients set after the backward (:func:`arrange_mixed`).  The helpers both modules
+backward is done and then run in NNabla's order (:func:`arrange_leaves`); ops of an
+intermediate and other inputs (in groups reading shared inputs, :func:`mixed_groups`) run in
+NNabla's order as their intermediates' gradients complete, the leaves' gradients set after
+the backward (:func:`arrange_mixed`).  The helpers both modules
 use (an op's autograd nodes, its readers' edges into an input) are here too.
 
 Example, the autograd nodes of each op's outputs (what the readers' hooks go on):
@@ -33,6 +34,7 @@ __all__ = ["TensorOf", "arrange_leaves", "arrange_mixed", "entry_edges", "leaf_i
 
 TensorOf = Callable[[Variable], "torch.Tensor | None"]
 
+
 def output_grad_fns(node: FunctionNode, tensor_of: TensorOf) -> list:
     """The autograd nodes that made ``node``'s live outputs' values, in output order."""
     return [t.grad_fn for ref in node._outputs if (v := ref()) is not None
@@ -59,7 +61,6 @@ def entry_edges(reader: FunctionNode, target: tuple, tensor_of: TensorOf) -> lis
             elif id(nxt) not in bounds:
                 todo.append(nxt)
     return edges
-
 
 
 def part_catcher(parts: dict) -> Callable[[Any, int], Callable]:
@@ -260,11 +261,13 @@ def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
     """For the ops of ``group`` ((node, its inputs found by :func:`mixed_inputs`) each: ops
     whose inputs needing a gradient are an inner Variable and others, reading shared inputs,
     ``Mul2(h, z)`` twice): keep their backwards (``defer_input(-1)``), catch the parts the
-    other readers of their inputs send them, and run them all once, in NNabla's order, when
-    the first of their inner inputs' gradients is complete (every reader of it has run), each
-    input's ``grad`` holding what the functions NNabla runs before that op left there (a
-    leaf's as it held it plus theirs; an inner Variable's theirs alone, ``accum`` True where
-    one wrote; an op of the group run before wrote what its backward left).  Each inner
+    other readers of their inputs send them, and run them in NNabla's order as their inner
+    inputs' gradients complete (when one is, every reader of it has run: the walk goes up to
+    its last reader), each input's ``grad`` holding what the functions NNabla runs before that
+    op left there (a leaf's as it held it plus theirs; an inner Variable's theirs alone,
+    ``accum`` True where one wrote; an op of the group run before wrote what its backward
+    left); an op torch has not run yet when the walk reaches it (``Mul2(Mul2(h, z), z)``: the
+    inner one's backward needs the outer one's) runs once it has.  Each inner
     input's gradient is then what NNabla leaves in it (the readers' parts and what the
     backwards left, in NNabla's order); the leaves' are set so after the backward (the
     returned function), as :func:`arrange_leaves` sets them.  A reader NNabla runs before an
@@ -294,56 +297,76 @@ def arrange_mixed(group: list, order: list, tensor_of: TensorOf, handles: list,
             if id(r) not in mine:
                 for n, j in entry_edges(r, info["edge"], tensor_of):
                     handles.append(n.register_hook(catch((id(r), key), j)))
-    ran: dict[int, dict | None] = {}        # id(node) -> what its kept backward left
+    value_of: dict[int, np.ndarray] = {}    # key -> the gradient NNabla's walk holds there
+    written: dict[int, bool] = {}           # key -> its ``accum``
+    for key, info in inputs.items():
+        like = info["value"]
+        value_of[key] = info["start"] if info["start"] is not None else np.zeros(
+            tuple(like.shape), numpy_dtype(like.dtype))
+        written[key] = info["accum"]
+    passed: set = set()                     # (id(reader), key): the parts the walk added
+    walked = [0]                            # how far along ``order`` the walk has gone
+    pending: list = []                      # ops of the group it passed before torch ran them
 
     def caught(r: FunctionNode, key: int) -> np.ndarray | None:
         got = parts.get((id(r), key))
         return None if not got else sum(g.cpu().numpy() for g in got[1:]) \
             + got[0].cpu().numpy()
 
-    def run() -> dict:
-        """The kept backwards' results, by node (run once, at the first call, in NNabla's
-        order, each seeing what the readers and the ops of the group before it left)."""
-        if ran or not mine:
-            return ran
-        value, written = {}, {}
-        for key, info in inputs.items():
-            like = info["value"]
-            value[key] = info["start"] if info["start"] is not None else np.zeros(
-                tuple(like.shape), numpy_dtype(like.dtype))
-            written[key] = info["accum"]
-        last = max(at[n] for n in mine)
-        for r in order[:last + 1]:
+    def run_kept(r: FunctionNode) -> bool:
+        """Run ``r``'s kept backward on what the walk holds; False where torch has not run
+        its backward yet (nothing kept: it runs at a later call of :func:`walk`)."""
+        function, positions = mine[id(r)]
+        partial, accum = {}, {}
+        for key, ks in positions.items():
+            for n, k in enumerate(ks):
+                partial[k], accum[k] = value_of[key], written[key] or n > 0
+        done = function.run_leaves(partial, accum)
+        if done is None:
+            return False
+        for key, ks in positions.items():
+            value_of[key] = done[ks[0]].astype(value_of[key].dtype)
+            written[key] = True
+        return True
+
+    def walk(last: int) -> None:
+        """Run NNabla's backward of the group's ops, in its order, up to ``order[last]``, each
+        seeing what the readers and the ops of the group before it left.  An op the walk
+        passes before torch has run its backward (one whose inner inputs are not the one just
+        completed: ``Mul2(h, z)`` beside ``Mul2(3h, z)`` or ``Mul2(Mul2(h, z), z)``) runs at
+        a later call, once torch has (at the latest when its own inner input is complete:
+        it reads that input, so torch has run it), on what the walk holds then."""
+        pending[:] = [r for r in pending if not run_kept(r)]
+        for r in order[walked[0]:last + 1]:
             if id(r) in mine:
-                function, positions = mine[id(r)]
-                partial, accum = {}, {}
-                for key, ks in positions.items():
-                    for n, k in enumerate(ks):
-                        partial[k], accum[k] = value[key], written[key] or n > 0
-                done = ran[id(r)] = function.run_leaves(partial, accum)
-                for key, ks in positions.items() if done is not None else ():
-                    value[key] = done[ks[0]].astype(value[key].dtype)
-                    written[key] = True
+                if not run_kept(r):
+                    pending.append(r)
                 continue
             for key in inputs:
                 part = caught(r, key)
                 if part is not None:
-                    value[key], written[key] = value[key] + part, True
-        return ran
+                    value_of[key], written[key] = value_of[key] + part, True
+                    passed.add((id(r), key))
+        walked[0] = max(walked[0], last + 1)
 
     def replayed(key: int, start: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """What NNabla leaves in the input ``key`` (from ``start``), and the parts of it
-        torch added itself (the readers' caught)."""
-        value, added = start, np.zeros_like(start)
-        for r in inputs[key]["readers"]:
-            if id(r) in mine:
-                done = run().get(id(r))
-                if done is not None:
-                    value = done[mine[id(r)][1][key][0]].astype(start.dtype)
-                continue
-            part = caught(r, key)
+        """What NNabla leaves in the input ``key`` (``start``'s dtype): what the walk left
+        there (the group's backwards in the order they ran, the readers' parts it passed);
+        and the parts torch added itself (the readers' caught).  A part torch gave only after
+        the walk passed its reader (a builtin reader of a leaf input) is added where no op of
+        the group reads the input after that reader in NNabla's order; one that does wrote
+        the input's gradient without it (what NNabla leaves for a backward that overwrites
+        it; one that adds misses the part)."""
+        readers = inputs[key]["readers"]
+        walk(at[id(readers[-1])])
+        value, added = value_of[key].astype(start.dtype), np.zeros_like(start)
+        for j, r in enumerate(readers):
+            part = caught(r, key) if id(r) not in mine else None
             if part is not None:
-                value, added = value + part, added + part
+                added = added + part
+                if (id(r), key) not in passed and not any(id(q) in mine
+                                                          for q in readers[j + 1:]):
+                    value = value + part
         return value, added
 
     def complete(key: int, given: torch.Tensor | None) -> torch.Tensor | None:

@@ -26,8 +26,10 @@ backward until the first of its intermediates' gradients is complete and runs it
 input's gradient holding the parts of the readers NNabla runs before it caught so far (the
 intermediate's are all there); the other intermediates' gradients and, after the backward, the
 leaves' are then what NNabla leaves in them (``arrange_mixed``); several such ops reading
-one input (two ``Mul2(h, z)``) run together then, one after the other in NNabla's order, each
-seeing what those before it left.  A reader of another input
+one input (two ``Mul2(h, z)``, or ``Mul2(Mul2(h, z), z)``) run one after the other in NNabla's
+order as their inner inputs complete, each seeing what those before it left (one torch reaches
+only later than NNabla runs it, ``Mul2(2x, z)`` beside ``Mul2(3x, z)``, runs then, after
+them).  A reader of another input
 that NNabla runs before the op but torch only after that moment is missing from what the op
 sees (a static plan of ``Mul2(h, g)``, ``g = 3z`` made after ``h * 3``).
 These two arrangements, where leaves are among the inputs, are in ``_reader_leaves.py``.

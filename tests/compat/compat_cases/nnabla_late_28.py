@@ -106,6 +106,8 @@ _TWO_INNER = (
 _TWO_INNER_KEYS = ["assigning Mul2(h, g) after h * 3, h = 2x, g = 3z: %s: %s" % (m, k)
                    for m in _MODES if m != "dynamic"
                    for k in ("backward_impl 0", "backward_impl 0 inputs[0].g")]
+
+
 @nnabla_case(names=["nnabla.function.PythonFunction", "nnabla.Variable.backward"],
              note="x = [0.5, -1, 2] (x.g = 1), z = [3, 4, -2] (z.g = 10), or both zeroed; "
                   "Mul2 (a PythonFunction of two inputs, adding where accum or always "

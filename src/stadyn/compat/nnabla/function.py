@@ -146,14 +146,14 @@ class _Adapter:
         self.function, self.n = function, n_outputs
         # of each input, when the function was called
         self.needs_grad = [bool(getattr(x, "need_grad", False)) for x in inputs]
-        # the leaf Variables among the inputs (their gradients accumulate: NNabla hands
-        # backward_impl a leaf's own gradient array with ``accum`` True)
-        self.leaves = [weakref.ref(x) if isinstance(x, _Core) and x.parent is None else None
-                       for x in inputs]
         # every input Variable: one needing no gradient hands backward_impl its own gradient
         # array (NNabla's inputs[i].grad is the Variable's: what it holds, what is written
         # there stays)
         self.variables = [weakref.ref(x) if isinstance(x, _Core) else None for x in inputs]
+        # the leaf Variables among them (their gradients accumulate: NNabla hands
+        # backward_impl a leaf's own gradient array with ``accum`` True)
+        self.leaves = [ref if ref is not None and x.parent is None else None
+                       for ref, x in zip(self.variables, inputs)]
         # each input's first position holding the same Variable: NNabla hands those positions
         # one gradient array (``Mul2(x, x)``: ``inputs[0].g`` is ``inputs[1].g``)
         self.same = [next(j for j, y in enumerate(inputs) if y is x) for x in inputs]
