@@ -297,18 +297,8 @@ def user36_iterator_epoch_edges(nn, r):
     return res
 
 
-_SINK = ("F.sink(..., one_input_grad=False)'s backward sends zeros into its inputs on Stadyn "
-         "(stadyn/ops/_misc.py: sink); NNabla 1.39's leaves their gradient arrays as they are, "
-         "so the l1.g = 0.3 and l2.g = 0.7 the user wrote flow back: a fix reads an input's g "
-         "at backward time, in the graph layer / compat.nnabla's Variable.backward "
-         "(_variable.py, being split by nnvar36)")
-
-
 @nnabla_case(names=[FN + "sink", "nnabla.recompute", FN + "fused_batch_normalization",
-                    PFN + "affine"],
-             known={"grad " + k: _SINK for k in (
-                 "bn/beta", "bn/gamma", "cls/affine/W", "cls/affine/b", "fc/affine/W",
-                 "reg/affine/W", "reg/affine/b", "skip/affine/W", "skip/affine/b")})
+                    PFN + "affine"])
 def user36_sink_weighted_losses_recompute(nn, F, PF, r):
     """Multi-task training with ``F.sink(..., one_input_grad=False)``: each loss's ``g`` set
     to its weight before ``sink.backward()``; the trunk built under ``nn.recompute(True)``
@@ -347,6 +337,83 @@ def user36_sink_weighted_losses_recompute(nn, F, PF, r):
                                         batch_stat=False, nonlinearity="relu")
     infer.forward()
     res["inference"] = infer.d.copy()
+    return res
+
+
+@nnabla_case(names=[FN + "sink", "nnabla.auto_forward", "nnabla.Variable.backward"])
+def user36_sink_input_grads_as_written(nn, F, r):
+    """``F.sink(..., one_input_grad=False)``'s backward writes nothing into its inputs'
+    gradients, so it flows from what the program wrote there (NNabla 1.39's
+    ``Sink::backward_impl``): ``g`` set before or after the forward, kept across two backwards
+    (a leaf's gradient accumulating), changed between two; in a dynamic graph, with
+    ``clear_buffer=True``, with function hooks, an array ``g``, an input never written (zero),
+    a leaf input (its own gradient stays: the others add to it), an input also read by
+    another input."""
+    xs = r.randn(2, 3)
+
+    def build():
+        x = nn.Variable.from_numpy_array(xs, need_grad=True)
+        return x, F.sum(x * x), F.mean(F.tanh(x) * 3.0)
+
+    def step(s, x, set_g, **kw):
+        x.grad.zero()
+        set_g()
+        s.backward(**kw)
+        return x.g.copy()
+
+    res = {}
+    x, l1, l2 = build()
+    s = F.sink(l1, l2, one_input_grad=False)
+
+    def weights(a=0.3, b=0.7):
+        def set_g():
+            l1.g = a
+            l2.g = b
+        return set_g
+
+    s.forward()
+    res["after forward"] = step(s, x, weights())
+    res["kept g"] = [float(l1.g), float(l2.g)]
+    s.backward()
+    res["second backward"] = x.g.copy()
+    s.forward()
+    res["changed"] = step(s, x, weights(2.0, -1.0))
+    res["hooks"] = step(s, x, weights(), function_pre_hook=lambda f: None)
+    res["clear buffer"] = step(s, x, weights(), clear_buffer=True)
+    x, l1, l2 = build()
+    s = F.sink(l1, l2, one_input_grad=False)
+    l1.g = 0.5
+    l2.g = 0.25
+    s.forward()
+    res["before forward"] = step(s, x, lambda: None)
+    x, l1, l2 = build()
+    s = F.sink(l1, l2, one_input_grad=False)
+    s.forward()
+    res["never written"] = step(s, x, lambda: None)
+    with nn.auto_forward():
+        x, l1, l2 = build()
+        s = F.sink(l1, l2, one_input_grad=False)
+    res["dynamic"] = step(s, x, weights())
+    x, l1, l2 = build()
+    h = F.tanh(x) * 2.0
+    s = F.sink(h, l1, x, one_input_grad=False)
+    s.forward()
+
+    def arrays():
+        h.g = np.arange(6, dtype=np.float32).reshape(2, 3) / 6.0
+        l1.g = 0.1
+        x.g = 1.0
+    res["array g, leaf input"] = step(s, x, arrays)
+    x, l1, l2 = build()
+    l3 = l1 * 2.0
+    s = F.sink(l1, l3, one_input_grad=False)
+    s.forward()
+
+    def shared():
+        l1.g = 0.3
+        l3.g = 0.5
+    res["shared"] = step(s, x, shared)
+    r.touch("nnabla.Variable.backward")
     return res
 
 
