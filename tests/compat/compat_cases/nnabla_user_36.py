@@ -139,6 +139,42 @@ def user36_scope_files_loaded_elsewhere(nn, F, PF, r):
     return res
 
 
+@nnabla_case(names=["nnabla.get_parameters", "nnabla.parameter_scope",
+                    "nnabla.parameter.get_parameter_or_create", "nnabla.save_parameters"])
+def user36_get_parameters_order(nn, r):
+    """The order ``get_parameters`` lists parameters in, unsorted, when scopes are visited
+    again after other parameters were made (NNabla 1.39 walks its nested scope dicts, each
+    where it was first made): with and without ``grad_only`` (a scope whose first parameter
+    has ``need_grad=False``), inside a scope, with ``path`` and a ``params`` dict already
+    holding some keys; a saved file's keys in that order (a solver's states are in NNabla's
+    hash-map order: ``nnabla-names.md``)."""
+    P = r.module("nnabla.parameter")
+    r.touch("nnabla.parameter.get_parameter_or_create")
+    with nn.parameter_scope("a"):
+        P.get_parameter_or_create("stat", (1,), need_grad=False)
+    P.get_parameter_or_create("x", (2,))
+    with nn.parameter_scope("a"):
+        P.get_parameter_or_create("W", (3,))
+        with nn.parameter_scope("c"):
+            P.get_parameter_or_create("W", (1,))
+    P.get_parameter_or_create("a2/W", (2,))
+    P.get_parameter_or_create("a/c/b", (1,))
+    P.get_parameter_or_create("z", (1,), need_grad=False)
+    res = {"all": list(nn.get_parameters(grad_only=False)),
+           "grad only": list(nn.get_parameters()),
+           "path": list(nn.get_parameters(path="net", grad_only=False))}
+    with nn.parameter_scope("a"):
+        res["in a"] = list(nn.get_parameters(grad_only=False))
+    given = {"z": 0, "x": 1, "first": 2}
+    res["params given"] = list(nn.get_parameters(params=given))
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "p.protobuf")
+        nn.save_parameters(path)
+        nn.clear_parameters()
+        res["loaded"] = [p.variable_name for p in nn.load_parameters(path).parameter]
+    return res
+
+
 @nnabla_case(names=[SV + "Momentum", "nnabla.solver.Solver.set_parameters",
                     "nnabla.solver.Solver.get_states", "nnabla.solver.Solver.set_states",
                     "nnabla.solver.Solver.remove_parameters", PFN + "affine"])
