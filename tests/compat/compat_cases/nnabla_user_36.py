@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import outcome
 
 SV = "nnabla.solvers."
 PFN = "nnabla.parametric_functions."
@@ -534,6 +535,20 @@ def user36_context_bound_when_built(nn, F, PF, r):
         first = str(y4.d.dtype)
     y4.forward()
     res["dynamic"] = [first, str(y4.d.dtype)]
+    return res
+
+
+@nnabla_case(names=["nnabla.ext_utils.get_extension_context"])
+def user36_cpu_context_type_configs(nn, r):
+    """``get_extension_context('cpu', type_config=...)`` of each spelling a user tries: NNabla
+    1.39's CPU extension knows ``'float'`` and ``'half'`` and refuses the rest
+    (``nnabla_ext/cpu``'s ``context``: ``ValueError``), whatever the CUDA ones take; a
+    ``device_id`` is ignored there."""
+    EU = r.module("nnabla.ext_utils")
+    res = {}
+    for config in ("float", "half", "mixed_half", "bfloat16", "float32", "float16"):
+        res[config] = outcome(lambda: repr(EU.get_extension_context("cpu", type_config=config)))
+    res["device_id"] = repr(EU.get_extension_context("cpu", device_id="3"))
     return res
 
 
