@@ -26,7 +26,7 @@ from typing import Any, Sequence
 import torch
 
 from .._errors import StadynError
-from ._backward_seed import backward_seed, is_unit_seed
+from ._backward_seed import backward_seed, input_seeds, is_unit_seed
 from ._grad_marks import cut_stopped
 from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
                                   take_retained_grads)
@@ -68,9 +68,16 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         # make the first backward import sympy (torch.autograd checks a given seed's shape with
         # symbolic_shapes): 0.7-1.7 s of a small program's start (docs/performance.md,
         # Start-up).
+        extra = [(v, t) for v, t in input_seeds(var).values()  # (sink(one_input_grad=False))
+                 if v._data is not None and v._data.requires_grad]
         try:
-            torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
-                                    retain_graph=not clear_buffer)
+            if extra:
+                torch.autograd.backward([data, *(v._data for v, _ in extra)],
+                                        [seed, *(t for _, t in extra)],
+                                        retain_graph=not clear_buffer)
+            else:
+                torch.autograd.backward(data, None if is_unit_seed(grad, data) else seed,
+                                        retain_graph=not clear_buffer)
         except RuntimeError as exc:
             refused = _written_leaf(exc, nodes)
             if refused is None:

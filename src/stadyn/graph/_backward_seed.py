@@ -17,7 +17,7 @@ import torch
 
 from ._variable import Variable
 
-__all__ = ["backward_seed", "is_unit_seed"]
+__all__ = ["backward_seed", "is_unit_seed", "input_seeds"]
 
 
 def backward_seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
@@ -34,6 +34,31 @@ def backward_seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
         value = torch.tensor(float(arr), dtype=torch.float64, device=like.device)
         return value.to(like.dtype).expand_as(like).clone()
     return torch.tensor(arr, dtype=like.dtype, device=like.device).expand_as(like).clone()
+
+
+def input_seeds(root: Variable) -> dict[int, tuple[Variable, torch.Tensor]]:
+    """The gradients a backward from ``root`` starts from besides ``root``'s own, by the ``id``
+    of the Variable each seeds: where ``root``'s op writes nothing into its inputs' gradients
+    and its ``OpSpec.seeds_inputs`` holds for the call (NNabla 1.39's
+    ``sink(one_input_grad=False)``, whose ``Sink::backward_impl`` leaves them as the program
+    wrote them), each input made by an op starts from its gradient as it is now, copied.  A
+    leaf input's gradient is where the backward adds, already (NNabla's too), so it seeds
+    nothing.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> l1 = F.sum(x * 2.0)
+        >>> l1.g = 0.3
+        >>> [float(t) for _, t in input_seeds(F.sink(l1, x, one_input_grad=False)).values()]
+        [0.30000001192092896]
+        >>> input_seeds(F.sink(l1, x))
+        {}
+    """
+    node = root.parent
+    if node is None or node.spec.seeds_inputs is None or not node.spec.seeds_inputs(node.attrs):
+        return {}
+    return {id(v): (v, v._grad_buffer().clone()) for v in node.inputs if v.parent is not None}
 
 
 def is_unit_seed(grad: Any, like: torch.Tensor) -> bool:

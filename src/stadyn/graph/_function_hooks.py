@@ -35,6 +35,7 @@ from typing import Callable, Sequence
 import torch
 
 from .._errors import StadynError
+from ._backward_seed import input_seeds
 from ._context import get_current_context
 from ._grad_buffers import accumulate_grads
 from ._intermediate_grads import intermediates_of
@@ -163,7 +164,7 @@ class HookedPlan:
                               "(backward(clear_buffer=True) ran already); run forward again")
         pre_hooks, post_hooks = list(_PRE.values()) + list(pre), list(_POST.values()) + list(post)
         leaves = {id(v) for v in self.leaves}
-        sums = {id(root): seed}
+        sums = {id(root): seed, **{k: t for k, (_, t) in input_seeds(root).items()}}
         for node in _backward_order(root, self.nodes, self._records):
             inputs, outs = self._records[id(node)]
             for hook in pre_hooks:

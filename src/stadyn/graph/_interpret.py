@@ -21,7 +21,7 @@ from ._labels import backward_label, label_backward, op_label
 from ._layout import channels_last_arguments
 from ._numerics import check_outputs, numerics_enabled, probe_inputs
 from ._own_streams import seeded_arguments
-from ._precision import cast_arguments
+from ._precision import cast_for_node, half_of
 from ._shape_cache import key as shape_key
 from ._shared_values import drop_stale
 from ._subgraph import leaf_tensor, output_key, value_key
@@ -37,7 +37,8 @@ _current: list = [None]
 def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
                     ) -> tuple[list, dict]:
     """``node``'s call arguments with Variables replaced by their tensors in ``env``, cast by
-    the op's declared precision under a half-precision context."""
+    the op's declared precision under a half-precision context (``half``: the one in effect;
+    one bound to the node is its own, :func:`cast_for_node`)."""
     args = [env[value_key(a)] if isinstance(a, Variable) else a for a in node.args]
     kwargs = ({k: (env[value_key(v)] if isinstance(v, Variable) else v)
                for k, v in node.kwargs.items()} if node.kwargs else {})
@@ -45,9 +46,7 @@ def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
         kwargs["state"] = node.state
     if "seed" in node.spec.attrs:
         args, kwargs = _own_seed(node, args, kwargs, env)
-    if half is not None and node.spec.precision != "any":
-        args, kwargs = cast_arguments(node.spec.precision, args, kwargs, half)
-    return args, kwargs
+    return cast_for_node(node, half, args, kwargs)
 
 
 def _own_seed(node: FunctionNode, args: list, kwargs: dict, env: dict) -> tuple[list, dict]:
@@ -264,7 +263,8 @@ def refresh_shapes(nodes: Sequence[FunctionNode], leaves: Sequence[Variable]) ->
         values[value_key(v)] = t
         cached = cached and v._shape == tuple(t.shape) and v._dtype == t.dtype
     for node in nodes:
-        k = shape_key(node.args, node.kwargs) if cached and not node.spec.value_shape else None
+        k = shape_key(node.args, node.kwargs) if (cached and not node.spec.value_shape
+                                                  and half_of(node, None) is None) else None
         found = node.spec.inferred.get(k) if k is not None else None
         if found is not None:
             env_outs = tuple(torch.empty(shape, dtype=dtype, device="meta")

@@ -46,7 +46,7 @@ from .._errors import StadynError
 from ._apply import _value
 from ._context import get_current_context
 from ._grad_marks import grad_marks_of_now, leaves_switched_on_late, ReplayGuard, SideEffect
-from ._precision import cast_arguments
+from ._precision import cast_for_node
 from ._variable import FunctionNode, topological_nodes, Variable
 
 __all__ = ["LateLeaves", "run_again_for_late_leaves", "grad_of_dynamic_graph", "grad_seed"]
@@ -245,10 +245,7 @@ def _run_again(node: FunctionNode, leaves: list[Variable], keep_graph: bool
     spec = node.spec
     targs = [value(a) for a in node.args]
     tkw = {k: value(v) for k, v in node.kwargs.items()}
-    if spec.precision != "any":
-        half = get_current_context().half_dtype
-        if half is not None:
-            targs, tkw = cast_arguments(spec.precision, targs, tkw, half)
+    targs, tkw = cast_for_node(node, get_current_context().half_dtype, targs, tkw)
     written = [u._data for u in node.inputs if u.parent is None and u._data is not None]
     try:
         # (running statistics it writes get back the values the forward left them,

@@ -30,6 +30,7 @@ import torch.fx as fx
 
 from .._errors import NumericsError, StadynError
 from .._memory import keep_freed_cpu_memory
+from ._backward_seed import input_seeds
 from ._grad_buffers import accumulate_grads, grad_out_buffer
 from ._held_values import count_tables, free_passed
 from ._intermediate_grads import (backward_returning, intermediates_beyond, intermediates_of,
@@ -206,7 +207,9 @@ class StaticPlan:
                               "(backward(clear_buffer=True) ran already); run forward again")
         if self._raw_bw is not None:
             self._choose_program(clear_buffer)
-        tangents = [seed if r is root else torch.zeros_like(r._data) for r in self.diff_roots]
+        extra = input_seeds(root)   # (sink(one_input_grad=False): its inputs' own gradients)
+        tangents = [seed if r is root else extra[id(r)][1] if id(r) in extra
+                    else torch.zeros_like(r._data) for r in self.diff_roots]
         buffers = [self._buffer(("grad", k), self.grad_leaves[k]._data, owned) if owned
                    else grad_out_buffer(self.grad_leaves[k]._data)
                    for k, owned in self._out_slots]
@@ -346,9 +349,14 @@ class EagerPlan:
                                          self._inter_values, self.roots)
         # the run's own value of the root: the root may hold another since (a backward run
         # again from an inner Variable gives it back the value it held: outputs_held)
-        data = next((t for v, t in zip(self.fill, self.saved) if v is root), root._data)
+        data, seeds = [], []
+        for u, t in ((root, seed), *input_seeds(root).values()):
+            value = next((d for v, d in zip(self.fill, self.saved) if v is u), u._data)
+            if u is root or value.requires_grad:
+                data.append(value)
+                seeds.append(t)
         with readers_before(root.parent, self.nodes, self._tensor_of):
-            torch.autograd.backward(data, seed, retain_graph=not clear_buffer)
+            torch.autograd.backward(data, seeds, retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if clear_buffer:
             self.saved = None

@@ -11,14 +11,16 @@ inputs according to its declared ``precision``:
 * ``"any"``   — no cast; the op follows its inputs' types (element-wise ops).
 
 The same casts run in dynamic mode and in the traced static programs, so both modes compute the
-same thing.  A cast's backward converts the gradient back, so fp32 parameters get fp32 gradients.
+same thing.  The context is the one in effect at the run, or the one bound to an op's node when
+it was made (``FunctionNode.context``: NNabla's functions, :func:`cast_for_node`).  A cast's
+backward converts the gradient back, so fp32 parameters get fp32 gradients.
 """
 
 from __future__ import annotations
 
 import torch
 
-__all__ = ["cast_arguments", "PRECISIONS"]
+__all__ = ["cast_arguments", "cast_for_node", "half_of", "PRECISIONS"]
 
 PRECISIONS = ("any", "half", "mixed", "float")
 _HALF = (torch.float16, torch.bfloat16)
@@ -34,6 +36,43 @@ def _up(value):
     if isinstance(value, torch.Tensor) and value.dtype in _HALF:
         return value.float()
     return value
+
+
+def half_of(node, current: torch.dtype | None) -> torch.dtype | None:
+    """The half type ``node`` casts to: that of the context bound to it when it was made
+    (``FunctionNode.context``: NNabla's functions), else ``current``, the context's in effect.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> node = F.relu(sd.Variable((2,))).parent
+        >>> half_of(node, torch.float16)
+        torch.float16
+        >>> node.context = sd.context("cpu", dtype="float32"); half_of(node, torch.float16)
+    """
+    bound = node.context
+    return current if bound is None else bound.half_dtype
+
+
+def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict
+                  ) -> tuple[list, dict]:
+    """``node``'s arguments cast as it computes them: by its op's precision in a half context
+    (its bound one, else ``current``); a node bound to a float context reads half inputs as
+    fp32, as an NNabla function made in a float context reads its inputs' arrays as float (a
+    loss made outside a ``cpu:half`` scope over an affine made inside it is fp32).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> node = F.relu(sd.Variable((2,))).parent
+        >>> node.context = sd.context("cpu", dtype="float32")
+        >>> cast_for_node(node, None, [torch.zeros(2, dtype=torch.float16)], {})[0][0].dtype
+        torch.float32
+    """
+    half = half_of(node, current)
+    if half is not None:
+        return cast_arguments(node.spec.precision, args, kwargs, half)
+    if node.context is not None:
+        return cast_arguments("float", args, kwargs, torch.float32)
+    return args, kwargs
 
 
 def cast_arguments(precision: str, args: list, kwargs: dict, dtype: torch.dtype

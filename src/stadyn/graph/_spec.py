@@ -71,6 +71,11 @@ class OpSpec:
             ``sink``): ``sink(loss, acc).forward()`` runs ``loss`` and ``acc`` as roots, so a
             ``loss.backward()`` after it reads that forward's values (its dropout masks) where
             it would otherwise run ``loss``'s forward again (``Variable.forward``).
+        seeds_inputs: for an op whose backward writes nothing into its inputs' gradients, a
+            rule of a call's attributes (``attrs -> bool``) saying when a backward from its
+            output starts from each input made by an op too, with that input's gradient as it
+            is then (NNabla's ``sink(one_input_grad=False)``: the program's ``l1.g = 0.3``
+            flows back; :func:`~stadyn.graph._backward_seed.input_seeds`).
     """
 
     name: str
@@ -90,6 +95,7 @@ class OpSpec:
     state: Callable[[], Any] | None = None
     elementwise: bool = False
     forwards_inputs: bool = False
+    seeds_inputs: Callable[[dict], bool] | None = None
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
     #: what static builds' shape inference found, by call (:mod:`stadyn.graph._shape_cache`)
@@ -105,8 +111,8 @@ class OpSpec:
                       frameworks: tuple[str, ...] = (), sequence: Any = "keep",
                       value_shape: str = "",
                       state: Callable[[], Any] | None = None,
-                      elementwise: bool = False, forwards_inputs: bool = False
-                      ) -> "OpSpec":
+                      elementwise: bool = False, forwards_inputs: bool = False,
+                      seeds_inputs: Callable[[dict], bool] | None = None) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -134,7 +140,8 @@ class OpSpec:
                    doc=inspect.getdoc(impl) or "", traceable=traceable, precision=precision,
                    unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
                    value_shape=value_shape, state=state, elementwise=elementwise,
-                   forwards_inputs=forwards_inputs, _signature=sig)
+                   forwards_inputs=forwards_inputs, seeds_inputs=seeds_inputs,
+                   _signature=sig)
 
     def __post_init__(self) -> None:
         # whether the op gives outputs a sequence axis even when no input has one (it names

@@ -422,11 +422,14 @@ class FunctionNode:
     attribute, defaults filled in; ``location``: the user's ``(file, line)`` that created it (None
     from a loader; :attr:`where` formats it); ``state``: its own ``OpSpec.state`` object or None;
     ``ran_under``: the gradient marks' version when it ran in dynamic mode (None: it did not, or
-    a static forward ran it since: ``run_forward``).
+    a static forward ran it since: ``run_forward``); ``context``: the
+    :class:`~stadyn.graph.Context` it computes in, bound when it was made (NNabla's functions
+    bind it so: ``compat.nnabla``'s ``Function``), or None (Stadyn's and CNTK's: the one in
+    effect at each forward; :func:`~stadyn.graph._precision.half_of`).
     """
 
     __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location", "state",
-                 "ran_under", "__weakref__")
+                 "ran_under", "context", "__weakref__")
 
     def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str,
                  location: tuple[str, int] | None = None):
@@ -437,6 +440,7 @@ class FunctionNode:
         self.scope = scope
         self.location = location
         self.state = spec.state() if spec.state is not None else None
+        self.context = None
 
     @property
     def where(self) -> str | None:

@@ -127,13 +127,16 @@ def assign(dst, src):
     return src.detach().clone()
 
 
-@op(category="misc", sequence="drop", forwards_inputs=True)
+@op(category="misc", sequence="drop", forwards_inputs=True,
+    seeds_inputs=lambda attrs: not attrs["one_input_grad"])
 def sink(*x, one_input_grad=True):
     """A 0-d zero that depends on every input: ``sink(a, b).forward()`` computes both, and its
-    ``backward()`` sends a gradient of ones into each input (``one_input_grad``; with False,
-    zeros), as NNabla's ``sink``.  Its forward is its inputs' too: ``a.backward()`` after it
-    reads the values it computed (the same dropout masks) instead of running ``a``'s forward
-    again.
+    ``backward()`` sends a gradient of ones into each input (``one_input_grad``), as NNabla's
+    ``sink``.  With ``one_input_grad=False`` it sends nothing and the backward flows from each
+    input's gradient as the program left it (``l1.g = 0.3; l2.g = 0.7; s.backward()``: a leaf
+    input's own gradient stays as it is), as NNabla 1.39's ``Sink`` (``OpSpec.seeds_inputs``).
+    Its forward is its inputs' too: ``a.backward()`` after it reads the values it computed (the
+    same dropout masks) instead of running ``a``'s forward again.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

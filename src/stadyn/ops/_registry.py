@@ -25,7 +25,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
        shape: Callable[..., Any] | None = None, traceable: bool = True, precision: str = "any",
        unstorable: str = "", frameworks: tuple[str, ...] = (), sequence: Any = "keep",
        value_shape: str = "", state: Callable[[], Any] | None = None,
-       elementwise: bool = False, forwards_inputs: bool = False):
+       elementwise: bool = False, forwards_inputs: bool = False,
+       seeds_inputs: Callable[[dict], bool] | None = None):
     """Declare an op from its torch implementation (see :class:`stadyn.graph.OpSpec`).
 
     The decorated function's first ``n_inputs`` parameters are the tensor inputs (or ``*x`` for a
@@ -41,7 +42,9 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     static graph; ``shape`` gives its provisional shape); ``state`` a factory of the state
     each node keeps from run to run, passed to the implementation as ``state=``;
     ``elementwise`` marks an op of broadcast inputs computed element by element;
-    ``forwards_inputs`` an op whose output's forward runs its inputs as roots too (``sink``).  How
+    ``forwards_inputs`` an op whose output's forward runs its inputs as roots too (``sink``);
+    ``seeds_inputs`` when a backward from its output starts from its inputs' gradients too
+    (``sink(one_input_grad=False)``).  How
     the op is written to file formats (ONNX) is registered against its spec in
     ``stadyn.serialize``'s op rules, not here.
     """
@@ -51,7 +54,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
                                     unstorable=unstorable, frameworks=frameworks,
                                     sequence=sequence, value_shape=value_shape, state=state,
                                     elementwise=elementwise,
-                                    forwards_inputs=forwards_inputs)
+                                    forwards_inputs=forwards_inputs,
+                                    seeds_inputs=seeds_inputs)
         if spec.name in CATALOG:
             raise ValueError(f"op {spec.name!r} declared twice")
         CATALOG[spec.name] = spec

@@ -19,6 +19,7 @@ import os
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import outcome
 
 SV = "nnabla.solvers."
 PFN = "nnabla.parametric_functions."
@@ -136,6 +137,42 @@ def user36_scope_files_loaded_elsewhere(nn, F, PF, r):
         copied.forward()
         res["copied code"] = copied.d.copy()
         res["after rebuild"] = sorted(nn.get_parameters(grad_only=False).keys())
+    return res
+
+
+@nnabla_case(names=["nnabla.get_parameters", "nnabla.parameter_scope",
+                    "nnabla.parameter.get_parameter_or_create", "nnabla.save_parameters"])
+def user36_get_parameters_order(nn, r):
+    """The order ``get_parameters`` lists parameters in, unsorted, when scopes are visited
+    again after other parameters were made (NNabla 1.39 walks its nested scope dicts, each
+    where it was first made): with and without ``grad_only`` (a scope whose first parameter
+    has ``need_grad=False``), inside a scope, with ``path`` and a ``params`` dict already
+    holding some keys; a saved file's keys in that order (a solver's states are in NNabla's
+    hash-map order: ``nnabla-names.md``)."""
+    P = r.module("nnabla.parameter")
+    r.touch("nnabla.parameter.get_parameter_or_create")
+    with nn.parameter_scope("a"):
+        P.get_parameter_or_create("stat", (1,), need_grad=False)
+    P.get_parameter_or_create("x", (2,))
+    with nn.parameter_scope("a"):
+        P.get_parameter_or_create("W", (3,))
+        with nn.parameter_scope("c"):
+            P.get_parameter_or_create("W", (1,))
+    P.get_parameter_or_create("a2/W", (2,))
+    P.get_parameter_or_create("a/c/b", (1,))
+    P.get_parameter_or_create("z", (1,), need_grad=False)
+    res = {"all": list(nn.get_parameters(grad_only=False)),
+           "grad only": list(nn.get_parameters()),
+           "path": list(nn.get_parameters(path="net", grad_only=False))}
+    with nn.parameter_scope("a"):
+        res["in a"] = list(nn.get_parameters(grad_only=False))
+    given = {"z": 0, "x": 1, "first": 2}
+    res["params given"] = list(nn.get_parameters(params=given))
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "p.protobuf")
+        nn.save_parameters(path)
+        nn.clear_parameters()
+        res["loaded"] = [p.variable_name for p in nn.load_parameters(path).parameter]
     return res
 
 
@@ -297,18 +334,8 @@ def user36_iterator_epoch_edges(nn, r):
     return res
 
 
-_SINK = ("F.sink(..., one_input_grad=False)'s backward sends zeros into its inputs on Stadyn "
-         "(stadyn/ops/_misc.py: sink); NNabla 1.39's leaves their gradient arrays as they are, "
-         "so the l1.g = 0.3 and l2.g = 0.7 the user wrote flow back: a fix reads an input's g "
-         "at backward time, in the graph layer / compat.nnabla's Variable.backward "
-         "(_variable.py, being split by nnvar36)")
-
-
 @nnabla_case(names=[FN + "sink", "nnabla.recompute", FN + "fused_batch_normalization",
-                    PFN + "affine"],
-             known={"grad " + k: _SINK for k in (
-                 "bn/beta", "bn/gamma", "cls/affine/W", "cls/affine/b", "fc/affine/W",
-                 "reg/affine/W", "reg/affine/b", "skip/affine/W", "skip/affine/b")})
+                    PFN + "affine"])
 def user36_sink_weighted_losses_recompute(nn, F, PF, r):
     """Multi-task training with ``F.sink(..., one_input_grad=False)``: each loss's ``g`` set
     to its weight before ``sink.backward()``; the trunk built under ``nn.recompute(True)``
@@ -350,17 +377,94 @@ def user36_sink_weighted_losses_recompute(nn, F, PF, r):
     return res
 
 
-_HALF = ("NNabla 1.39 binds a function's context when the graph is built: PF.affine made inside "
-         "nn.context_scope(cpu:half) computes in fp16 (its .d float16) at every later forward, "
-         "outside the scope too, and a graph built outside it stays fp32 when forwarded inside; "
-         "Stadyn's ops take the context in effect at forward() (stadyn.graph's context, "
-         "compat.nnabla._context), so the first is fp32 here and the second fp16")
+@nnabla_case(names=[FN + "sink", "nnabla.auto_forward", "nnabla.Variable.backward"])
+def user36_sink_input_grads_as_written(nn, F, r):
+    """``F.sink(..., one_input_grad=False)``'s backward writes nothing into its inputs'
+    gradients, so it flows from what the program wrote there (NNabla 1.39's
+    ``Sink::backward_impl``): ``g`` set before or after the forward, kept across two backwards
+    (a leaf's gradient accumulating), changed between two; in a dynamic graph, with
+    ``clear_buffer=True``, with function hooks, an array ``g``, an input never written (zero),
+    a leaf input (its own gradient stays: the others add to it), an input also read by
+    another input."""
+    xs = r.randn(2, 3)
+
+    def build():
+        x = nn.Variable.from_numpy_array(xs, need_grad=True)
+        return x, F.sum(x * x), F.mean(F.tanh(x) * 3.0)
+
+    def step(s, x, set_g, **kw):
+        x.grad.zero()
+        set_g()
+        s.backward(**kw)
+        return x.g.copy()
+
+    res = {}
+    x, l1, l2 = build()
+    s = F.sink(l1, l2, one_input_grad=False)
+
+    def weights(a=0.3, b=0.7):
+        def set_g():
+            l1.g = a
+            l2.g = b
+        return set_g
+
+    s.forward()
+    res["after forward"] = step(s, x, weights())
+    res["kept g"] = [float(l1.g), float(l2.g)]
+    s.backward()
+    res["second backward"] = x.g.copy()
+    s.forward()
+    res["changed"] = step(s, x, weights(2.0, -1.0))
+    res["hooks"] = step(s, x, weights(), function_pre_hook=lambda f: None)
+    res["clear buffer"] = step(s, x, weights(), clear_buffer=True)
+    x, l1, l2 = build()
+    s = F.sink(l1, l2, one_input_grad=False)
+    l1.g = 0.5
+    l2.g = 0.25
+    s.forward()
+    res["before forward"] = step(s, x, lambda: None)
+    x, l1, l2 = build()
+    s = F.sink(l1, l2, one_input_grad=False)
+    s.forward()
+    res["never written"] = step(s, x, lambda: None)
+    with nn.auto_forward():
+        x, l1, l2 = build()
+        s = F.sink(l1, l2, one_input_grad=False)
+    res["dynamic"] = step(s, x, weights())
+    x, l1, l2 = build()
+    h = F.tanh(x) * 2.0
+    s = F.sink(h, l1, x, one_input_grad=False)
+    s.forward()
+
+    def arrays():
+        h.g = np.arange(6, dtype=np.float32).reshape(2, 3) / 6.0
+        l1.g = 0.1
+        x.g = 1.0
+    res["array g, leaf input"] = step(s, x, arrays)
+    x, l1, l2 = build()
+    l3 = l1 * 2.0
+    s = F.sink(l1, l3, one_input_grad=False)
+    s.forward()
+
+    def shared():
+        l1.g = 0.3
+        l3.g = 0.5
+    res["shared"] = step(s, x, shared)
+    r.touch("nnabla.Variable.backward")
+    return res
+
+
+_HALF = ("NNabla 1.39's CPU Affine in a half context accumulates in fp16 (affine.cpp: an Eigen "
+         "product of nbla::Half, whose operators round each result): each product rounded to "
+         "fp16, then added in order, each sum rounded (the sequential fp16 sum matches it exactly "
+         "on a 64x40x8 draw); Stadyn's (torch's CPU fp16 matmul, stadyn/ops affine) accumulates "
+         "in fp32 and rounds once, so an output can differ by a few fp16 ulps (0.06003 here, "
+         "NNabla 0.05994); the dtypes and the binding of the context agree")
 
 
 @nnabla_case(names=["nnabla.ext_utils.get_extension_context", "nnabla.context_scope",
                     "nnabla.get_current_context", PFN + "affine"],
-             known={"half out": _HALF, "half dtype": _HALF, "float built, half forward": _HALF,
-                    "float built, half forward dtype": _HALF})
+             known={"half out": _HALF})
 def user36_half_context_on_cpu(nn, F, PF, S, r):
     """Mixed precision on a CPU as a user first tries it: ``get_extension_context('cpu',
     type_config='half')`` inside ``nn.context_scope``, and the same call misspelled with
@@ -392,6 +496,59 @@ def user36_half_context_on_cpu(nn, F, PF, S, r):
     res["float built, half forward"] = y2.d.astype(np.float32)
     res["float built, half forward dtype"] = str(y2.d.dtype)
     res["params"] = listing
+    return res
+
+
+@nnabla_case(names=["nnabla.context_scope", "nnabla.set_default_context", "nnabla.auto_forward",
+                    "nnabla.ext_utils.get_extension_context", PFN + "affine", FN + "relu"])
+def user36_context_bound_when_built(nn, F, PF, r):
+    """NNabla 1.39 binds each function's context when it is made: the dtypes of an affine made
+    in a ``cpu:half`` scope and a relu made there after it, forwarded outside; a loss made
+    outside over that affine (float: its function reads the half output as float); a float
+    graph forwarded in the half scope; an affine made under ``set_default_context(half)``
+    forwarded after the default went back to float; one made in a dynamic graph in the scope,
+    forwarded again outside it."""
+    EU = r.module("nnabla.ext_utils")
+    half = EU.get_extension_context("cpu", type_config="half")
+    x = nn.Variable.from_numpy_array(r.randn(4, 3))
+    res = {}
+    with nn.context_scope(half):
+        y = PF.affine(x, 2, name="fc")
+        z = F.relu(y)
+    loss = F.sum(y * y)
+    r.set_params(nn.get_parameters())
+    z.forward()
+    loss.forward()
+    res["half built"] = [str(y.d.dtype), str(z.d.dtype), str(loss.d.dtype)]
+    y2 = PF.affine(x, 2, name="fc")
+    with nn.context_scope(half):
+        y2.forward()
+    res["float built, half forward"] = [str(y2.d.dtype), y2.d.copy()]
+    nn.set_default_context(half)
+    y3 = PF.affine(x, 2, name="fc")
+    nn.set_default_context(EU.get_extension_context("cpu"))
+    y3.forward()
+    res["default half, then float"] = str(y3.d.dtype)
+    with nn.auto_forward():
+        with nn.context_scope(half):
+            y4 = PF.affine(x, 2, name="fc")
+        first = str(y4.d.dtype)
+    y4.forward()
+    res["dynamic"] = [first, str(y4.d.dtype)]
+    return res
+
+
+@nnabla_case(names=["nnabla.ext_utils.get_extension_context"])
+def user36_cpu_context_type_configs(nn, r):
+    """``get_extension_context('cpu', type_config=...)`` of each spelling a user tries: NNabla
+    1.39's CPU extension knows ``'float'`` and ``'half'`` and refuses the rest
+    (``nnabla_ext/cpu``'s ``context``: ``ValueError``), whatever the CUDA ones take; a
+    ``device_id`` is ignored there."""
+    EU = r.module("nnabla.ext_utils")
+    res = {}
+    for config in ("float", "half", "mixed_half", "bfloat16", "float32", "float16"):
+        res[config] = outcome(lambda: repr(EU.get_extension_context("cpu", type_config=config)))
+    res["device_id"] = repr(EU.get_extension_context("cpu", device_id="3"))
     return res
 
 

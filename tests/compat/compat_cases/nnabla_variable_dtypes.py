@@ -24,9 +24,6 @@ _STORE = ("Stadyn keeps a floating Variable float32 where NNabla stores the floa
 _ASSIGN = ("v.d = floating array casts into the Variable's dtype on Stadyn (an integer array's "
            "type is taken: compat nnabla _written_types.take_written_type); NNabla's array takes "
            "the assigned array's dtype")
-_COMPUTE = ("Stadyn's ops compute in their input's floating dtype; NNabla's CPU functions read "
-            "float16/float64 inputs as float32 (stadyn.graph._precision casts only under a "
-            "half context)")
 
 
 def _dt(a):
@@ -66,10 +63,11 @@ def from_numpy_array__dtypes(nn, F, r):
 
 @nnabla_case(names=[V + "d", "nnabla.NdArray.cast"],
              known={"v.d = float64": _ASSIGN,
-                    "int32 then v.d = floats": _ASSIGN, "float16 input": _COMPUTE,
-                    "float16 input values": _COMPUTE},
+                    "int32 then v.d = floats": _ASSIGN},
              note="cast converts the values in place (1.5 -> 1 for int32) and returns them; "
-                  "a scalar fill keeps the dtype")
+                  "a scalar fill keeps the dtype; a function made in a float context reads a "
+                  "float16 input as float32 (compat.nnabla binds the context to the function: "
+                  "stadyn.graph._precision.cast_for_node)")
 def assignment_and_cast__dtypes(nn, F, r):
     r.touch(V + "d", "nnabla.NdArray.cast")
     res = {}

@@ -222,24 +222,52 @@ def _set_from_proto(proto):
 
 
 def get_parameters(params=None, path="", grad_only=True):
-    """The parameters under the current scope, keys relative to it, as NNabla 1.39's: ``path``
-    is put before each key (NNabla's recursion passes the scope walked so far in it; it
-    selects nothing) and the entries are added to ``params`` when one is given, which is
-    returned (case ``nnabla_user_36.user36_scope_files_loaded_elsewhere``).
+    """The parameters under the current scope, keys relative to it, as NNabla 1.39's: in the
+    order of its nested scope dicts walked depth-first (a scope where its first parameter was
+    made: ``a/W``, ``x``, ``a/b`` made so are listed ``a/W``, ``a/b``, ``x``); ``path`` is put
+    before each key (NNabla's recursion passes the scope walked so far in it; it selects
+    nothing) and the entries are added to ``params`` when one is given, which is returned
+    (cases ``nnabla_user_36.user36_scope_files_loaded_elsewhere``,
+    ``user36_get_parameters_order``).
 
     Example:
         >>> import stadyn as sd
         >>> import stadyn.compat.nnabla as nn
         >>> with sd.parameter_registry(sd.ParameterRegistry()):
-        ...     _ = nn.get_parameter_or_create("fc/W", (2,))
+        ...     for name in ("a/W", "x", "a/b"):
+        ...         _ = nn.get_parameter_or_create(name, (2,))
         ...     list(nn.get_parameters(path="net"))
-        ['net/fc/W']
+        ['net/a/W', 'net/a/b', 'net/x']
     """
-    found = as_nnabla(_parametric.get_parameters(grad_only=grad_only))
     out = OrderedDict() if params is None else params
-    for key, var in found.items():
-        out[f"{path}/{key}" if path else key] = var
+    wanted = _parametric.get_parameters() if grad_only else None
+    for key, var in _scope_tree_items(_scope_tree()):
+        if wanted is None or key in wanted:
+            out["/".join([path, key]) if path else key] = var      # (NNabla's expression)
     return out
+
+
+def _scope_tree():
+    """The parameters under the current scope as nested ``OrderedDict``s, one level per scope
+    name, in the order NNabla 1.39's scope dicts hold them (a scope where its first parameter
+    was made); a scope's entry is keyed ``name + "/"``, apart from a parameter of that name."""
+    root = OrderedDict()
+    for key, var in as_nnabla(_parametric.get_parameters(grad_only=False)).items():
+        *scopes, leaf = key.split("/")
+        node = root
+        for name in scopes:
+            node = node.setdefault(name + "/", OrderedDict())
+        node[leaf] = var
+    return root
+
+
+def _scope_tree_items(tree, prefix=""):
+    """``(path, variable)`` of every parameter of a :func:`_scope_tree`, depth-first."""
+    for name, entry in tree.items():
+        if name.endswith("/"):
+            yield from _scope_tree_items(entry, prefix + name)
+        else:
+            yield prefix + name, entry
 
 
 #: NNabla 1.39's error for an initializer neither an array nor callable (a float, say).
@@ -357,14 +385,11 @@ def get_current_parameter_scope():
         ...     scope["a"]["W"].shape
         (1,)
     """
-    root = OrderedDict()
-    for path, var in get_parameters(grad_only=False).items():
-        *scopes, leaf = path.split("/")
-        node = root
-        for name in scopes:
-            node = node.setdefault(name, OrderedDict())
-        node[leaf] = var
-    return root
+    def plain(tree):
+        return OrderedDict((name.rstrip("/") if name.endswith("/") else name,
+                            plain(entry) if name.endswith("/") else entry)
+                           for name, entry in tree.items())
+    return plain(_scope_tree())
 
 
 def kept_file_arrays(path):

@@ -33,7 +33,9 @@ def get_extension_context(ext_name: str = "cpu", device_id: int | str = "0",
     ``device_id=''``, a CUDA one the ``device_id`` given, as a string).  Other keywords are
     taken and ignored, as NNabla 1.39's extension ``context(**kw)`` functions do: a misspelt
     ``dtype_config='half'`` gives the float context there (case
-    ``nnabla_user_36.user36_half_context_on_cpu``).
+    ``nnabla_user_36.user36_half_context_on_cpu``).  The CPU's ``type_config`` is ``'float'``
+    or ``'half'``, as NNabla's CPU extension's: another is its ``ValueError`` (case
+    ``user36_cpu_context_type_configs``).
 
     Without CUDA, ``'cuda'``/``'cudnn'`` run on the CPU with a warning, so GPU scripts run.
 
@@ -52,6 +54,8 @@ def get_extension_context(ext_name: str = "cpu", device_id: int | str = "0",
         logger.warning('Deprecated extension name "cuda.cudnn" passed. Use "cudnn" instead.')
         name = "cudnn"
     if name == "cpu":
+        if type_config not in ("float", "half"):    # (NNabla's CPU extension's context())
+            raise ValueError(f"Unknown data type config is given {type_config}")
         ctx = Context(backends_for("cpu", kind), "CpuCachedArray", "")
     elif name in ("cuda", "cudnn"):
         ctx = Context(backends_for(name, kind), "CudaCachedArray", str(device_id))
