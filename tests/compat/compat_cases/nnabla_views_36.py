@@ -12,20 +12,15 @@ from compat_harness import nnabla_case
 
 V = "nnabla.Variable."
 
-_STALE = ("a static graph's first forward: Stadyn's plan reads the unlinked view v of an op "
-          "output h as a leaf, at the plan's start (h not yet computed: zeros), where NNabla "
-          "1.39's depth-first forward runs h's function first (loss = sum(h*1.5) + sum(v*5)): "
-          "v*5 is 0 where NNabla's is 5*h; from the second forward on both read h's values")
 
-
-@nnabla_case(names=[V + "get_unlinked_variable", V + "forward"],
-             known=dict.fromkeys(["static first forward v*5", "static relu h.g",
-                                  "static relu v.g"], _STALE))
+@nnabla_case(names=[V + "get_unlinked_variable", V + "forward"])
 def unlinked__read_after_its_source(nn, F, r):
     """``loss = sum(h*1.5) + sum(relu(v*5))``, ``v`` unlinked from ``h = (x*2)*3``: the view's
     reader runs after ``h``'s function in NNabla's forward; ``relu`` makes its gradient read
-    the value (``h.g = v.g = [6.5, 1.5, 6.5]``); static (first and second forward) and
-    dynamic."""
+    the value (``h.g = v.g = [6.5, 1.5, 6.5]``); static (first and second forward, then a
+    forward on new ``x``: its ``h``, not the last forward's) and dynamic.  With the view's
+    reader first (``sum(relu(v*5)) + sum(h*1.5)``) NNabla's forward reads ``h`` before ``h``'s
+    function runs: zeros, then the last forward's values."""
     r.touch(V + "get_unlinked_variable", V + "forward")
     res = {}
     for dyn in (False, True):
@@ -49,6 +44,26 @@ def unlinked__read_after_its_source(nn, F, r):
         if not dyn:
             loss.forward()
             res[k + "second forward v*5"] = t.d.copy()
+            x.d = np.array([1.0, 2.0, -3.0], np.float32)
+            loss.forward()
+            res[k + "forward on new x v*5"] = t.d.copy()
+            x.grad.zero()
+            loss.backward()
+            res[k + "new x relu v.g"] = v.g.copy()
+            res[k + "new x relu x.g"] = x.g.copy()
+    x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32), need_grad=True)
+    h = (x * 2.0) * 3.0
+    v = h.get_unlinked_variable(need_grad=True)
+    t = v * 5.0
+    loss = F.sum(F.relu(t)) + F.sum(h * 1.5)
+    loss.forward()
+    res["reader first: first forward v*5"] = t.d.copy()
+    x.d = np.array([1.0, 2.0, -3.0], np.float32)
+    loss.forward()
+    res["reader first: forward on new x v*5"] = t.d.copy()
+    x.grad.zero()
+    loss.backward()
+    res["reader first: v.g"] = v.g.copy()
     return res
 
 
