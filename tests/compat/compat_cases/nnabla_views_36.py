@@ -113,3 +113,46 @@ def grad_assigned__one_array(nn, F, r):
         res[k + "y.g after another array"] = y.g.copy()
         res[k + "h.g after another array"] = h.g.copy()
     return res
+
+
+@nnabla_case(names=[V + "grad", "nnabla.solvers.Sgd", "nnabla.solvers.Solver.zero_grad",
+                    "nnabla.solvers.Solver.update"])
+def grad_assigned__solver_zero_grad(nn, F, S, r):
+    """``z.grad = W.grad``, ``W`` a parameter: a solver's ``zero_grad`` zeroes the one array
+    (``z.g`` too), a write through ``z.g`` then reaches ``update()``, and the next backward's
+    gradient of ``W`` shows in ``z.g``; static and dynamic."""
+    r.touch(V + "grad", "nnabla.solvers.Solver.zero_grad", "nnabla.solvers.Solver.update")
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.clear_parameters()
+        x = nn.Variable.from_numpy_array(np.array([[0.5, -1.0, 2.0]], np.float32))
+        w = nn.parameter.get_parameter_or_create(
+            "w", (3, 2), initializer=np.arange(6.0, dtype=np.float32).reshape(3, 2))
+        z = nn.Variable((3, 2), need_grad=True)
+        z.grad = w.grad
+        solver = S.Sgd(0.5)
+        solver.set_parameters({"w": w})
+        nn.set_auto_forward(dyn)
+        loss = F.sum(F.affine(x, w) * 2.0)
+        nn.set_auto_forward(False)
+        if not dyn:
+            loss.forward()
+        loss.backward()
+        res[k + "z.g after backward"] = z.g.copy()
+        solver.zero_grad()
+        res[k + "z.g after zero_grad"] = z.g.copy()
+        z.g[0, 0] = 7.0
+        res[k + "w.g after z.g write"] = w.g.copy()
+        solver.update()
+        res[k + "w.d after update"] = w.d.copy()
+        solver.zero_grad()
+        if dyn:
+            nn.set_auto_forward(True)
+            loss = F.sum(F.affine(x, w) * 3.0)
+            nn.set_auto_forward(False)
+        else:
+            loss.forward()
+        loss.backward()
+        res[k + "z.g after zero_grad and backward"] = z.g.copy()
+    return res
