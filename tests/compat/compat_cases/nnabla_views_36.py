@@ -67,6 +67,33 @@ def unlinked__read_after_its_source(nn, F, r):
     return res
 
 
+_RESHAPED = ("a static forward reading x.reshape(shape, unlink=True) of an op output h after "
+             "h's function: Stadyn's plan feeds the view the memory h's last forward left "
+             "(zeros at first, then one forward behind), where NNabla 1.39's depth-first forward "
+             "reads this forward's h; get_unlinked_variable's view is read as NNabla's "
+             "(graph/_late_views.py), the reshaped one shares h's memory through "
+             "compat.nnabla's _shared_arrays, which the graph layer does not see")
+
+
+@nnabla_case(names=[V + "reshape", V + "forward"],
+             known=dict.fromkeys(["first forward", "forward on new x"], _RESHAPED))
+def unlinked__reshape_read_after_its_source(nn, F, r):
+    """``loss = sum(h*1.5) + sum(w*2)``, ``w = h.reshape((3, 1), unlink=True)``, ``h =
+    tanh(x*2)``: ``w``'s reader runs after ``h``'s function in NNabla's forward."""
+    r.touch(V + "reshape", V + "forward")
+    x = nn.Variable.from_numpy_array(np.array([0.5, -1.0, 2.0], np.float32), need_grad=True)
+    h = F.tanh(x * 2.0)
+    w = h.reshape((3, 1), unlink=True)
+    loss = F.sum(h * 1.5) + F.sum(w * 2.0)
+    res = {}
+    loss.forward()
+    res["first forward"] = loss.d.copy()
+    x.d = np.array([1.0, -2.0, 0.25], np.float32)
+    loss.forward()
+    res["forward on new x"] = loss.d.copy()
+    return res
+
+
 @nnabla_case(names=[V + "grad", V + "g", V + "backward", "nnabla.NdArray"])
 def grad_assigned__one_array(nn, F, r):
     """``y.grad = h.grad`` (``h`` an op output, or a leaf ``a``): NNabla's ``set_grad`` makes
