@@ -121,7 +121,8 @@ def release_points(nodes: Sequence[FunctionNode], kept: Sequence[Variable]) -> l
 def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
               leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable],
               name_errors: bool = False, channels_last: frozenset[int] = frozenset(),
-              release: Sequence[Sequence] | None = None, shapes: dict | None = None) -> list:
+              release: Sequence[Sequence] | None = None, shapes: dict | None = None,
+              after: dict | None = None) -> list:
     """Run ``nodes`` in order on torch tensors; return the tensors of ``wanted``.
 
     This is the reference semantics of a static graph; lowering traces exactly this function.
@@ -131,7 +132,9 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     checks them.  The nodes whose ``id`` is in ``channels_last`` get their input and weight in
     channels-last strides (a plan's layout, :func:`~stadyn.graph._layout.plan_layout`).
     ``release`` (:func:`release_points` for ``wanted``) lets each value go once its last reader
-    ran; ``shapes`` then gets every op output's shape and dtype by its key.
+    ran; ``shapes`` then gets every op output's shape and dtype by its key.  ``after`` (node
+    position -> ``hook(env)``) runs a hook as that node's outputs are in: views given their
+    source's value of the run (:func:`~stadyn.graph._late_views.view_hooks`).
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -180,6 +183,8 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
         else:
             for k, t in enumerate(out):
                 env[output_key(node, k)] = t
+        if after is not None and i in after:
+            after[i](env)
         if release is not None:
             del args, kwargs
             outs = (out,) if isinstance(out, torch.Tensor) else out

@@ -38,6 +38,7 @@ from ._intermediate_grads import (backward_returning, intermediates_beyond, inte
                                   retain_intermediate_grads, take_retained_grads)
 from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import tidy_ranges
+from ._late_views import late_views, view_hooks
 from ._deferred_layout import channels_last_only, defer
 from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
@@ -284,7 +285,7 @@ class EagerPlan:
 
     __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
                  "reason", "shapes", "marks", "marks_seen", "keep_all", "_others", "_inter_values",
-                 "_differentiates", "__weakref__")
+                 "_differentiates", "_after", "__weakref__")
 
     def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
         # its own fill (a list another plan shares would be counted for both: count_tables)
@@ -303,6 +304,7 @@ class EagerPlan:
         self.saved: list | None = None
         self.reason = reason
         self._differentiates = _differentiates(nodes)
+        self._after = view_hooks(nodes, leaves)     # views read after their source's op
 
     def _interpret(self, tensors: list, wanted: list, release=None, shapes=None) -> list:
         """``wanted``'s values from the leaves' ``tensors``, op by op; with autograd where a
@@ -310,7 +312,7 @@ class EagerPlan:
         (``release``, ``shapes``: :func:`~stadyn.graph.interpret`'s)."""
         with torch.set_grad_enabled(self.has_backward or self._differentiates):
             outs = interpret(self.nodes, self.leaves, tensors, wanted, name_errors=True,
-                             release=release, shapes=shapes)
+                             release=release, shapes=shapes, after=self._after)
         if self._differentiates and not self.has_backward:
             outs = [t.detach() for t in outs]
         return outs
@@ -425,6 +427,10 @@ def build_plan(subgraph: Subgraph, keep_all: bool, backward: bool = True
     if valued:
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
                          f"an output shape depends on values: {', '.join(valued)}")
+    if late_views(nodes, leaves):
+        return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,
+                         "reads a view of an op output after that op ran (NNabla's forward "
+                         "reads the new value: _late_views.py)")
     untraceable = untraceable_ops(nodes)
     if untraceable:
         return EagerPlan(roots, list(nodes), list(leaves), fill, needs_backward,

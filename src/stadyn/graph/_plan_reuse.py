@@ -135,6 +135,18 @@ def structure(subgraph: Subgraph) -> tuple | None:
     return graph_structure(subgraph.leaves, subgraph.nodes, subgraph.roots)
 
 
+def _view_of(v: Variable, where: dict) -> Any:
+    """A leaf's view key: False for no view; for a view of an op output of the graph, that
+    output's position (a plan reading it after its op ran runs eagerly: ``_late_views.py``)."""
+    if v._alias is None:
+        return False
+    h = v._alias
+    while h._alias is not None:
+        h = h._alias
+    pos = where.get(id(h.parent)) if h.parent is not None else None
+    return True if pos is None else (pos, h._index)
+
+
 def graph_structure(leaves, nodes, roots) -> tuple | None:
     """The structure of the graph of ``nodes`` (in execution order) over ``leaves`` giving
     ``roots``: ops, attributes, inputs and roots by position (see the module docstring); None
@@ -154,13 +166,13 @@ def graph_structure(leaves, nodes, roots) -> tuple | None:
     where: dict[int, Any] = {}
     first: dict[int, int] = {}
     keyed_leaves = []
+    for i, node in enumerate(nodes):
+        where[id(node)] = ("op", i)
     for k, v in enumerate(leaves):
         where[id(v)] = ("leaf", k)
         shared = first.setdefault(id(v._data), k) if v._alias is None and v._data is not None \
             else k
-        keyed_leaves.append((v._alias is not None, shared))
-    for i, node in enumerate(nodes):
-        where[id(node)] = ("op", i)
+        keyed_leaves.append((_view_of(v, where), shared))
     ops = []
     try:
         for node in nodes:

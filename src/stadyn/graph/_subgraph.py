@@ -58,9 +58,10 @@ def value_key(v: Variable) -> Hashable:
     return id(v) if v.parent is None else (id(v.parent), v._index)
 
 
-def leaf_tensor(v: Variable) -> torch.Tensor:
+def leaf_tensor(v: Variable, value: torch.Tensor | None = None) -> torch.Tensor:
     """The tensor a leaf feeds into a graph run.  A view's (:meth:`Variable.unlinked`) is its
-    source's value, detached; when the view needs a gradient, it is a fresh leaf tensor whose
+    source's value (``value``, where given: the source's value in the run, ``_late_views.py``),
+    detached; when the view needs a gradient, it is a fresh leaf tensor whose
     ``.grad`` is the source's gradient buffer, kept as the view's tensor for the backward to
     accumulate into: the source sees the gradient (NNabla shares the arrays).
 
@@ -72,7 +73,7 @@ def leaf_tensor(v: Variable) -> torch.Tensor:
         (True, False)
     """
     if v._alias is not None:
-        t = data_of(v._alias).detach()
+        t = (data_of(v._alias) if value is None else value).detach()
         if v._need_grad and t.is_floating_point():
             own = None if grad_follows_alias(v) else Variable.grad.fget(v)
             t.requires_grad_(True)

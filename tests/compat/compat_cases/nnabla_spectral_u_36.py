@@ -9,7 +9,12 @@ call's.  A ``test=True`` call's backward recomputes from a ``u_orig_`` it never 
 gradients, static and dynamic alike.
 """
 
+import functools
+
 from compat_harness import nnabla_case
+from compat_outcomes import as_raised, outcome
+
+_raised = functools.partial(as_raised, first_line=True)
 
 FN = "nnabla.functions."
 PFN = "nnabla.parametric_functions."
@@ -84,4 +89,30 @@ def sn_u__test_call_gradients(nn, F, r, np):
         res[mode + ": grad w"] = w.g.copy()
         res[mode + ": grad w all NaN"] = bool(np.isnan(w.g).all())
         res[mode + ": u kept"] = bool((u.d == before).all())
+    return res
+
+
+@nnabla_case(names=[FN + "spectral_norm", "nnabla.grad"])
+def sn_u__nn_grad_needs_output_u(nn, F, r, np):
+    """``nn.grad`` through a ``spectral_norm`` without ``output_u`` (``PF.spectral_norm``'s):
+    NNabla 1.39's backward function for it refuses (``ValueError: spectral_norm_backward is
+    supported for output_u=True.``), dynamic and static; with ``output_u=True`` the gradient."""
+    res = {}
+    w = nn.Variable.from_numpy_array(r.randn(3, 4), need_grad=True)
+    u = nn.Variable.from_numpy_array(r.randn(3))
+    for dyn in (True, False):
+        for output_u in (False, True):
+            def run():
+                nn.set_auto_forward(dyn)
+                try:
+                    out = F.spectral_norm(w, u, output_u=output_u)
+                    y = out[0] if output_u else out
+                    g, = nn.grad([F.sum(y * 2.0)], [w])
+                    if not dyn:
+                        g.forward()
+                    return g.d.copy()
+                finally:
+                    nn.set_auto_forward(False)
+            res[("dynamic " if dyn else "static ") + "output_u %s" % output_u] = outcome(
+                run, raised=_raised)
     return res

@@ -58,7 +58,9 @@ def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
     one it reaches (below the outputs, above an input, an input of it needing a gradient)
     stops it with ``ValueError: <its name> is not in the backward function registry``
     (python/src/nnabla/grad.py, ``_connect_on_gradient_graph``), before any ``backward_impl``
-    runs; the one nearest the outputs is named, as NNabla reaches it first."""
+    runs; the one nearest the outputs is named, as NNabla reaches it first.  So does a
+    ``spectral_norm`` without ``output_u`` (``PF.spectral_norm``'s): NNabla's backward function
+    for it raises ``ValueError: spectral_norm_backward is supported for output_u=True.``"""
     outs = [outputs] if isinstance(outputs, _Variable) else list(outputs)
     below = {id(v) for v in ins}
     found = None
@@ -66,9 +68,14 @@ def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
         if not any(u is not None and id(u) in below for u in node.inputs):
             continue
         below.update(id(o) for o in node.outputs if o is not None)
-        if node.spec.name == "python_function" and any(
+        if node.spec.name in ("python_function", "spectral_norm") and any(
                 getattr(u, "need_grad", False) for u in node.inputs):
-            found = node
+            if node.spec.name == "python_function" or not node.attrs.get("output_u"):
+                found = node
+    if found is not None and found.spec.name == "spectral_norm":
+        # (its backward function needs the u the forward started from: spectral_norm.py of
+        # nnabla/backward_function, output_u=True only)
+        raise ValueError("spectral_norm_backward is supported for output_u=True.")
     if found is not None:
         function = getattr(found.kwargs.get("function"), "function", None)
         name = function.name if function is not None else "Callback"

@@ -47,10 +47,10 @@ from typing import Callable
 import torch
 
 from ...graph import Variable as _Core, data_of, grad_of, keep_own_grad, topological_nodes
-from ...graph import backward_order, drop_own_grad
+from ...graph import backward_order, drop_own_grad, mark_zeroing
 from ._shared_arrays import members
 
-__all__ = ["note_sharing", "backward_sharing", "share_grad", "unshare_grad"]
+__all__ = ["note_sharing", "backward_sharing", "share_grad", "unshare_grad", "relink_held"]
 
 # Leaves made to share an op output's arrays (get_unlinked_variable, reshape(unlink=True)):
 # only a backward whose graph holds one of them looks further.
@@ -114,6 +114,35 @@ def unshare_grad(v: _Core) -> None:
         g = grad_of(v)
         if g is not None and g is grad_of(h):
             _Core.grad.fset(v, g.detach().clone())
+
+
+def relink_held(h: _Core) -> None:
+    """``h``'s gradient was dropped (a solver's ``zero_grad``): each ``v`` of ``v.grad =
+    h.grad`` and ``h`` get one new zero gradient, marked ``zeroing`` as after NNabla's
+    ``zero_grad``, which zeroes their one array (a write through ``v.g`` then reaches the
+    solver's ``update``).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> from stadyn.graph import release_grads
+        >>> w = nn.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
+        >>> w.g = np.array([3.0, 4.0], np.float32)
+        >>> z = nn.Variable((2,), need_grad=True); z.grad = w.grad
+        >>> release_grads([w]); z.g[0] = 7.0; w.g.tolist()
+        [7.0, 0.0]
+    """
+    holders = [v for v, held in list(_GRAD_OF.items()) if held is h]
+    if not holders:
+        return
+    g = grad_of(h)
+    if g is None:
+        value = data_of(h)
+        g = torch.zeros(value.shape, dtype=value.dtype if value.is_floating_point()
+                        else torch.float32, device=value.device)
+        _Core.grad.fset(h, g)
+        mark_zeroing(g)
+    for v in holders:
+        _Core.grad.fset(v, g)
 
 
 def _partner(v: _Core, outputs: dict) -> _Core | None:

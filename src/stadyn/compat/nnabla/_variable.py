@@ -44,7 +44,8 @@ from ._counters import cast_counters
 from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
 from ._shared_arrays import relink_grads, unlinked_view
-from ._shared_grads import backward_sharing, note_sharing, share_grad, unshare_grad
+from ._shared_grads import (backward_sharing, note_sharing, relink_held, share_grad,
+                            unshare_grad)
 from ._spectral_u import record_starts, write_after_backward
 from ._variable_arrays import assign, grad_array, grad_tensor, value_array
 from ._variable_operators import _checked_operator
@@ -198,6 +199,7 @@ class Variable(VariableProtocol, _HeldReading):
         if value is None:
             _Core.grad.fset(self, None)
             relink_grads(self)          # (a solver's zero_grad of a Variable sharing its array)
+            relink_held(self)           # (and of one whose array another holds: v.grad = h.grad)
             return
         held = value._owner if isinstance(value, NdArray) else None
         if (held and held[1] is grad_tensor and held[0] is not self
