@@ -23,7 +23,7 @@ from ...graph import Variable
 from ...cntk_semantics import broadcast_pair
 from ._deferrable import defer_module
 from ._run_checks import refuse_when_run
-from ._sparse_operands import refuse_sparse_operands
+from ._sparse_operands import refuse_sparse_operands, refuse_sparse_run
 from ._mixins import GraphObject
 from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one_op, operand,
                      swig_count,
@@ -44,20 +44,55 @@ def _axis(x, axis) -> int:
     return sample_axis(x, a)
 
 
-def _target_like(target, output):
+def _core(shape: tuple) -> tuple:
+    """``shape`` less its leading axes of 1."""
+    while shape and shape[0] == 1:
+        shape = shape[1:]
+    return shape
+
+
+def _target_like(target, output, one_axis: bool = False):
     """The target, reshaped to the output's sample shape where the two differ only by leading
     axes of length 1 (CNTK's shapes then match: a ``(1, n)`` output and an ``(n,)`` label, as
-    in CNTK 207's full softmax)."""
+    in CNTK 207's full softmax); where its sample shape is the end of the output's (a ``(V,)``
+    label of ``(R, V)`` scores), given leading axes of 1 that the loss broadcasts over, as
+    CNTK 2.7 does (its ``ElementTimes`` along an axis; along the default axis its
+    ``TransposeTimes`` of the label and each row, of a label of ``one_axis`` only)."""
     t = operand(target)
     have, want = tuple(sample_shape(target)), tuple(sample_shape(output))
-
-    def core(shape):
-        while shape and shape[0] == 1:
-            shape = shape[1:]
-        return shape
-    if have == want or core(have) != core(want):
+    if have == want or lead_axes(target) != lead_axes(output):
         return t
-    return reshape_samples(t, lead_axes(target), want)
+    if _core(have) == _core(want):
+        return reshape_samples(t, lead_axes(target), want)
+    k = len(_core(have))
+    if 0 < k < len(want) and _core(have) == want[-k:] and (k == 1 or not one_axis):
+        return reshape_samples(t, lead_axes(target), (1,) * (len(want) - k) + want[-k:])
+    return t
+
+
+def _broadcast_target(target, output, what: str):
+    """The target broadcast to the output's sample shape, as CNTK 2.7's ``ElementTimes`` of
+    the two does (a loss along an axis other than the default one, or over the whole
+    sample), or its RuntimeError where the shapes are not compatible."""
+    have, want = tuple(sample_shape(target)), tuple(sample_shape(output))
+    if have == want:
+        return target
+    if len(have) > len(want) or any(h not in (1, w) for h, w in zip(reversed(have),
+                                                                     reversed(want))):
+        raise RuntimeError(
+            f"Binary elementwise operation ElementTimes: Left operand {target!r} shape "
+            f"{have} is not compatible with right operand {output!r} shape {want} ({what})")
+    return binary(F.add2, target, const(np.zeros(want, np.dtype(str(operand(output).dtype)))))
+
+
+def _whole_sample_target(target, output):
+    """The target of a loss over the whole sample (``axis=None``), as ``(size,)`` samples of
+    the output's rank (an unbatched one of size-1 leading axes), broadcast to the output's
+    sample shape first (:func:`_broadcast_target`)."""
+    t = _broadcast_target(target, output, "cross_entropy_with_softmax over the whole sample")
+    lead, size = lead_axes(t), int(np.prod(sample_shape(output)))
+    t = S.reshape_sample(operand(t), (size,), lead > 0, sequence=lead == 2)
+    return t if lead == lead_axes(output) else F.reshape(t, (1,) * lead_axes(output) + (size,))
 
 
 @float_arrays("output_vector", "target_vector")
@@ -70,16 +105,21 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     over the whole sample."""
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "placeholder")
     if whole_sample(axis):      # (None, all static axes: over the whole sample, as CNTK 2.7)
-        o, t = operand(output_vector), _target_like(target_vector, output_vector)
+        t = _whole_sample_target(target_vector, output_vector)
         size, lead = int(np.prod(sample_shape(output_vector))), lead_axes(output_vector)
-        o, t = (S.reshape_sample(v, (size,), lead > 0, sequence=lead == 2) for v in (o, t))
+        o = S.reshape_sample(operand(output_vector), (size,), lead > 0, sequence=lead == 2)
         out = F.reshape_trailing(F.cross_entropy_with_softmax(o, t, lead), (), base_axis=lead)
-        return _loss_block(named(wrap(out), name, "CrossEntropyWithSoftmax"), name,
-                           (output_vector, target_vector), "Minus")
+        made = named(wrap(out), name, "CrossEntropyWithSoftmax")
+        # (CNTK 2.7's ReduceLogSum and ElementTimes of sparse data: refused when run)
+        refuse_sparse_run("CrossEntropyWithSoftmax", [output_vector, target_vector], made)
+        return _loss_block(made, name, (output_vector, target_vector), "Minus")
     if _matrices_along_default_axis(output_vector, target_vector, axis):
         return _cross_entropy_of_matrices(output_vector, target_vector, name)
+    if isinstance(axis, Axis) or int(axis) != -1:   # (ElementTimes: the target broadcast)
+        target_vector = _broadcast_target(target_vector, output_vector,
+                                          "cross_entropy_with_softmax along an axis")
     out = F.cross_entropy_with_softmax(operand(output_vector),
-                                       _target_like(target_vector, output_vector),
+                                       _target_like(target_vector, output_vector, True),
                                        _axis(output_vector, axis))
     return _loss_block(named(wrap(out), name, "CrossEntropyWithSoftmax"), name,
                        (output_vector, target_vector), "Minus")
@@ -125,7 +165,13 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
             "axis; give axis= or topN=)")
     if int(topN) == 1 and _matrices_along_default_axis(output_vector, target_vector, axis):
         return _classification_error_of_matrices(output_vector, target_vector, name)
-    o, t, ax = operand(output_vector), _target_like(target_vector, output_vector), \
+    if int(topN) == 1 and default_axis and len(sample_shape(output_vector)) > 1 and \
+            lead_axes(target_vector) == lead_axes(output_vector) and \
+            tuple(sample_shape(target_vector)) != tuple(sample_shape(output_vector)):
+        t = _target_like(target_vector, output_vector, True)
+        if tuple(t.shape[lead_axes(target_vector):]) != tuple(sample_shape(output_vector)):
+            return _classification_error_of_rows(output_vector, target_vector, t, name)
+    o, t, ax = operand(output_vector), _target_like(target_vector, output_vector, True), \
         _axis(output_vector, axis)
     if int(topN) > 1 and default_axis and len(sample_shape(output_vector)) > 1:
         # CNTK 2.7's ClassificationError node with topN reads a sample (a step of a sequence)
@@ -168,6 +214,28 @@ def _classification_error_of_matrices(output_vector, target_vector, name: str):
     out = F.r_sub_scalar(F.batch_matmul(h, t, transpose_b=True), 1.0)
     return _loss_block(named(wrap(one_op(out, o, t)), name, "ClassificationError"), name,
                        (o, t), "Minus", one=True)
+
+
+def _classification_error_of_rows(output_vector, target_vector, t, name: str):
+    """CNTK 2.7's ``ClassificationError`` along its default axis of samples ``(..., V)`` and
+    a ``(V,)`` label (``t``: given leading axes of 1): ``1 - TransposeTimes(label,
+    Hardmax(output))``, the hardmax the whole sample's (one 1 at its first largest value),
+    so ``(..., 1)``: 1 in every row but the one holding that value, 1 less the label's value
+    at it there.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> z, y = C.input_variable((2, 3)), C.input_variable(3)
+        >>> C.classification_error(z, y).eval({z: np.array([[[1, 2, 0], [0, 5, 0]]], np.float32),
+        ...                                    y: np.array([[0, 1, 0]], np.float32)}).tolist()
+        [[[1.0], [0.0]]]
+    """
+    o = operand(output_vector)
+    h = S.hardmax(o, lead_axes(output_vector), tuple(sample_shape(output_vector)))
+    hit = F.sum(F.mul2(h, F.cast(t, str(h.dtype))), axis=o.ndim - 1, keepdims=True)
+    out = F.r_sub_scalar(hit, 1.0)
+    return _loss_block(named(wrap(one_op(out, o, t)), name, "ClassificationError"), name,
+                       (o, operand(target_vector)), "Minus", one=True)
 
 
 def _matrices_along_default_axis(output_vector, target_vector, axis) -> bool:
@@ -228,6 +296,8 @@ def _classification_error_along(output_vector, target_vector, axis, name: str):
         ...         y: np.array([[[0, 1, 0], [0, 1, 0]]], np.float32)}).tolist()
         [0.5]
     """
+    target_vector = _broadcast_target(target_vector, output_vector,
+                                      "classification_error along an axis")
     o, t = operand(output_vector), _target_like(target_vector, output_vector)
     ax = tuple(range(lead_axes(output_vector), len(o.shape))) if axis is None else \
         _axis(output_vector, axis)
