@@ -20,19 +20,21 @@ from ._util import norm_axis
 
 def _dense_target(z, t, axis):
     """CNTK's rule: the target is dense (one-hot or soft), of the output's shape or of axes of
-    1 where the output's are longer, its class axis the output's (CNTK 2.7 broadcasts a
-    ``(V,)`` label over ``(R, V)`` scores: ``TransposeTimes`` of the label and every row);
-    returns the class axis and the target expanded to the output's shape."""
+    1 where the output's are longer, but for its first (batch) and class axes (CNTK 2.7
+    broadcasts a ``(V,)`` label over ``(R, V)`` scores: ``TransposeTimes`` of the label and
+    every row; a target without the batch is an unfed input's stand-in, which takes the
+    batch, :mod:`stadyn.graph._free_axes`); returns the class axis and the target expanded to
+    the output's shape."""
     a = norm_axis(axis, z.ndim)
-    fits = t.ndim == z.ndim and t.shape[a] == z.shape[a] and all(
-        n in (1, m) for n, m in zip(t.shape, z.shape))
+    fits = t.ndim == z.ndim and t.shape[a] == z.shape[a] and t.shape[:1] == z.shape[:1] and \
+        all(n in (1, m) for n, m in zip(t.shape, z.shape))
     if not fits:
         ids = tuple(t.shape) == tuple(z.shape[:a]) + (1,) + tuple(z.shape[a + 1:])
         hint = ("; it takes one-hot rows, not class ids (those go to softmax_cross_entropy and "
                 "top_n_error)" if ids else "")
         raise ValueError(f"the target has shape {tuple(t.shape)}; a dense (one-hot) target of "
                          f"the output's shape {tuple(z.shape)} (or of axes of 1 other than its "
-                         f"class axis) is needed{hint}")
+                         f"batch and class axes) is needed{hint}")
     if t.dtype == torch.bool or t.is_complex():
         raise ValueError(f"the target has dtype {t.dtype}; a dense target holds numbers")
     return a, t.expand_as(z)

@@ -85,14 +85,22 @@ def _broadcast_target(target, output, what: str):
     return binary(F.add2, target, const(np.zeros(want, np.dtype(str(operand(output).dtype)))))
 
 
-def _whole_sample_target(target, output):
-    """The target of a loss over the whole sample (``axis=None``), as ``(size,)`` samples of
-    the output's rank (an unbatched one of size-1 leading axes), broadcast to the output's
-    sample shape first (:func:`_broadcast_target`)."""
-    t = _broadcast_target(target, output, "cross_entropy_with_softmax over the whole sample")
-    lead, size = lead_axes(t), int(np.prod(sample_shape(output)))
-    t = S.reshape_sample(operand(t), (size,), lead > 0, sequence=lead == 2)
-    return t if lead == lead_axes(output) else F.reshape(t, (1,) * lead_axes(output) + (size,))
+def _cross_entropy_of_whole_samples(output_vector, target_vector):
+    """``log_sum_exp(z) - sum(t * z)`` over each whole sample (``axis=None``), of shape ``()``:
+    the target broadcast to the output's sample shape first (:func:`_broadcast_target`);
+    one without the output's batch (a constant) is broadcast over it."""
+    t = _broadcast_target(target_vector, output_vector,
+                          "cross_entropy_with_softmax over the whole sample")
+    lead, size = lead_axes(output_vector), int(np.prod(sample_shape(output_vector)))
+    o = S.reshape_sample(operand(output_vector), (size,), lead > 0, sequence=lead == 2)
+    t = S.reshape_sample(operand(t), (size,), lead_axes(t) > 0, sequence=lead_axes(t) == 2)
+    if lead_axes(target_vector) == lead:
+        out = F.cross_entropy_with_softmax(o, t, lead)
+    else:       # (CNTK's ReduceLogSum less ElementTimes' sum, the target broadcast)
+        top = F.max(o, axis=lead, keepdims=True)
+        lse = F.add2(F.log(F.sum(F.exp(F.sub2(o, top)), axis=lead, keepdims=True)), top)
+        out = F.sub2(lse, F.sum(F.mul2(o, t), axis=lead, keepdims=True))
+    return F.reshape_trailing(out, (), base_axis=lead)
 
 
 @float_arrays("output_vector", "target_vector")
@@ -105,10 +113,7 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     over the whole sample."""
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "placeholder")
     if whole_sample(axis):      # (None, all static axes: over the whole sample, as CNTK 2.7)
-        t = _whole_sample_target(target_vector, output_vector)
-        size, lead = int(np.prod(sample_shape(output_vector))), lead_axes(output_vector)
-        o = S.reshape_sample(operand(output_vector), (size,), lead > 0, sequence=lead == 2)
-        out = F.reshape_trailing(F.cross_entropy_with_softmax(o, t, lead), (), base_axis=lead)
+        out = _cross_entropy_of_whole_samples(output_vector, target_vector)
         made = named(wrap(out), name, "CrossEntropyWithSoftmax")
         # (CNTK 2.7's ReduceLogSum and ElementTimes of sparse data: refused when run)
         refuse_sparse_run("CrossEntropyWithSoftmax", [output_vector, target_vector], made)
