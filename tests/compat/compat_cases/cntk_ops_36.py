@@ -470,3 +470,21 @@ def loss__label_of_the_last_axis(C, r):
     res["None | (1, 12) target"] = _outcome(
         lambda: C.cross_entropy_with_softmax(x, y12, axis=None).shape, words=False)
     return res
+
+
+@cntk_case(names=["cntk.ops.gather", "cntk.ops.placeholder"],
+           note="gather along an Axis that is not a static one (all static axes, the batch "
+                "axis) is CNTK 2.7's RuntimeError ('Gather operation only supports a single "
+                "static axis.') as called, of a waiting operand too; None is its first axis; "
+                "Stadyn raised ValueError, and built the waiting one")
+def ops__gather_along_a_dynamic_axis(C, r):
+    r.touch("cntk.ops.input_variable", "cntk.ops.constant", "cntk.Function.shape",
+            "cntk.Axis.all_static_axes", "cntk.Axis.default_batch_axis")
+    res = {}
+    x = C.input_variable((3, 4))
+    i = C.constant(np.float32([0, 2]))
+    for label, a in (("None", None), ("all_static_axes", C.Axis.all_static_axes()),
+                     ("default_batch_axis", C.Axis.default_batch_axis())):
+        res[label] = _outcome(lambda: C.gather(x, i, axis=a).shape)
+        res[label + " | waiting"] = _outcome(lambda: C.gather(C.placeholder(), i, axis=a).shape)
+    return res
