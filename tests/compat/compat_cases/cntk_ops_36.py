@@ -417,6 +417,13 @@ def debugging__dump_of_waiting_ops(C, r):
     return res
 
 
+_MATRIX_LABEL = ("a label of rank 2, (R, V), of samples of rank 3 (., R, V) along the default "
+                 "axis: CNTK 2.7's TransposeTimes of the two gives (., R, R) (the classification "
+                 "error's hardmax the whole sample's); Stadyn computes it for samples of rank 2 "
+                 "only (_cross_entropy_of_matrices, _classification_error_of_matrices) and "
+                 "raises ValueError here")
+
+
 @cntk_case(names=["cntk.losses.cross_entropy_with_softmax",
                   "cntk.metrics.classification_error", "cntk.ops.constant"],
            note="a label of the scores' last axis alone ((4,) of (3, 4) scores): CNTK 2.7 "
@@ -427,7 +434,9 @@ def debugging__dump_of_waiting_ops(C, r):
                 "along the default axis is its ValueError; over the whole sample an "
                 "unbatched (3, 4) constant target is broadcast over the batch, a sparse one "
                 "refused when run, a (1, 12) one refused (RuntimeError); Stadyn refused the "
-                "label (ValueError), the constant, and ran the sparse and (1, 12) ones")
+                "label (ValueError), the constant, and ran the sparse and (1, 12) ones",
+           known=dict(("rank 3, (3, 4) label | " + what, _MATRIX_LABEL)
+                      for what in ("cross_entropy_with_softmax", "classification_error")))
 def loss__label_of_the_last_axis(C, r):
     import scipy.sparse as sp
     r.touch("cntk.ops.input_variable", "cntk.ops.sequence.input_variable",
@@ -469,6 +478,20 @@ def loss__label_of_the_last_axis(C, r):
     y12 = C.input_variable((1, 12))
     res["None | (1, 12) target"] = _outcome(
         lambda: C.cross_entropy_with_softmax(x, y12, axis=None).shape, words=False)
+    res["axis 0 | unbatched (4,)"] = C.cross_entropy_with_softmax(x, c4, axis=0).eval({x: d})
+    res["None | unbatched (3, 4) | gradient"] = C.cross_entropy_with_softmax(
+        x, c34, axis=None).grad({x: d}, wrt=[x])
+    x3 = C.input_variable((2, 3, 4))
+    d3 = r.randn(3, 2, 3, 4)
+    res["rank 3, (4,) label | cross_entropy"] = C.cross_entropy_with_softmax(x3, y).eval(
+        {x3: d3, y: t})
+    res["rank 3, (4,) label | classification_error"] = C.classification_error(x3, y).eval(
+        {x3: d3, y: t})
+    y34 = C.input_variable((3, 4))
+    t34 = np.tile(t[:, None], (1, 3, 1))
+    for what in ("cross_entropy_with_softmax", "classification_error"):
+        res["rank 3, (3, 4) label | " + what] = _outcome(
+            lambda: getattr(C, what)(x3, y34).eval({x3: d3, y34: t34}), words=False)
     return res
 
 

@@ -94,13 +94,19 @@ def _cross_entropy_of_whole_samples(output_vector, target_vector):
     lead, size = lead_axes(output_vector), int(np.prod(sample_shape(output_vector)))
     o = S.reshape_sample(operand(output_vector), (size,), lead > 0, sequence=lead == 2)
     t = S.reshape_sample(operand(t), (size,), lead_axes(t) > 0, sequence=lead_axes(t) == 2)
-    if lead_axes(target_vector) == lead:
-        out = F.cross_entropy_with_softmax(o, t, lead)
-    else:       # (CNTK's ReduceLogSum less ElementTimes' sum, the target broadcast)
-        top = F.max(o, axis=lead, keepdims=True)
-        lse = F.add2(F.log(F.sum(F.exp(F.sub2(o, top)), axis=lead, keepdims=True)), top)
-        out = F.sub2(lse, F.sum(F.mul2(o, t), axis=lead, keepdims=True))
-    return F.reshape_trailing(out, (), base_axis=lead)
+    return F.reshape_trailing(_cross_entropy_of(o, t, lead, lead_axes(target_vector) != lead),
+                              (), base_axis=lead)
+
+
+def _cross_entropy_of(o, t, axis: int, unbatched: bool):
+    """The native op's cross entropy along ``axis``; of an ``unbatched`` target (a
+    constant, no batch axis), CNTK's ``ReduceLogSum`` less ``ElementTimes``' sum, the target
+    broadcast over the batch."""
+    if not unbatched:
+        return F.cross_entropy_with_softmax(o, t, axis)
+    top = F.max(o, axis=axis, keepdims=True)
+    lse = F.add2(F.log(F.sum(F.exp(F.sub2(o, top)), axis=axis, keepdims=True)), top)
+    return F.sub2(lse, F.sum(F.mul2(o, t), axis=axis, keepdims=True))
 
 
 @float_arrays("output_vector", "target_vector")
@@ -123,9 +129,11 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     if isinstance(axis, Axis) or int(axis) != -1:   # (ElementTimes: the target broadcast)
         target_vector = _broadcast_target(target_vector, output_vector,
                                           "cross_entropy_with_softmax along an axis")
-    out = F.cross_entropy_with_softmax(operand(output_vector),
-                                       _target_like(target_vector, output_vector, True),
-                                       _axis(output_vector, axis))
+    out = _cross_entropy_of(operand(output_vector),
+                            _target_like(target_vector, output_vector, True),
+                            _axis(output_vector, axis),
+                            lead_axes(target_vector) < lead_axes(output_vector) and
+                            (isinstance(axis, Axis) or int(axis) != -1))
     return _loss_block(named(wrap(out), name, "CrossEntropyWithSoftmax"), name,
                        (output_vector, target_vector), "Minus")
 
@@ -173,8 +181,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
     if int(topN) == 1 and default_axis and len(sample_shape(output_vector)) > 1 and \
             lead_axes(target_vector) == lead_axes(output_vector) and \
             tuple(sample_shape(target_vector)) != tuple(sample_shape(output_vector)):
-        t = _target_like(target_vector, output_vector, True)
-        if tuple(t.shape[lead_axes(target_vector):]) != tuple(sample_shape(output_vector)):
+        if _core(tuple(sample_shape(target_vector))) == tuple(sample_shape(output_vector))[-1:]:
+            t = _target_like(target_vector, output_vector, True)
             return _classification_error_of_rows(output_vector, target_vector, t, name)
     o, t, ax = operand(output_vector), _target_like(target_vector, output_vector, True), \
         _axis(output_vector, axis)
