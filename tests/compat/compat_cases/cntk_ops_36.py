@@ -431,7 +431,8 @@ _MATRIX_LABEL = ("a label of rank 2, (R, V), of samples of rank 3 (., R, V) alon
                 "each row, the classification error's hardmax the whole sample's: 1 in every "
                 "row but the one holding the largest value; along another axis or the whole "
                 "sample ElementTimes), a sequence's steps each; an unbatched (4,) constant "
-                "along the default axis is its ValueError; over the whole sample an "
+                "along the default axis is its ValueError; a top-N error reads the label's "
+                "largest among the topN of the whole flattened sample; over the whole sample an "
                 "unbatched (3, 4) constant target is broadcast over the batch, a sparse one "
                 "refused when run, a (1, 12) one refused (RuntimeError); Stadyn refused the "
                 "label (ValueError), the constant, and ran the sparse and (1, 12) ones",
@@ -487,6 +488,13 @@ def loss__label_of_the_last_axis(C, r):
         {x3: d3, y: t})
     res["rank 3, (4,) label | classification_error"] = C.classification_error(x3, y).eval(
         {x3: d3, y: t})
+    xt, lab = C.input_variable((3, 4)), C.input_variable(4)
+    dt, tt = r.randn(6, 3, 4), np.eye(4, dtype=np.float32)[[0, 1, 2, 3, 1, 2]]
+    for top in (2, 3, 5):
+        res["top %d" % top] = C.classification_error(xt, lab, topN=top).eval(
+            {xt: dt, lab: tt})
+        res["top %d | negative label" % top] = C.classification_error(xt, lab, topN=top).eval(
+            {xt: dt, lab: tt - 5})
     y34 = C.input_variable((3, 4))
     t34 = np.tile(t[:, None], (1, 3, 1))
     for what in ("cross_entropy_with_softmax", "classification_error"):

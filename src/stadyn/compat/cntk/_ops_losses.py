@@ -192,7 +192,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         # the whole sample
         size = int(np.prod(sample_shape(output_vector)))
         lead = lead_axes(output_vector)
-        o, t = (S.reshape_sample(v, (size,), lead > 0, sequence=lead == 2) for v in (o, t))
+        o = S.reshape_sample(o, (size,), lead > 0, sequence=lead == 2)
+        t = _topn_target(target_vector, output_vector, t, size)
         ax = lead
     out = F.classification_error(o, t, ax, int(topN))
     if topN > 1 and batched(output_vector):
@@ -204,6 +205,31 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         show_topn_constant(made.variable)                                  # after its operands)
         return made
     return _loss_block(made, name, (output_vector, target_vector), "Minus", one=True)
+
+
+def _topn_target(target_vector, output_vector, t, size: int):
+    """The target ``t`` of a top-N ``classification_error`` as one column of ``size`` values
+    per sample, as CNTK 2.7's ``ClassificationError`` node reads it; a label of the sample's
+    last axis alone (``(V,)`` of ``(R, V)`` scores: its column of V values) padded with its
+    own least value, so that its first largest (the class the node reads) stays in its V.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> z, y = C.input_variable((2, 3)), C.input_variable(3)
+        >>> C.classification_error(z, y, topN=2).eval(
+        ...     {z: np.array([[[1, 5, 0], [4, 0, 0]]], np.float32),
+        ...      y: np.array([[0, 1, 0]], np.float32)}).tolist()
+        0.0
+    """
+    lead = lead_axes(output_vector)
+    have = _core(tuple(sample_shape(target_vector)))
+    if have == tuple(sample_shape(output_vector)) or have != tuple(sample_shape(
+            output_vector))[-1:] or lead_axes(target_vector) != lead:
+        return S.reshape_sample(t, (size,), lead > 0, sequence=lead == 2)
+    t = S.reshape_sample(t, have, lead > 0, sequence=lead == 2)
+    low = F.min(t, axis=lead, keepdims=True)
+    rest = const(np.ones(size - have[0], np.dtype(str(t.dtype))), np.dtype(str(t.dtype)))
+    return F.concatenate(t, F.mul2(low, rest), axis=lead)
 
 
 def _classification_error_of_matrices(output_vector, target_vector, name: str):
