@@ -19,18 +19,25 @@ from ._util import norm_axis
 
 
 def _dense_target(z, t, axis):
-    """CNTK's rule: the target is dense (one-hot or soft), of the output's very shape (CNTK's
-    ``Times`` refuses any other); returns the class axis."""
+    """CNTK's rule: the target is dense (one-hot or soft), of the output's shape or of axes of
+    1 where the output's are longer, but for its first (batch) and class axes (CNTK 2.7
+    broadcasts a ``(V,)`` label over ``(R, V)`` scores: ``TransposeTimes`` of the label and
+    every row; a target without the batch is an unfed input's stand-in, which takes the
+    batch, :mod:`stadyn.graph._free_axes`); returns the class axis and the target expanded to
+    the output's shape."""
     a = norm_axis(axis, z.ndim)
-    if tuple(t.shape) != tuple(z.shape):
+    fits = t.ndim == z.ndim and t.shape[a] == z.shape[a] and t.shape[:1] == z.shape[:1] and \
+        all(n in (1, m) for n, m in zip(t.shape, z.shape))
+    if not fits:
         ids = tuple(t.shape) == tuple(z.shape[:a]) + (1,) + tuple(z.shape[a + 1:])
         hint = ("; it takes one-hot rows, not class ids (those go to softmax_cross_entropy and "
                 "top_n_error)" if ids else "")
         raise ValueError(f"the target has shape {tuple(t.shape)}; a dense (one-hot) target of "
-                         f"the output's shape {tuple(z.shape)} is needed{hint}")
+                         f"the output's shape {tuple(z.shape)} (or of axes of 1 other than its "
+                         f"batch and class axes) is needed{hint}")
     if t.dtype == torch.bool or t.is_complex():
         raise ValueError(f"the target has dtype {t.dtype}; a dense target holds numbers")
-    return a
+    return a, t.expand_as(z)
 
 
 @op(2, category="loss", precision="float", sequence=unless_class_axis,
@@ -51,9 +58,9 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1):
         >>> np.round(y.d, 5)
         array([[0.69315]], dtype=float32)
     """
-    a = _dense_target(output_vector, target_vector, axis)
+    a, t = _dense_target(output_vector, target_vector, axis)
     z = output_vector
-    t = target_vector.to(z.dtype)
+    t = t.to(z.dtype)
     y = torch.logsumexp(z, dim=a, keepdim=True) - torch.sum(t * z, dim=a, keepdim=True)
     if not z.is_floating_point():
         return y
@@ -77,9 +84,10 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
     2.7 takes, else 0: those of ``std::partial_sort`` by ``a > b`` (the highest outputs;
     among equal ones and around NaN outputs, which compare false with all, the ones its heap
     keeps, as ``top_k`` takes them).  The reduced axis is kept with size 1.  No gradient.  The
-    target is dense (one-hot or soft), of the output's shape.  With ``topN`` 1 the prediction
-    is CNTK 2.7's: the first output no later one exceeds, so a NaN is passed by unless it
-    comes first, when it is the prediction (a row of NaN predicts class 0).
+    target is dense (one-hot or soft), of the output's shape (or of axes of 1 there).  With
+    ``topN`` 1 the prediction is CNTK 2.7's: the first output no later one exceeds, so a NaN
+    is passed by unless it comes first, when it is the prediction (a row of NaN predicts
+    class 0).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -89,7 +97,7 @@ def classification_error(output_vector, target_vector, axis=-1, topN=1):
         >>> e.d
         array([[1.]], dtype=float32)
     """
-    a = _dense_target(output_vector, target_vector, axis)
+    a, target_vector = _dense_target(output_vector, target_vector, axis)
     z = output_vector.detach()
     dtype = z.dtype if z.dtype.is_floating_point else torch.float32
     if topN == 1:

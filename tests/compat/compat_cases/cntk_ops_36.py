@@ -415,3 +415,107 @@ def debugging__dump_of_waiting_ops(C, r):
         res[label + " | letters"] = letters
         res[label + " | unnamed placeholder"] = _dumped(C, make(C.placeholder()))[0]
     return res
+
+
+_MATRIX_LABEL = ("a label of rank 2, (R, V), of samples of rank 3 (., R, V) along the default "
+                 "axis: CNTK 2.7's TransposeTimes of the two gives (., R, R) (the classification "
+                 "error's hardmax the whole sample's); Stadyn computes it for samples of rank 2 "
+                 "only (_cross_entropy_of_matrices, _classification_error_of_matrices) and "
+                 "raises ValueError here")
+
+
+@cntk_case(names=["cntk.losses.cross_entropy_with_softmax",
+                  "cntk.metrics.classification_error", "cntk.ops.constant"],
+           note="a label of the scores' last axis alone ((4,) of (3, 4) scores): CNTK 2.7 "
+                "broadcasts it over the rows (along the default axis TransposeTimes of it and "
+                "each row, the classification error's hardmax the whole sample's: 1 in every "
+                "row but the one holding the largest value; along another axis or the whole "
+                "sample ElementTimes), a sequence's steps each; an unbatched (4,) constant "
+                "along the default axis is its ValueError; a top-N error reads the label's "
+                "largest among the topN of the whole flattened sample; over the whole sample an "
+                "unbatched (3, 4) constant target is broadcast over the batch, a sparse one "
+                "refused when run, a (1, 12) one refused (RuntimeError); Stadyn refused the "
+                "label (ValueError), the constant, and ran the sparse and (1, 12) ones",
+           known=dict(("rank 3, (3, 4) label | " + what, _MATRIX_LABEL)
+                      for what in ("cross_entropy_with_softmax", "classification_error")))
+def loss__label_of_the_last_axis(C, r):
+    import scipy.sparse as sp
+    r.touch("cntk.ops.input_variable", "cntk.ops.sequence.input_variable",
+            "cntk.Function.eval", "cntk.Function.grad")
+    res = {}
+    x = C.input_variable((3, 4), needs_gradient=True)
+    y = C.input_variable(4, needs_gradient=True)
+    d = r.randn(3, 3, 4)
+    t = np.float32([[0, 0, 1, 0], [0.5, 0, 0.5, 0], [0, 1, 0, 0]])
+    d[2, 1, 1] = 9.0        # (the largest value of the third sample in the label's class)
+    for label, a in (("default", -1), ("axis 0", 0), ("None", None)):
+        f = C.cross_entropy_with_softmax(x, y, axis=a)
+        res["cross_entropy | %s | shape" % label] = list(f.shape)
+        res["cross_entropy | %s | values" % label] = f.eval({x: d, y: t})
+        res["cross_entropy | %s | gradients" % label] = [
+            g for _, g in sorted(f.grad({x: d, y: t}, wrt=[x, y]).items(),
+                                 key=lambda kv: len(kv[0].shape), reverse=True)]
+        e = C.classification_error(x, y, axis=a)
+        res["classification_error | %s | shape" % label] = list(e.shape)
+        res["classification_error | %s | values" % label] = e.eval({x: d, y: t})
+    q = C.sequence.input_variable((3, 4))
+    qy = C.sequence.input_variable(4)
+    feed = {q: [d[0:2], d[2:3]], qy: [t[0:2], t[2:3]]}
+    res["sequence | cross_entropy"] = C.cross_entropy_with_softmax(q, qy).eval(feed)
+    res["sequence | classification_error"] = C.classification_error(q, qy).eval(feed)
+    c4 = C.constant(np.float32([0, 1, 0, 0]))
+    res["unbatched (4,) | cross_entropy"] = _outcome(
+        lambda: C.cross_entropy_with_softmax(x, c4).eval({x: d}), words=False)
+    res["unbatched (4,) | classification_error"] = _outcome(
+        lambda: C.classification_error(x, c4).eval({x: d}), words=False)
+    c34 = C.constant(np.full((3, 4), 1 / 12.0, np.float32))
+    res["None | unbatched (3, 4)"] = C.cross_entropy_with_softmax(x, c34, axis=None).eval(
+        {x: d})
+    s = C.input_variable((3, 4), is_sparse=True)
+    onehot = [sp.csr_matrix(np.eye(12, dtype=np.float32)[5].reshape(3, 4))] * 3
+    res["None | sparse target"] = _outcome(
+        lambda: C.cross_entropy_with_softmax(x, s, axis=None).eval({x: d, s: onehot}),
+        words=False)
+    y12 = C.input_variable((1, 12))
+    res["None | (1, 12) target"] = _outcome(
+        lambda: C.cross_entropy_with_softmax(x, y12, axis=None).shape, words=False)
+    res["axis 0 | unbatched (4,)"] = C.cross_entropy_with_softmax(x, c4, axis=0).eval({x: d})
+    res["None | unbatched (3, 4) | gradient"] = C.cross_entropy_with_softmax(
+        x, c34, axis=None).grad({x: d}, wrt=[x])
+    x3 = C.input_variable((2, 3, 4))
+    d3 = r.randn(3, 2, 3, 4)
+    res["rank 3, (4,) label | cross_entropy"] = C.cross_entropy_with_softmax(x3, y).eval(
+        {x3: d3, y: t})
+    res["rank 3, (4,) label | classification_error"] = C.classification_error(x3, y).eval(
+        {x3: d3, y: t})
+    xt, lab = C.input_variable((3, 4)), C.input_variable(4)
+    dt, tt = r.randn(6, 3, 4), np.eye(4, dtype=np.float32)[[0, 1, 2, 3, 1, 2]]
+    for top in (2, 3, 5):
+        res["top %d" % top] = C.classification_error(xt, lab, topN=top).eval(
+            {xt: dt, lab: tt})
+        res["top %d | negative label" % top] = C.classification_error(xt, lab, topN=top).eval(
+            {xt: dt, lab: tt - 5})
+    y34 = C.input_variable((3, 4))
+    t34 = np.tile(t[:, None], (1, 3, 1))
+    for what in ("cross_entropy_with_softmax", "classification_error"):
+        res["rank 3, (3, 4) label | " + what] = _outcome(
+            lambda: getattr(C, what)(x3, y34).eval({x3: d3, y34: t34}), words=False)
+    return res
+
+
+@cntk_case(names=["cntk.ops.gather", "cntk.ops.placeholder"],
+           note="gather along an Axis that is not a static one (all static axes, the batch "
+                "axis) is CNTK 2.7's RuntimeError ('Gather operation only supports a single "
+                "static axis.') as called, of a waiting operand too; None is its first axis; "
+                "Stadyn raised ValueError, and built the waiting one")
+def ops__gather_along_a_dynamic_axis(C, r):
+    r.touch("cntk.ops.input_variable", "cntk.ops.constant", "cntk.Function.shape",
+            "cntk.Axis.all_static_axes", "cntk.Axis.default_batch_axis")
+    res = {}
+    x = C.input_variable((3, 4))
+    i = C.constant(np.float32([0, 2]))
+    for label, a in (("None", None), ("all_static_axes", C.Axis.all_static_axes()),
+                     ("default_batch_axis", C.Axis.default_batch_axis())):
+        res[label] = _outcome(lambda: C.gather(x, i, axis=a).shape)
+        res[label + " | waiting"] = _outcome(lambda: C.gather(C.placeholder(), i, axis=a).shape)
+    return res

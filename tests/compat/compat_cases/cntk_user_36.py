@@ -120,16 +120,7 @@ def user36_dcgan_conv_transpose(C, r):
                 "tutorial writes it, z = times_transpose(W, h) + reshape(b, (1, V)) is "
                 "(V, 1) + (1, V): (V, V) on both sides; CNTK 2.7 takes a (V,) label against "
                 "it (broadcast over the rows) in classification_error and "
-                "cross_entropy_with_softmax",
-           known={"metric of the (V, V) scores": "CNTK 2.7 broadcasts a (V,) label over a "
-                  "(V, V) output in classification_error (a (V, 1) result, every row 1.0 here); "
-                  "Stadyn's native op (src/stadyn/ops/_cntk.py _dense_target) refuses a target "
-                  "not of the output's very shape (ValueError); classification_error is "
-                  "cntkops36's this round",
-                  "full softmax of the (V, V) scores": "CNTK 2.7 broadcasts a (V,) label over "
-                  "a (V, V) output in cross_entropy_with_softmax (one loss per row, (V, 1)); "
-                  "Stadyn's native op (src/stadyn/ops/_cntk.py _dense_target) refuses it "
-                  "(ValueError)"})
+                "cross_entropy_with_softmax")
 def user36_sampled_softmax(C, r):
     V, D = 5, 3
     weights_np = np.array([1e-6, 1.0, 2.0, 1.5, 3.0], dtype=np.float32)

@@ -157,14 +157,18 @@ _CHECKS = {"axis": checked_axis, "axes": checked_axis_list, "permutation": check
 
 
 def takes_axes(unless: "Callable[[tuple, dict], bool] | None" = None,
-               whole: "str | None" = None, **kinds: str) -> Callable:
+               whole: "str | None" = None, dynamic: "str | None" = None,
+               **kinds: str) -> Callable:
     """Declare the parameters of an op that are CNTK axes and their kind: ``"axis"`` (one),
     ``"axes"`` (one or a list), ``"permutation"``; its wrapper checks them as it is called
     (:func:`axes_checker`), in the order declared (CNTK's), except for a call whose
     ``(args, kwargs)`` ``unless`` holds for (``splice`` of one operand: CNTK 2.7 returns it
     before reading the axis).  ``whole``: the RuntimeError an op taking one static axis
     raises as called, of a waiting operand too, where an axis is all of a sample's axes
-    (None: CNTK 2.7's ``top_k``, ``expand_dims``; :func:`whole_sample`).
+    (None: CNTK 2.7's ``top_k``, ``expand_dims``; :func:`whole_sample`).  ``dynamic``: the
+    RuntimeError of an op taking one static axis or None (its default), as called, where an
+    axis is an ``Axis`` that is not a static one (all static axes, the batch axis: CNTK 2.7's
+    ``gather``).
 
     Example:
         >>> @takes_axes(axis="axis")
@@ -181,6 +185,7 @@ def takes_axes(unless: "Callable[[tuple, dict], bool] | None" = None,
         fn.cntk_axes = dict(kinds)
         fn.cntk_axes_unless = unless
         fn.cntk_axes_whole = whole
+        fn.cntk_axes_dynamic = dynamic
         return fn
     return declare
 
@@ -216,6 +221,7 @@ def axes_checker(fn) -> "Callable[[tuple, dict], None] | None":
 
     unless = getattr(fn, "cntk_axes_unless", None)
     whole = getattr(fn, "cntk_axes_whole", None)
+    dynamic = getattr(fn, "cntk_axes_dynamic", None)
 
     def check(args: tuple, kwargs: dict) -> None:
         if unless is not None and unless(args, kwargs):
@@ -228,4 +234,7 @@ def axes_checker(fn) -> "Callable[[tuple, dict], None] | None":
                 given.append(rule(args[at]))
         if whole is not None:
             refuse_whole_sample(tuple(given), whole)
+        if dynamic is not None and any(isinstance(a, Axis) and not a.is_static_axis
+                                       for a in given):
+            raise RuntimeError(dynamic)
     return check

@@ -23,11 +23,13 @@ from ...graph import Variable
 from ...cntk_semantics import broadcast_pair
 from ._deferrable import defer_module
 from ._run_checks import refuse_when_run
-from ._sparse_operands import refuse_sparse_operands
+from ._sparse_operands import refuse_sparse_operands, refuse_sparse_run
+from ._loss_targets import (_broadcast_target, _core, _cross_entropy_of,
+                            _cross_entropy_of_whole_samples, _target_like, _topn_target)
 from ._mixins import GraphObject
 from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one_op, operand,
                      swig_count,
-                     operands_dtype, reshape_samples, same_dtype, sample_axes, sample_axis,
+                     operands_dtype, same_dtype, sample_axes, sample_axis,
                      sample_shape, unwrap, wrap)
 from ._axis import Axis
 from ._axis_arguments import takes_axes, whole_sample
@@ -44,22 +46,6 @@ def _axis(x, axis) -> int:
     return sample_axis(x, a)
 
 
-def _target_like(target, output):
-    """The target, reshaped to the output's sample shape where the two differ only by leading
-    axes of length 1 (CNTK's shapes then match: a ``(1, n)`` output and an ``(n,)`` label, as
-    in CNTK 207's full softmax)."""
-    t = operand(target)
-    have, want = tuple(sample_shape(target)), tuple(sample_shape(output))
-
-    def core(shape):
-        while shape and shape[0] == 1:
-            shape = shape[1:]
-        return shape
-    if have == want or core(have) != core(want):
-        return t
-    return reshape_samples(t, lead_axes(target), want)
-
-
 @float_arrays("output_vector", "target_vector")
 @takes_axes(axis="axis")
 def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str = ""):
@@ -70,17 +56,21 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     over the whole sample."""
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "placeholder")
     if whole_sample(axis):      # (None, all static axes: over the whole sample, as CNTK 2.7)
-        o, t = operand(output_vector), _target_like(target_vector, output_vector)
-        size, lead = int(np.prod(sample_shape(output_vector))), lead_axes(output_vector)
-        o, t = (S.reshape_sample(v, (size,), lead > 0, sequence=lead == 2) for v in (o, t))
-        out = F.reshape_trailing(F.cross_entropy_with_softmax(o, t, lead), (), base_axis=lead)
-        return _loss_block(named(wrap(out), name, "CrossEntropyWithSoftmax"), name,
-                           (output_vector, target_vector), "Minus")
+        out = _cross_entropy_of_whole_samples(output_vector, target_vector)
+        made = named(wrap(out), name, "CrossEntropyWithSoftmax")
+        # (CNTK 2.7's ReduceLogSum and ElementTimes of sparse data: refused when run)
+        refuse_sparse_run("CrossEntropyWithSoftmax", [output_vector, target_vector], made)
+        return _loss_block(made, name, (output_vector, target_vector), "Minus")
     if _matrices_along_default_axis(output_vector, target_vector, axis):
         return _cross_entropy_of_matrices(output_vector, target_vector, name)
-    out = F.cross_entropy_with_softmax(operand(output_vector),
-                                       _target_like(target_vector, output_vector),
-                                       _axis(output_vector, axis))
+    if isinstance(axis, Axis) or int(axis) != -1:   # (ElementTimes: the target broadcast)
+        target_vector = _broadcast_target(target_vector, output_vector,
+                                          "cross_entropy_with_softmax along an axis")
+    out = _cross_entropy_of(operand(output_vector),
+                            _target_like(target_vector, output_vector, True),
+                            _axis(output_vector, axis),
+                            lead_axes(target_vector) < lead_axes(output_vector) and
+                            (isinstance(axis, Axis) or int(axis) != -1))
     return _loss_block(named(wrap(out), name, "CrossEntropyWithSoftmax"), name,
                        (output_vector, target_vector), "Minus")
 
@@ -125,7 +115,13 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
             "axis; give axis= or topN=)")
     if int(topN) == 1 and _matrices_along_default_axis(output_vector, target_vector, axis):
         return _classification_error_of_matrices(output_vector, target_vector, name)
-    o, t, ax = operand(output_vector), _target_like(target_vector, output_vector), \
+    if int(topN) == 1 and default_axis and len(sample_shape(output_vector)) > 1 and \
+            lead_axes(target_vector) == lead_axes(output_vector) and \
+            tuple(sample_shape(target_vector)) != tuple(sample_shape(output_vector)):
+        if _core(tuple(sample_shape(target_vector))) == tuple(sample_shape(output_vector))[-1:]:
+            t = _target_like(target_vector, output_vector, True)
+            return _classification_error_of_rows(output_vector, target_vector, t, name)
+    o, t, ax = operand(output_vector), _target_like(target_vector, output_vector, True), \
         _axis(output_vector, axis)
     if int(topN) > 1 and default_axis and len(sample_shape(output_vector)) > 1:
         # CNTK 2.7's ClassificationError node with topN reads a sample (a step of a sequence)
@@ -133,7 +129,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         # the whole sample
         size = int(np.prod(sample_shape(output_vector)))
         lead = lead_axes(output_vector)
-        o, t = (S.reshape_sample(v, (size,), lead > 0, sequence=lead == 2) for v in (o, t))
+        o = S.reshape_sample(o, (size,), lead > 0, sequence=lead == 2)
+        t = _topn_target(target_vector, output_vector, t, size)
         ax = lead
     out = F.classification_error(o, t, ax, int(topN))
     if topN > 1 and batched(output_vector):
@@ -168,6 +165,28 @@ def _classification_error_of_matrices(output_vector, target_vector, name: str):
     out = F.r_sub_scalar(F.batch_matmul(h, t, transpose_b=True), 1.0)
     return _loss_block(named(wrap(one_op(out, o, t)), name, "ClassificationError"), name,
                        (o, t), "Minus", one=True)
+
+
+def _classification_error_of_rows(output_vector, target_vector, t, name: str):
+    """CNTK 2.7's ``ClassificationError`` along its default axis of samples ``(..., V)`` and
+    a ``(V,)`` label (``t``: given leading axes of 1): ``1 - TransposeTimes(label,
+    Hardmax(output))``, the hardmax the whole sample's (one 1 at its first largest value),
+    so ``(..., 1)``: 1 in every row but the one holding that value, 1 less the label's value
+    at it there.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> z, y = C.input_variable((2, 3)), C.input_variable(3)
+        >>> C.classification_error(z, y).eval({z: np.array([[[1, 2, 0], [0, 5, 0]]], np.float32),
+        ...                                    y: np.array([[0, 1, 0]], np.float32)}).tolist()
+        [[[1.0], [0.0]]]
+    """
+    o = operand(output_vector)
+    h = S.hardmax(o, lead_axes(output_vector), tuple(sample_shape(output_vector)))
+    hit = F.sum(F.mul2(h, F.cast(t, str(h.dtype))), axis=o.ndim - 1, keepdims=True)
+    out = F.r_sub_scalar(hit, 1.0)
+    return _loss_block(named(wrap(one_op(out, o, t)), name, "ClassificationError"), name,
+                       (o, operand(target_vector)), "Minus", one=True)
 
 
 def _matrices_along_default_axis(output_vector, target_vector, axis) -> bool:
@@ -228,6 +247,8 @@ def _classification_error_along(output_vector, target_vector, axis, name: str):
         ...         y: np.array([[[0, 1, 0], [0, 1, 0]]], np.float32)}).tolist()
         [0.5]
     """
+    target_vector = _broadcast_target(target_vector, output_vector,
+                                      "classification_error along an axis")
     o, t = operand(output_vector), _target_like(target_vector, output_vector)
     ax = tuple(range(lead_axes(output_vector), len(o.shape))) if axis is None else \
         _axis(output_vector, axis)

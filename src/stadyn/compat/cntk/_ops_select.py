@@ -132,7 +132,7 @@ def _check_slice(x, axis, size: int, b: int, e: int, s: int, when: str = "") -> 
 
 
 @float_arrays("reference")
-@takes_axes(axis="axis")
+@takes_axes(axis="axis", dynamic="Gather operation only supports a single static axis.")
 def gather(reference, indices, axis=None, name: str = ""):
     """The slices of ``reference`` along its first sample axis (or ``axis``) at the positions
     in ``indices`` (no gradient to them): the indices' shape takes that axis's place.
