@@ -38,10 +38,11 @@ def _make():
 APPLIED = ["lstm_apply"]          # (v2 only, as pv_default: CNTK 2.7 wrote no .dnn of them)
 #: v2 only (make_models.V2_KINDS), written by mendB34: recurrences over a named sequence axis
 #: (enc_*), per-sequence initial states computed in the graph, self-stabilized RNNStep, a
-#: user step applying an RNNStep cell; cntkfiles36: user steps applying self-stabilized cells
+#: user step applying an RNNStep cell; cntkfiles36: user steps applying self-stabilized cells;
+#: rmF36: one applying two, the second to the first's output
 MORE = ["enc_rnn", "enc_gru", "enc_lstm", "enc_seq2seq", "from_first_x", "rnnfrom_dense",
         "rnn_stab", "rnnfrom_stab", "user_rnn", "lstm_peep_stab", "gru_stab", "user_gru",
-        "user_rnn_stab", "user_gru_stab"]
+        "user_rnn_stab", "user_gru_stab", "user_two_stab"]
 
 
 def _close(got: dict, want, key: str) -> None:
@@ -88,7 +89,10 @@ def test_more_recurrences_are_written_as_cntk_writes_them(kind, tmp_path):
     # 2.7 writes its Stabilizer block (the listing: test_a_stabilized_steps_parameters_...).
     # user_rnn_stab, user_gru_stab: on 2d7f4600 the self-stabilized cell a step function
     # applies was written op by op (no cell block), its softplus of alpha outside the loop;
-    # now the cell's block inside the loop reading that softplus inside its composite
+    # now the cell's block inside the loop reading that softplus inside its composite.
+    # user_two_stab (gru(rnn(h, x), x) - h): on 4f7de761 the GRU's block, found through
+    # graph.replayed_from, read the recorded step's rnn(h, x), not the replayed one: "no CNTK
+    # v2 form for mul2: a value read across a layer's boundary", Stadyn's format with a warning
     _written_as_cntk(kind, "model", tmp_path)
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     _close(_make().run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.model"))), want,

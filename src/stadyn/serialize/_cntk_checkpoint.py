@@ -407,7 +407,8 @@ def read_cntk_checkpoint(path: str | os.PathLike,
                          distributed: Sequence[bool] | None = None) -> tuple[list, list, dict]:
     """CNTK's pair at ``path``: ``(parameters, constants, state)``, the model file's
     parameters and constants (batch normalisation's running statistics among them) as
-    ``(uid, name, value)`` in the file's order (CNTK's ``Inputs()`` order) and the decoded
+    ``(uid, name, value)`` in the file's order (its serializer's walk, not the graph's
+    ``Inputs()`` order by which CNTK's ``RestoreFromCheckpoint`` matches them) and the decoded
     ``.ckp``.  A damaged file, or a ``.ckp`` written with another model file, is a
     ModelFileError naming the file; ``distributed``: as :func:`read_checkpoint_file`'s."""
     from .._errors import StadynError

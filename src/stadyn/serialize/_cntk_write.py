@@ -48,6 +48,7 @@ from ._cntk_write_recurrence import SEVERAL_OUTPUTS as _STATES, STEP_BLOCKS as _
 from ._cntk_write_graph import Block, CntkWriteUnsupported, find_blocks, fold_shapes, \
     held_output, key, several_outputs, walk, write_block_of_outputs
 from ._cntk_write_writer import COMPOSITE_VERSION, Writer
+from ._cntk_write_order import in_cntk_order, name_placeholders
 from ._cntk_write_on_sequences import _SEQUENCE_AND_ONE, _SEQUENCE_ENDS, _SEQUENCE_OPS, \
     _gathers_steps, _on_sequences
 
@@ -153,10 +154,12 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     ``And``, ... see :data:`WRITABLE_OPS`) is
     written as that CNTK op over those inputs, whatever catalog ops compute it;
     ``leaf_order``: the graph's leaves in the order the caller lists them (CNTK's ``Inputs()``
-    order, the order of a CNTK file's ``inputs`` and of CNTK's ``parameters``, by which CNTK's
-    ``restore_from_checkpoint`` matches parameters), the order the file lists them in (default:
-    the order they are met); ``sequence_axis_of``: the name of an input's sequence axis where
-    the caller gave it one (None: CNTK's default axis), written as CNTK 2.7 writes it (an
+    order, that of CNTK's ``parameters``), by which untyped arguments are met and the leaves
+    CNTK 2.7's serializer's walk does not reach are listed, after the others (every other
+    leaf is listed in that walk's order, :func:`._cntk_write_order.in_cntk_order`, as CNTK 2.7
+    lists them; default: the order they are met); ``sequence_axis_of``: the name of an
+    input's sequence axis where the caller gave it one (None: CNTK's default axis), written as
+    CNTK 2.7 writes it (an
     ordered dynamic axis of that name before the batch axis; ``''`` too, a cntk.exe file's
     input), as are the values computed from it; ``batched_input``: whether an input
     that is no sequence has the batch axis first (default: every one does; one without is
@@ -372,6 +375,9 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
     if leaf_order is not None:        # (a stable sort: leaves the caller does not list last)
         rank = {w.uids[id(v)]: k for k, v in enumerate(leaf_order) if id(v) in w.uids}
         w.leaves.sort(key=lambda e: rank.get(e["uid"].value, len(rank)))
+    # (listed and named as CNTK 2.7's serializer lists and names them)
+    w.leaves = in_cntk_order(w.leaves, w.functions, root)
+    name_placeholders(w.leaves, w.functions)
     root_name = composite_name if composite_name is not None else \
         next((f["name"].value for f in w.functions if f["uid"].value == root and "name" in f),
              "")

@@ -301,14 +301,24 @@ def _block_of(v) -> "tuple | None":
         block = G.BLOCKS.get(origin)
     if block is None:
         return None
+    arguments = block.arguments if origin is None else _replayed_arguments(v, block.arguments)
     options = block.options
     if not options and block.op_name == "Dense":
         options = _loaded_dense_options(v, block)
     outputs = G.outputs_of(v)
     if len(outputs) > 1 and G.combined_inside(v) is not None:
         # (a block of several outputs, each an identity of what its inside's Combine reads)
-        return (block.op_name, block.name, block.arguments, options, outputs)
-    return (block.op_name, block.name, block.arguments, options)
+        return (block.op_name, block.name, arguments, options, outputs)
+    return (block.op_name, block.name, arguments, options)
+
+
+def _replayed_arguments(v: Variable, arguments) -> list:
+    """A replayed cell's recorded ``arguments``, each as the replayed step computes it (an
+    argument the step computed, ``cell(h * 2, x)``'s ``h * 2``, replayed too; the step's own
+    placeholders are kept as they are)."""
+    replayed = {id(replayed_from(o)): o for node in topological_nodes([v])
+                for o in node.outputs if o is not None and replayed_from(o) is not None}
+    return [replayed.get(id(a), a) for a in arguments]
 
 
 def _loaded_dense_options(v: Variable, block) -> dict:

@@ -144,18 +144,22 @@ class TrainerCheckpoints:
         external state and ``DistributedState`` (each worker's, by rank)."""
         from ...graph import data_of
         from ...serialize import read_cntk_checkpoint
+        from ._function_files import load_model
         from ._learner_checkpoint import learner_state, restore_learner, wrapped_learner
         saved, constants, top = read_cntk_checkpoint(
             path, [wrapped_learner(x) is not x for x in self.parameter_learners])
         where = f"{path}.ckp"
         # the parameters by their place in the graph, as CNTK's RestoreFromCheckpoint matches
-        # them: the file lists the graph's parameters (the model's, the loss's, the metric's;
-        # those no learner trains too) in CNTK's Inputs() order, which is the order of the
-        # graph's `parameters` -- not the learners' order.  (uids are not compared: Stadyn's
-        # writer numbers its own, which may equal other parameters' uids in this process.)
+        # them (Function.cpp:1040-1051): the file's graph's parameters (the model's, the
+        # loss's, the metric's; those no learner trains too) in its Inputs() order, as the
+        # loaded graph lists them -- not the order its serializer lists them in the file, nor
+        # the learners' order.  (uids are not compared with the trainer's: Stadyn's writer
+        # numbers its own, which may equal other parameters' uids in this process.)
         graph = combine_outputs(self._trained_roots())
         mine = list(graph.parameters)
-        theirs = [(name, value) for _, name, value in saved]
+        place = {p.uid: k for k, p in enumerate(load_model(path).parameters)}
+        theirs = [(name, value) for _, name, value in
+                  sorted(saved, key=lambda entry: place.get(entry[0], len(place)))]
         if len(theirs) != len(mine):
             raise ModelFileError(f"{path}: the file holds {len(theirs)} parameters, the "
                                  f"trainer's network {len(mine)} (another network); nothing "
