@@ -186,3 +186,36 @@ def recurrence__layer_step_of_no_state(C, r, np):
         for kind in ("Recurrence", "Fold", "RecurrenceFrom"):
             res[key + " " + kind] = _made(lambda: getattr(L, kind)(make()))
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.GRU",
+                  "cntk.layers.LSTM", "cntk.layers.Embedding"],
+           note="a recurrence (Recurrence, Fold; of a GRU, an LSTM, a Python step; forwards "
+                "and backwards) made after a run of 4 sequences of the layers under it and "
+                "evaluated on 3: CNTK 2.7 evaluates it; Stadyn raised a ShapeError "
+                "(rmG36), its step's view built as the run's arguments were checked, from the "
+                "recurrence's shape of the last run (4 sequences) and the lengths just fed "
+                "(3).  Layers of fixed values (init), no random draw")
+def recurrence__made_after_a_run_of_another_batch(C, r, np):
+    L = C.layers
+    eye = np.eye(6, dtype=np.float32)
+    four = [eye[[0, 1]], eye[[2]], eye[[3, 4, 5]], eye[[1]]]
+    three = [eye[[0, 1]], eye[[2, 1, 1]], eye[[3]]]
+    gru, lstm = L.GRU(3, init=0.1), L.LSTM(3, init=0.2)
+    makers = {
+        "Fold(GRU)": lambda: L.Fold(gru),
+        "Fold(GRU) backwards": lambda: L.Fold(gru, go_backwards=True),
+        "Fold(LSTM)": lambda: L.Fold(lstm),
+        "Fold of a lambda": lambda: L.Fold(lambda h, v: h + v),
+        "Recurrence(GRU)": lambda: L.Recurrence(gru),
+        "Recurrence(LSTM) backwards": lambda: L.Recurrence(lstm, go_backwards=True),
+        "Recurrence of a lambda": lambda: L.Recurrence(lambda h, v: C.tanh(h + v)),
+        "Recurrence of a GRU in a lambda": lambda: L.Recurrence(lambda h, v: gru(h, v)),
+    }
+    res = {}
+    for key, make in makers.items():
+        x = C.sequence.input_variable(6)
+        emb = L.Embedding(4, init=0.1)
+        make()(emb(x)).eval({x: four})
+        res[key] = make()(emb(x)).eval({x: three})
+    return res
