@@ -310,15 +310,24 @@ def has_step_view(out: Variable) -> bool:
     return _step_view_output(out) is not None
 
 
+_BUILDING: set = set()     # (the ids of the recurrences whose views are being built)
+
+
 def _step_view_output(out: Variable) -> "Variable | None":
     make = kept_with(out, _STEP_VIEW)
     if make is None:
         return None
     made = kept_with(out, _STEP_OUTPUT)
     if made is None:
-        if _fed_since_shaped(out):
-            return None     # (walked as one node until the run gives it its shape)
-        made = make(out)
+        if _fed_since_shaped(out) or id(out) in _BUILDING:
+            # (walked as one node until the run gives it its shape; and while its view is
+            # built, by the walks that building makes)
+            return None
+        _BUILDING.add(id(out))
+        try:
+            made = make(out)
+        finally:
+            _BUILDING.discard(id(out))
         if made is None:        # (a step the view cannot show)
             keep_with(out, _STEP_VIEW, None)
             return None
