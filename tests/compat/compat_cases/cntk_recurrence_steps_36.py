@@ -27,13 +27,7 @@ def _made(make):
                 "263-270), one returning None (functions.py:197), and a step whose own code "
                 "raises (its error, as raised); a parameter read from outside is no argument. "
                 "Stadyn swallowed every error of that run: it made those recurrences (and ran "
-                "the one over an outside input, with two arguments)",
-           known={"IndexError": "CNTK 2.7 raises the step's own IndexError as the recurrence "
-                  "is made; Stadyn leaves an IndexError or AttributeError of that run to the "
-                  "application (_step_checks._raised_by_the_step), since its Functions waiting "
-                  "on placeholders lack some of what CNTK's have (an LSTM applied to "
-                  "placeholders has one output, CNTK's two: a step reading out.outputs[1] "
-                  "would be refused where CNTK makes it)"})
+                "the one over an outside input, with two arguments)")
 def recurrence__python_step_checks(C, r, np):
     L = C.layers
     x = C.sequence.input_variable(2)
@@ -218,4 +212,38 @@ def recurrence__made_after_a_run_of_another_batch(C, r, np):
         emb = L.Embedding(4, init=0.1)
         make()(emb(x)).eval({x: four})
         res[key] = make()(emb(x)).eval({x: three})
+    return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.RecurrenceFrom",
+                  "cntk.layers.LSTM"],
+           note="a Python step returning another number of results than it takes states "
+                "(lambda h, c, x: h + c + x): CNTK 2.7 refuses it as the recurrence is made, "
+                "a TypeError naming Recurrence (a Fold's too) or RecurrenceFrom "
+                "(sequence.py:265-267, 445-446); Stadyn raised a ValueError of its own (the "
+                "states' shapes not found).  An LSTM applied to placeholders has two outputs "
+                "(h and c), as in CNTK 2.7 (Stadyn's had one), so a step reading its c by "
+                "outputs[1] is made and runs, and a step's own IndexError is raised as it is "
+                "made (Stadyn left it to the application).  Layers of fixed values (init)")
+def recurrence__step_results_and_outputs(C, r, np):
+    L = C.layers
+    x = C.sequence.input_variable(2)
+    lstm = L.LSTM(3, init=0.1)
+    on_placeholders = lstm(C.placeholder(), C.placeholder(), C.placeholder())
+    res = {"LSTM on placeholders: outputs": len(on_placeholders.outputs),
+           "IndexError": _made(lambda: L.Recurrence(lambda h, v: (h + v,)[1]))}
+    for kind in ("Recurrence", "Fold", "RecurrenceFrom"):
+        layer = getattr(L, kind)
+        res[kind + ", two states, one result"] = _made(lambda: layer(lambda h, c, v: h + c + v))
+        res[kind + ", two states, three results"] = _made(lambda: layer(
+            lambda h, c, v: (h + v, c + v, h + c)))
+    res["three states, two results"] = _made(lambda: L.Recurrence(
+        lambda h, c, d, v: (h + v, c + d + v)))
+
+    def step(h, c, v):
+        out = lstm(h, c, v)
+        return out.outputs[0] * 1.0, out.outputs[1] * 0.5
+    z = L.Recurrence(step, return_full_state=True)(x)
+    values = z.eval({x: [r.randn(3, 2).astype(np.float32)]})
+    res["LSTM's c by outputs[1]"] = [values[o] for o in z.outputs]
     return res

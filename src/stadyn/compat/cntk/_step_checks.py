@@ -6,15 +6,17 @@ and the recurrence is refused where
 
 * the step makes a parameter (``lambda h, x: Dense(3)(splice(h, x))``; a layer made outside
   and applied inside is not): a TypeError (sequence.py:187);
-* the step's own code raises (``1 // 0``, a ``KeyError``): that error, as it was raised
-  (functions.py:195, re-raised by sequence.py:185); Stadyn leaves an IndexError or
-  AttributeError to the application (its Functions waiting on placeholders lack some of what
-  CNTK's have);
+* the step's own code raises (``1 // 0``, a ``KeyError``, an ``IndexError``): that error,
+  as it was raised (functions.py:195, re-raised by sequence.py:185); Stadyn leaves an
+  AttributeError to the application (its Functions waiting on placeholders may lack an
+  attribute CNTK's have);
 * it returns None: a TypeError (functions.py:197);
 * its result reads a variable or placeholder other than its arguments (``lambda h, x: h + x +
   y`` over an input ``y``): a TypeError naming them (sequence.py:172-182); a parameter or
   constant is no argument and is read freely;
-* it leaves an argument unused (``lambda h, x: tanh(x)``): a TypeError (functions.py:263-270).
+* it leaves an argument unused (``lambda h, x: tanh(x)``): a TypeError (functions.py:263-270);
+* it returns another number of results than it takes states (``lambda h, c, x: h + c + x``):
+  a TypeError naming the recurrence (sequence.py:265-267, 445-446).
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -49,10 +51,11 @@ __all__ = ["check_step_function"]
 _STADYN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
-def check_step_function(step: Any) -> None:
+def check_step_function(step: Any, kind: str = "Recurrence") -> None:
     """CNTK 2.7's errors for the Python function ``step`` (a ``def`` or ``lambda``; a
-    ``@Function`` or a layer is not checked so) called on placeholders as a recurrence is made
-    (see the module's text); nothing where it passes.  An error raised inside Stadyn while it
+    ``@Function`` or a layer is not checked so) called on placeholders as the recurrence
+    ``kind`` (``Recurrence``, also for a ``Fold``; ``RecurrenceFrom``) is made (see the
+    module's text); nothing where it passes.  An error raised inside Stadyn while it
     runs (an op Stadyn cannot apply to a placeholder without a shape) is left for the step's
     application."""
     if not isinstance(step, types.FunctionType):
@@ -85,19 +88,22 @@ def check_step_function(step: Any) -> None:
     if read is None:
         return
     _check_arguments(step, names, [unwrap(a) for a in arguments], read)
+    results = len(out) if isinstance(out, (tuple, list)) else len(out.outputs)
+    if results != len(names) - 1:       # (sequence.py:265-267, 445-446)
+        raise TypeError(f"{kind}: number of state variables inconsistent between "
+                        "create_placeholder() and recurrent block")
 
 
 def _raised_by_the_step(tb: Any) -> bool:
     """Whether the error of the traceback ``tb`` is the step's own: its innermost frame outside
     Stadyn (the step's code, or a library it calls: CNTK's run of the step raises it too), and
-    no IndexError or AttributeError, which a step reading what Stadyn's Function waiting on
-    placeholders lacks raises where CNTK's has it (an ``LSTM`` applied to placeholders has
-    one output in Stadyn, two in CNTK 2.7: ``out.outputs[1]``)."""
+    no AttributeError, which a step reading what Stadyn's Function waiting on placeholders
+    may lack raises where CNTK's has it."""
     last = None
     while tb is not None:
         last, tb = tb, tb.tb_next
     return last is not None and not last.tb_frame.f_code.co_filename.startswith(_STADYN) and \
-        not isinstance(sys.exc_info()[1], (IndexError, AttributeError))
+        not isinstance(sys.exc_info()[1], AttributeError)
 
 
 def _arguments_read(out: Any) -> "list | None":
