@@ -44,7 +44,7 @@ from ..._random import auto_seeds_kept
 from ._adapt import unwrap
 from ._function_pure import PARAMETERS_REFUSED, pure
 
-__all__ = ["check_step_function"]
+__all__ = ["check_step_function", "refuse_unused", "arguments_read"]
 
 # Stadyn's own code: an error raised in it while the step runs on placeholders is Stadyn's
 # (an op that cannot wait on a placeholder of no shape), raised when the step is applied
@@ -84,7 +84,7 @@ def check_step_function(step: Any, kind: str = "Recurrence") -> None:
         return      # (Stadyn cannot run it on placeholders: its errors come when applied)
     if out is None:
         raise TypeError(f"CNTK Function '{step.__name__}' must return a value")
-    read = _arguments_read(out)
+    read = arguments_read(out)
     if read is None:
         return
     _check_arguments(step, names, [unwrap(a) for a in arguments], read)
@@ -106,10 +106,17 @@ def _raised_by_the_step(tb: Any) -> bool:
         not isinstance(sys.exc_info()[1], AttributeError)
 
 
-def _arguments_read(out: Any) -> "list | None":
+def arguments_read(out: Any) -> "list | None":
     """The arguments (inputs and placeholders) the step's result reads, each once, first met
     first (a tuple's, item by item, as CNTK's ``combine`` of them lists them); None where the
-    result is no Function (nothing to check)."""
+    result is no Function (nothing to check).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> a, b = C.placeholder(name="a"), C.placeholder(name="b")
+        >>> [v.name for v in arguments_read((b * 2, a + b))]
+        ['b', 'a']
+    """
     items = list(out) if isinstance(out, (tuple, list)) else [out]
     found: list = []
     for item in items:
@@ -144,8 +151,27 @@ def _check_arguments(step: Any, names: list, own: list, read: list) -> None:
             raise TypeError(f"CNTK Function '{step.__name__}' has {len(missing)} missing "
                             f"arguments ({', '.join(missing)}), which is currently not "
                             "supported")
-        unused = [n for n, v in zip(names, own) if id(v) not in ids]
-        raise TypeError(f"CNTK Function '{step.__name__}' has {len(unused)} unused arguments "
-                        f"({', '.join(unused)}), which is currently not supported")
+        refuse_unused(step, names, own, read)
     if ids != own_ids:      # (as many, but others: functions.py:273-274's assertion)
         raise AssertionError((read_names, names))
+
+
+def refuse_unused(fn: Any, names: list, own: list, read: list) -> None:
+    """CNTK 2.7's TypeError where the Python function ``fn``'s result (reading ``read``)
+    leaves some of its arguments ``own`` (named ``names``) unused (functions.py:263-270), as
+    ``Function(lambda a, b: a * 2)`` is refused; nothing otherwise.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> a, b = C.placeholder(name="a"), C.placeholder(name="b")
+        >>> try:
+        ...     refuse_unused(lambda a, b: a, ["a", "b"], [a, b], [a])
+        ... except TypeError as e:
+        ...     print(e)
+        CNTK Function '<lambda>' has 1 unused arguments (b), which is currently not supported
+    """
+    ids = {id(unwrap(a)) for a in read}
+    unused = [n for n, v in zip(names, own) if id(unwrap(v)) not in ids]
+    if unused:
+        raise TypeError(f"CNTK Function '{fn.__name__}' has {len(unused)} unused arguments "
+                        f"({', '.join(unused)}), which is currently not supported")
