@@ -25,21 +25,18 @@ import inspect
 
 import numpy as np
 
-from ..._random import auto_seeds_kept
 from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred import PROBING, Deferred
-from ._deferred_operands import _layer_function
-from ._deferred_reads import parts_of
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import bind, late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._model_file import ModelFormat
 from ._model_save import save_roots
-from ._step_checks import arguments_read, refuse_unused
+from ._step_checks import check_function_result, waiting_result
 from ._variables import Record, input_variable, placeholder
 
 __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
@@ -152,53 +149,12 @@ def _function_of_callable(f, types=(), named_types=None):
         # untyped arguments an op needs the shape of: the graph is built when the Function is
         # applied to operands with shapes (CNTK infers the placeholders' shapes then)
         PROBING[0] = False
-        _check_result(f, names, arguments, _waiting_result(f, arguments))
+        check_function_result(f, names, arguments, waiting_result(f, arguments))
         return _Deferred(f, arguments)
     finally:
         PROBING[0] = probing
-    _check_result(f, names, arguments, out)
+    check_function_result(f, names, arguments, out)
     return _in_signature_order(_as_function(out), arguments)
-
-
-_FAILED = object()
-
-
-def _closes_over(out) -> bool:
-    """Whether the waiting result ``out`` applies a layer, which may read an argument from a
-    Python closure of its own (a recurrence's step: ``Recurrence(lambda h, x: attend(encoded,
-    h) + x)``; a ``Sequential`` of lambdas) that a waiting graph's arguments do not show."""
-    layer = _layer_function()
-    return any(isinstance(part._fn, layer) for part in parts_of(out))
-
-
-def _waiting_result(f, arguments: list):
-    """``f``'s result on its ``arguments`` as ops waiting on placeholders (for its checks;
-    the Function is built when applied); :data:`_FAILED` where Stadyn cannot run it so."""
-    try:
-        with auto_seeds_kept():
-            return f(*arguments)
-    except Exception:       # noqa: BLE001 - (its errors come when it is applied)
-        return _FAILED
-
-
-def _check_result(f, names: list, arguments: list, out) -> None:
-    """CNTK 2.7's TypeErrors for the Python function ``f`` made a Function
-    (``_to_Function``, cntk/ops/functions.py:197, 263-270) whose result on its ``arguments``
-    is ``out``: None, or leaving a required argument unused (``lambda a, b: a * 2``).  A
-    result reading other arguments besides (a placeholder of an enclosing ``@Function`` under
-    construction, which CNTK's signature hides) is not checked."""
-    if out is _FAILED:
-        return
-    if out is None:
-        raise TypeError(f"CNTK Function '{getattr(f, '__name__', '')}' must return a value")
-    own = {id(unwrap(a)) for a in arguments}
-    read = [out] if id(unwrap(out)) in own else \
-        arguments_read(out if isinstance(out, (tuple, list)) else [wrap(out)])
-    params = inspect.signature(f).parameters
-    required = [(n, a) for n, a in zip(names, arguments) if params[n].default is params[n].empty]
-    if read is None or any(id(unwrap(a)) not in own for a in read) or _closes_over(out):
-        return
-    refuse_unused(f, [n for n, _ in required], [a for _, a in required], read)
 
 
 def argument_leaves(values: list) -> list[Variable]:

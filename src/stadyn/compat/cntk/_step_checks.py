@@ -41,10 +41,13 @@ import types
 from typing import Any
 
 from ..._random import auto_seeds_kept
-from ._adapt import unwrap
+from ._adapt import unwrap, wrap
+from ._deferred_operands import _layer_function
+from ._deferred_reads import parts_of
 from ._function_pure import PARAMETERS_REFUSED, pure
 
-__all__ = ["check_step_function", "refuse_unused", "arguments_read"]
+__all__ = ["check_step_function", "check_function_result", "waiting_result", "refuse_unused",
+           "arguments_read"]
 
 # Stadyn's own code: an error raised in it while the step runs on placeholders is Stadyn's
 # (an op that cannot wait on a placeholder of no shape), raised when the step is applied
@@ -175,3 +178,63 @@ def refuse_unused(fn: Any, names: list, own: list, read: list) -> None:
     if unused:
         raise TypeError(f"CNTK Function '{fn.__name__}' has {len(unused)} unused arguments "
                         f"({', '.join(unused)}), which is currently not supported")
+
+
+_FAILED = object()
+
+
+def waiting_result(f: Any, arguments: list) -> Any:
+    """``f``'s result on its ``arguments`` as ops waiting on placeholders (for
+    :func:`check_function_result`; the Function is built when applied); a marker that the
+    check skips where Stadyn cannot run it so.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> type(waiting_result(lambda a: a * 2, [C.placeholder()])).__name__
+        'Deferred'
+    """
+    try:
+        with auto_seeds_kept():
+            return f(*arguments)
+    except Exception:       # noqa: BLE001 - (its errors come when it is applied)
+        return _FAILED
+
+
+def check_function_result(f: Any, names: list, arguments: list, out: Any) -> None:
+    """CNTK 2.7's TypeErrors for the Python function ``f`` made a Function (``_to_Function``,
+    cntk/ops/functions.py:197, 263-270) whose result on its ``arguments`` (named ``names``)
+    is ``out``: None, or leaving a required argument unused (``lambda a, b: a * 2``).  A
+    result reading other arguments besides (a placeholder of an enclosing ``@Function`` under
+    construction, which CNTK's signature hides) or applying a layer (whose closure may read
+    an argument: a recurrence's step, ``attend(encoded, h)``) is not checked.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> a, b = C.placeholder(name="a"), C.placeholder(name="b")
+        >>> check_function_result(lambda a, b: (a, b), ["a", "b"], [a, b], (a * 2, b))
+        >>> try:
+        ...     check_function_result(lambda a: None, ["a"], [a], None)
+        ... except TypeError as e:
+        ...     print(e)
+        CNTK Function '<lambda>' must return a value
+    """
+    if out is _FAILED:
+        return
+    if out is None:
+        raise TypeError(f"CNTK Function '{getattr(f, '__name__', '')}' must return a value")
+    own = {id(unwrap(a)) for a in arguments}
+    read = [out] if id(unwrap(out)) in own else \
+        arguments_read(out if isinstance(out, (tuple, list)) else [wrap(out)])
+    if read is None or any(id(unwrap(a)) not in own for a in read) or _applies_a_layer(out):
+        return
+    params = inspect.signature(f).parameters
+    required = [(n, a) for n, a in zip(names, arguments) if params[n].default is params[n].empty]
+    refuse_unused(f, [n for n, _ in required], [a for _, a in required], read)
+
+
+def _applies_a_layer(out: Any) -> bool:
+    """Whether the waiting result ``out`` applies a layer, which may read an argument from a
+    Python closure of its own (a recurrence's step; a ``Sequential`` of lambdas) that a
+    waiting graph's arguments do not show."""
+    layer = _layer_function()
+    return any(isinstance(part._fn, layer) for part in parts_of(out))
