@@ -11,23 +11,29 @@ pytestmark = pytest.mark.usefixtures("fresh_parameters")
 
 
 def test_a_step_whose_cell_is_not_found_is_refused_naming_it():
-    recs = [C.layers.LSTM(4), C.layers.LSTM(6)]
-    k = 1
-
-    def step(h, c, inp):               # reads its cell's outputs, which the probe cannot
-        out = recs[k](h, c, inp)
-        return out.outputs[0], out.outputs[1]
+    def step(h, c, inp):    # (no cell, and no shapes it maps to themselves: CNTK 2.7 makes it
+        return C.combine([h + inp, c + inp])    # and fails as it is applied, a RuntimeError)
     with pytest.raises(ValueError, match=r"the recurrence step '.*step' \(.*"
                                          r"test_cntk_recurrence_step_cells.py:\d+\) takes 2 "
                                          r"states.*cell = self.cell; lambda h, c, x: "
                                          r"cell\(h, c, x\)"):
         C.layers.Recurrence(step)
-    cell = recs[k]                     # as the error says: the cell by a name the step reads
+
+
+def test_a_step_reading_its_cells_outputs_by_a_computed_index_finds_the_cell():
+    recs = [C.layers.LSTM(4), C.layers.LSTM(6)]
+    k = 1
+
+    def step(h, c, inp):    # (the cell's call on placeholders has its two outputs, as CNTK's)
+        out = recs[k](h, c, inp)
+        return out.outputs[0], out.outputs[1]
+    x = C.sequence.input_variable(3)
+    assert C.layers.Recurrence(step)(x).shape == (6,)
+    cell = recs[k]
 
     def named(h, c, inp):
         out = cell(h, c, inp)
         return out.outputs[0], out.outputs[1]
-    x = C.sequence.input_variable(3)
     assert C.layers.Recurrence(named)(x).shape == (6,)
 
 

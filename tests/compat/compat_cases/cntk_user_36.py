@@ -299,14 +299,7 @@ def user36_autoencoder_default_options(C, r):
                 "sequences of several lengths; Fold's value beside sequence.last of a "
                 "Recurrence sharing the same GRU and a Fold of a plain lambda (a running "
                 "sum); another Fold of the same GRU made before training and one made after "
-                "it; an Evaluator's classification error on new sequences",
-           known={"fold made after": "a Fold of a GRU already run in a Fold of a batch of 4 "
-                  "sequences, made afterwards and evaluated on 3, raises ShapeError (CNTK 2.7 "
-                  "evaluates it): the Fold's Sequence::Slice view (_recurrent.py _FoldSlice, "
-                  "via _graph_views.has_step_view from Function.arguments) infers "
-                  "sequence_last's shape from the recurrence's states kept from the last run "
-                  "(4 sequences) and the new lengths (3); _recurrent.py is cntkrec36's this "
-                  "round"})
+                "it; an Evaluator's classification error on new sequences")
 def user36_fold_sequence_classifier(C, r):
     V, K = 6, 3
     x = C.sequence.input_variable(V, name="words")

@@ -182,12 +182,15 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
     @property
     def outputs(self) -> tuple:
         """``(output,)`` (once built, its graph's outputs); a ``combine``'s, its operands'
-        outputs, as CNTK 2.7's Combine keeps them."""
+        outputs, as CNTK 2.7's Combine keeps them; a layer's call, one for each output of the
+        layer (an LSTM's h and c, as CNTK 2.7's Function of the LSTM over placeholders)."""
         if self._typed is not None:
             return self._typed.outputs
         if getattr(self._fn, "combines_outputs", False):
             return tuple(o for v in self._operands() if not isinstance(v, str)  # (its name)
                          for o in (getattr(v, "outputs", None) or (v,)))
+        if isinstance(self._fn, _layer_function()):     # (an LSTM's h and c, as CNTK 2.7's)
+            return tuple(UnknownOutput(self, k) for k in range(len(self._fn.outputs)))
         return (self.output,)
 
     @property
@@ -233,8 +236,7 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
 
         def value(v):
             if isinstance(v, UnknownOutput):
-                built = value(v.owner)
-                return getattr(built, "output", built)
+                return v.of(value(v.owner))
             if isinstance(v, Deferred):     # (one built already is its graph, in place)
                 return v._typed if v._typed is not None else v._replay(bound, memo)
             if isinstance(v, LayerFunction) and v is not self._fn:
@@ -402,8 +404,7 @@ def _build_value(value: Any, bound: dict, memo: dict):
     """``value`` (a waiting Function, its output, a value with a shape) built with the
     placeholders ``bound``, sharing ``memo`` with the build under way."""
     if isinstance(value, UnknownOutput):
-        built = _build_value(value.owner, bound, memo)
-        return getattr(built, "output", built)
+        return value.of(_build_value(value.owner, bound, memo))
     if isinstance(value, Deferred):
         return value._typed if value._typed is not None else value._replay(bound, memo)
     return value

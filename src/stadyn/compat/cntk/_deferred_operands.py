@@ -81,8 +81,13 @@ class UnknownOutput(TensorOpsMixin):
     is_placeholder = is_input = is_parameter = is_constant = False
     is_sparse = needs_gradient = False
 
-    def __init__(self, owner: Any):
+    def __init__(self, owner: Any, index: int = 0):
         self.owner = owner
+        self.index = index      # (which of its Function's outputs: an LSTM's c is 1)
+
+    def of(self, built: Any) -> Any:
+        """This output of ``built``, the Function its owner built (its output ``index``)."""
+        return built.outputs[self.index] if self.index else getattr(built, "output", built)
 
     @property
     def name(self) -> str:
@@ -92,6 +97,9 @@ class UnknownOutput(TensorOpsMixin):
     @property
     def shape(self) -> tuple:
         """Its Function's (``(-2,)``, unknown, unless inferred from placeholders' shapes)."""
+        if self.index:      # (an LSTM's c: known once its Function is built)
+            typed = getattr(self.owner, "_typed", None)
+            return (-2,) if typed is None else tuple(typed.outputs[self.index].shape)
         shape = getattr(self.owner, "shape", (-2,))
         return shape if isinstance(shape, tuple) else (-2,)
 
@@ -117,18 +125,20 @@ class UnknownOutput(TensorOpsMixin):
         other = compared_output(other)  # (its Function: ``w.output == w`` is True)
         if not isinstance(other, (UnknownOutput, GraphObject)):
             raise not_a_variable()      # (``out == 3``: CNTK 2.7's TypeError, as a Variable's)
-        return isinstance(other, UnknownOutput) and other.owner is self.owner
+        return isinstance(other, UnknownOutput) and other.owner is self.owner and \
+            other.index == self.index
 
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return hash(id(self.owner))
+        return hash((id(self.owner), self.index))
 
     @property
     def uid(self) -> str:
         """CNTK's ``<op><n>_Output_0`` (``Block<n>`` for a layer's), the same each time."""
-        return self.owner._output_uid()
+        uid = self.owner._output_uid()
+        return uid[:-1] + str(self.index) if self.index else uid
 
     def __repr__(self) -> str:
         """``Output('Plus5_Output_0', [???], [???])`` (its name where its Function has one;

@@ -222,7 +222,7 @@ def as_built(values: tuple) -> tuple:
 
     def built(v):
         if isinstance(v, UnknownOutput) and v.owner._typed is not None:
-            return v.owner._typed.output
+            return v.of(v.owner._typed)
         if isinstance(v, DeferredReads) and v._typed is not None:
             return v._typed
         if isinstance(v, LayerFunction) and v._signature is not None:

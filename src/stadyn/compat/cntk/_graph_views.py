@@ -310,18 +310,43 @@ def has_step_view(out: Variable) -> bool:
     return _step_view_output(out) is not None
 
 
+_BUILDING: set = set()     # (the ids of the recurrences whose views are being built)
+
+
 def _step_view_output(out: Variable) -> "Variable | None":
     make = kept_with(out, _STEP_VIEW)
     if make is None:
         return None
     made = kept_with(out, _STEP_OUTPUT)
     if made is None:
-        made = make(out)
+        if _fed_since_shaped(out) or id(out) in _BUILDING:
+            # (walked as one node until the run gives it its shape; and while its view is
+            # built, by the walks that building makes)
+            return None
+        _BUILDING.add(id(out))
+        try:
+            made = make(out)
+        finally:
+            _BUILDING.discard(id(out))
         if made is None:        # (a step the view cannot show)
             keep_with(out, _STEP_VIEW, None)
             return None
         keep_with(out, _STEP_OUTPUT, made)
     return made
+
+
+def _fed_since_shaped(out: Variable) -> bool:
+    """Whether the recurrence ``out`` (a Fold's: the states it takes the last step of) holds
+    the batch of an earlier run while its sequences' lengths hold the data just fed for the
+    next (a recurrence made after a run of 4 sequences, evaluated on 3: its view is asked for
+    as the run's arguments are checked, before the run): a view built now would pair the two
+    and fail, so it is built once the run has shaped the recurrence."""
+    while out.parent is not None and out.parent.spec.name in ("identity", "sequence_last",
+                                                              "sequence_first"):
+        out = out.parent.inputs[0]
+    lengths = out.sequence_lengths
+    return lengths is not None and len(lengths.shape) == 1 and len(out.shape) > 0 and \
+        lengths.shape[0] != out.shape[0]
 
 
 def past_value_view(out: Variable, op_name: str, state: int = 0,

@@ -198,7 +198,7 @@ def _step(step_function: Any, kind: str = "Recurrence"):
             raise TypeError(f"{kind}: number of state variables inconsistent between "
                             "create_placeholder() and recurrent block")
         return step_function.layer
-    check_step_function(step_function)      # (CNTK 2.7's checks of a Python step)
+    check_step_function(step_function, kind)    # (CNTK 2.7's checks of a Python step)
     return FunctionStep(step_function)
 
 

@@ -36,6 +36,7 @@ from ._late import bind, late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._model_file import ModelFormat
 from ._model_save import save_roots
+from ._step_checks import check_function_result, waiting_result
 from ._variables import Record, input_variable, placeholder
 
 __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
@@ -147,9 +148,12 @@ def _function_of_callable(f, types=(), named_types=None):
     except ShapelessPlaceholderError:
         # untyped arguments an op needs the shape of: the graph is built when the Function is
         # applied to operands with shapes (CNTK infers the placeholders' shapes then)
+        PROBING[0] = False
+        check_function_result(f, names, arguments, waiting_result(f, arguments))
         return _Deferred(f, arguments)
     finally:
         PROBING[0] = probing
+    check_function_result(f, names, arguments, out)
     return _in_signature_order(_as_function(out), arguments)
 
 

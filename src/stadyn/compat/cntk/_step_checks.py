@@ -6,15 +6,17 @@ and the recurrence is refused where
 
 * the step makes a parameter (``lambda h, x: Dense(3)(splice(h, x))``; a layer made outside
   and applied inside is not): a TypeError (sequence.py:187);
-* the step's own code raises (``1 // 0``, a ``KeyError``): that error, as it was raised
-  (functions.py:195, re-raised by sequence.py:185); Stadyn leaves an IndexError or
-  AttributeError to the application (its Functions waiting on placeholders lack some of what
-  CNTK's have);
+* the step's own code raises (``1 // 0``, a ``KeyError``, an ``IndexError``): that error,
+  as it was raised (functions.py:195, re-raised by sequence.py:185); Stadyn leaves an
+  AttributeError to the application (its Functions waiting on placeholders may lack an
+  attribute CNTK's have);
 * it returns None: a TypeError (functions.py:197);
 * its result reads a variable or placeholder other than its arguments (``lambda h, x: h + x +
   y`` over an input ``y``): a TypeError naming them (sequence.py:172-182); a parameter or
   constant is no argument and is read freely;
-* it leaves an argument unused (``lambda h, x: tanh(x)``): a TypeError (functions.py:263-270).
+* it leaves an argument unused (``lambda h, x: tanh(x)``): a TypeError (functions.py:263-270);
+* it returns another number of results than it takes states (``lambda h, c, x: h + c + x``):
+  a TypeError naming the recurrence (sequence.py:265-267, 445-446).
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -39,20 +41,24 @@ import types
 from typing import Any
 
 from ..._random import auto_seeds_kept
-from ._adapt import unwrap
+from ._adapt import unwrap, wrap
+from ._deferred_operands import _layer_function
+from ._deferred_reads import parts_of
 from ._function_pure import PARAMETERS_REFUSED, pure
 
-__all__ = ["check_step_function"]
+__all__ = ["check_step_function", "check_function_result", "waiting_result", "refuse_unused",
+           "arguments_read"]
 
 # Stadyn's own code: an error raised in it while the step runs on placeholders is Stadyn's
 # (an op that cannot wait on a placeholder of no shape), raised when the step is applied
 _STADYN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 
-def check_step_function(step: Any) -> None:
+def check_step_function(step: Any, kind: str = "Recurrence") -> None:
     """CNTK 2.7's errors for the Python function ``step`` (a ``def`` or ``lambda``; a
-    ``@Function`` or a layer is not checked so) called on placeholders as a recurrence is made
-    (see the module's text); nothing where it passes.  An error raised inside Stadyn while it
+    ``@Function`` or a layer is not checked so) called on placeholders as the recurrence
+    ``kind`` (``Recurrence``, also for a ``Fold``; ``RecurrenceFrom``) is made (see the
+    module's text); nothing where it passes.  An error raised inside Stadyn while it
     runs (an op Stadyn cannot apply to a placeholder without a shape) is left for the step's
     application."""
     if not isinstance(step, types.FunctionType):
@@ -81,29 +87,39 @@ def check_step_function(step: Any) -> None:
         return      # (Stadyn cannot run it on placeholders: its errors come when applied)
     if out is None:
         raise TypeError(f"CNTK Function '{step.__name__}' must return a value")
-    read = _arguments_read(out)
+    read = arguments_read(out)
     if read is None:
         return
     _check_arguments(step, names, [unwrap(a) for a in arguments], read)
+    results = len(out) if isinstance(out, (tuple, list)) else len(out.outputs)
+    if results != len(names) - 1:       # (sequence.py:265-267, 445-446)
+        raise TypeError(f"{kind}: number of state variables inconsistent between "
+                        "create_placeholder() and recurrent block")
 
 
 def _raised_by_the_step(tb: Any) -> bool:
     """Whether the error of the traceback ``tb`` is the step's own: its innermost frame outside
     Stadyn (the step's code, or a library it calls: CNTK's run of the step raises it too), and
-    no IndexError or AttributeError, which a step reading what Stadyn's Function waiting on
-    placeholders lacks raises where CNTK's has it (an ``LSTM`` applied to placeholders has
-    one output in Stadyn, two in CNTK 2.7: ``out.outputs[1]``)."""
+    no AttributeError, which a step reading what Stadyn's Function waiting on placeholders
+    may lack raises where CNTK's has it."""
     last = None
     while tb is not None:
         last, tb = tb, tb.tb_next
     return last is not None and not last.tb_frame.f_code.co_filename.startswith(_STADYN) and \
-        not isinstance(sys.exc_info()[1], (IndexError, AttributeError))
+        not isinstance(sys.exc_info()[1], AttributeError)
 
 
-def _arguments_read(out: Any) -> "list | None":
+def arguments_read(out: Any) -> "list | None":
     """The arguments (inputs and placeholders) the step's result reads, each once, first met
     first (a tuple's, item by item, as CNTK's ``combine`` of them lists them); None where the
-    result is no Function (nothing to check)."""
+    result is no Function (nothing to check).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> a, b = C.placeholder(name="a"), C.placeholder(name="b")
+        >>> [v.name for v in arguments_read((b * 2, a + b))]
+        ['b', 'a']
+    """
     items = list(out) if isinstance(out, (tuple, list)) else [out]
     found: list = []
     for item in items:
@@ -138,8 +154,87 @@ def _check_arguments(step: Any, names: list, own: list, read: list) -> None:
             raise TypeError(f"CNTK Function '{step.__name__}' has {len(missing)} missing "
                             f"arguments ({', '.join(missing)}), which is currently not "
                             "supported")
-        unused = [n for n, v in zip(names, own) if id(v) not in ids]
-        raise TypeError(f"CNTK Function '{step.__name__}' has {len(unused)} unused arguments "
-                        f"({', '.join(unused)}), which is currently not supported")
+        refuse_unused(step, names, own, read)
     if ids != own_ids:      # (as many, but others: functions.py:273-274's assertion)
         raise AssertionError((read_names, names))
+
+
+def refuse_unused(fn: Any, names: list, own: list, read: list) -> None:
+    """CNTK 2.7's TypeError where the Python function ``fn``'s result (reading ``read``)
+    leaves some of its arguments ``own`` (named ``names``) unused (functions.py:263-270), as
+    ``Function(lambda a, b: a * 2)`` is refused; nothing otherwise.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> a, b = C.placeholder(name="a"), C.placeholder(name="b")
+        >>> try:
+        ...     refuse_unused(lambda a, b: a, ["a", "b"], [a, b], [a])
+        ... except TypeError as e:
+        ...     print(e)
+        CNTK Function '<lambda>' has 1 unused arguments (b), which is currently not supported
+    """
+    ids = {id(unwrap(a)) for a in read}
+    unused = [n for n, v in zip(names, own) if id(unwrap(v)) not in ids]
+    if unused:
+        raise TypeError(f"CNTK Function '{fn.__name__}' has {len(unused)} unused arguments "
+                        f"({', '.join(unused)}), which is currently not supported")
+
+
+_FAILED = object()
+
+
+def waiting_result(f: Any, arguments: list) -> Any:
+    """``f``'s result on its ``arguments`` as ops waiting on placeholders (for
+    :func:`check_function_result`; the Function is built when applied); a marker that the
+    check skips where Stadyn cannot run it so.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> type(waiting_result(lambda a: a * 2, [C.placeholder()])).__name__
+        'Deferred'
+    """
+    try:
+        with auto_seeds_kept():
+            return f(*arguments)
+    except Exception:       # noqa: BLE001 - (its errors come when it is applied)
+        return _FAILED
+
+
+def check_function_result(f: Any, names: list, arguments: list, out: Any) -> None:
+    """CNTK 2.7's TypeErrors for the Python function ``f`` made a Function (``_to_Function``,
+    cntk/ops/functions.py:197, 263-270) whose result on its ``arguments`` (named ``names``)
+    is ``out``: None, or leaving a required argument unused (``lambda a, b: a * 2``).  A
+    result reading other arguments besides (a placeholder of an enclosing ``@Function`` under
+    construction, which CNTK's signature hides) or applying a layer (whose closure may read
+    an argument: a recurrence's step, ``attend(encoded, h)``) is not checked.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> a, b = C.placeholder(name="a"), C.placeholder(name="b")
+        >>> check_function_result(lambda a, b: (a, b), ["a", "b"], [a, b], (a * 2, b))
+        >>> try:
+        ...     check_function_result(lambda a: None, ["a"], [a], None)
+        ... except TypeError as e:
+        ...     print(e)
+        CNTK Function '<lambda>' must return a value
+    """
+    if out is _FAILED:
+        return
+    if out is None:
+        raise TypeError(f"CNTK Function '{getattr(f, '__name__', '')}' must return a value")
+    own = {id(unwrap(a)) for a in arguments}
+    read = [out] if id(unwrap(out)) in own else \
+        arguments_read(out if isinstance(out, (tuple, list)) else [wrap(out)])
+    if read is None or any(id(unwrap(a)) not in own for a in read) or _applies_a_layer(out):
+        return
+    params = inspect.signature(f).parameters
+    required = [(n, a) for n, a in zip(names, arguments) if params[n].default is params[n].empty]
+    refuse_unused(f, [n for n, _ in required], [a for _, a in required], read)
+
+
+def _applies_a_layer(out: Any) -> bool:
+    """Whether the waiting result ``out`` applies a layer, which may read an argument from a
+    Python closure of its own (a recurrence's step; a ``Sequential`` of lambdas) that a
+    waiting graph's arguments do not show."""
+    layer = _layer_function()
+    return any(isinstance(part._fn, layer) for part in parts_of(out))
