@@ -10,7 +10,7 @@ built here, only once a call has failed.
 from __future__ import annotations
 
 import weakref
-from typing import Iterable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import torch
@@ -43,24 +43,35 @@ __all__ = ["apply", "argument_error", "op_error", "passes_through", "raised_by_u
 _BEFORE_RUN: dict = {}
 
 
-def run_before(spec, hook) -> None:
+def run_before(spec, hook) -> "Callable[[], None]":
     """Call ``hook(node)`` before each dynamic-mode run of ``spec``'s op, its node made and its
     inputs not yet read (a front end keeping what the run overwrites: compat.nnabla keeps the
-    ``u`` a spectral norm starts from, as NNabla's function does for its backward).
+    ``u`` a spectral norm starts from, as NNabla's function does for its backward).  Returns a
+    function that removes the hook again.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
         >>> from stadyn.graph import run_before
         >>> seen = []
-        >>> run_before(F.exp.spec, lambda node: seen.append(node.spec.name))
+        >>> remove = run_before(F.exp.spec, lambda node: seen.append(node.spec.name))
         >>> x = sd.Variable.from_numpy_array(np.zeros(2))
+        >>> with sd.auto_forward():
+        ...     _ = F.exp(x)
+        >>> remove()
         >>> with sd.auto_forward():
         ...     _ = F.exp(x)
         >>> seen
         ['exp']
-        >>> from stadyn.graph._apply import _BEFORE_RUN; del _BEFORE_RUN[F.exp.spec]
     """
-    _BEFORE_RUN.setdefault(spec, []).append(hook)
+    hooks = _BEFORE_RUN.setdefault(spec, [])
+    hooks.append(hook)
+
+    def remove() -> None:
+        if hook in hooks:
+            hooks.remove(hook)
+        if not hooks and _BEFORE_RUN.get(spec) is hooks:
+            del _BEFORE_RUN[spec]
+    return remove
 
 
 _Tensor = torch.Tensor
