@@ -36,7 +36,8 @@ READER = """reader = {
 
 
 def _config(tmp_path: Path, sgd: str = "learningRatesPerSample = 0.05 ; "
-            "momentumAsTimeConstant = 0") -> Path:
+            "momentumAsTimeConstant = 0", top: str = "truncated = true",
+            more: str = "") -> Path:
     p = {k: np.array(v, np.float32) for k, v in REFS["params"].items()}
     # CNTK 2.7's x W is W^T * x here: each matrix the transpose, each bias a column (files of
     # their rows, read by initFromFilePath)
@@ -47,9 +48,10 @@ def _config(tmp_path: Path, sgd: str = "learningRatesPerSample = 0.05 ; "
         lines.append(f"        {name} = ParameterTensor {{({value.shape[0]}:{value.shape[1]}), "
                      f"initFromFilePath = \"{tmp_path}/{name}.txt\"}}")
     params = "\n".join(lines)
-    text = f"""command = train
+    text = f"""command = train{":out" if more else ""}
 deviceId = -1 ; traceLevel = 1
-truncated = true
+{top}
+{more}
 train = {{
     action = "train"
     modelPath = "{tmp_path}/model"
@@ -124,3 +126,24 @@ def test_per_minibatch_rates_with_sgd_truncated_are_cntk_exes_runtime_error(tmp_
         with pytest.raises(ConfigError, match="Learning rate and momentum are not supported "
                                               "per minibatch, please specify them per sample"):
             run(str(_config(tmp_path, sgd)), out=pyio.StringIO())
+
+
+def test_a_write_command_with_frame_mode_and_truncated_is_cntk_exes_logic_error(tmp_path):
+    # cntk.exe's CompositeDataReader refuses frameMode = true with truncated = true before it
+    # looks at the action (CompositeDataReader.cpp:57-63; a write command makes its reader
+    # first, EvalActions.cpp:227): LogicError "frameMode and truncated BPTT are mutually
+    # exclusive."  At 1154ef55 the write command's reader dropped both and wrote the outputs
+    reader = READER.replace("DATA", str(HERE / "seq.ctf"))
+    out = f"""out = {{
+    action = "write" ; modelPath = "{tmp_path}/model" ; outputPath = "{tmp_path}/out"
+    outputNodeNames = (z)
+    {reader.replace("randomize = false", "randomize = false ; frameMode = true ; truncated = true")}
+}}"""
+    config = _config(tmp_path, top="", more=out)
+    with pytest.raises(ConfigError, match="frameMode and truncated BPTT are mutually exclusive"):
+        run(str(config), out=pyio.StringIO())
+    assert (tmp_path / "model").exists() and not list(tmp_path.glob("out*"))
+    # either alone writes: frameMode = true (packed in sequences all the same), truncated
+    ok = out.replace("frameMode = true ; ", "")
+    run(str(_config(tmp_path, top="", more=ok)), out=pyio.StringIO())
+    assert list(tmp_path.glob("out*"))
