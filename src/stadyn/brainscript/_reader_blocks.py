@@ -216,7 +216,10 @@ def _legacy_image_reader(rec: ConfigRecord) -> tuple[DeserializerConfig, set[str
     image = StreamConfig(name=str(features[0]), transforms=tuple(transforms),
                          params={k: _auto(feat[k]) for k in feat if k not in used})
     label = _stream(rec.get_record(labels[0]), str(labels[0]))
-    return DeserializerConfig("ImageDeserializer", str(rec.get_str("file")), (image, label),
+    # the map file: the block's, else a block's around it (ImageConfigHelper.cpp:81 reads
+    # config(L"file"), which looks in the parent blocks, Config.h:992-1005)
+    path = rec.get_str("file", inherited=True)
+    return DeserializerConfig("ImageDeserializer", str(path), (image, label),
                               module="ImageReader", loc=rec.loc), {features[0], labels[0]}
 
 
