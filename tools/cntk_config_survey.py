@@ -314,7 +314,9 @@ def _reader_open_gaps(reader, pieces: bool) -> list[str]:
         except (DataError, OSError):
             continue                # (no data here: the file is not there)
         except Exception as exc:  # noqa: BLE001 - any other failure is a finding
-            gaps.append(f"reader opened: {_label(exc)}")
+            if "does not exist" not in str(exc):     # (a transform's file: its mean file)
+                gaps.append(f"reader opened: {_label(exc)}")
+            continue
     if gaps:
         return gaps
     try:
@@ -396,7 +398,7 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
     from stadyn.brainscript._mel_read import is_mel_block, is_mel_edit, mel_saved_models
     from stadyn.brainscript._model_files import model_name
     from stadyn.brainscript._network_library import load_model_file
-    from stadyn.brainscript._runner import _Runner
+    from stadyn.brainscript._network_source import network_for
     from stadyn.brainscript._sgd import make_learner
     from stadyn.graph import topological_nodes
 
@@ -447,9 +449,7 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
             gaps.append("no network")
             return gaps, info
         try:     # test/eval/write: the train command's network (as the runner does)
-            network = _Runner.__new__(_Runner)
-            network.run = type("R", (), {"root": root_record})()
-            network = _Runner._network_for(network, cmd)
+            network = network_for(root_record, cmd)
         except Exception:  # noqa: BLE001 - any failure is a finding
             if str(cmd.model_path) not in (others or {}):
                 gaps.append("network only in a model file (BS.Network.Load, edit)")
