@@ -20,9 +20,14 @@ read the config (includes, ``$var$``), read the command blocks, and for each com
   read) and count its parameters;
 * make the learner of the ``SGD`` block on those parameters (``gradUpdateType``, unknown keys,
   the ``AutoAdjust`` block);
-* check each ``reader`` / ``cvReader`` block's deserializer types without opening its files
-  (CNTK's legacy ``readerType`` readers Stadyn lacks are reported by name; settings of the ones
-  it reads that it refuses, by reader and key: ``reader HTKMLFReader truncated``).
+* check each ``reader`` / ``cvReader`` block's deserializer types (CNTK's legacy
+  ``readerType`` readers Stadyn lacks are reported by name; settings of the ones it reads that
+  it refuses, by reader and key: ``reader HTKMLFReader truncated``), then open it as its
+  command would, without data: each deserializer made from its block (that its file does not
+  exist is expected), and its minibatch source made on stand-ins of the block's streams, what
+  fails on the config alone reported as ``reader opened: <label>``; a train command's SGD
+  ``truncated = true`` with a deserializers reader and a rate or momentum per minibatch
+  (cntk.exe's RuntimeError at the first epoch).
 
 Each gap is one short label (``gradUpdateType FSAdaGrad``, ``BS function OptimizedRNNStack``,
 ``NDL``, ``reader HTKMLFReader``, ``action write``); the table counts the configs each gap
@@ -259,6 +264,95 @@ def _reader_gaps(reader, what: str) -> list[str]:
                       if d.type.lower() not in _READERS]
 
 
+def _stand_in_deserializer(config):
+    """A deserializer of the streams a deserializer block names (by their names, one value a
+    step), holding two sequences of three steps: what :func:`_reader_open_gaps` opens the
+    reader's source on, in place of the data the survey does not have."""
+    import numpy as np
+
+    from stadyn import io as sio
+    from stadyn.io._deserializer import pad_sequences
+
+    class StandIn(sio.Deserializer):
+        path = config.file
+
+        def __len__(self):
+            return 2
+
+        def keys(self):
+            return ["a", "b"]
+
+        def sequence_lengths(self):
+            return np.array([3, 3])
+
+        def stream_specs(self):
+            return {s.name: sio.StreamSpec((1,), np.dtype("f4"), is_sequence=True)
+                    for s in config.streams}
+
+        def read_batch(self, ids, rngs):
+            return {s.name: pad_sequences([np.zeros((3, 1), "f4") for _ in ids], (1,),
+                                          np.dtype("f4")) for s in config.streams}
+
+    return StandIn()
+
+
+def _reader_open_gaps(reader, pieces: bool) -> list[str]:
+    """What opening ``reader`` would refuse on the config alone (``make_source``, as the
+    command that reads it opens it; ``pieces``: a train command's): each deserializer made
+    from its block (an error that its data file does not exist is what the survey expects,
+    and says nothing of the config: a DataError or OSError is passed over, as is what is
+    checked only once a file is read), then the source made on stand-in deserializers of the
+    block's streams (the reader's settings: ``frameMode``, ``truncated``, windows, seeds, ...).
+    Each failure is labelled ``reader opened: <label>``."""
+    from stadyn._errors import DataError
+    from stadyn.brainscript._readers import _deserializer, make_source
+
+    gaps = []
+    for d in reader.deserializers:
+        try:
+            _deserializer(d, reader).close()
+        except (DataError, OSError):
+            continue                # (no data here: the file is not there)
+        except Exception as exc:  # noqa: BLE001 - any other failure is a finding
+            if "does not exist" not in str(exc):     # (a transform's file: its mean file)
+                gaps.append(f"reader opened: {_label(exc)}")
+            continue
+    if gaps:
+        return gaps
+    try:
+        made = [_stand_in_deserializer(d) for d in reader.deserializers]
+        make_source(reader, max_sweeps=1, pieces=pieces, opened=made).close()
+    except DataError:
+        pass                        # (of the stand-in data: the real data decides)
+    except Exception as exc:  # noqa: BLE001
+        gaps.append(f"reader opened: {_label(exc)}")
+    return gaps
+
+
+def _truncated_rates_gaps(cmd) -> list[str]:
+    """A train command's SGD ``truncated = true`` with a deserializers reader and a rate or
+    momentum per minibatch: cntk.exe's RuntimeError (``_sgd.effective_minibatch_size``), as
+    the runner finds it at the first epoch."""
+    import dataclasses
+
+    from stadyn.brainscript._bptt_source import is_composite
+    from stadyn.brainscript._blocks import sgd_block
+    from stadyn.brainscript._sgd import learning_rates_per_sample, momenta_per_sample
+
+    if cmd.action != "train" or cmd.sgd is None or not is_composite(cmd.reader) or \
+            not cmd.reader.deserializers:
+        return []
+    try:
+        if not sgd_block(cmd.record).get_bool("truncated", False, inherited=True):
+            return []
+        sgd = dataclasses.replace(cmd.sgd, parallel_sequences=0)
+        learning_rates_per_sample(sgd)
+        momenta_per_sample(sgd)
+    except Exception as exc:  # noqa: BLE001 - any failure is a finding
+        return [_label(exc)]
+    return []
+
+
 # Pretrained models CNTK's examples load from outside the repository, by file name: the
 # end-to-end test config (and its overrides) whose train command built the network the file
 # holds.  Fast R-CNN's BrainScript clones AlexNet.model's features..conv5_y and pool3..h2_d,
@@ -304,7 +398,7 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
     from stadyn.brainscript._mel_read import is_mel_block, is_mel_edit, mel_saved_models
     from stadyn.brainscript._model_files import model_name
     from stadyn.brainscript._network_library import load_model_file
-    from stadyn.brainscript._runner import _Runner
+    from stadyn.brainscript._network_source import network_for
     from stadyn.brainscript._sgd import make_learner
     from stadyn.graph import topological_nodes
 
@@ -323,9 +417,11 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
             info = {"params": int(sum(p.size for p in params.values())),
                     "tensors": len(params)}
         return gaps, info
-    gaps += _reader_gaps(cmd.reader, "reader")
-    if cmd.cv_reader is not None:
-        gaps += _reader_gaps(cmd.cv_reader, "cvReader")
+    for reader, pieces in ((cmd.reader, cmd.action == "train"), (cmd.cv_reader, False)):
+        found = _reader_gaps(reader, "reader")
+        # (a reader Stadyn reads: opened as its command would, on stand-ins of its data)
+        gaps += found or ([] if reader is None else _reader_open_gaps(reader, pieces))
+    gaps += _truncated_rates_gaps(cmd)
     if cmd.action == "train" and cmd.sgd is not None:     # the learner on a stand-in parameter
         with sd.parameter_registry(sd.ParameterRegistry()):
             try:
@@ -353,9 +449,7 @@ def survey_command(cmd, root_record, others: "dict | None" = None) -> tuple[list
             gaps.append("no network")
             return gaps, info
         try:     # test/eval/write: the train command's network (as the runner does)
-            network = _Runner.__new__(_Runner)
-            network.run = type("R", (), {"root": root_record})()
-            network = _Runner._network_for(network, cmd)
+            network = network_for(root_record, cmd)
         except Exception:  # noqa: BLE001 - any failure is a finding
             if str(cmd.model_path) not in (others or {}):
                 gaps.append("network only in a model file (BS.Network.Load, edit)")

@@ -78,3 +78,21 @@ def test_legacy_image_reader_errors(images):
     text = (LEGACY % images).replace("labels = { labelDim = 5 }", "")
     with pytest.raises(ConfigError, match="one feature block .* and one label block"):
         reader_config(parse_config(text)["reader"])
+
+
+def test_the_map_file_around_the_reader_is_read(images):
+    # ImageConfigHelper.cpp:81 reads config(L"file"), which looks in the blocks around the
+    # reader (Config.h:992-1005: a key not found goes to the parent); at 1154ef55 a ConfigError
+    # ('file' missing).  The reader block's own file wins
+    text = (LEGACY % images).replace(f'file = "{images["map"]}"', "")
+    outer = reader_config(parse_config(f'train = {{ file = "{images["map"]}"\n{text} }}',
+                                       "job.cntk")["train"]["reader"])
+    assert outer.deserializers[0].file == str(images["map"])
+    own = reader_config(parse_config(f'train = {{ file = "elsewhere.txt"\n{LEGACY % images} }}',
+                                     "job.cntk")["train"]["reader"])
+    assert own.deserializers[0].file == str(images["map"])
+    legacy = reader_config(parse_config(LEGACY % images)["reader"])
+    np.testing.assert_array_equal(make_source(outer).next_minibatch(4)["features"].data,
+                                  make_source(legacy).next_minibatch(4)["features"].data)
+    with pytest.raises(ConfigError, match="file"):
+        reader_config(parse_config(f"train = {{ {text} }}", "job.cntk")["train"]["reader"])

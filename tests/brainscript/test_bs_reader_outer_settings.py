@@ -126,32 +126,37 @@ def test_the_data_file_around_the_reader_is_read(tmp_path, kind):
 
 
 @pytest.mark.parametrize("where", ["inner", "outer"])
-def test_truncated_in_a_deserializers_list_is_refused_as_cntk_exe_would_not_read_it(
-        tmp_path, where):
+def test_truncated_in_a_deserializers_list_is_read_from_the_blocks_around_it(tmp_path, where):
     # cntk.exe's CompositeDataReader reads config(L"truncated", false) and
     # config(L"truncationLength", 0) from the reader block or a block around it
     # (CompositeDataReader.cpp:57-81): frameMode with it is its LogicError, no truncationLength
-    # its InvalidArgument, and otherwise its truncated BPTT packer, which Stadyn does not do for
-    # a deserializers list (at 2477301f the setting was ignored: whole sequences were read)
+    # its InvalidArgument, and otherwise its truncated BPTT packer (a train command's:
+    # test_bs_truncated_list.py; at 2477301f the setting was ignored, at 1154ef55 refused)
     path = tmp_path / "d.ctf"
     path.write_text(_SEQUENCES)
 
-    def opened(settings):
+    def opened(settings, pieces=False):
         outer, inner = (settings, "") if where == "outer" else ("", settings)
-        return make_source(_reader(path, "list", outer, inner), max_sweeps=1)
+        return make_source(_reader(path, "list", outer, inner), max_sweeps=1, pieces=pieces)
 
-    with pytest.raises(ConfigError, match="truncated = true in a deserializers list"):
-        opened("truncated = true ; truncationLength = 2")
+    packed = opened("truncated = true ; truncationLength = 2", pieces=True)
+    assert packed.truncation_length == 2
+    packed.start_epoch(0, packed.sweep_size, 2)
+    assert packed.next_minibatch(2)["x"].lengths.tolist() == [2]
+    assert packed.next_minibatch(2)["x"].lengths.tolist() == [1] and packed.layout.begins == [True]
     with pytest.raises(ConfigError, match="frameMode and truncated BPTT are mutually exclusive"):
         opened("truncated = true ; frameMode = true")
     with pytest.raises(ConfigError, match="Truncation length cannot be 0"):
         opened("truncated = true")
     with pytest.raises(ConfigError, match="Truncation length cannot be 0"):
         opened("truncated = true ; truncationLength = 0")
-    # false, a CNTKTextFormatReader's (its packers do not read it) and a write command's reader
-    # (packed in sequences, CompositeDataReader.cpp:66-68): read whole
+    # false, read other than by a train command (whole sequences: the values the pieces give
+    # with the state carried), a CNTKTextFormatReader's (its packers do not read it) and a
+    # write command's reader (packed in sequences, CompositeDataReader.cpp:66-68): read whole
     assert opened("truncated = false").next_minibatch(100)["x"].lengths.tolist() == [2, 1]
-    text = make_source(_reader(path, "reader", "truncated = true"), max_sweeps=1)
+    assert opened("truncated = true ; truncationLength = 2").next_minibatch(100)[
+        "x"].lengths.tolist() == [2, 1]
+    text = make_source(_reader(path, "reader", "truncated = true"), max_sweeps=1, pieces=True)
     assert text.next_minibatch(100)["x"].lengths.tolist() == [2, 1]
     written = written_reader(_reader(path, "list", "truncated = true ; truncationLength = 2"))
     assert make_source(written, max_sweeps=1).next_minibatch(100)["x"].lengths.tolist() == [2, 1]

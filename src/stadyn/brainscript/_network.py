@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import contextlib
+import contextvars
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -101,65 +101,55 @@ def evaluate_network(expr: A.Expr, library: Library) -> Network:
     >>> net.output_nodes, net.name_of(net.output_nodes[0])
     (['node:input3'], 'f')
     """
-    with _deep_enough():
-        return _evaluate(expr, library)
+    return _deep_enough(_evaluate, expr, library)
 
 
 # cntk.exe evaluates a network description with C++ recursion, limited by its stack alone;
 # Python's default 1000 frames stopped deep but finite descriptions (CNTK's ResNet-34, -50,
 # -101, -152, ResNet110_CIFAR10 and Inception-ResNet-V1 examples: each member of a stack of
 # blocks nests the evaluation; ResNet-152 needs between 3000 and 6000), while a runaway
-# recursion still ends as a ConfigError (at 20000 frames: 3 s).  Python's frames use the
-# thread's C stack too (a runaway recursion through a record member, ``f(x) = [ a = f(x) ].a``:
-# about 60 bytes a frame, 1.2 MB at 20000; a thread of 1 MB crashed there): the limit is what
-# the thread's stack holds at 256 bytes a frame, past a reserve of 256 KB -- 20000 in 5.3 MB
-# (Linux's usual 8 MB), 3072 in 1 MB -- and never below the limit set before
+# recursion must still end as a ConfigError (at 20000 frames: 3 s), not as a crash of the C
+# stack, which Python's frames use too (a thread of 1 MB crashed at 20000 frames).  So the
+# process's limit is raised once to 20000 frames (never lowered), and an evaluation runs in a
+# thread of its own whose C stack of 64 MB holds them (3 KB a frame; a runaway recursion
+# through a record member takes about 60 bytes a frame), whatever thread asked for it
 _RECURSION_LIMIT = 20000
-_BYTES_A_FRAME = 256
-_RESERVE = 256 << 10
-_limits: list[int] = []                 # the limits of the evaluations under way, any thread
-_lock = threading.Lock()
-_before = [0]                           # the process's limit before the first of them
+_STACK_BYTES = 64 << 20
+_EVALUATING = "stadyn-brainscript-evaluation"
 
 
-def _stack_bytes() -> int:
-    """The C stack this thread may have: the process's stack limit in the main thread; in
-    another, the size :func:`threading.stack_size` gives new threads, else that limit
-    (glibc's default for threads), 2 MB where it is unlimited; 1 MB where none is known."""
-    try:
-        import resource
-    except ImportError:                 # (not POSIX: Windows' 1 MB of a thread)
-        return 1 << 20
-    soft = resource.getrlimit(resource.RLIMIT_STACK)[0]
-    main = threading.current_thread() is threading.main_thread()
-    if not main and threading.stack_size():
-        return threading.stack_size()
-    if soft == resource.RLIM_INFINITY or soft < 0:
-        return 64 << 20 if main else 2 << 20
-    return soft
+def _deep_enough(fn: Any, *args: Any) -> Any:
+    """``fn(*args)`` with :data:`_RECURSION_LIMIT` frames: in a thread of
+    :data:`_STACK_BYTES` of stack (the caller's context variables copied into it; its result
+    or exception handed back), or in this one where it is already such a thread (a
+    description evaluated inside another's: ``BS.Network.Load``)."""
+    if sys.getrecursionlimit() < _RECURSION_LIMIT:
+        sys.setrecursionlimit(_RECURSION_LIMIT)
+    if threading.current_thread().name == _EVALUATING:
+        return fn(*args)
+    context = contextvars.copy_context()
+    done: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            done["value"] = context.run(fn, *args)
+        except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
+            done["error"] = exc
+
+    with _thread_stack:
+        before = threading.stack_size(_STACK_BYTES)
+        try:
+            worker = threading.Thread(target=run, name=_EVALUATING, daemon=True)
+            worker.start()
+        finally:
+            threading.stack_size(before)
+    worker.join()
+    if "error" in done:
+        raise done.pop("error")
+    return done["value"]
 
 
-def _recursion_limit() -> int:
-    """:data:`_RECURSION_LIMIT`, or fewer frames where this thread's stack holds fewer."""
-    return min(_RECURSION_LIMIT, max(0, _stack_bytes() - _RESERVE) // _BYTES_A_FRAME)
-
-
-@contextlib.contextmanager
-def _deep_enough():
-    """Python's recursion limit raised to :func:`_recursion_limit` while evaluating (the
-    smallest of the evaluations under way in any thread: the limit is the process's)."""
-    mine = _recursion_limit()
-    with _lock:
-        if not _limits:
-            _before[0] = sys.getrecursionlimit()
-        _limits.append(mine)
-        sys.setrecursionlimit(max(_before[0], min(_limits)))
-    try:
-        yield
-    finally:
-        with _lock:
-            _limits.remove(mine)
-            sys.setrecursionlimit(max(_before[0], min(_limits)) if _limits else _before[0])
+_thread_stack = threading.Lock()        # (threading.stack_size is the process's setting)
 
 
 def _evaluate(expr: A.Expr, library: Library) -> Network:

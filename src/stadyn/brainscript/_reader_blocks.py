@@ -216,7 +216,10 @@ def _legacy_image_reader(rec: ConfigRecord) -> tuple[DeserializerConfig, set[str
     image = StreamConfig(name=str(features[0]), transforms=tuple(transforms),
                          params={k: _auto(feat[k]) for k in feat if k not in used})
     label = _stream(rec.get_record(labels[0]), str(labels[0]))
-    return DeserializerConfig("ImageDeserializer", str(rec.get_str("file")), (image, label),
+    # the map file: the block's, else a block's around it (ImageConfigHelper.cpp:81 reads
+    # config(L"file"), which looks in the parent blocks, Config.h:992-1005)
+    path = rec.get_str("file", inherited=True)
+    return DeserializerConfig("ImageDeserializer", str(path), (image, label),
                               module="ImageReader", loc=rec.loc), {features[0], labels[0]}
 
 
@@ -293,10 +296,29 @@ def written_reader(reader: ReaderConfig | None) -> ReaderConfig | None:
     """
     if reader is None:
         return None
+    refused = tuple(reader.refused)
+    if reader.reader_type is None or str(reader.reader_type).lower() in (
+            "compositedatareader", "cntk.composite"):
+        # cntk.exe's CompositeDataReader checks the two before it sees the write action:
+        # LogicError (CompositeDataReader.cpp:57-63, when DoWriteOutput makes its reader,
+        # EvalActions.cpp:227); the HTKMLFReader refuses them when its block is read
+        both = [next((v for d in (reader.extra, reader.outer) for k, v in d.items()
+                      if k.lower() == key), "false") for key in ("framemode", "truncated")]
+        if all(str(v).lower() == "true" for v in both):
+            refused += (("truncated", ConfigError(
+                "frameMode and truncated BPTT are mutually exclusive (frameMode = true with "
+                "truncated = true; cntk.exe's reader refuses them for a write command too)",
+                *_where(reader))),)
     extra = {k: v for k, v in reader.extra.items() if k.lower() not in ("framemode", "truncated")}
     outer = {k: v for k, v in reader.outer.items() if k.lower() not in ("framemode", "truncated")}
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         extra.update(frameMode="false", parallelSequences=1, randomizationRange=None,
                      maxUtteranceLength=1 << 62, oneUtteranceAMinibatch=True)
-    return dataclasses.replace(reader, randomize=False, extra=extra, outer=outer)
+    return dataclasses.replace(reader, randomize=False, extra=extra, outer=outer,
+                               refused=refused)
+
+
+def _where(reader: ReaderConfig) -> tuple:
+    loc = reader.loc
+    return () if loc is None else (loc.path, loc.line, loc.column)
 

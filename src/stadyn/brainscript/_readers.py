@@ -34,6 +34,7 @@ from ..io import transforms as xforms
 from ._ast import config_error
 from ._blocks import (CommandConfig, DeserializerConfig, ReaderConfig, StreamConfig,
                       TransformConfig)
+from ._bptt_source import TruncatedSequenceSource, truncation_length
 from ._htk_screening import screen_utterances
 from ._reader_windows import chunk_bytes, randomization_window, reader_setting, whole_number
 from ._legacy_readers import LEGACY_READERS
@@ -421,7 +422,7 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
         raise config_error(f"randomizationSeed must be an integer, got '{seed}'",
                            reader.loc) from None
     frame_mode = _frame_mode(reader)
-    _truncated(reader, frame_mode)
+    truncation = truncation_length(reader, frame_mode)
     if reader.extra.get("lmParallel") is not None:   # LMSequenceReader
         return io.LMSentenceSource(made[0], int(reader.extra["lmParallel"]),
                                    randomize=reader.randomize,
@@ -442,42 +443,12 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
         whole = truncated or bool(reader.extra.get("oneUtteranceAMinibatch"))
         return io.UtteranceSource(made, int(parallel), join_short=not whole, **options)
     window = randomization_window(reader) if reader.randomize else {}
+    if truncation and pieces:       # truncated BPTT (_bptt_source), for a train command
+        return TruncatedSequenceSource(made, truncation, randomize=reader.randomize,
+                                       randomization_seed=seed, **window)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=frame_mode, **window)
-
-
-# the readers cntk.exe builds a CompositeDataReader for: a deserializers list (DataReader.cpp:
-# 93-118), whose packing mode is read from its config (CompositeDataReader.cpp:57-85)
-_COMPOSITE = {None, "compositedatareader", "cntk.composite"}
-
-
-def _truncated(reader: ReaderConfig, frame_mode: bool) -> None:
-    """A deserializers list's ``truncated = true`` (the block's, else a block's around it,
-    ``config(L"truncated", false)``): cntk.exe's truncated BPTT packer, not done here (read
-    whole, a run would differ silently): refused; with ``frameMode = true``, and without a
-    ``truncationLength``, cntk.exe's own errors (CompositeDataReader.cpp:57-81).  A write
-    command's reader (:func:`~._reader_blocks.written_reader`) packs sequences, as cntk.exe's."""
-    kind = None if reader.reader_type is None else str(reader.reader_type).lower()
-    if kind not in _COMPOSITE:
-        return          # (the legacy readers' own truncated: _legacy_readers; the
-        # CNTKTextFormatReader's and ImageReader's packers do not read it)
-    value = reader_setting(reader, "truncated")
-    if value is None or str(value).lower() == "false":
-        return
-    if str(value).lower() != "true":
-        raise config_error(f"truncated must be true or false, got '{value}'", reader.loc)
-    if frame_mode:
-        raise config_error("frameMode and truncated BPTT are mutually exclusive (frameMode = "
-                           "true with truncated = true)", reader.loc)
-    length = reader_setting(reader, "truncationLength")
-    if whole_number("truncationLength", 0 if length is None else length, reader.loc) == 0:
-        raise config_error("Truncation length cannot be 0 (truncated = true needs a "
-                           "truncationLength)", reader.loc)
-    raise config_error("truncated = true in a deserializers list (cntk.exe's truncated BPTT "
-                       "packer, pieces of truncationLength steps with the recurrent state "
-                       "carried over) is not supported yet; an HTKMLFReader's truncated = true "
-                       "is", reader.loc)
 
 
 def sequence_streams(reader: ReaderConfig | None,

@@ -61,6 +61,7 @@ from ._ndl_counts import ndl_seeds_kept
 from ._network_source import loaded_network, network_for
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
+from ._bptt_source import TruncatedSequenceSource, is_composite
 from ._readers import OpenedReaders, command_sequence_streams, make_source, reader_deserializers
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
@@ -212,11 +213,15 @@ class _Runner:
         deserializers = reader_deserializers(cmd.reader, opened=self.opened.take(cmd.reader))
         source = make_source(cmd.reader, warn=log.raw, pieces=True, opened=deserializers)
         opened.callback(source.close)
-        truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource)
+        truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource, TruncatedSequenceSource)
         carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
-        if isinstance(source, (io.UtteranceSource, io.LMSentenceSource)) and \
-                sgd_rec.get_bool("truncated", False, inherited=True):
-            sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel)   # cntk.exe's
+        if sgd_rec.get_bool("truncated", False, inherited=True):
+            # a rate or momentum per minibatch is per minibatchSize x the reader's parallel
+            # sequences (SGD.h:142-158); CNTK 2's readers say 0 (Exports.cpp:26-31 of
+            # CompositeDataReader): cntk.exe's RuntimeError (_sgd.effective_minibatch_size)
+            legacy = isinstance(source, (io.UtteranceSource, io.LMSentenceSource))
+            sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel if legacy else
+                                      0 if is_composite(cmd.reader) else 1)
         reader_loc = record_loc(rec, "reader")
         inputs = network.input_source([criterion] + evals, source, reader_loc, cmd.name)
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so

@@ -131,11 +131,13 @@ def learning_rates_per_sample(sgd: SGDConfig) -> list[float]:
     return [_f32(per_epoch(lr_mb, i)) / effective_minibatch_size(sgd, i) for i in range(n)]
 
 
-def effective_minibatch_size(sgd: SGDConfig, epoch: int) -> int:
+def effective_minibatch_size(sgd: SGDConfig, epoch: int, *, rates: bool = True) -> int:
     """The samples a per-minibatch rate or momentum of 0-based ``epoch`` is spread over:
     ``minibatchSize``, times the parallel sequences with truncated BPTT where it is > 1
     (cntk.exe's ``FixUpEffectiveMBSize``, SGD.h: ``minibatchSize`` is then the truncation
-    length; a 1 is left as it is).
+    length; a 1 is left as it is).  With CNTK 2's readers (``parallel_sequences`` 0) a size
+    > 1 is cntk.exe's RuntimeError for a rate or momentum per minibatch; ``rates=False``
+    (the "effective momentum" of the log, SGD.cpp:626-641) gives ``minibatchSize`` then.
 
     >>> from stadyn.brainscript import SGDConfig
     >>> [effective_minibatch_size(SGDConfig(1, minibatch_size=(n,), parallel_sequences=32), 0)
@@ -143,6 +145,14 @@ def effective_minibatch_size(sgd: SGDConfig, epoch: int) -> int:
     [640, 1]
     """
     size = per_epoch(sgd.minibatch_size, epoch)
+    if size > 1 and sgd.parallel_sequences == 0 and not rates:
+        return size
+    if size > 1 and sgd.parallel_sequences == 0:   # (CNTK 2's readers: _runner)
+        raise ConfigError("Learning rate and momentum are not supported per minibatch, please "
+                          "specify them per sample (SGD's truncated = true with a deserializers "
+                          "reader: use learningRatesPerSample and momentumAsTimeConstant)",
+                          *(() if sgd.loc is None else (sgd.loc.path, sgd.loc.line,
+                                                         sgd.loc.column)))
     return size * sgd.parallel_sequences if size > 1 else size
 
 

@@ -222,9 +222,9 @@ class CNTKProgress(TrainingCallback):
             m = per_epoch(momenta_per_sample(sgd), epoch)
             tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
             log.raw()
+            effective = m ** effective_minibatch_size(sgd, epoch, rates=False)
             log(f"Starting Epoch {epoch + 1}: learning rate per sample = {self.lr:f}  effective "
-                f"momentum = {m ** effective_minibatch_size(sgd, epoch):f}  momentum as time "
-                f"constant = {tc:.1f} samples")
+                f"momentum = {effective:f}  momentum as time constant = {tc:.1f} samples")
             log.raw()
             log(minibatch_loop_line(None if self.dp_bits is None else (
                 self.parallel.rank, self.parallel.size, per_epoch(self.dp_bits, epoch)),

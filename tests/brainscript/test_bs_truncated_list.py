@@ -1,0 +1,149 @@
+"""Truncated back-propagation through time for a deserializers list (``truncated = true`` with
+``truncationLength``, the reader's or a block's around it): cntk.exe's CompositeDataReader packs
+minibatches with its TruncatedBPTTPacker (CompositeDataReader.cpp:57-81, 207-219;
+TruncatedBpttPacker.cpp:180: ``max(1, minibatchSize / truncationLength)`` slots), which is CNTK
+2.7's ``MinibatchSource(..., truncation_length=N)``; SGD carries the recurrent state from
+minibatch to minibatch in each slot.  References: tests/fixtures/bs_truncated_list/refs.json,
+made by its make_refs.py under CNTK 2.7 (the packing of seq.ctf, and a tanh recurrence of fixed
+parameters trained on it, its loss on every minibatch and its parameters after each epoch)."""
+
+from __future__ import annotations
+
+import io as pyio
+import json
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import stadyn as sd
+from stadyn._errors import ConfigError
+from stadyn.brainscript import StadynLibrary, build_network, parse_config, reader_config, run
+from stadyn.brainscript._readers import make_source
+
+HERE = Path(__file__).resolve().parent.parent / "fixtures" / "bs_truncated_list"
+REFS = json.loads((HERE / "refs.json").read_text())
+
+READER = """reader = {
+        randomize = false
+        truncationLength = 4
+        deserializers = ({
+            type = "CNTKTextFormatDeserializer" ; file = "DATA"
+            input = { x = { dim = 2 ; format = "dense" } ; y = { dim = 2 ; format = "dense" } }
+        })
+    }"""
+
+
+def _config(tmp_path: Path, sgd: str = "learningRatesPerSample = 0.05 ; "
+            "momentumAsTimeConstant = 0", top: str = "truncated = true",
+            more: str = "") -> Path:
+    p = {k: np.array(v, np.float32) for k, v in REFS["params"].items()}
+    # CNTK 2.7's x W is W^T * x here: each matrix the transpose, each bias a column (files of
+    # their rows, read by initFromFilePath)
+    lines = []
+    for name, value in (("W", p["W"].T), ("H", p["H"].T), ("V", p["V"].T),
+                        ("b", p["b"][:, None]), ("c", p["c"][:, None])):
+        np.savetxt(tmp_path / f"{name}.txt", value, fmt="%.9g")
+        lines.append(f"        {name} = ParameterTensor {{({value.shape[0]}:{value.shape[1]}), "
+                     f"initFromFilePath = \"{tmp_path}/{name}.txt\"}}")
+    params = "\n".join(lines)
+    text = f"""command = train{":out" if more else ""}
+deviceId = -1 ; traceLevel = 1
+{top}
+{more}
+train = {{
+    action = "train"
+    modelPath = "{tmp_path}/model"
+    SGD = {{
+        epochSize = 0 ; maxEpochs = 2 ; minibatchSize = 8 ; numMBsToShowResult = 1
+        {sgd}
+    }}
+    BrainScriptNetworkBuilder = {{
+        x = Input {{2}} ; y = Input {{2}}
+{params}
+        h = Tanh (W * x + H * PastValue (3, h, defaultHiddenActivation = 0) + b)
+        z = V * h + c
+        ce = CrossEntropyWithSoftmax (y, z)
+        featureNodes = (x) ; labelNodes = (y) ; criterionNodes = (ce)
+    }}
+    {READER.replace("DATA", str(HERE / "seq.ctf"))}
+}}
+"""
+    path = tmp_path / "bptt.cntk"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("size", [4, 8, 12])
+def test_the_packing_is_cntk_27s_truncation_length(size):
+    # 1154ef55: ConfigError "truncated = true in a deserializers list ... is not supported yet"
+    rec = parse_config("truncated = true\n" + READER.replace("DATA", str(HERE / "seq.ctf")))
+    source = make_source(reader_config(rec["reader"]), pieces=True)
+    source.start_epoch(0, source.sweep_size, size)
+    got = []
+    while mb := source.next_minibatch(size):
+        got.append({"samples": mb["x"].num_samples, "sequences": mb["x"].num_sequences})
+        assert len(source.layout.begins) == mb["x"].num_sequences
+    assert got == REFS["packing"][str(size)]
+    # a new epoch starts with empty slots (ReaderBase::StartEpoch resets the packer)
+    source.start_epoch(1, source.sweep_size, size)
+    assert source.next_minibatch(size)["x"].num_samples == REFS["packing"][str(size)][0]["samples"]
+
+
+def test_a_recurrence_trains_as_cntk_27_with_the_state_carried(tmp_path):
+    # each minibatch's criterion (cntk.exe's log line of every minibatch: the mean per sample)
+    # and the parameters after the two epochs, against CNTK 2.7's training of the same network
+    # on the same minibatches (make_refs.py); the state carried from one minibatch to the
+    # next in a slot, reset where a sequence begins (a reset state everywhere, or none carried,
+    # gives other losses from the second minibatch on)
+    log = pyio.StringIO()
+    run(str(_config(tmp_path)), out=log)
+    text = log.getvalue()
+    for epoch, ref in enumerate(REFS["training"], 1):
+        got = [(float(v), int(n)) for v, n in re.findall(
+            rf"Epoch\[ {epoch} of 2\]-Minibatch\[.*?ce = (\S+) \* (\d+);", text)]
+        assert [n for _, n in got] == [n for _, n in ref["losses"]]
+        np.testing.assert_allclose([v for v, _ in got], [s / n for s, n in ref["losses"]],
+                                   rtol=2e-6)
+    with sd.parameter_registry(sd.ParameterRegistry()):
+        build_network(f'{{ m = BS.Network.Load ("{tmp_path}/model") }}', StadynLibrary())
+        trained = sd.get_parameters()
+        for name, value in REFS["training"][-1]["params"].items():
+            # (a [rows x cols] BrainScript matrix is held (cols, rows): CNTK 2.7's own layout)
+            value = np.array(value, np.float32)
+            np.testing.assert_allclose(trained[name].d.reshape(value.shape), value,
+                                       rtol=1e-5, atol=1e-6)
+
+
+def test_per_minibatch_rates_with_sgd_truncated_are_cntk_exes_runtime_error(tmp_path):
+    # SGD's truncated = true (here the top level's) spreads a per-minibatch rate or momentum
+    # over minibatchSize x the reader's parallel sequences (SGD.h:142-158); CNTK 2's readers
+    # say 0 (CompositeReaderShim, CompositeDataReader/Exports.cpp:26-31): cntk.exe's
+    # RuntimeError, also for the default momentumPerMB = 0.9 (SGD.cpp:630 reads it every epoch)
+    for sgd in ("learningRatesPerMB = 0.4 ; momentumAsTimeConstant = 0",
+                "learningRatesPerSample = 0.05"):
+        with pytest.raises(ConfigError, match="Learning rate and momentum are not supported "
+                                              "per minibatch, please specify them per sample"):
+            run(str(_config(tmp_path, sgd)), out=pyio.StringIO())
+
+
+def test_a_write_command_with_frame_mode_and_truncated_is_cntk_exes_logic_error(tmp_path):
+    # cntk.exe's CompositeDataReader refuses frameMode = true with truncated = true before it
+    # looks at the action (CompositeDataReader.cpp:57-63; a write command makes its reader
+    # first, EvalActions.cpp:227): LogicError "frameMode and truncated BPTT are mutually
+    # exclusive."  At 1154ef55 the write command's reader dropped both and wrote the outputs
+    reader = READER.replace("DATA", str(HERE / "seq.ctf"))
+    out = f"""out = {{
+    action = "write" ; modelPath = "{tmp_path}/model" ; outputPath = "{tmp_path}/out"
+    outputNodeNames = (z)
+    {reader.replace("randomize = false", "randomize = false ; frameMode = true ; truncated = true")}
+}}"""
+    config = _config(tmp_path, top="", more=out)
+    with pytest.raises(ConfigError, match="frameMode and truncated BPTT are mutually exclusive"):
+        run(str(config), out=pyio.StringIO())
+    assert (tmp_path / "model").exists() and not list(tmp_path.glob("out*"))
+    # either alone writes: frameMode = true (packed in sequences all the same), truncated
+    ok = out.replace("frameMode = true ; ", "")
+    run(str(_config(tmp_path, top="", more=ok)), out=pyio.StringIO())
+    assert list(tmp_path.glob("out*"))
