@@ -430,3 +430,104 @@ def user37_nested_context_scopes(nn, F, PF, S, r):
     res["half out"] = y.d.copy()
     res["out dtype"] = str(y.d.dtype)
     return res
+
+
+@nnabla_case(names=["nnabla.utils.rnn.pack_sequence", "nnabla.utils.rnn.pad_packed_sequence",
+                    "nnabla.utils.rnn.pad_sequence", PFN + "lstm", "nnabla.Variable.__getitem__",
+                    "nnabla.set_auto_forward"],
+             tols={"loss": (1e-4, 1e-5)}, rtol=1e-4, atol=1e-5)
+def user37_packed_sequence_tagger(nn, F, PF, S, r):
+    """Variable-length sequences as NNabla's ``utils.rnn`` docs use them (dynamic mode):
+    ``pack_sequence(enforce_sorted=False)`` and back with ``pad_packed_sequence`` (the
+    lengths it gives, taken through ``lengths[unsorted_indices]``: float32 on NNabla), a
+    two-layer bidirectional ``PF.lstm`` over ``pad_sequence``'s batch, a per-step loss masked
+    by ``F.less`` of the step numbers and those lengths; Adam three steps.  Then integer
+    Variables indexed as a program picks labels (``labels[idx]``, ``labels[[2, 0]]``,
+    ``labels[1:]``, ``labels[mask]``): the values' dtypes."""
+    rnn = r.module("nnabla.utils.rnn")
+    nn.set_auto_forward(True)
+    seqs = [nn.Variable.from_numpy_array(r.randn(n, 3)) for n in (2, 4, 3)]
+    packed = rnn.pack_sequence(seqs, enforce_sorted=False)
+    back, lengths = rnn.pad_packed_sequence(packed)
+    res = {"batch sizes": packed.batch_sizes.d.tolist(), "back": back.d.copy(),
+           "lengths": [str(lengths.d.dtype), lengths.d.tolist()]}
+    target = nn.Variable.from_numpy_array(r.randn(4, 3, 1))
+    steps = nn.Variable.from_numpy_array(np.arange(4, dtype=np.float32).reshape(4, 1))
+    mask = F.reshape(F.less(steps, F.reshape(lengths, (1, 3))), (4, 3, 1))
+    h0 = nn.Variable.from_numpy_array(np.zeros((2, 2, 3, 4), np.float32))
+    solver = None
+    res["loss"] = []
+    for _ in range(3):
+        y, hn, cn = PF.lstm(rnn.pad_sequence(seqs), h0, h0, num_layers=2, bidirectional=True)
+        pred = PF.affine(y, 1, base_axis=2, name="out")
+        loss = F.sum(F.squared_error(pred, target) * mask) / F.sum(mask)
+        if solver is None:
+            res["params"] = r.set_params(nn.get_parameters())
+            solver = S.Adam(0.02)
+            solver.set_parameters(nn.get_parameters())
+            continue
+        solver.zero_grad()
+        loss.backward()
+        solver.update()
+        res["loss"].append(float(loss.d))
+    res["mask"] = mask.d.copy()
+    labels = nn.Variable.from_numpy_array(np.array([4, 1, 3], np.int32))
+    idx = nn.Variable.from_numpy_array(np.array([2, 0], np.int32))
+    keep = nn.Variable.from_numpy_array(np.array([True, False, True]))
+    for key, picked in [("labels[idx]", labels[idx]), ("labels[[2, 0]]", labels[[2, 0]]),
+                        ("labels[1:]", labels[1:]), ("labels[mask]", labels[keep])]:
+        res[key] = [str(picked.d.dtype), picked.d.tolist()]
+    r.touch("nnabla.Variable.__getitem__")
+    nn.set_auto_forward(False)
+    res.update(r.param_values(nn.get_parameters()))
+    return res
+
+
+_HALF_VIEWS = (
+    "graph/_precision.py (cast_for_node) reads a float16 input of a node bound to a float "
+    "context as float32, reshape and identity included: their outputs are float32 where NNabla "
+    "1.39's Reshape and Identity share the float16 input's array (float16)")
+_HALF_LEAF_GRAD = (
+    "graph/_variable_arrays.py keeps a leaf's gradient in the leaf's dtype (torch's autograd): "
+    "a float16 leaf's g is float16 after backward, NNabla 1.39's float32 (the grad array its "
+    "float context's functions write)")
+
+
+@nnabla_case(names=[FN + "reshape", FN + "identity", "nnabla.Variable.reshape",
+                    PFN + "convolution", SV + "Sgd"],
+             known={"reshape dtype": _HALF_VIEWS, "identity dtype": _HALF_VIEWS,
+                    "method reshape dtype": _HALF_VIEWS, "x.g dtype": _HALF_LEAF_GRAD},
+             tols={"loss": (1e-3, 1e-4)}, rtol=1e-3, atol=1e-4)
+def user37_float16_images_in_a_float_net(nn, F, PF, S, r):
+    """Pictures stored as float16 (a user's ``np.load`` of a half-precision cache) fed to a
+    float32 CNN in NNabla's default float context: ``x.reshape`` / ``F.reshape`` /
+    ``F.identity`` of the half input (their dtypes), a convolution (with bias) of it and an
+    affine trained three steps with SGD in the static graph (Stadyn refused to build the
+    convolution: its shape inference met a float16 input beside float32 parameters), the
+    input's gradient and its dtype."""
+    x = nn.Variable.from_numpy_array(r.rand(2, 1, 4, 4).astype(np.float16), need_grad=True)
+    t = nn.Variable.from_numpy_array(np.array([[1], [0]], np.int32))
+    res = {}
+    for key, v in [("reshape", F.reshape(x, (2, 16))), ("identity", F.identity(x)),
+                   ("method reshape", x.reshape((2, 1, 16)))]:
+        v.forward()
+        res[key + " dtype"] = str(v.d.dtype)
+        res[key] = v.d.astype(np.float32)
+    r.touch("nnabla.Variable.reshape")
+    h = F.relu(PF.convolution(F.identity(x), 2, (3, 3), name="conv"))
+    loss = F.mean(F.softmax_cross_entropy(PF.affine(F.reshape(h, (2, 8)), 2, name="fc"), t))
+    res["params"] = r.set_params(nn.get_parameters())
+    solver = S.Sgd(0.3)
+    solver.set_parameters(nn.get_parameters())
+    res["loss"] = []
+    for _ in range(3):
+        loss.forward()
+        solver.zero_grad()
+        x.grad.zero()
+        loss.backward()
+        solver.update()
+        res["loss"].append(float(loss.d))
+    res["x.g dtype"] = str(x.g.dtype)
+    res["x.g"] = x.g.astype(np.float32)
+    res.update(r.param_values(nn.get_parameters()))
+    return res
