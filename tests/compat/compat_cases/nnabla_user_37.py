@@ -531,3 +531,41 @@ def user37_float16_images_in_a_float_net(nn, F, PF, S, r):
     res["x.g"] = x.g.astype(np.float32)
     res.update(r.param_values(nn.get_parameters()))
     return res
+
+
+@nnabla_case(names=["nnabla.experimental.mixed_precision_training.DynamicLossScalingUpdater",
+                    SV + "Momentum", "nnabla.solver.Solver.clip_grad_by_norm",
+                    "nnabla.solver.Solver.check_inf_or_nan_grad"],
+             tols={"loss": (1e-4, 1e-5)}, rtol=1e-4, atol=1e-5)
+def user37_loss_scaling_over_a_bad_batch(nn, F, PF, S, r):
+    """Mixed-precision style training with ``DynamicLossScalingUpdater`` (scale 8, factor 2,
+    ``N=2``, weight decay) where the third batch holds an ``inf`` (a corrupt record): the
+    scale after each ``update()``, the losses and the weights (the bad step leaves them as
+    they were), then ``clip_grad_by_norm`` of a plain backward and ``check_inf_or_nan_grad``."""
+    M = r.module("nnabla.experimental.mixed_precision_training")
+    x = nn.Variable.from_numpy_array(r.randn(4, 3))
+    t = nn.Variable.from_numpy_array(r.randn(4, 2))
+    loss = F.mean(F.squared_error(PF.affine(x, 2, name="fc"), t))
+    res = {"params": r.set_params(nn.get_parameters())}
+    solver = S.Momentum(0.1, 0.9)
+    solver.set_parameters(nn.get_parameters())
+    updater = M.DynamicLossScalingUpdater(solver, loss, data_feeder=lambda: None, scale=8.0,
+                                          scaling_factor=2.0, N=2, clear_buffer=True,
+                                          accum_grad=1, weight_decay=1e-3, comm=None, grads=[])
+    good = x.d[0, 0]
+    res["scale"], res["loss"], res["W"] = [], [], []
+    for it in range(6):
+        x.d[0, 0] = np.inf if it == 2 else good
+        updater.update()
+        res["scale"].append(float(updater.scale))
+        res["loss"].append(float(loss.d))
+        res["W"].append(nn.get_parameters()["fc/affine/W"].d.copy())
+    solver.zero_grad()
+    loss.forward()
+    loss.backward()
+    solver.clip_grad_by_norm(0.1)
+    res["clipped norms"] = [float(np.sqrt((p.g ** 2).sum()))
+                            for _, p in sorted(nn.get_parameters().items())]
+    res["inf or nan"] = bool(solver.check_inf_or_nan_grad())
+    r.touch("nnabla.solver.Solver.clip_grad_by_norm", "nnabla.solver.Solver.check_inf_or_nan_grad")
+    return res
