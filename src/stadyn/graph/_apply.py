@@ -311,6 +311,8 @@ def _infer_static(spec, args: tuple, kwargs: dict, inputs: list, scope: str, nod
         if passes_through(exc):
             raise
         out = _infer_conformed(spec, args, kwargs, inputs)
+        if out is None and not by_values:
+            out = _infer_cast(spec, node, margs, mkw)
         if out is None and by_values:   # values the op refuses (an input's placeholder, not
             out = _provisional(spec, margs, mkw)       # yet the data): the run will tell
         if out is None:
@@ -351,6 +353,24 @@ def _infer_conformed(spec, args: tuple, kwargs: dict, inputs: list):
                if kwargs else kwargs)
         return spec.infer(margs, mkw)
     return conform(inputs, infer)
+
+
+def _infer_cast(spec, node, margs: list, mkw: dict):
+    """The op's shape inference on its meta inputs cast as the node will compute them
+    (:func:`~stadyn.graph._precision.cast_for_node`: an NNabla function made in a float
+    context reads a float16 input as float32, so a static convolution of float16 pictures
+    with float32 parameters builds, as NNabla 1.39's does; case
+    ``nnabla_user_37.user37_float16_images_in_a_float_net``); None if the cast changes
+    nothing or inference fails again."""
+    cargs, ckw = cast_for_node(node, get_current_context().half_dtype, margs, mkw)
+    if all(a is b for a, b in zip(cargs, margs)) and all(ckw[k] is mkw[k] for k in ckw):
+        return None
+    try:
+        return spec.infer(cargs, ckw)
+    except Exception as exc:
+        if passes_through(exc):
+            raise
+        return None
 
 
 def _has_sequence_axis(inputs: list) -> bool:

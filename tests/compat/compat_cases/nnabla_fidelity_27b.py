@@ -21,6 +21,7 @@ leaf's gradient from before the backward (zeros for an inner Variable).
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_cases.nnabla_pyfunc_helpers import mul2, write_products
 
 _F = "nnabla.functions."
 
@@ -213,36 +214,11 @@ _CLEARING = ("assigning, leaf read first by x * 3",
 
 
 def _mul2(PythonFunction, seen):
-    class Mul2(PythonFunction):         # a * b: two inputs, both needing a gradient
-        @property
-        def name(self):
-            return "Mul2"
+    def backward(inputs, outputs, propagate_down, accum):   # two inputs needing a gradient
+        seen.append(("m", [bool(a) for a in accum], inputs[0].g.copy()))
+        write_products(inputs, outputs, accum, False)
 
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            outputs[0].d = inputs[0].d * inputs[1].d
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            seen.append(("m", [bool(a) for a in accum], inputs[0].g.copy()))
-            for i in range(2):
-                g = inputs[1 - i].d * outputs[0].g
-                if accum[i]:
-                    inputs[i].g += g
-                else:
-                    inputs[i].g = g
-
-    return Mul2()
+    return mul2(PythonFunction, backward)
 
 
 _MUL2 = "Mul2(x, x) after x * 3: %s: "

@@ -18,42 +18,16 @@ and an assigning one left x.g [13, 15, 3] (NNabla's [7, 9, -3]).
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_cases.nnabla_pyfunc_helpers import mul2, write_products
 
 
 def _mul2(PythonFunction, seen, tag, assign):
-    class Mul2(PythonFunction):         # a * b: two inputs needing a gradient
-        @property
-        def name(self):
-            return "Mul2"
+    def backward(inputs, outputs, propagate_down, accum):   # two inputs needing a gradient
+        seen.append((tag, [bool(p) for p in propagate_down], [bool(a) for a in accum],
+                     inputs[0].g.copy(), inputs[1].g.copy()))
+        write_products(inputs, outputs, accum, assign, propagate_down)
 
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            outputs[0].d = inputs[0].d * inputs[1].d
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            seen.append((tag, [bool(p) for p in propagate_down], [bool(a) for a in accum],
-                         inputs[0].g.copy(), inputs[1].g.copy()))
-            for i in range(2):
-                if not propagate_down[i]:
-                    continue
-                g = inputs[1 - i].d * outputs[0].g
-                if accum[i] and not assign:
-                    inputs[i].g += g
-                else:
-                    inputs[i].g = g
-
-    return Mul2()
+    return mul2(PythonFunction, backward)
 
 
 # name -> loss made by (F, nn, M(tag, assign), x, z); x, z leaves needing a gradient

@@ -20,37 +20,18 @@ z)`` beside ``Mul2(3x, z)`` lost one the same way.
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_cases.nnabla_pyfunc_helpers import mul2, write_products
 
 
 def _mul2(PythonFunction, seen):
-    class Mul2(PythonFunction):         # a * b; writes 99 into inputs[1].grad, needed or not
-        @property
-        def name(self):
-            return "Mul2"
+    def backward(inputs, outputs, propagate_down, accum):   # writes 99 into inputs[1].grad
+        g1 = inputs[1].g
+        seen.append(([bool(p) for p in propagate_down], [bool(a) for a in accum],
+                     inputs[0].g.copy(), g1.copy(), str(g1.dtype), list(g1.shape)))
+        inputs[0].g = inputs[1].d * outputs[0].g
+        inputs[1].g = 99.0
 
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            outputs[0].d = inputs[0].d * inputs[1].d
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            g1 = inputs[1].g
-            seen.append(([bool(p) for p in propagate_down], [bool(a) for a in accum],
-                         inputs[0].g.copy(), g1.copy(), str(g1.dtype), list(g1.shape)))
-            inputs[0].g = inputs[1].d * outputs[0].g
-            inputs[1].g = 99.0
-
-    return Mul2()
+    return mul2(PythonFunction, backward)
 
 
 # c's gradient before the backward -> how it is set (None: never)
@@ -106,37 +87,12 @@ def python_function__input_needing_no_gradient(nn, F, PF, r):
 
 
 def _mul2_tagged(PythonFunction, seen, assign, tag=None):
-    class Mul2(PythonFunction):         # a * b, adding where accum or always writing
-        @property
-        def name(self):
-            return "Mul2"
+    def backward(inputs, outputs, propagate_down, accum):   # adds where accum or always writes
+        seen.append(((tag,) if tag is not None else ())
+                    + ([bool(a) for a in accum], inputs[0].g.copy(), inputs[1].g.copy()))
+        write_products(inputs, outputs, accum, assign)
 
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            outputs[0].d = inputs[0].d * inputs[1].d
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            seen.append(((tag,) if tag is not None else ())
-                        + ([bool(a) for a in accum], inputs[0].g.copy(), inputs[1].g.copy()))
-            for i in range(2):
-                g = inputs[1 - i].d * outputs[0].g
-                if accum[i] and not assign:
-                    inputs[i].g += g
-                else:
-                    inputs[i].g = g
-
-    return Mul2()
+    return mul2(PythonFunction, backward)
 
 
 # name -> loss made by (F, M(assign), x, z); x, z leaves needing a gradient
@@ -361,39 +317,12 @@ def python_function__groups_over_shared_inputs(nn, F, PF, r):
 
 
 def _mul2_counted(PythonFunction, calls, assign):
-    class Mul2(PythonFunction):         # a * b, noting each forward_impl / backward_impl call
-        @property
-        def name(self):
-            return "Mul2"
+    def backward(inputs, outputs, propagate_down, accum):   # notes each call
+        calls.append(["backward_impl", [bool(p) for p in propagate_down],
+                      [bool(a) for a in accum]])
+        write_products(inputs, outputs, accum, assign, propagate_down)
 
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            calls.append("forward_impl")
-            outputs[0].d = inputs[0].d * inputs[1].d
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            calls.append(["backward_impl", [bool(p) for p in propagate_down],
-                          [bool(a) for a in accum]])
-            for i in range(2):
-                if propagate_down[i]:
-                    g = inputs[1 - i].d * outputs[0].g
-                    if accum[i] and not assign:
-                        inputs[i].g += g
-                    else:
-                        inputs[i].g = g
-
-    return Mul2()
+    return mul2(PythonFunction, backward, on_forward=lambda: calls.append("forward_impl"))
 
 
 _LATE_INPUT = (

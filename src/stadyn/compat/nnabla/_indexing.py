@@ -5,10 +5,11 @@ slices, integers, ``...`` and ``None`` ("basic" indexing) is one ``slice`` (an i
 taken as ``i:i+1``, a negative one counted from the end) and, where integers drop axes or
 ``None`` adds them, a ``reshape``; a key of index arrays ("advanced" indexing: lists, NumPy
 arrays, Variables, or one boolean mask) is a ``gather_nd``.  Gradients flow back through
-them.  What NNabla refuses, this refuses alike: an integer out of the axis (``IndexError``),
-more indices than axes, two ``...``, integers mixed with index arrays
-(``NotImplementedError``), any other key (``TypeError``; NumPy's integer scalars too, as in
-NNabla).
+them; their values are float32 whatever ``x`` holds (NNabla's ``Slice`` and ``GatherNd``
+write float32: an int32 ``x`` is cast first).  What NNabla refuses, this refuses alike: an
+integer out of the axis (``IndexError``), more indices than axes, two ``...``, integers mixed
+with index arrays (``NotImplementedError``), any other key (``TypeError``; NumPy's integer
+scalars too, as in NNabla).
 
 ``x[key] = value`` (:func:`setitem`, ``Variable.__setitem__``) makes ``x`` the output of a
 graph writing ``value``, broadcast to the indexed shape, into what ``x`` was; the same keys,
@@ -151,7 +152,11 @@ def _dispatch(key, basic, advanced):
 
 
 def getitem(x, key):
-    """``x[key]`` as NNabla 1.39 computes it (the module docstring)."""
+    """``x[key]`` as NNabla 1.39 computes it (the module docstring).  An integer ``x`` gives
+    float32 values: NNabla's ``Slice`` and ``GatherNd`` write float32 whatever they read
+    (``lengths[unsorted_indices]`` in its ``utils.rnn.pad_packed_sequence`` too; case
+    ``nnabla_user_37.user37_indexing_dtypes``)."""
+    x = _as_float32(x)
     return _dispatch(key, lambda k: _basic(x, k), lambda k: _advanced(x, k))
 
 

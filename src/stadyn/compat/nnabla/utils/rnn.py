@@ -135,8 +135,9 @@ def pack_sequence(sequences: list, batch_first: bool = False,
 def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
                         padding_value: float = 0.0, total_length: Any = None) -> tuple:
     """The padded Variable and the lengths of the :class:`PackedSequence` ``sequence``, in
-    the batch's original order; ``total_length`` pads to that many steps (not fewer than the
-    longest: a ``ValueError``).
+    the batch's original order (the lengths float32 after that reordering, NNabla's
+    ``lengths[unsorted_indices]``); ``total_length`` pads to that many steps (not fewer than
+    the longest: a ``ValueError``).
 
     Example:
         >>> import numpy as np
@@ -145,7 +146,7 @@ def pad_packed_sequence(sequence: PackedSequence, batch_first: bool = False,
         >>> with nn.auto_forward():
         ...     padded, lengths = pad_packed_sequence(pack_sequence(seqs, enforce_sorted=False))
         >>> padded.d.tolist(), lengths.d.tolist()
-        ([[1.0, 2.0], [0.0, 2.0]], [1, 2])
+        ([[1.0, 2.0], [0.0, 2.0]], [1.0, 2.0])
     """
     steps = sequence.batch_sizes.shape[0]
     if total_length is not None and total_length < steps:
