@@ -4,7 +4,9 @@ run a step along the sequence axis (``Recurrence``, ``RecurrenceFrom``, ``Fold``
 A step is a layer called as ``step(*previous_states, x)`` on one step of the input (batch axis
 first) that returns the new state (or tuple of states); its ``state_shapes`` says the states'
 shapes (a step whose ``state_shapes`` is None and that has ``state_shapes_for(step_shape,
-initial)`` is asked with the input step's shape and the initial states; otherwise the one state is shaped like an input step).
+initial)`` is asked with the input step's shape and the initial states; otherwise the one
+state is shaped like an input step; a step with ``sequence_inputs(x)`` is given those
+sequences' steps after ``x``'s).
 The weight layouts are CNTK 2.7's, so weights CNTK initialised give CNTK's numbers:
 ``W`` ``(input, k*C)``, ``H`` ``(H, k*C)``, ``b`` ``(k*C,)`` with the gates stacked in CNTK's
 order, where ``H`` is the step's ``shape`` and ``C`` its ``cell_shape`` (``H`` unless given).
@@ -349,7 +351,10 @@ class Recurrence(Layer):
         if getattr(self.step, "fusable", False) and not self.return_full_state and \
                 len(x.shape) == 3:
             return self.step(*initial, x, self.go_backwards)     # the whole sequence at once
-        states = S.recurrence(self.step, [x], initial, shapes, go_backwards=self.go_backwards)
+        # (more inputs a step asks for: a compat step's delays of its input, _step_delays)
+        extra = list(getattr(self.step, "sequence_inputs", lambda x: [])(x))
+        states = S.recurrence(self.step, [x] + extra, initial, shapes,
+                              go_backwards=self.go_backwards)
         return states if self.return_full_state and len(states) > 1 else states[0]
 
     def apply(self, x):

@@ -8,7 +8,7 @@ import functools
 import re
 
 from compat_harness import cntk_case
-from compat_outcomes import as_raised, as_returned, builtin_type, outcome
+from compat_outcomes import as_returned, builtin_type, outcome
 
 
 def _gist(exc):
@@ -105,4 +105,47 @@ def recurrence__state_shape_and_initial_state(C, r, np):
                  "splice of the state and the input": lambda h, v: C.splice(h, v)}
         for key, row in _state_rows(C, np, steps, data, x, initial_state=init).items():
             res[init_key + " | " + key] = row
+    return res
+
+
+_STATE_DELAYED = (
+    "a past_value of the state inside the step: CNTK 2.7 delays it inside the loop (h two "
+    "steps back); Stadyn computes a step's delays over the input sequence before the loop "
+    "(compat/cntk/_step_delays.py) and refuses one reading the state: NotImplementedError")
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.sequence.past_value",
+                  "cntk.sequence.future_value", "cntk.sequence.delay"],
+           known=dict(("past value of the state | " + how, _STATE_DELAYED)
+                      for how in ("forwards", "backwards", "Fold")),
+           note="a past_value / future_value / delay of the step's input inside a Python "
+                "step: CNTK 2.7 builds the step over the whole sequence, so it is the input "
+                "one step earlier (later), outside the loop (h + past_value(v): h_t = h_t-1 + "
+                "v_t-1), forwards, backwards and in a Fold; Stadyn recorded the step on one "
+                "step of the input and refused the delay there (ShapeError: no sequence axis)")
+def recurrence__delay_inside_the_step(C, r, np):
+    x = C.sequence.input_variable(2, needs_gradient=True)
+    data = [r.randn(3, 2).astype(np.float32), r.randn(2, 2).astype(np.float32)]
+    steps = {
+        "past value": lambda h, v: h + C.sequence.past_value(v),
+        "past value with an initial state": lambda h, v: h + C.sequence.past_value(
+            v, initial_state=5.0),
+        "two steps back": lambda h, v: h + C.sequence.past_value(v, time_step=2),
+        "future value": lambda h, v: h * 0.5 + C.sequence.future_value(v),
+        "delay": lambda h, v: h + C.sequence.delay(v),
+        "both, of a computed value": lambda h, v: C.tanh(h) * C.sequence.past_value(
+            C.tanh(v) * 2.0) + C.sequence.future_value(v) - v,
+        "sum of a past value": lambda h, v: h + C.reduce_sum(C.sequence.past_value(v)),
+        "past value of the state": lambda h, v: C.sequence.past_value(h) + v,
+    }
+    res = {}
+    for key, step in steps.items():
+        for how, make in (("forwards", lambda s: C.layers.Recurrence(s)),
+                          ("backwards", lambda s: C.layers.Recurrence(s, go_backwards=True)),
+                          ("Fold", lambda s: C.layers.Fold(s))):
+            def run(step=step, make=make):
+                z = make(step)(x)
+                grad = z.grad({x: data}, wrt=[x])     # (of the outputs' sum)
+                return {"shape": list(z.shape), "values": z.eval({x: data}), "grad": grad}
+            res[key + " | " + how] = _raised(run)
     return res

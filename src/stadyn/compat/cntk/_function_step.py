@@ -20,6 +20,7 @@ from ...graph import Variable
 from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._dry_layers import dry_fixed_point
+from ._step_delays import delayed_sequences, given, step_delays
 from ._step_state_shapes import _where, fixed_point_shapes, trial
 from ._step_values import note_step_blocks
 
@@ -98,11 +99,21 @@ class FunctionStep:
             shapes = dry_fixed_point(self.fn, step_shape)   # state, (3,), as CNTK 2.7's)
         return shapes
 
+    def sequence_inputs(self, x: Any) -> list:
+        """The sequences the recurrence gives the step as more inputs besides ``x``: the
+        delays of its input it applies, computed over ``x`` (``_step_delays``)."""
+        if "_delays" not in self.__dict__:
+            self._delays = step_delays(self.fn, self.n_states, _where(self.fn))
+        x_placeholder, delays = self._delays
+        return delayed_sequences(x_placeholder, delays, x) if delays else []
+
     def __call__(self, *variables):
         for v in variables:         # one step of each state and input, batch axis first
             G.BATCH.add(v)
             G.STEP_VALUES.add(v)
-        out = self.fn(*[wrap(v) for v in variables])
+        arity = self.n_states + 1   # (past those: a step of each delay, sequence_inputs)
+        with given(list(variables[arity:])):
+            out = self.fn(*[wrap(v) for v in variables[:arity]])
         outputs = getattr(out, "outputs", None)
         if not isinstance(out, (tuple, list)) and outputs is not None and len(outputs) > 1:
             out = tuple(outputs)

@@ -44,8 +44,8 @@ def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any
     trial would build).  A state the step keeps changing (``splice(h, x)``) and an output the
     initial state does not broadcast with are refused with CNTK 2.7's RuntimeErrors.
     ``tried``: :func:`trial`'s result for the step where the caller has it already."""
-    from ._variables import input_variable
-    if tried is None:
+    from ._deferred_loops import _stand_in as input_variable    # (a sequence's: a step's
+    if tried is None:                                           # delays read its steps)
         tried = trial(fn, n_states)
     if tried is None:
         return None
@@ -79,7 +79,7 @@ def _first_pass(states: list, x: Any, outs: list, step_shape: tuple) -> list:
     """The step's outputs' shapes in CNTK's first pass over the loop: its states unknown (the
     module's rule); None for one left unknown."""
     from ._deferred_loops import STRICT, UNKNOWN, _GUESSES, _PROBE
-    from ._variables import input_variable
+    from ._deferred_loops import _stand_in as input_variable
     bound: dict = {id(s.variable): UNKNOWN for s in states}
     bound[id(x.variable)] = input_variable(tuple(step_shape))
     memo: dict = {_PROBE: True, _GUESSES: {}, STRICT: True}
