@@ -15,9 +15,10 @@ def _gist(exc):
     """What CNTK 2.7 raised, its first line without the names of the nodes it quotes (numbered
     as made): the text before the first quote, the shapes it quotes, the text after the last
     quoted Function (``ReplacePlaceholders: ...``)."""
-    line = str(exc).splitlines()[0]
+    line = re.sub(r" \(loop connected to [^)]*\)", "", str(exc).splitlines()[0])
     shapes = re.findall(r"shape '(\[[^\]]*\])'", line)
-    tail = line.rsplit("' ", 1)[-1] if "ReplacePlaceholders" in line else ""
+    tail = line.rsplit("' ", 1)[-1] if "ReplacePlaceholders" in line else \
+        line[line.index("with different DataTypes"):] if "DataTypes" in line else ""
     return {"raises": builtin_type(exc),
             "gist": " ".join([line.split("'")[0].strip()] + shapes + [tail]).strip()}
 
@@ -148,4 +149,65 @@ def recurrence__delay_inside_the_step(C, r, np):
                 grad = z.grad({x: data}, wrt=[x])     # (of the outputs' sum)
                 return {"shape": list(z.shape), "values": z.eval({x: data}), "grad": grad}
             res[key + " | " + how] = _raised(run)
+    return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.RecurrenceFrom",
+                  "cntk.layers.LSTM", "cntk.sequence.input_variable", "cntk.ops.constant",
+                  "cntk.ops.times"],
+           note="steps CNTK 2.7 refuses as the recurrence is applied or first run: a float32 "
+                "initial state (initial_state=0's Constant; one given) with a float64 input "
+                "(ValueError: the step's Plus passed operands with different DataTypes "
+                "'Float' and 'Double'); several states without return_full_state where the "
+                "output reads not every state (RuntimeError at eval: the other state's node "
+                "'does not match the SampleLayout shape []'); Stadyn ran both.  An LSTM cell "
+                "applied twice in one step, which CNTK 2.7 evaluates, and a state read by the "
+                "output, evaluated by both")
+def recurrence__steps_refused_as_applied(C, r, np):
+    L = C.layers
+    x32 = C.sequence.input_variable(3)
+    x64 = C.sequence.input_variable(3, dtype=np.float64)
+    W = C.parameter((3, 3), init=0.1)
+    lstm = L.LSTM(3, init=0.2)
+    d32 = [r.randn(2, 3).astype(np.float32), r.randn(1, 3).astype(np.float32)]
+    d64 = [a.astype(np.float64) for a in d32]
+    h0 = C.input_variable(3)
+
+    def twice(h, c, v):
+        a = lstm(h, c, v)
+        return lstm(a.outputs[0], a.outputs[1], v).outputs
+
+    made = {
+        "float64 input, initial state 0": (lambda: L.Recurrence(
+            lambda h, v: C.tanh(h + v))(x64), x64, d64),
+        "float64 input, float32 initial state": (lambda: L.Recurrence(
+            lambda h, v: C.tanh(h + v),
+            initial_state=C.constant(np.zeros(3, np.float32)))(x64), x64, d64),
+        "float64 input, Fold": (lambda: L.Fold(lambda h, v: h * v)(x64), x64, d64),
+        "float64 input and initial state": (lambda: L.Recurrence(
+            lambda h, v: C.tanh(h + v),
+            initial_state=C.constant(np.zeros(3, np.float64)))(x64), x64, d64),
+        "c + h * 0.5, h alone": (lambda: L.Recurrence(
+            lambda h, c, v: (C.tanh(h + v), c + h * 0.5))(x32), x32, d32),
+        "c + times, h alone": (lambda: L.Recurrence(
+            lambda h, c, v: (C.tanh(h + v), c + C.times(v, W)))(x32), x32, d32),
+        "c * h, Fold": (lambda: L.Fold(
+            lambda h, c, v: (C.tanh(h + v), c * h))(x32), x32, d32),
+        "c + v, full state": (lambda: L.Recurrence(
+            lambda h, c, v: (C.tanh(h + v), c + v), return_full_state=True)(x32), x32, d32),
+        "c read by h, h alone": (lambda: L.Recurrence(
+            lambda h, c, v: (C.tanh(h + v + c), c + v))(x32), x32, d32),
+        "LSTM twice in one step": (lambda: L.Recurrence(twice)(x32), x32, d32),
+        "RecurrenceFrom, float32 initial state": (lambda: L.RecurrenceFrom(
+            lambda h, v: C.tanh(h + v))(h0, x64), x64, d64),
+    }
+    res = {}
+    for key, (make, x, data) in made.items():
+        def run(make=make, x=x, data=data):
+            z = make()
+            got = z.eval({x: data})
+            return {"shapes": [list(o.shape) for o in z.outputs],
+                    "values": got if not isinstance(got, dict) else
+                    [got[o] for o in z.outputs]}
+        res[key] = _raised(run)
     return res
