@@ -3,8 +3,10 @@ run a step along the sequence axis (``Recurrence``, ``RecurrenceFrom``, ``Fold``
 
 A step is a layer called as ``step(*previous_states, x)`` on one step of the input (batch axis
 first) that returns the new state (or tuple of states); its ``state_shapes`` says the states'
-shapes (a step whose ``state_shapes`` is None and that has ``state_shapes_for(step_shape)`` is
-asked with the input step's shape; otherwise the one state is shaped like an input step).
+shapes (a step whose ``state_shapes`` is None and that has ``state_shapes_for(step_shape,
+initial)`` is asked with the input step's shape and the initial states; otherwise the one
+state is shaped like an input step; a step with ``sequence_inputs(x)`` is given those
+sequences' steps after ``x``'s).
 The weight layouts are CNTK 2.7's, so weights CNTK initialised give CNTK's numbers:
 ``W`` ``(input, k*C)``, ``H`` ``(H, k*C)``, ``b`` ``(k*C,)`` with the gates stacked in CNTK's
 order, where ``H`` is the step's ``shape`` and ``C`` its ``cell_shape`` (``H`` unless given).
@@ -316,10 +318,10 @@ class RNNStep(_Step):
         return self._output(self.activation(_times(x, w, b) + _times(hs, hw)))
 
 
-def _state_shapes(step: Any, x) -> list[tuple[int, ...]]:
+def _state_shapes(step: Any, x, initial: Sequence[Any]) -> list[tuple[int, ...]]:
     shapes = getattr(step, "state_shapes", None)
-    if shapes is None and hasattr(step, "state_shapes_for"):   # (found from the input's)
-        shapes = step.state_shapes_for(tuple(x.shape[2:]))
+    if shapes is None and hasattr(step, "state_shapes_for"):   # (found from the input's and
+        shapes = step.state_shapes_for(tuple(x.shape[2:]), list(initial))   # the initial's)
     if shapes is not None:
         return [tuple(s) for s in shapes]
     return [tuple(x.shape[2:])]          # a plain function: a state shaped like one step
@@ -343,13 +345,16 @@ class Recurrence(Layer):
         self.return_full_state = return_full_state
 
     def _run(self, initial: Sequence[Any], x):
-        shapes = _state_shapes(self.step, x)
+        shapes = _state_shapes(self.step, x, initial)
         if len(initial) == 1 and len(shapes) > 1:
             initial = list(initial) * len(shapes)
         if getattr(self.step, "fusable", False) and not self.return_full_state and \
                 len(x.shape) == 3:
             return self.step(*initial, x, self.go_backwards)     # the whole sequence at once
-        states = S.recurrence(self.step, [x], initial, shapes, go_backwards=self.go_backwards)
+        # (more inputs a step asks for: a compat step's delays of its input, _step_delays)
+        extra = list(getattr(self.step, "sequence_inputs", lambda x: [])(x))
+        states = S.recurrence(self.step, [x] + extra, initial, shapes,
+                              go_backwards=self.go_backwards)
         return states if self.return_full_state and len(states) > 1 else states[0]
 
     def apply(self, x):

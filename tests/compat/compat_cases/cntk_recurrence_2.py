@@ -39,11 +39,10 @@ def layer_outputs__of_several_refused(C, r):
 @cntk_case(names=["cntk.layers.Recurrence", "cntk.Function"],
            note="step(h, c, x) = tanh(h + x), c + h * 0.5 under Recurrence: CNTK 2.7 infers "
                 "both states' shapes through the loop (the input step's); Stadyn refused the "
-                "step (its states' shapes not found: no recurrent cell in it)",
-           known={"h eval": "CNTK 2.7 builds the Recurrence without return_full_state (its "
-                  "output h of (3,)) but its eval fails: RuntimeError, the state c's Plus "
-                  "'shape [3] does not match the SampleLayout shape []' of its node; Stadyn "
-                  "computes h as with return_full_state"})
+                "step (its states' shapes not found: no recurrent cell in it); CNTK 2.7 "
+                "builds the Recurrence without return_full_state too but its eval fails "
+                "(RuntimeError, the state c's node 'does not match the SampleLayout shape "
+                "[]'), which Stadyn computed before cntkrec37")
 def two_states__of_a_step_applying_no_cell(C, r, np):
     r.touch("cntk.sequence.input_variable", "cntk.ops.tanh", "cntk.ops.plus",
             "cntk.ops.element_times")

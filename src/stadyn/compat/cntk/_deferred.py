@@ -37,7 +37,7 @@ from ._deferred_printed import DeferredPrinting
 from ._deferred_runs import DeferredRuns
 from ._deferred_root import DeferredGraph
 from ._deferred_loops import (bind_loop, close_built_loops, has_unknown, loop_of,
-                              loop_placeholder, probe_call)
+                              loop_placeholder, probe_call, STRICT)
 from ._deferred_reads import DeferredReads, found, parts_of, reads
 from ._deferred_shapes import probed_dynamic_axes, probed_shape
 from ._sequence_placeholders import note_call
@@ -265,7 +265,7 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
                 out = self._fn(*args, **kwargs)
             self.show_waiting_constants(out)
         elif has_unknown(args, kwargs):     # (a loop's shapes being inferred)
-            out = probe_call(self._fn, args, kwargs)
+            out = probe_call(self._fn, args, kwargs, strict=memo.get(STRICT, False))
         else:
             out = probe_call(self._fn, args, kwargs, known=True)
         memo[id(self)] = out

@@ -37,7 +37,7 @@ from ._deferred_operands import _layer_function, _shapeless
 from ._late import late
 from ._mixins import GraphObject
 
-__all__ = ["bind_loop", "loop_of", "UNKNOWN", "has_unknown", "probe_call",
+__all__ = ["bind_loop", "loop_of", "UNKNOWN", "STRICT", "has_unknown", "probe_call",
            "loop_placeholder", "close_built_loops"]
 
 
@@ -64,6 +64,15 @@ def _key(loop: tuple) -> tuple:
 
 
 _PROBE, _GUESSES, _MADE = "probe", "loop guesses", "loop placeholders"
+# a probe's memo key: an op reading an unknown operand is tried only as CNTK 2.7 infers one
+# (a recurrence step's first pass, ``_step_state_shapes``): an elementwise op over operands one
+# of which has dynamic axes takes their shape, any other op's output stays unknown
+# (PrimitiveFunction.cpp:240-290)
+STRICT = "cntk's unknown shapes"
+_ELEMENTWISE = {"plus", "minus", "element_times", "element_divide", "log_add_exp", "pow",
+                "equal", "not_equal", "less", "less_equal", "greater", "greater_equal",
+                "element_max", "element_min", "clip", "element_select", "past_value",
+                "future_value", "delay"}
 
 
 class _Unknown:
@@ -112,18 +121,20 @@ def _candidates(fn, args, kwargs: dict) -> list:
     return out + [()]
 
 
-def probe_call(fn, args, kwargs: dict, known: bool = False):
+def probe_call(fn, args, kwargs: dict, known: bool = False, strict: bool = False):
     """``fn`` called in a probe on operands some of which are :data:`UNKNOWN`: on stand-ins
     of the first of :func:`_candidates` it builds with; :data:`UNKNOWN` if none does (or
     ``fn`` is a layer, which its first operand would give its parameters' shapes).
     ``known``: no operand is unknown, but one may stand on a wrong guess: :data:`UNKNOWN`
-    where ``fn`` refuses them."""
+    where ``fn`` refuses them.  ``strict``: :data:`UNKNOWN` too where CNTK 2.7 leaves the
+    output unknown (:data:`STRICT`)."""
     if known:
         try:
             return fn(*args, **kwargs)
         except Exception:           # (a guess the next pass corrects)
             return UNKNOWN
-    if isinstance(fn, _layer_function()):
+    if isinstance(fn, _layer_function()) or (strict and not _elementwise_over_axes(fn, args,
+                                                                                 kwargs)):
         return UNKNOWN
     for shape in _candidates(fn, args, kwargs):
         def fill(v):
@@ -137,6 +148,18 @@ def probe_call(fn, args, kwargs: dict, known: bool = False):
         except Exception:           # (not that shape: the next)
             continue
     return UNKNOWN
+
+
+def _elementwise_over_axes(fn, args, kwargs: dict) -> bool:
+    """Whether CNTK 2.7 gives ``fn`` over operands some of which are unknown a shape: an
+    elementwise op one of whose known operands has dynamic axes (a Constant's or a
+    Parameter's, none: the op's output axes, and so its shape, stay unknown)."""
+    if getattr(fn, "__name__", "") not in _ELEMENTWISE or \
+            not getattr(fn, "__module__", "").startswith(__name__.rsplit(".", 1)[0]):
+        return False
+    known = [a for a in list(args) + list(kwargs.values())
+             if isinstance(a, GraphObject) and not _shapeless(a)]
+    return any(getattr(a, "dynamic_axes", None) for a in known)
 
 
 def _shape_of(value) -> "tuple | None":

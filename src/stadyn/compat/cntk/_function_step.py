@@ -20,7 +20,8 @@ from ...graph import Variable
 from . import _graph as G
 from ._adapt import unwrap, wrap
 from ._dry_layers import dry_fixed_point
-from ._step_state_shapes import fixed_point_shapes, trial
+from ._step_delays import delayed_sequences, given, step_delays
+from ._step_state_shapes import _where, fixed_point_shapes, trial
 from ._step_values import note_step_blocks
 
 __all__ = ["FunctionStep", "step_arity"]
@@ -69,36 +70,50 @@ class FunctionStep:
         # CNTK 2.7's order of a walk of its result: the recurrence's, once applied
         self.parameters: list = []
 
-    def state_shapes_for(self, step_shape: tuple) -> Any:
+    def state_shapes_for(self, step_shape: tuple, initial: Any = None) -> Any:
         """The states' shapes over input steps of ``step_shape`` where the step applies no
         recurrent cell: inferred as CNTK 2.7 infers them (``step(h, c, x) = tanh(h + x), c +
         h * 0.5``: both the input step's; :func:`._step_state_shapes.fixed_point_shapes`);
         None for one state none is found for (a state shaped like an input step).  Several
         states none are found for: a ValueError naming the step.  One state of a step that
         applies a layer (``lambda h, x: d(splice(h, x))``): the shape it maps to itself with
-        the layer applied dry (:func:`._dry_layers.dry_fixed_point`), the layer built once."""
+        the layer applied dry (:func:`._dry_layers.dry_fixed_point`), the layer built once.
+        ``initial``: the initial states (one for all), whose shapes CNTK's loop broadcasts
+        each state with (default: ``(1,)``, ``initial_state=0``'s Constant)."""
         if self.state_shapes is not None:
             return self.state_shapes
-        key = tuple(int(d) for d in step_shape)
+        inits = _initial_shapes(initial, self.n_states)
+        key = (tuple(int(d) for d in step_shape), inits)
         if key not in self._found:      # (found once per input step shape: the same step)
-            self._found[key] = self._search(step_shape)
+            self._found[key] = self._search(step_shape, inits)
         shapes = self._found[key]
         if shapes is None and self.n_states > 1:
             raise _states_not_found(self.fn, self.n_states, step_shape)
         return None if shapes is None else [tuple(s) for s in shapes]
 
-    def _search(self, step_shape: tuple) -> Any:
-        """:meth:`state_shapes_for`'s search over input steps of ``step_shape``."""
-        shapes = fixed_point_shapes(self.fn, step_shape, self.n_states, self._tried)
+    def _search(self, step_shape: tuple, inits: Any) -> Any:
+        """:meth:`state_shapes_for`'s search over input steps of ``step_shape`` (initial
+        states of the shapes ``inits``)."""
+        shapes = fixed_point_shapes(self.fn, step_shape, self.n_states, self._tried, inits)
         if shapes is None and self.n_states == 1:   # (a step applying a layer: Dense(3)'s
             shapes = dry_fixed_point(self.fn, step_shape)   # state, (3,), as CNTK 2.7's)
         return shapes
+
+    def sequence_inputs(self, x: Any) -> list:
+        """The sequences the recurrence gives the step as more inputs besides ``x``: the
+        delays of its input it applies, computed over ``x`` (``_step_delays``)."""
+        if "_delays" not in self.__dict__:
+            self._delays = step_delays(self.fn, self.n_states, _where(self.fn))
+        x_placeholder, delays = self._delays
+        return delayed_sequences(x_placeholder, delays, x) if delays else []
 
     def __call__(self, *variables):
         for v in variables:         # one step of each state and input, batch axis first
             G.BATCH.add(v)
             G.STEP_VALUES.add(v)
-        out = self.fn(*[wrap(v) for v in variables])
+        arity = self.n_states + 1   # (past those: a step of each delay, sequence_inputs)
+        with given(list(variables[arity:])):
+            out = self.fn(*[wrap(v) for v in variables[:arity]])
         outputs = getattr(out, "outputs", None)
         if not isinstance(out, (tuple, list)) and outputs is not None and len(outputs) > 1:
             out = tuple(outputs)
@@ -159,6 +174,26 @@ def _states_not_found(fn: Any, n_states: int, step_shape: tuple | None = None) -
         "globals, in lists and dicts of them by a constant subscript, and at the calls the "
         "step makes on placeholders); bind the cell to a name the step reads: "
         "cell = self.cell; lambda h, c, x: cell(h, c, x)")
+
+
+def _initial_shapes(initial: Any, n_states: int) -> Any:
+    """The sample shapes of a recurrence's initial states ``initial`` (a list, one for all
+    states or one each; None: ``initial_state=0``'s Constant, ``(1,)``), None for one whose
+    shape is not known, as a tuple of ``n_states``."""
+    from ._adapt import sample_shape
+    if initial is None:
+        return ((1,),) * n_states
+    initial = list(initial)
+    if len(initial) == 1:
+        initial = initial * n_states
+    shapes = []
+    for v in initial:
+        try:
+            shape = tuple(int(d) for d in sample_shape(v))
+        except (TypeError, ValueError):     # (a value of no shape yet)
+            shape = None
+        shapes.append(None if shape is None or any(d < 0 for d in shape) else shape)
+    return tuple(shapes)
 
 
 def step_arity(fn: Any, required: bool = False) -> int:
@@ -227,14 +262,6 @@ def _probed_state_shapes(fn: Any, n_states: int, arity: int) -> Any:
         if cell is not None and len(cell) == n_states:
             shapes.add(tuple(tuple(s) for s in cell))
     return list(shapes.pop()) if len(shapes) == 1 else None
-
-
-def _where(fn: Any) -> str:
-    """``'step' (model.py:12)``: a step function's name and where it is defined."""
-    fn = getattr(fn, "_fn", fn)
-    code = getattr(fn, "__code__", None)
-    name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
-    return f"{name!r}" + (f" ({code.co_filename}:{code.co_firstlineno})" if code else "")
 
 
 def _subscripted(code: Any, named: dict) -> list:

@@ -15,7 +15,7 @@ import numpy as np
 from ... import layers as _L
 from ...graph import Variable, kept_with
 from . import _graph as G
-from ._adapt import unwrap, wrap
+from ._adapt import sample_shape, unwrap, wrap
 from ._function import combine_outputs
 from ._function_step import FunctionStep, step_arity
 from ._init_arguments import check_init_arguments
@@ -27,6 +27,7 @@ from ._run_checks import at_first_run
 from ._shown_constants import (float64_scalars, scalar_constant, show_constants,
                                show_slice_scalars, shown_constants)
 from ._step_checks import check_step_function
+from ._step_refusals import check_data_types, refuse_unread_states
 from ._step_views import mark_step_inside
 from ._variables import Constant, placeholder
 from .sequence import last as _sequence_last
@@ -91,7 +92,16 @@ class StatesLayer(LayerFunction):
     """
 
     def __call__(self, *args):
+        step = getattr(self.layer, "step", None)
+        if isinstance(step, FunctionStep) and args:     # (CNTK 2.7's refusals: _step_refusals)
+            init = list(args[:-1]) if self.kind == "RecurrenceFrom" else \
+                list(self.layer.initial_state) if isinstance(self.layer.initial_state, tuple) \
+                else [self.layer.initial_state]
+            check_data_types(step.fn, step.n_states, init, args[-1])
         out = super().__call__(*args)
+        if isinstance(step, FunctionStep) and not self.layer.return_full_state:
+            refuse_unread_states(step.fn, step.n_states, out, self.kind,
+                                 lambda: step.state_shapes_for(sample_shape(args[-1]), init))
         v = getattr(out, "variable", None)
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
         if isinstance(v, Variable) and v in G.BLOCKS and kind in G.STEP_BLOCKS:

@@ -1,58 +1,129 @@
 """The shapes of a recurrence step's states where the step applies no recurrent cell, found
-as CNTK 2.7 infers them through the loop: the step called on placeholders without a shape
-(:func:`trial`), then replayed over states of candidate shapes until it maps them to
-themselves (:func:`fixed_point_shapes`).
+as CNTK 2.7 infers them through the loop (:func:`fixed_point_shapes`): the step called on
+placeholders without a shape (:func:`trial`), then replayed pass by pass as CNTK's
+``Function::ValidateOrUpdateOutputs`` validates the loop (Function.cpp:395-448).
+
+CNTK's rule (PrimitiveFunction.cpp:240-290, PrimitiveFunction.h:484-496): the state is the
+``PastValue`` of the step's output and its initial state, an elementwise op, so of their
+broadcast shape; in the first pass the step's output is not known yet and neither is the
+state; an elementwise op (``+``, ``*``, ``-``, ``/``, comparisons, ``clip``, ``select``,
+``past_value``) with an operand of unknown shape takes its other operands' (where one of them
+has dynamic axes), any other op's output stays unknown; each later pass takes the state as
+the broadcast of the output the previous pass gave (the initial state's shape while it was
+unknown) and the initial state's, until the output no longer changes (128 passes at most).
 
 Example:
     >>> import stadyn.compat.cntk as C
     >>> fixed_point_shapes(lambda h, c, x: (C.tanh(h + x), c + h * 0.5), (3,), 2)
     [(3,), (3,)]
+    >>> fixed_point_shapes(lambda h, x: h + C.reduce_sum(x), (2,))     # h: (1,) from 0's
+    [(1,)]
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
+
 from ..._random import auto_seeds_kept
 
-__all__ = ["fixed_point_shapes", "trial", "reshaped_states", "state_reshapes"]
+__all__ = ["fixed_point_shapes", "trial", "reshaped_states", "state_reshapes",
+           "MAX_PASSES"]
+
+MAX_PASSES = 128        # CNTK's maxNumValidationPassesAllowed (Function.cpp:399)
 
 
-def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any = None) -> Any:
+def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any = None,
+                       initial_shapes: Any = None) -> Any:
     """The shapes of the ``n_states`` states of the step ``fn`` (no recurrent cell inside) over
-    input steps of ``step_shape``, as CNTK 2.7 infers them through the loop: the shapes the
-    step maps to themselves, each state tried first as the input's, then as the shape the step
-    reshapes a state to (``reshape(h, (6,))``: ``(6,)``), then as a vector of each
-    length of the parameters and constants the step reads (``tanh(times(h, H) + times(x, W) +
-    b)`` with ``H`` of ``(2, 2)``: ``(2,)``), and where a state comes out otherwise, tried
-    again as it came out.  None where none is (or the step applies a layer, which the trial
-    would build).  ``tried``: :func:`trial`'s result for the step where the caller has it
-    already (the trial is run otherwise)."""
-    from ._deferred_shapes import read_lengths
-    from ._variables import input_variable
-    if tried is None:
+    input steps of ``step_shape``, as CNTK 2.7 infers them through the loop (the module's
+    rule), each state's initial value of the shape in ``initial_shapes`` (default ``(1,)``,
+    the Constant a recurrence's ``initial_state=0`` makes; None for one of unknown shape).
+    None where the step refuses the shapes a pass gives it (or applies a layer, which the
+    trial would build).  A state the step keeps changing (``splice(h, x)``) and an output the
+    initial state does not broadcast with are refused with CNTK 2.7's RuntimeErrors.
+    ``tried``: :func:`trial`'s result for the step where the caller has it already."""
+    from ._deferred_loops import _stand_in as input_variable    # (a sequence's: a step's
+    if tried is None:                                           # delays read its steps)
         tried = trial(fn, n_states)
     if tried is None:
         return None
     states, x, outs = tried
-    lengths = [n for o in outs for n in read_lengths(o)]
-    candidates = [tuple(step_shape)] + reshaped_states(outs, states) + \
-        [(n,) for n in dict.fromkeys(lengths)]
-    for candidate in dict.fromkeys(candidates):
-        shapes = [candidate] * n_states
-        for _ in range(n_states + 1):       # (a state shaped by another's: tried as it came)
-            bound = {id(s.variable): input_variable(shape) for s, shape in zip(states, shapes)}
-            bound[id(x.variable)] = input_variable(tuple(step_shape))
-            memo: dict = {}
-            try:
-                with auto_seeds_kept():
-                    built = [tuple(o._replay(bound, memo).shape) for o in outs]
-            except Exception:       # (not these shapes: an op of the step refuses them)
-                break
-            if built == shapes:
-                return shapes
-            shapes = built
-    return None
+    inits = list(initial_shapes) if initial_shapes is not None else [(1,)] * n_states
+    inits = [None if s is None else tuple(s) for s in inits]
+    built = _first_pass(states, x, outs, step_shape)
+    for _ in range(MAX_PASSES - 1):
+        shapes = [_past_value_shape(out, init, fn) for out, init in zip(built, inits)]
+        if any(s is None for s in shapes):
+            shapes = [tuple(step_shape) if s is None else s for s in shapes]
+        bound = {id(s.variable): input_variable(shape) for s, shape in zip(states, shapes)}
+        bound[id(x.variable)] = input_variable(tuple(step_shape))
+        memo: dict = {}
+        try:
+            with auto_seeds_kept():
+                now = [tuple(o._replay(bound, memo).shape) for o in outs]
+        except Exception:       # (not these shapes: an op of the step refuses them)
+            return None
+        if now == built:
+            return now
+        built = now
+    raise RuntimeError(
+        f"Function 'recurrence step {_where(fn, quoted=False)}' ReplacePlaceholders: A "
+        "recurrent node output shape change "
+        f"happened in max allowed ({MAX_PASSES}) successive validation passes indicating a "
+        "potential infinite inference loop.")
+
+
+def _first_pass(states: list, x: Any, outs: list, step_shape: tuple) -> list:
+    """The step's outputs' shapes in CNTK's first pass over the loop: its states unknown (the
+    module's rule); None for one left unknown."""
+    from ._deferred_loops import STRICT, UNKNOWN, _GUESSES, _PROBE
+    from ._deferred_loops import _stand_in as input_variable
+    bound: dict = {id(s.variable): UNKNOWN for s in states}
+    bound[id(x.variable)] = input_variable(tuple(step_shape))
+    memo: dict = {_PROBE: True, _GUESSES: {}, STRICT: True}
+    found = []
+    for o in outs:
+        try:
+            with auto_seeds_kept():
+                value = o._replay(bound, memo)
+        except Exception:       # (an op refusing what it was given: left to the next pass)
+            value = UNKNOWN
+        shape = getattr(value, "shape", None) if value is not UNKNOWN else None
+        found.append(None if shape is None or -2 in tuple(shape) else tuple(shape))
+    return found
+
+
+def _past_value_shape(out: Any, init: Any, fn: Any) -> Any:
+    """The shape of CNTK's ``PastValue`` of a step's output of shape ``out`` (None: unknown)
+    and an initial state of shape ``init`` (None: unknown): their broadcast, as any
+    elementwise op's (PrimitiveFunction.h:484-530); CNTK's RuntimeError where they do not
+    broadcast."""
+    if out is None or init is None:
+        return init if out is None else out
+    try:
+        return tuple(np.broadcast_shapes(out, init))
+    except ValueError:
+        raise RuntimeError(
+            "Binary elementwise operation PastValue: Left operand 'the output of step "
+            f"{_where(fn, quoted=False)}' shape '{_dims(out)}' is not compatible with right "
+            f"operand 'its initial state' shape '{_dims(init)}'.") from None
+
+
+def _dims(shape: tuple) -> str:
+    """A shape as CNTK's messages write it: ``[3 x 2]`` for ``(2, 3)``."""
+    return "[" + " x ".join(str(d) for d in reversed(shape)) + "]"
+
+
+def _where(fn: Any, quoted: bool = True) -> str:
+    """``'step' (model.py:12)``: the step named as its messages name it (``quoted``: its name
+    in quotes)."""
+    fn = getattr(fn, "_fn", fn)
+    code = getattr(fn, "__code__", None)
+    name = getattr(fn, "__qualname__", getattr(fn, "__name__", repr(fn)))
+    return (repr(name) if quoted else name) + \
+        (f" ({code.co_filename}:{code.co_firstlineno})" if code else "")
 
 
 def trial(fn: Any, n_states: int) -> Any:

@@ -33,6 +33,7 @@ from ._variables import batch_axis_only, free_until_fed, input_dtype, without_dy
 from ._run_checks import InvalidAtRunError, at_first_run, refuse_when_run
 from ._shown_constants import float64_scalars, show_slice_scalars
 from ._deferred import Deferred, UnknownOutput
+from ._step_delays import in_step
 
 __all__ = ["input_variable", "input", "past_value", "future_value", "reduce_sum", "reduce_max",
            "first", "last", "broadcast_as", "slice", "softmax", "unpack", "is_first", "is_last",
@@ -90,6 +91,9 @@ def past_value(x, initial_state=None, time_step: int = 1, name: str = ""):
 
     Example: ``C.sequence.past_value(h)``, ``C.sequence.past_value(x, initial_state=1.0,
     time_step=2)``."""
+    stepped = in_step(x, "past_value")    # (inside a recurrence's step: _step_delays)
+    if stepped is not None:
+        return named(stepped, name)
     return named(wrap(S.past_value(_seq_operand(x), _initial(initial_state, x), time_step)), name)
 
 
@@ -97,6 +101,9 @@ def future_value(x, initial_state=None, time_step: int = 1, name: str = ""):
     """The value ``time_step`` steps later in each sequence (``initial_state`` after).
 
     Example: ``C.sequence.future_value(h)``."""
+    stepped = in_step(x, "future_value")    # (inside a recurrence's step: _step_delays)
+    if stepped is not None:
+        return named(stepped, name)
     return named(wrap(S.future_value(_seq_operand(x), _initial(initial_state, x), time_step)), name)
 
 
@@ -280,6 +287,9 @@ def is_last(seq, name: str = ""):
 def delay(x, initial_state=None, time_step: int = 1, name: str = ""):
     """``past_value`` for a positive ``time_step``, ``future_value`` for a negative one, ``x``
     for 0.  Example: ``C.sequence.delay(x, time_step=-1)`` is each next step."""
+    stepped = in_step(x, "delay")    # (inside a recurrence's step: _step_delays)
+    if stepped is not None:
+        return named(stepped, name)
     out = S.delay(_seq_operand(x), _initial(initial_state, x), time_step)
     if time_step == 0:
         return named(wrap(out), name)
