@@ -40,10 +40,11 @@ APPLIED = ["lstm_apply"]          # (v2 only, as pv_default: CNTK 2.7 wrote no .
 #: (enc_*), per-sequence initial states computed in the graph, self-stabilized RNNStep, a
 #: user step applying an RNNStep cell; cntkfiles36: user steps applying self-stabilized cells;
 #: rmF36: one applying two, the second to the first's output; cntkfiles37: user steps applying
-#: a self-stabilized LSTM cell (two outputs)
+#: a self-stabilized LSTM cell (two outputs), a Dense after a (self-stabilized) GRU cell
 MORE = ["enc_rnn", "enc_gru", "enc_lstm", "enc_seq2seq", "from_first_x", "rnnfrom_dense",
         "rnn_stab", "rnnfrom_stab", "user_rnn", "lstm_peep_stab", "gru_stab", "user_gru",
-        "user_rnn_stab", "user_gru_stab", "user_two_stab", "user2_stab", "user2_full_stab"]
+        "user_rnn_stab", "user_gru_stab", "user_two_stab", "user2_stab", "user2_full_stab",
+        "user_gru_dense", "user_gru_stab_dense"]
 
 
 def _close(got: dict, want, key: str) -> None:
@@ -98,6 +99,8 @@ def test_more_recurrences_are_written_as_cntk_writes_them(kind, tmp_path):
     # step function applies was written op by op, no LSTM block (its replayed outputs were not
     # found as one cell's): the bytes differ, CNTK 2.7 listed [W, b, H, alpha] (its own file
     # [b, W, H, alpha]: test_a_self_stabilized_lstm_a_step_applies_is_its_block_in_the_loop)
+    # user_gru_dense, user_gru_stab_dense: on 1154ef55 the Dense a step applies to a GRU
+    # cell's output was written op by op, no Dense block (test_a_dense_a_step_applies_...)
     _written_as_cntk(kind, "model", tmp_path)
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     _close(_make().run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.model"))), want,
@@ -471,3 +474,35 @@ def test_a_self_stabilized_lstm_a_step_applies_is_its_block_in_the_loop(kind, tm
         ("Combine", ["PastValue", "PastValue"], ["b", "W", "H", "alpha"])
     assert _listed(C.load_model(path)) == LISTED[f"cntk_{kind}.model"] == \
         [["b", [16]], ["W", [3, 16]], ["H", [4, 16]], ["alpha", []]]
+
+
+@pytest.mark.parametrize("kind", ["user_gru_dense", "user_gru_stab_dense"])
+def test_a_dense_a_step_applies_is_its_block_in_the_loop(kind, tmp_path):
+    # CNTK 2.7's files (cntk_user_gru_dense.model, cntk_user_gru_stab_dense.model): the Dense a
+    # step function applies to its GRU cell's output is a Dense block inside the loop over the
+    # GRU block, listed [W, b, b, W, H, H1] / [W, b, b, W, H, alpha, H1] (parameters.json: the
+    # Dense block's W and b met first).  On 1154ef55 Stadyn wrote the Dense's ops as they are,
+    # the output x W + b: CNTK 2.7 and Stadyn listed the Dense's b last (the same numbers)
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+    make = _make()
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    path = str(tmp_path / f"{kind}.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+
+    def shown(file):
+        with open(file, "rb") as f:
+            top = _decode_file(file, f.read())
+        names = {v["uid"]: v.get("name") or "" for v in top["inputs"]}
+        ops = {f["uid"]: f for f in top["primitive_functions"]}
+        (dense,) = [f for f in ops.values() if f.get("block_function_op_name") == "Dense"]
+        read = [names.get(i) or ops[i.rpartition("_Output_")[0]].get("block_function_op_name")
+                for i in dense["inputs"]]
+        delays = [f for f in ops.values() if OP_NAMES[f["op"]] == "PastValue"]
+        return read, [d["inputs"][0] == dense["uid"] + "_Output_0" for d in delays]
+    assert shown(path) == shown(os.path.join(FIXTURES, f"cntk_{kind}.model")) == \
+        (["W", "b", "GRU"], [True])
+    assert _listed(C.load_model(path)) == LISTED[f"cntk_{kind}.model"]
+    assert [n for n, _ in LISTED[f"cntk_{kind}.model"]][:3] == ["W", "b", "b"]
