@@ -39,10 +39,12 @@ APPLIED = ["lstm_apply"]          # (v2 only, as pv_default: CNTK 2.7 wrote no .
 #: v2 only (make_models.V2_KINDS), written by mendB34: recurrences over a named sequence axis
 #: (enc_*), per-sequence initial states computed in the graph, self-stabilized RNNStep, a
 #: user step applying an RNNStep cell; cntkfiles36: user steps applying self-stabilized cells;
-#: rmF36: one applying two, the second to the first's output
+#: rmF36: one applying two, the second to the first's output; cntkfiles37: user steps applying
+#: a self-stabilized LSTM cell (two outputs), a Dense after a (self-stabilized) GRU cell
 MORE = ["enc_rnn", "enc_gru", "enc_lstm", "enc_seq2seq", "from_first_x", "rnnfrom_dense",
         "rnn_stab", "rnnfrom_stab", "user_rnn", "lstm_peep_stab", "gru_stab", "user_gru",
-        "user_rnn_stab", "user_gru_stab", "user_two_stab"]
+        "user_rnn_stab", "user_gru_stab", "user_two_stab", "user2_stab", "user2_full_stab",
+        "user_gru_dense", "user_gru_stab_dense"]
 
 
 def _close(got: dict, want, key: str) -> None:
@@ -93,6 +95,12 @@ def test_more_recurrences_are_written_as_cntk_writes_them(kind, tmp_path):
     # user_two_stab (gru(rnn(h, x), x) - h): on 4f7de761 the GRU's block, found through
     # graph.replayed_from, read the recorded step's rnn(h, x), not the replayed one: "no CNTK
     # v2 form for mul2: a value read across a layer's boundary", Stadyn's format with a warning
+    # user2_stab, user2_full_stab: on 1154ef55 the self-stabilized LSTM cell (two outputs) a
+    # step function applies was written op by op, no LSTM block (its replayed outputs were not
+    # found as one cell's): the bytes differ, CNTK 2.7 listed [W, b, H, alpha] (its own file
+    # [b, W, H, alpha]: test_a_self_stabilized_lstm_a_step_applies_is_its_block_in_the_loop)
+    # user_gru_dense, user_gru_stab_dense: on 1154ef55 the Dense a step applies to a GRU
+    # cell's output was written op by op, no Dense block (test_a_dense_a_step_applies_...)
     _written_as_cntk(kind, "model", tmp_path)
     want = np.load(os.path.join(FIXTURES, "outputs.npz"))
     _close(_make().run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.model"))), want,
@@ -431,3 +439,70 @@ def test_a_cell_a_step_function_applies_is_its_block_inside_the_loop(kind, tmp_p
         return (block["block_function_op_name"], OP_NAMES[root["op"]],
                 [kind_of(i) for i in block["inputs"]])
     assert shown(path) == shown(os.path.join(FIXTURES, f"cntk_{kind}.model"))
+
+
+@pytest.mark.parametrize("kind", ["user2_stab", "user2_full_stab"])
+def test_a_self_stabilized_lstm_a_step_applies_is_its_block_in_the_loop(kind, tmp_path):
+    # CNTK 2.7's files (cntk_user2_stab.model, cntk_user2_full_stab.model): the step's
+    # self-stabilized LSTM cell is one LSTM block inside the loop, its composite's root a
+    # Combine of h and c, reading the delayed h and c and x, its parameters listed [b, W, H,
+    # alpha] (parameters.json), the Stabilizer's softplus of alpha inside the block.  On
+    # 1154ef55 Stadyn wrote the cell's ops as they are (no LSTM block), listed [W, b, H, alpha]
+    # by CNTK 2.7 and by Stadyn
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+    make = _make()
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    path = str(tmp_path / f"{kind}.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+
+    def shown(file):
+        with open(file, "rb") as f:
+            top = _decode_file(file, f.read())
+        names = {v["uid"]: v.get("name") or "" for v in top["inputs"]}
+        ops = {f["uid"]: f for f in top["primitive_functions"]}
+        (lstm,) = [f for f in ops.values() if f.get("block_function_op_name") == "LSTM"]
+        root = OP_NAMES[ops[lstm["block_function_composite"]["root"]]["op"]]
+        made = [OP_NAMES[ops[i.rpartition("_Output_")[0]]["op"]] for i in lstm["inputs"]
+                if "_Output_" in i]
+        parameters = [names[i] for i in lstm["inputs"] if i in names and names[i] and
+                      not i.startswith("Input")]
+        return root, made, parameters
+    assert shown(path) == shown(os.path.join(FIXTURES, f"cntk_{kind}.model")) == \
+        ("Combine", ["PastValue", "PastValue"], ["b", "W", "H", "alpha"])
+    assert _listed(C.load_model(path)) == LISTED[f"cntk_{kind}.model"] == \
+        [["b", [16]], ["W", [3, 16]], ["H", [4, 16]], ["alpha", []]]
+
+
+@pytest.mark.parametrize("kind", ["user_gru_dense", "user_gru_stab_dense"])
+def test_a_dense_a_step_applies_is_its_block_in_the_loop(kind, tmp_path):
+    # CNTK 2.7's files (cntk_user_gru_dense.model, cntk_user_gru_stab_dense.model): the Dense a
+    # step function applies to its GRU cell's output is a Dense block inside the loop over the
+    # GRU block, listed [W, b, b, W, H, H1] / [W, b, b, W, H, alpha, H1] (parameters.json: the
+    # Dense block's W and b met first).  On 1154ef55 Stadyn wrote the Dense's ops as they are,
+    # the output x W + b: CNTK 2.7 and Stadyn listed the Dense's b last (the same numbers)
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+    make = _make()
+    z = make.build(C, kind)
+    make.set_parameters(z)
+    path = str(tmp_path / f"{kind}.model")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")          # (no fall back to Stadyn's format)
+        make.save(C, z, path)
+
+    def shown(file):
+        with open(file, "rb") as f:
+            top = _decode_file(file, f.read())
+        names = {v["uid"]: v.get("name") or "" for v in top["inputs"]}
+        ops = {f["uid"]: f for f in top["primitive_functions"]}
+        (dense,) = [f for f in ops.values() if f.get("block_function_op_name") == "Dense"]
+        read = [names.get(i) or ops[i.rpartition("_Output_")[0]].get("block_function_op_name")
+                for i in dense["inputs"]]
+        delays = [f for f in ops.values() if OP_NAMES[f["op"]] == "PastValue"]
+        return read, [d["inputs"][0] == dense["uid"] + "_Output_0" for d in delays]
+    assert shown(path) == shown(os.path.join(FIXTURES, f"cntk_{kind}.model")) == \
+        (["W", "b", "GRU"], [True])
+    assert _listed(C.load_model(path)) == LISTED[f"cntk_{kind}.model"]
+    assert [n for n, _ in LISTED[f"cntk_{kind}.model"]][:3] == ["W", "b", "b"]

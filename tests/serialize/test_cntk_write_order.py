@@ -139,3 +139,20 @@ def test_a_loaded_files_resave_lists_its_inputs_as_cntks_file(kind, tmp_path):
         warnings.simplefilter("error")
         C.load_model(source).save(path)
     assert _listed(_decoded(path)[0]) == _listed(_decoded(source)[0])
+
+
+@pytest.mark.xfail(strict=True, reason=(
+    "CNTK 2.7's serializer lists an output a second function reads once more, as a "
+    "placeholder of the output's uid (CompositeFunction.cpp:113-131: an input whose owner "
+    "was visited already, 'BUG: A function being visited twice does not indicate it being a "
+    "cyclic edge'): cntk_ce_resaved.model lists Times6_Output_0 (read by ReduceElements and "
+    "TransposeTimes) after y; Stadyn's writer makes no such placeholder -- it knows no shape "
+    "for the outputs of the functions its rules write inside a block (a GRU's or LSTM's "
+    "Plus its Slices read: 63 of CNTK 2.7's files under tests/fixtures have such a "
+    "placeholder; 24 of cntk_recurrence_write's list more than Stadyn's of the same model)"))
+@pytest.mark.parametrize("src", ["dnn", "model"])
+def test_an_output_read_twice_is_listed_again_as_a_placeholder(src):
+    cntk = os.path.join(FIXTURES, "cntk_resave37", "cntk_ce_resaved.model")
+    stadyn = os.path.join(FIXTURES, "cntk_resave37", f"stadyn_{src}.model")
+    assert [t[0] for t in _listed(_decoded(cntk)[0])] == [2, 0, 0, 4]
+    assert _listed(_decoded(stadyn)[0]) == _listed(_decoded(cntk)[0])

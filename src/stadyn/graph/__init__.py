@@ -51,7 +51,7 @@ from ._grad_buffers import (eager_grad_out, is_released, is_zeroing, mark_zeroin
 from ._late_leaves import grad_of_dynamic_graph, grad_seed
 from ._first_pass import (broadcast_like, first_pass_shape, joint_inference,
                           note as note_first_pass, step_first_pass)
-from ._hoist import hoist_invariants, replayed_from
+from ._hoist import hoist_invariants, replayed_from, replayed_with
 from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import (BACKWARD_SUFFIX, LABEL_PREFIX, labels_enabled, labels_off, op_label,
                       set_labels)
@@ -135,7 +135,8 @@ __all__ = [
     "replaying_a_forward",
     # the sequence axis: padded values with lengths (_sequence.py)
     "sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
-    "new_lengths", "set_sequence_axis", "hoist_invariants", "replayed_from", "first_pass_shape",
+    "new_lengths", "set_sequence_axis", "hoist_invariants", "replayed_from", "replayed_with",
+    "first_pass_shape",
     "broadcast_like",
     "joint_inference",
     "note_first_pass", "step_first_pass",

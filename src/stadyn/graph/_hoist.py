@@ -30,9 +30,10 @@ from ._mode import is_auto_forward
 from ._scope import name_scope
 from ._variable import Variable, topological_nodes
 
-__all__ = ["hoist_invariants", "replayed_from"]
+__all__ = ["hoist_invariants", "replayed_from", "replayed_with"]
 
 _REPLAYS = "graph: the step's value this replays"
+_REPLAY = "graph: what the replay that made this made of each recorded value"
 
 
 def replayed_from(v: Variable) -> "Variable | None":
@@ -49,6 +50,26 @@ def replayed_from(v: Variable) -> "Variable | None":
         (True, None)
     """
     return kept_with(v, _REPLAYS)
+
+
+def replayed_with(v: Variable, recorded: Variable) -> "Variable | None":
+    """What the replay that made ``v`` made of the recorded step's value ``recorded`` (the
+    leaf standing for it where it was computed outside the loop); None where ``v`` is no
+    replayed value or that replay did not replay ``recorded`` (a value no output reads).  A
+    cell of two outputs the step applies: the other output, replayed beside ``v``.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> x, h = sd.Variable((1, 3)), sd.Variable((1, 3))
+        >>> a, b = F.tanh(h), F.sin(h) + F.tanh(x)
+        >>> (ra, rb), _ = hoist_invariants([a * 2, b], [h])
+        >>> replayed_with(rb, b) is rb, replayed_with(rb, a) is ra.parent.inputs[0]
+        (True, True)
+        >>> replayed_with(a, b) is None
+        True
+    """
+    made = kept_with(v, _REPLAY)
+    return None if made is None else made.get(id(recorded))
 
 
 def hoist_invariants(outputs: Sequence[Variable], inner: Sequence[Variable]
@@ -85,6 +106,7 @@ def hoist_invariants(outputs: Sequence[Variable], inner: Sequence[Variable]
                 new._seq = mapping.get(id(old._seq), old._seq) if old._seq is not None else None
                 new.graph_name = old.graph_name
                 keep_with(new, _REPLAYS, old)
+                keep_with(new, _REPLAY, mapping)
                 mapping[id(old)] = new
     if is_auto_forward():
         taken = _computed(taken)

@@ -22,7 +22,11 @@ CNTK 2.7 converts a v1 node into a primitive function in ``ConvertFromLegacyMode
   2873-2892), so false in CNTK 2.7's CPU build, the one Stadyn is compared with (01_OneHidden's
   file holds ``useCntkEngine`` false, CNTK 2.7 shows and saves ``useCuDNNEngine`` false) -- and
   ``disableRegularization``, which a v1 file does not store (the node's default, false:
-  ``TrainingNodes.h``:2406-2410).
+  ``TrainingNodes.h``:2406-2410);
+- ``TransposeTimes`` (BackCompat.cpp:297-301): ``outputRank``; ``ReduceElements``
+  (BackCompat.cpp:338-344): ``axisVec`` (the node's one reduction axis) and
+  ``reductionOpName`` (CNTK 2.7's ``save_as_legacy_model`` of ``cross_entropy_with_softmax``
+  writes its ``ReduceElements`` ``LogSum`` and ``TransposeTimes`` so).
 
 The values are in the form the CNTK v2 reader gives a file's attributes: shapes and bool
 vectors in Python's order (the v1 reader's order), shapes as tuples, vectors as lists.
@@ -36,6 +40,8 @@ Example:
 """
 
 from __future__ import annotations
+
+from ._cntk_format import CntkAxis
 
 __all__ = ["cntk2_attributes", "shown_attributes"]
 
@@ -98,8 +104,27 @@ def _batch_normalization(a: dict) -> "dict | None":
             "disableRegularization": False}
 
 
+def _transpose_times(a: dict) -> dict:
+    # (BackCompat.cpp:297-301: the node's outputRank alone)
+    return {"outputRank": int(a.get("output_rank", 1))}
+
+
+def _reduce_elements(a: dict) -> "dict | None":
+    # (BackCompat.cpp:338-344: axisVec the node's reduction axis, AsAxis of its internal
+    # index -- k >= 1 the static axis k - 1 --, and its reductionOpName; no
+    # reductionKeepDimensions: CNTK's default, kept.  A reduction over all static axes (index
+    # 0) or several is not taken over)
+    axes = list(a.get("axes", ()))
+    if len(axes) != 1 or int(axes[0]) < 1 or "operation" not in a:
+        return None
+    k = int(axes[0]) - 1
+    return {"axisVec": [CntkAxis(k, f"staticAxisIdx={k}", True)],
+            "reductionOpName": str(a["operation"])}
+
+
 _BY_TYPE = {"Times": _times, "Convolution": _convolution, "Pooling": _pooling,
-            "BatchNormalization": _batch_normalization}
+            "BatchNormalization": _batch_normalization, "TransposeTimes": _transpose_times,
+            "ReduceElements": _reduce_elements}
 
 
 def cntk2_attributes(fn) -> "tuple | None":

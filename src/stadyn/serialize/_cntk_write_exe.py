@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+from . import _cntk_write_proto as P
 from ._cntk_write_graph import CntkWriteUnsupported
 from ._cntk_write_ops import RULES as _PYTHON_FORMS
 
@@ -53,6 +54,18 @@ def _criterion(op: str):
     return rule
 
 
+def _transpose_times(w, ins, uids, attrs, out, name):
+    """A loaded file's ``TransposeTimes`` (CNTK 2.7's conversion of the v1 node its
+    ``save_as_legacy_model`` writes of ``cross_entropy_with_softmax``'s ``t . z``): CNTK's
+    primitive of the file's ``outputRank`` over its operands as the file stores them (the
+    labels first: ``TransposeTimes11(Input4, Times6)``), as CNTK 2.7 writes it again."""
+    loaded = w.loaded[1] if w.loaded is not None and w.loaded[0] == "TransposeTimes" else {}
+    if len(uids) != 2 or set(loaded) - {"outputRank"}:
+        raise CntkWriteUnsupported("TransposeTimes", "other than two operands and an outputRank")
+    return w.function("TransposeTimes", list(uids),
+                      {"outputRank": P.size_t(int(loaded.get("outputRank", 1)))}, name=name)
+
+
 def _reshape_trailing(w, ins, uids, attrs, out, name):
     """The v1 reader's reshape of a sample to a ``[n x 1]`` column (axes of 1 put in front,
     in NumPy's order) read only by element-wise ops: nothing written (CNTK's op aligns the
@@ -76,4 +89,5 @@ def _sigmoid(w, ins, uids, attrs, out, name):
 
 
 RULES = {**{"cntk:" + op: _criterion(op) for op in CRITERIA},
-         "cntk:Sigmoid": _sigmoid, "reshape_trailing": _reshape_trailing}
+         "cntk:Sigmoid": _sigmoid, "reshape_trailing": _reshape_trailing,
+         "cntk:TransposeTimes": _transpose_times}

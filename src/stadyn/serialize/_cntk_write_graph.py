@@ -409,11 +409,15 @@ def write_block_of_outputs(w, block: Block, read, outer: "Block | None",
     whose root is a ``Combine`` of the inner values (``read(value, scope, op)``: a value's
     uid), applied to its arguments read in ``outer``; returns its outputs' uids
     (``<block uid>_Output_<k>``); ``read_order``: the block's leaves listed in the order its
-    body reads them (``Writer.read_order``), as CNTK 2.7 lists a cell's."""
+    body reads them (``Writer.read_order``), as CNTK 2.7 lists a cell's, a value computed
+    outside the loop that the body reads (a self-stabilized LSTM's softplus of alpha) by the
+    parameters and constants it is computed from, inside the block's composite as CNTK 2.7's
+    ``Stabilizer`` block is."""
     inner = [read(o.parent.inputs[0], block, block.op_name) for o in block.outputs]
     root = w.function("Combine", inner) + "_Output_0"
     if read_order:
-        block.leaves[:] = w.read_order(root, block.leaves)
+        block.leaves[:] = w.read_order(root, [u for u in block.leaves if "_Output_" not in u] + [
+            u for u in w.constants_read(root) if u not in block.leaves])
     made = w.block(block, root, [read(a, outer, block.op_name) for a in block.arguments])
     made = made.rpartition("_Output_")[0]
     return [f"{made}_Output_{k}" for k in range(len(block.outputs))]

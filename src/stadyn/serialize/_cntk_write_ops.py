@@ -72,6 +72,8 @@ _REDUCTIONS = {"sum": "Sum", "mean": "Mean", "max": "Max", "min": "Min", "prod":
 _LOG_SUM_EXP = ["add2", "exp", "log", "max", "max", "stop_gradient", "stop_gradient", "sub2",
                 "sum"]
 _LOG_SUM_EXP_KEPT = ["add2", "exp", "log", "max", "stop_gradient", "sub2", "sum"]
+# (the reader's LogSum of a loaded file's ReduceElements, log(sum(exp(x - max))) + max)
+_LOADED_LOG_SUM = ["add2", "exp", "log", "max", "sub2", "sum"]
 
 
 def _sample_axes(w, x) -> list:
@@ -89,6 +91,8 @@ def _reduce(w, ins, uids, attrs, out, name):
         return sequence_reduction(w, ins[0], uids[0], name, out.parent.spec.name)
     x, nodes = ins[0], inner_nodes(out, ins)
     kinds = sorted(n.spec.name for n in nodes)
+    if kinds == _LOADED_LOG_SUM and w.loaded is not None and w.loaded[0] == "ReduceElements":
+        return _loaded_reduction(w, uids[0], w.loaded[1], name)
     picked = [n for n in nodes if n.spec.name in ("max", "min")
               and node_attributes(n).get("only_index")]
     if picked:
@@ -113,6 +117,20 @@ def _reduce(w, ins, uids, attrs, out, name):
         raise CntkWriteUnsupported("ReduceElements", "a reduction along some of a sample's "
                                                      "axes, not kept")
     return reduce_some(w, x, uids[0], op, axes, name)
+
+
+def _loaded_reduction(w, uid: str, loaded: dict, name: str) -> str:
+    """A loaded file's primitive ``ReduceElements`` ``LogSum`` (CNTK 2.7's conversion of the v1
+    file ``save_as_legacy_model`` writes of ``cross_entropy_with_softmax``, or its v2 re-save)
+    written as CNTK 2.7 writes it again: one primitive of the file's ``axisVec`` and
+    ``reductionOpName`` (``tests/fixtures/cntk_resave37``)."""
+    axes = loaded.get("axisVec")
+    if set(loaded) != {"axisVec", "reductionOpName"} or not isinstance(axes, (list, tuple)) or \
+            not all(isinstance(a, tuple) and len(a) == 3 and a[1] == "static" for a in axes):
+        raise CntkWriteUnsupported("ReduceElements", "a loaded reduction of other attributes")
+    return w.function("ReduceElements", [uid], {
+        "axisVec": P.vector([P.static_axis(int(a[2])) for a in axes]),
+        "reductionOpName": P.text(str(loaded["reductionOpName"]))}, name=name)
 
 
 def _kept_whole(w, x, nodes, out) -> bool:

@@ -137,8 +137,9 @@ def bias_last_sum(w, uids: list[str], bias: str, name: str = "") -> str:
                       name=name)
 
 
-#: the cells CNTK 2.7 writes as their block where a step function applies one
-CELL_BLOCKS = frozenset({"RNNStep", "LSTM", "GRU"})
+#: the cells CNTK 2.7 writes as their block where a step function applies one (and a
+#: ``Dense``: ``cntk_user_gru_dense.model``'s Dense block over the GRU block in the loop)
+CELL_BLOCKS = frozenset({"RNNStep", "LSTM", "GRU", "Dense"})
 
 
 class _StepCells:

@@ -8,7 +8,7 @@ import os
 import warnings
 from collections import OrderedDict
 
-from ...graph import Variable, free_dimensions, replayed_from, topological_nodes
+from ...graph import Variable, free_dimensions, replayed_from, replayed_with, topological_nodes
 from . import _graph as G
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._clone import rebuild
@@ -294,19 +294,24 @@ def _cntk_op_of(v) -> "tuple | None":
 def _block_of(v) -> "tuple | None":
     block = G.BLOCKS.get(v)
     origin = replayed_from(v) if block is None else None
-    if origin is not None and len(G.outputs_of(origin)) == 1:
-        # (a cell of one output a user's step applies, the step replayed without what it
-        # computes from no state -- a self-stabilized cell's softplus of alpha: the block
-        # recorded on the value replayed)
+    outputs = G.outputs_of(v)
+    if origin is not None:
+        # (a cell a user's step applies, the step replayed without what it computes from no
+        # state -- a self-stabilized cell's softplus of alpha: the block recorded on the value
+        # replayed; a cell of several outputs, a self-stabilized LSTM's h and c, with each
+        # output as the same replay made it, as CNTK 2.7 writes its LSTM block in the loop)
         block = G.BLOCKS.get(origin)
+        outputs = [replayed_with(v, o) for o in G.outputs_of(origin)]
+        if any(o is None for o in outputs) or (
+                len(outputs) > 1 and G.combined_inside(origin) is None):
+            return None             # (an output the step never reads: written op by op)
     if block is None:
         return None
     arguments = block.arguments if origin is None else _replayed_arguments(v, block.arguments)
     options = block.options
     if not options and block.op_name == "Dense":
         options = _loaded_dense_options(v, block)
-    outputs = G.outputs_of(v)
-    if len(outputs) > 1 and G.combined_inside(v) is not None:
+    if len(outputs) > 1 and (origin is not None or G.combined_inside(v) is not None):
         # (a block of several outputs, each an identity of what its inside's Combine reads)
         return (block.op_name, block.name, arguments, options, outputs)
     return (block.op_name, block.name, arguments, options)
