@@ -152,3 +152,168 @@ def user37_attention_seq2seq_greedy(C, r):
     res["greedy"] = [np.argmax(s, axis=-1).tolist() for s in model_greedy(inputs)]
     res["values"] = _values(criterion.parameters)
     return res
+
+
+# -- 2. CNTK_202's slot tagger over sparse CTF, INFINITELY_REPEAT across sweeps, by epochs ------
+
+def _slot_data(r, count, V, K):
+    seqs = []
+    for _ in range(count):
+        n = int(r.randint(2, 5, (1,))[0])
+        words = r.randint(0, V, (n,))
+        seqs.append([dict([("S0", [(int(w), 1.0)])] + ([("S1", [(int(words[0]) % 2, 1.0)])]
+                                                       if i == 0 else [])
+                          + [("S2", [(int(w) % K, 1.0)])]) for i, w in enumerate(words)])
+    return seqs
+
+
+@cntk_case(names=["cntk.io.INFINITELY_REPEAT", "cntk.io.CTFDeserializer", "cntk.io.StreamDefs",
+                  "cntk.logging.ProgressPrinter", "cntk.learners.momentum_sgd",
+                  "cntk.learning_parameter_schedule_per_sample",
+                  "cntk.Trainer.summarize_training_progress", "cntk.layers.Sequential"],
+           rtol=1e-4, atol=1e-5,
+           note="CNTK_202's train loop: a reader of a three-stream sparse CTF (an intent "
+                "stream only on a sequence's first line, unused) with max_sweeps="
+                "INFINITELY_REPEAT, not randomized; Sequential([Embedding, Recurrence(LSTM), "
+                "Dense]); momentum_sgd (the tutorial's adam is not implemented for the sparse "
+                "embedding on CNTK 2.7's CPU: Matrix.cpp:1859) with a per-sample rate list of "
+                "epoch_size, per-sample momentum, "
+                "gradient clipping per sample with truncation; two epochs of 20 samples read "
+                "in minibatches of 7 (crossing the 25-sample sweep), ProgressPrinter(tag="
+                "'Training', freq=2) summarized per epoch; the printed lines, the sample counts, "
+                "the sweep ends and the learning rate seen after each epoch")
+def user37_slot_tagger_infinite_epochs(C, r):
+    r.touch("cntk.Trainer.summarize_training_progress", "cntk.io.MinibatchSource.next_minibatch")
+    V, K, epoch_size = 6, 3, 20
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "atis.ctf")
+        data = _slot_data(r, 9, V, K)
+        _ctf_sequences(path, data)
+        res["samples in the file"] = sum(len(s) for s in data)
+        reader = C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+            query=C.io.StreamDef(field="S0", shape=V, is_sparse=True),
+            intent_unused=C.io.StreamDef(field="S1", shape=2, is_sparse=True),
+            slot_labels=C.io.StreamDef(field="S2", shape=K, is_sparse=True))),
+            randomize=False, max_sweeps=C.io.INFINITELY_REPEAT)
+        x = C.sequence.input_variable(V, is_sparse=True, name="query")
+        y = C.sequence.input_variable(K, is_sparse=True, name="slots")
+        model = C.layers.Sequential([C.layers.Embedding(4, name="embed"),
+                                     C.layers.Recurrence(C.layers.LSTM(2), name="rec"),
+                                     C.layers.Dense(K, name="classify")])
+        z = model(x)
+        res["parameters"] = r.set_params(z.parameters)
+        lr = C.learning_parameter_schedule_per_sample([0.01] * 1 + [0.005], epoch_size=epoch_size)
+        learner = C.momentum_sgd(z.parameters, lr=lr,
+                                 momentum=C.momentum_schedule_per_sample(0.99),
+                                 gradient_clipping_threshold_per_sample=15,
+                                 gradient_clipping_with_truncation=True)
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            printer = C.logging.ProgressPrinter(tag="Training", freq=2)
+            trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y),
+                                    C.classification_error(z, y)), [learner], [printer])
+            t, steps = 0, []
+            for epoch in range(2):
+                epoch_end = (epoch + 1) * epoch_size
+                while t < epoch_end:
+                    mb = reader.next_minibatch(7, input_map={x: reader.streams.query,
+                                                             y: reader.streams.slot_labels})
+                    trainer.train_minibatch(mb)
+                    t += mb[y].num_samples
+                    steps.append([t, mb[y].num_sequences, bool(mb[y].end_of_sweep),
+                                  trainer.previous_minibatch_loss_average])
+                trainer.summarize_training_progress()
+                steps.append(["lr", learner.learning_rate()])
+        res["steps"] = steps
+        res["printed"] = _printed(out.getvalue())
+        res["values"] = r.param_values(z.parameters)
+    return res
+
+
+# -- 3. a self-stabilized LSTM classifier with dropout ------------------------------------------
+
+@cntk_case(names=["cntk.layers.default_options", "cntk.layers.Stabilizer",
+                  "cntk.layers.Dropout", "cntk.layers.LSTM", "cntk.sequence.last",
+                  "cntk.Trainer.test_minibatch", "cntk.learners.momentum_sgd"],
+           rtol=1e-4, atol=1e-5,
+           note="a sequence classifier Embedding -> Stabilizer -> Recurrence(LSTM) -> "
+                "sequence.last -> Dropout(0.5) -> Dense under default_options("
+                "enable_self_stabilization=True); the parameter listing (the Stabilizers' "
+                "scalars and their initial values); inference (dropout the identity) twice "
+                "the same and equal to the Trainer's test_minibatch error; one momentum_sgd "
+                "step with dropout on: what is certain (the parameters all moved, the loss "
+                "positive and finite)")
+def user37_stabilized_lstm_dropout(C, r):
+    r.touch("cntk.Trainer.test_minibatch", "cntk.Trainer.train_minibatch")
+    V, K = 5, 3
+    x = C.sequence.input_variable(V, name="words")
+    y = C.input_variable(K, name="label")
+    with C.layers.default_options(enable_self_stabilization=True):
+        z = C.layers.Sequential([C.layers.Embedding(4, name="emb"), C.layers.Stabilizer(),
+                                 C.layers.Recurrence(C.layers.LSTM(2), name="lstm"),
+                                 C.sequence.last, C.layers.Dropout(0.5, name="drop"),
+                                 C.layers.Dense(K, name="out")])(x)
+    res = {"parameters": _set_unique(r, z.parameters),
+           "alphas": sorted(float(p.value) for p in z.parameters if p.name == "alpha")}
+    seqs = [_onehots(V, r.randint(0, V, (n,))) for n in (3, 1, 4, 2)]
+    labels = r.onehot(4, K)
+    first, second = z.eval({x: seqs}), z.eval({x: seqs})
+    res["inference"] = first
+    res["inference repeated"] = bool(np.array_equal(first, second))
+    err = C.classification_error(z, y)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), err), [C.momentum_sgd(
+        z.parameters, C.learning_parameter_schedule(0.1), C.momentum_schedule(0.9))])
+    res["test error"] = trainer.test_minibatch({x: seqs, y: labels})
+    res["eval error"] = float(np.mean(err.eval({x: seqs, y: labels})))
+    before = [np.array(p.value) for p in z.parameters]
+    trainer.train_minibatch({x: seqs, y: labels})
+    loss = trainer.previous_minibatch_loss_average
+    res["loss positive and finite"] = bool(np.isfinite(loss) and loss > 0)
+    res["moved"] = sorted([p.name, bool(not np.array_equal(b, p.value))]
+                          for p, b in zip(z.parameters, before))
+    return res
+
+
+# -- 4. two learners, two parameter groups, the old learning_rate_schedule units ----------------
+
+@cntk_case(names=["cntk.learners.learning_rate_schedule", "cntk.learners.UnitType",
+                  "cntk.learners.momentum_as_time_constant_schedule", "cntk.learners.sgd",
+                  "cntk.learners.momentum_sgd", "cntk.Learner.learning_rate",
+                  "cntk.Trainer.parameter_learners"],
+           rtol=1e-4, atol=1e-5,
+           note="a feature body trained by sgd(learning_rate_schedule([0.2, 0.1], "
+                "UnitType.sample, epoch_size=5)) and a head by momentum_sgd("
+                "learning_rate_schedule(0.5, UnitType.minibatch), "
+                "momentum_as_time_constant_schedule(4)), one Trainer with both learners; "
+                "minibatches of 2, 3, 4 and 1 samples; the losses, each learner's rate after "
+                "each step, the parameters after; a third learner over a parameter the others "
+                "hold too refused (ValueError)")
+def user37_two_learners_two_groups(C, r):
+    r.touch("cntk.Trainer.parameter_learners", "cntk.Learner.learning_rate")
+    x = C.input_variable(3, name="x")
+    y = C.input_variable(2, name="y")
+    body = C.layers.Dense(4, activation=C.tanh, name="body")
+    head = C.layers.Dense(2, name="head")
+    z = head(body(x))
+    res = {"parameters": r.set_params(z.parameters)}
+    UT = C.learners.UnitType
+    body_learner = C.learners.sgd(body.parameters, lr=C.learners.learning_rate_schedule(
+        [0.2, 0.1], UT.sample, epoch_size=5))
+    head_learner = C.learners.momentum_sgd(
+        head.parameters, lr=C.learners.learning_rate_schedule(0.5, UT.minibatch),
+        momentum=C.learners.momentum_as_time_constant_schedule(4))
+    loss = C.cross_entropy_with_softmax(z, y)
+    trainer = C.Trainer(z, (loss, C.classification_error(z, y)), [body_learner, head_learner])
+    res["learners"] = len(trainer.parameter_learners)
+    steps = []
+    for n in (2, 3, 4, 1):
+        trainer.train_minibatch({x: r.randn(n, 3), y: r.onehot(n, 2)})
+        steps.append([trainer.previous_minibatch_loss_average, body_learner.learning_rate(),
+                      head_learner.learning_rate()])
+    res["steps"] = steps
+    res["values"] = r.param_values(z.parameters)
+    res["overlapping learners"] = outcome(lambda: C.Trainer(z, (loss, None), [
+        body_learner, head_learner,
+        C.learners.sgd([body.W], lr=C.learning_parameter_schedule(0.1))]))
+    return res
