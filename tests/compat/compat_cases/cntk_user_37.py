@@ -317,3 +317,189 @@ def user37_two_learners_two_groups(C, r):
         body_learner, head_learner,
         C.learners.sgd([body.W], lr=C.learning_parameter_schedule(0.1))]))
     return res
+
+
+# -- 5. feature extraction: find_all_with_name, combine, clone(share) onto a new input ----------
+
+@cntk_case(names=["cntk.Function.find_all_with_name", "cntk.Function.find_by_name",
+                  "cntk.ops.combine", "cntk.ops.functions.CloneMethod", "cntk.Function.clone",
+                  "cntk.ops.placeholder", "cntk.layers.MaxPooling",
+                  "cntk.layers.Convolution2D"],
+           rtol=1e-4, atol=1e-5,
+           note="a conv net with two Dense layers both named 'hidden' and a pooling named "
+                "'pool': find_all_with_name('hidden') (two), find_by_name of a duplicated "
+                "name (CNTK 2.7 raises ValueError), combine of the pool and the first hidden "
+                "layer cloned with CloneMethod.share onto a placeholder and applied to a new "
+                "input scaled by a constant; the features, then one sgd step of the original "
+                "model and the shared clone's features again (moved with it), a freeze clone "
+                "made before the step (unchanged)")
+def user37_feature_extraction_shared_clone(C, r):
+    r.touch("cntk.Function.find_all_with_name", "cntk.Function.find_by_name",
+            "cntk.Function.clone")
+    image = C.input_variable((1, 4, 4), name="image")
+    label = C.input_variable(3, name="label")
+    z = C.layers.Sequential([
+        C.layers.Convolution2D((3, 3), 2, pad=True, activation=C.relu, name="conv"),
+        C.layers.MaxPooling((2, 2), strides=(2, 2), name="pool"),
+        C.layers.Dense(5, activation=C.relu, name="hidden"),
+        C.layers.Dense(4, activation=C.relu, name="hidden"),
+        C.layers.Dense(3, name="out")])(image)
+    res = {"parameters": r.set_params(z.parameters)}
+    hidden = z.find_all_with_name("hidden")
+    res["found"] = sorted(list(h.output.shape) for h in hidden)
+    res["by a duplicated name"] = outcome(lambda: z.find_by_name("hidden"))
+    pool = z.find_by_name("pool")
+    first = [h for h in hidden if h.output.shape == (5,)][0]
+    features = C.combine([pool.output, first.output])
+    res["feature arguments"] = [a.name for a in features.arguments]
+    new_in = C.input_variable((1, 4, 4), name="new_image")
+    shared = features.clone(C.CloneMethod.share, {features.arguments[0]: C.placeholder()})
+    extract = shared(new_in * 0.5)
+    frozen = features.clone(C.CloneMethod.freeze, {features.arguments[0]: C.placeholder()})(
+        new_in * 0.5)
+    X = r.rand(3, 1, 4, 4)
+    before = extract.eval({new_in: X})
+    res["outputs"] = sorted(list(o.shape) for o in extract.outputs)
+    res["features before"] = [before[o] for o in sorted(before, key=lambda o: len(o.shape))]
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, label), None),
+                        [C.sgd(z.parameters, C.learning_parameter_schedule(0.5))])
+    trainer.train_minibatch({image: r.rand(4, 1, 4, 4), label: r.onehot(4, 3)})
+    after = extract.eval({new_in: X})
+    res["features after"] = [after[o] for o in sorted(after, key=lambda o: len(o.shape))]
+    kept = frozen.eval({new_in: X})
+    res["frozen after"] = [kept[o] for o in sorted(kept, key=lambda o: len(o.shape))]
+    return res
+
+
+# -- 6. a UserFunction with backward, trained, tested and cloned -------------------------------
+
+def _scaled_tanh_class(C):
+    class ScaledTanh(C.ops.functions.UserFunction):
+        """1.7159 tanh(2x/3) (LeCun's), forward and backward in NumPy."""
+
+        def __init__(self, arg, name="ScaledTanh"):
+            super(ScaledTanh, self).__init__([arg], name=name)
+
+        def forward(self, argument, device=None, outputs_to_retain=None):
+            t = np.tanh(argument * 2.0 / 3.0)
+            return t, 1.7159 * t
+
+        def backward(self, state, root_gradients):
+            return root_gradients * 1.7159 * (2.0 / 3.0) * (1.0 - state * state)
+
+        def infer_outputs(self):
+            return [C.output_variable(self.inputs[0].shape, self.inputs[0].dtype,
+                                      self.inputs[0].dynamic_axes)]
+
+        def clone(self, cloned_inputs):
+            return ScaledTanh(cloned_inputs[0], name=self.name)
+    return ScaledTanh
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.user_function",
+                  "cntk.learners.adagrad", "cntk.Trainer.test_minibatch",
+                  "cntk.ops.functions.CloneMethod", "cntk.ops.output_variable"],
+           rtol=1e-4, atol=1e-5,
+           note="LeCun's scaled tanh as a UserFunction (NumPy forward keeping tanh as state, "
+                "backward from it, clone) between two Dense layers; adagrad over four "
+                "minibatches, test_minibatch on held-out data before and after; the user "
+                "function found by name; a clone(CloneMethod.clone) of the trained model "
+                "trained on apart from the original (the original unchanged)")
+def user37_user_function_trained_and_cloned(C, r):
+    r.touch("cntk.Trainer.test_minibatch", "cntk.Function.clone")
+    ScaledTanh = _scaled_tanh_class(C)
+    x = C.input_variable(4, name="x")
+    y = C.input_variable(3, name="y")
+    h = C.layers.Dense(5, name="h")(x)
+    act = C.user_function(ScaledTanh(h, name="lecun"))
+    z = C.layers.Dense(3, name="o")(act)
+    res = {"parameters": r.set_params(z.parameters)}
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.adagrad(z.parameters, C.learning_parameter_schedule(0.3))])
+    Xt, Yt = r.randn(6, 4), r.onehot(6, 3)
+    res["test before"] = trainer.test_minibatch({x: Xt, y: Yt})
+    losses = []
+    for n in (3, 4, 2, 5):
+        trainer.train_minibatch({x: r.randn(n, 4), y: r.onehot(n, 3)})
+        losses.append(trainer.previous_minibatch_loss_average)
+    res["losses"] = losses
+    res["test after"] = trainer.test_minibatch({x: Xt, y: Yt})
+    found = z.find_by_name("lecun")
+    res["found"] = [found.name, list(found.output.shape)]
+    copy = z.clone(C.CloneMethod.clone)
+    before = z.eval({x: Xt[:2]})
+    y2 = C.input_variable(3, name="y2")
+    t2 = C.Trainer(copy, (C.squared_error(copy, y2), None),
+                   [C.sgd(copy.parameters, C.learning_parameter_schedule(0.2))])
+    t2.train_minibatch({copy.arguments[0]: Xt, y2: Yt})
+    res["copy loss"] = t2.previous_minibatch_loss_average
+    res["original unchanged"] = bool(np.allclose(before, z.eval({x: Xt[:2]})))
+    res["copy"] = copy.eval({copy.arguments[0]: Xt[:2]})
+    res["values"] = r.param_values(z.parameters)
+    return res
+
+
+# -- 7. an Evaluator over a held-out CTF, the printer logging to a file -------------------------
+
+@cntk_case(names=["cntk.eval.Evaluator", "cntk.Evaluator.test_minibatch",
+                  "cntk.Evaluator.summarize_test_progress", "cntk.logging.ProgressPrinter",
+                  "cntk.io.MinibatchSource", "cntk.io.StreamDef"],
+           rtol=1e-4, atol=1e-5,
+           note="a logistic regression trained from a dense CTF (max_samples=12, minibatches "
+                "of 5) with a ProgressPrinter(freq=1, first=1, tag='Train', log_to_file); an "
+                "Evaluator over a held-out CTF read once (max_sweeps=1) in minibatches of "
+                "4 with a second printer to another file, summarized; the errors, the sample "
+                "counts, the two log files")
+def user37_evaluator_heldout_ctf_logs(C, r):
+    r.touch("cntk.Evaluator.test_minibatch", "cntk.Evaluator.summarize_test_progress",
+            "cntk.io.MinibatchSource.next_minibatch", "cntk.Trainer.summarize_training_progress")
+    res = {}
+    with r.tempdir() as folder:
+        def write(path, n):
+            feats, labs = r.randn(n, 2), r.onehot(n, 2)
+            _ctf_sequences(path, [[{"features": list(f), "labels": list(l)}]
+                                  for f, l in zip(feats, labs)])
+        train, test = os.path.join(folder, "train.ctf"), os.path.join(folder, "test.ctf")
+        write(train, 10)
+        write(test, 7)
+
+        def source(path, **kw):
+            return C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+                features=C.io.StreamDef(field="features", shape=2),
+                labels=C.io.StreamDef(field="labels", shape=2))), randomize=False, **kw)
+        x = C.input_variable(2, name="features")
+        y = C.input_variable(2, name="labels")
+        z = C.layers.Dense(2, name="logreg")(x)
+        res["parameters"] = r.set_params(z.parameters)
+        train_log, test_log = os.path.join(folder, "train.log"), os.path.join(folder, "test.log")
+        trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                            [C.sgd(z.parameters, C.learning_parameter_schedule(0.5))],
+                            [C.logging.ProgressPrinter(freq=1, first=1, tag="Train",
+                                                       log_to_file=train_log)])
+        src = source(train, max_samples=12)
+        counts = []
+        while True:
+            mb = src.next_minibatch(5, input_map={x: src.streams.features,
+                                                  y: src.streams.labels})
+            if not mb:
+                break
+            trainer.train_minibatch(mb)
+            counts.append(trainer.previous_minibatch_sample_count)
+        trainer.summarize_training_progress()
+        res["train counts"] = counts
+        ev = C.eval.Evaluator(C.classification_error(z, y), [C.logging.ProgressPrinter(
+            tag="Test", log_to_file=test_log)])
+        tsrc = source(test, max_sweeps=1)
+        tests = []
+        while True:
+            mb = tsrc.next_minibatch(4, input_map={x: tsrc.streams.features,
+                                                   y: tsrc.streams.labels})
+            if not mb:
+                break
+            tests.append([ev.test_minibatch(mb), mb[y].num_samples])
+        ev.summarize_test_progress()
+        res["tests"] = tests
+        for key, path in (("train log", train_log), ("test log", test_log)):
+            with open(path) as f:
+                res[key] = _printed(f.read().replace(folder, "<folder>"))
+    return res
