@@ -503,3 +503,116 @@ def user37_evaluator_heldout_ctf_logs(C, r):
             with open(path) as f:
                 res[key] = _printed(f.read().replace(folder, "<folder>"))
     return res
+
+
+# -- 8. typed @Function blocks, For and lambdas in Sequential -----------------------------------
+
+@cntk_case(names=["cntk.layers.Signature", "cntk.layers.Tensor", "cntk.layers.For",
+                  "cntk.layers.Sequential", "cntk.ops.functions.Function",
+                  "cntk.Function.update_signature", "cntk.layers.ResNetBlock",
+                  "cntk.ops.element_times"],
+           rtol=1e-4, atol=1e-5,
+           note="a residual MLP: a @Function with @Signature(Tensor[4]) gating its input, "
+                "For(range(2), lambda i: Dense(5 + i ...)) inside a Sequential with lambdas "
+                "and a ResNetBlock (the gate applied before it: in a Sequential after "
+                "Dense, whose output shape is not known yet, CNTK 2.7 refuses it with "
+                "TypeError); an untyped @Function given its type later by "
+                "update_signature; a typed function fed a wrong shape (CNTK 2.7 raises "
+                "ValueError); the outputs before and after one sgd step, the signatures")
+def user37_typed_functions_for_sequential(C, r):
+    r.touch("cntk.Function.update_signature", "cntk.layers.Signature")
+
+    @C.Function
+    @C.layers.Signature(C.layers.Tensor[4])
+    def gate(v):
+        return C.element_times(v, C.sigmoid(v))
+
+    @C.Function
+    def square_plus(a, b):
+        return a * a + b
+
+    x = C.input_variable(2, name="x")
+    y = C.input_variable(2, name="y")
+    # (a typed Function after a layer of unknown output shape in a Sequential: refused)
+    typed_after = outcome(lambda: C.layers.Sequential([C.layers.Dense(4, name="in"), gate]))
+    body = C.layers.Sequential([
+        C.layers.For(range(2), lambda i: C.layers.Dense(5 + i, activation=C.relu,
+                                                        name="hid%d" % i)),
+        C.layers.ResNetBlock(C.layers.Dense(6, bias=False, name="res")),
+        lambda t: t * 0.5,
+        C.layers.Dense(2, name="out")])
+    z = body(gate(C.layers.Dense(4, name="in")(x)))
+    params = z.parameters
+    res = {"gate signature": [[a.name, list(a.shape)] for a in gate.arguments],
+           "typed after an unknown shape": typed_after,
+           "parameters": r.set_params(params)}
+    res["wrong shape"] = outcome(lambda: gate.eval({gate.arguments[0]: r.randn(2, 3)}))
+    square_plus.update_signature(C.layers.Tensor[2], C.layers.Tensor[2])
+    res["updated signature"] = [list(a.shape) for a in square_plus.arguments]
+    res["square_plus"] = square_plus.eval({square_plus.arguments[0]: r.randn(2, 2),
+                                           square_plus.arguments[1]: r.randn(2, 2)})
+    X, Y = r.randn(5, 2), r.onehot(5, 2)
+    res["z"] = z.eval({x: X})
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), None),
+                        [C.sgd(params, C.learning_parameter_schedule(0.5))])
+    trainer.train_minibatch({x: X, y: Y})
+    res["loss"] = trainer.previous_minibatch_loss_average
+    res["z after"] = z.eval({x: X})
+    return res
+
+
+# -- 9. positions found by sequence.where, gathered, processed and scattered back (CNTK_204) ----
+
+@cntk_case(names=["cntk.sequence.where", "cntk.sequence.gather", "cntk.sequence.scatter",
+                  "cntk.sequence.reduce_sum", "cntk.sequence.broadcast_as",
+                  "cntk.layers.Recurrence", "cntk.layers.GRU", "cntk.learners.adadelta"],
+           rtol=1e-4, atol=1e-5,
+           note="the marked words of each sequence (feature 0 above 0) found by "
+                "sequence.where (its positions: 'scattered by the where', whose sequence "
+                "axis is not the words' one: ValueError), gathered into a shorter sequence "
+                "by the mask, run through a GRU "
+                "Recurrence, scattered back by the mask to the marked positions (zeros elsewhere), added "
+                "to a Dense of every word and pooled by sequence.reduce_sum, a sentence "
+                "vector broadcast back by broadcast_as; trained three adadelta steps on "
+                "sequences of several lengths; a sequence with no marked word gathers an "
+                "empty sequence, which CNTK 2.7 refuses (RuntimeError 'AddSequence: Sequences "
+                "must be a least one frame long'); the gathered "
+                "lengths, the scattered values, the losses, the parameters after")
+def user37_where_gather_scatter_classifier(C, r):
+    x = C.sequence.input_variable(4, name="words")
+    y = C.input_variable(3, name="label")
+    mask = C.greater(x[0], 0)
+    marked = C.sequence.where(mask)
+    picked = C.sequence.gather(x, mask)
+    rec = C.layers.Recurrence(C.layers.GRU(2), name="gru")(picked)
+    back = C.sequence.scatter(rec, mask)
+    res = {"scattered by the where": outcome(lambda: C.sequence.scatter(rec, marked) + x[:2])}
+    every = C.layers.Dense(2, name="word")(x)
+    pooled = C.sequence.reduce_sum(every + back)
+    sentence = C.sequence.broadcast_as(pooled, x)
+    z = C.layers.Dense(3, name="cls")(pooled)
+    res["parameters"] = r.set_params(z.parameters)
+
+    def seqs(lengths):
+        out = [r.randn(n, 4) for n in lengths]
+        for s in out:
+            s[0, 0] = abs(s[0, 0]) + 0.1      # (a marked word in each)
+        return out
+    S = seqs([4, 2, 5, 3])
+    unmarked = [np.array(s) for s in S]
+    unmarked[-1][:, 0] = -np.abs(unmarked[-1][:, 0]) - 0.1
+    res["a sequence with no marked word"] = outcome(lambda: picked.eval({x: unmarked}))
+    res["gathered lengths"] = [len(s) for s in picked.eval({x: S})]
+    res["scattered"] = [np.asarray(s) for s in back.eval({x: S})]
+    res["broadcast"] = [np.asarray(s) for s in sentence.eval({x: S[:2]})]
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.adadelta(z.parameters, C.learning_parameter_schedule(1.0),
+                                    rho=0.9, epsilon=1e-4)])
+    steps = []
+    for lengths in ([3, 2], [1, 4, 2], [5, 2]):
+        trainer.train_minibatch({x: seqs(lengths), y: r.onehot(len(lengths), 3)})
+        steps.append([trainer.previous_minibatch_loss_average,
+                      trainer.previous_minibatch_sample_count])
+    res["steps"] = steps
+    res["values"] = r.param_values(z.parameters)
+    return res
