@@ -616,3 +616,77 @@ def user37_where_gather_scatter_classifier(C, r):
     res["steps"] = steps
     res["values"] = r.param_values(z.parameters)
     return res
+
+
+# -- 10. CTC over frames read from a CTF file (CNTK_208) -----------------------------------------
+
+@cntk_case(names=["cntk.ops.forward_backward", "cntk.ops.labels_to_graph",
+                  "cntk.metrics.edit_distance_error", "cntk.layers.Recurrence",
+                  "cntk.layers.GRU", "cntk.eval.Evaluator",
+                  "cntk.learning_parameter_schedule_per_sample", "cntk.io.CTFDeserializer"],
+           rtol=1e-4, atol=1e-5,
+           note="CNTK_208's CTC criterion, small: frames and their per-frame labels (a token "
+                "repeated over a few frames, the blank the last class) read from a CTF file, "
+                "Sequential([Recurrence(GRU), Dense]); forward_backward(labels_to_graph("
+                "labels), z, blankTokenId, delayConstraint=-1) as the loss, "
+                "edit_distance_error(squashInputs=True, tokensToIgnore=[blank]) as the metric; "
+                "momentum_sgd with a per-sample rate over two sweeps in minibatches of 12 "
+                "frames, then an Evaluator over the file; the losses, counts, errors and the "
+                "parameters after")
+def user37_ctc_frames_from_ctf(C, r):
+    r.touch("cntk.Evaluator.test_minibatch", "cntk.io.MinibatchSource.next_minibatch")
+    F, V = 3, 4
+    blank = V - 1
+    res = {}
+    with r.tempdir() as folder:
+        path = os.path.join(folder, "frames.ctf")
+        seqs = []
+        for tokens in ([0, 1], [2, 0, 1], [1], [2, 2]):
+            rows = []
+            for t in tokens:
+                for _ in range(2):
+                    rows.append({"features": list(r.randn(F)), "labels": [(t, 1.0)]})
+                rows.append({"features": list(r.randn(F)), "labels": [(blank, 1.0)]})
+            seqs.append(rows)
+        _ctf_sequences(path, seqs)
+
+        def reader(sweeps):
+            return C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(
+                features=C.io.StreamDef(field="features", shape=F),
+                labels=C.io.StreamDef(field="labels", shape=V, is_sparse=True))),
+                randomize=False, max_sweeps=sweeps)
+        x = C.sequence.input_variable(F, name="features")
+        y = C.sequence.input_variable(V, name="labels")
+        z = C.layers.Sequential([C.layers.Recurrence(C.layers.GRU(2), name="gru"),
+                                 C.layers.Dense(V, name="out")])(x)
+        res["parameters"] = r.set_params(z.parameters)
+        loss = C.forward_backward(C.labels_to_graph(y), z, blankTokenId=blank,
+                                  delayConstraint=-1)
+        err = C.edit_distance_error(y, z, squashInputs=True, tokensToIgnore=[blank])
+        trainer = C.Trainer(z, (loss, err), [C.momentum_sgd(
+            z.parameters, C.learning_parameter_schedule_per_sample(0.02),
+            C.momentum_schedule(0.9))])
+        src = reader(2)
+        steps = []
+        while True:
+            mb = src.next_minibatch(12, input_map={x: src.streams.features,
+                                                   y: src.streams.labels})
+            if not mb:
+                break
+            trainer.train_minibatch(mb)
+            steps.append([trainer.previous_minibatch_loss_average,
+                          trainer.previous_minibatch_evaluation_average,
+                          trainer.previous_minibatch_sample_count])
+        res["steps"] = steps
+        ev = C.eval.Evaluator(err)
+        tsrc = reader(1)
+        tests = []
+        while True:
+            mb = tsrc.next_minibatch(8, input_map={x: tsrc.streams.features,
+                                                   y: tsrc.streams.labels})
+            if not mb:
+                break
+            tests.append([ev.test_minibatch(mb), mb[y].num_sequences])
+        res["tests"] = tests
+        res["values"] = r.param_values(z.parameters)
+    return res
