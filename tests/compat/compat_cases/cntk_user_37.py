@@ -516,7 +516,8 @@ def user37_evaluator_heldout_ctf_logs(C, r):
                 "For(range(2), lambda i: Dense(5 + i ...)) inside a Sequential with lambdas "
                 "and a ResNetBlock (the gate applied before it: in a Sequential after "
                 "Dense, whose output shape is not known yet, CNTK 2.7 refuses it with "
-                "TypeError); an untyped @Function given its type later by "
+                "TypeError, and so it does after 'layer >>', in For, and applied to an op "
+                "over a placeholder); an untyped @Function given its type later by "
                 "update_signature; a typed function fed a wrong shape (CNTK 2.7 raises "
                 "ValueError); the outputs before and after one sgd step, the signatures")
 def user37_typed_functions_for_sequential(C, r):
@@ -545,6 +546,9 @@ def user37_typed_functions_for_sequential(C, r):
     params = z.parameters
     res = {"gate signature": [[a.name, list(a.shape)] for a in gate.arguments],
            "typed after an unknown shape": typed_after,
+           "layer >> typed": outcome(lambda: C.layers.Dense(4, name="in") >> gate),
+           "typed of an op over a placeholder": outcome(lambda: gate(C.relu(C.placeholder()))),
+           "typed in For": outcome(lambda: C.layers.For(range(2), lambda: gate)),
            "parameters": r.set_params(params)}
     res["wrong shape"] = outcome(lambda: gate.eval({gate.arguments[0]: r.randn(2, 3)}))
     square_plus.update_signature(C.layers.Tensor[2], C.layers.Tensor[2])
@@ -569,15 +573,15 @@ def user37_typed_functions_for_sequential(C, r):
            rtol=1e-4, atol=1e-5,
            note="the marked words of each sequence (feature 0 above 0) found by "
                 "sequence.where (its positions: 'scattered by the where', whose sequence "
-                "axis is not the words' one: ValueError), gathered into a shorter sequence "
-                "by the mask, run through a GRU "
-                "Recurrence, scattered back by the mask to the marked positions (zeros elsewhere), added "
-                "to a Dense of every word and pooled by sequence.reduce_sum, a sentence "
-                "vector broadcast back by broadcast_as; trained three adadelta steps on "
-                "sequences of several lengths; a sequence with no marked word gathers an "
-                "empty sequence, which CNTK 2.7 refuses (RuntimeError 'AddSequence: Sequences "
-                "must be a least one frame long'); the gathered "
-                "lengths, the scattered values, the losses, the parameters after")
+                "axis is not the words' one: RuntimeError), gathered into a shorter sequence "
+                "by the mask, run through a GRU Recurrence, scattered back by the mask to "
+                "the marked positions (zeros elsewhere), added to a Dense of every word "
+                "and pooled by sequence.reduce_sum, a sentence vector broadcast back by "
+                "broadcast_as; trained three adadelta steps on sequences of several "
+                "lengths; a sequence with no marked word gathers an empty sequence, which "
+                "CNTK 2.7 refuses (RuntimeError 'AddSequence: Sequences must be a least one "
+                "frame long'); the gathered lengths, the scattered values, the losses, the "
+                "parameters after")
 def user37_where_gather_scatter_classifier(C, r):
     x = C.sequence.input_variable(4, name="words")
     y = C.input_variable(3, name="label")

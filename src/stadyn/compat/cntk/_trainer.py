@@ -99,7 +99,8 @@ def _refuse_shared_parameters(learners) -> None:
     different learners``."""
     seen = set()
     for learner in learners if isinstance(learners, (list, tuple)) else ():
-        for p in getattr(learner, "parameters", None) or ():
+        params = getattr(learner, "parameters", None)
+        for p in (params() if callable(params) else params) or ():
             if id(unwrap(p)) in seen:
                 raise ValueError(f"Parameter '{wrap(unwrap(p))!r}' is covered by 2 different "
                                  "learners")
