@@ -99,12 +99,11 @@ def _refuse_shared_parameters(learners) -> None:
     different learners``."""
     seen = set()
     for learner in learners if isinstance(learners, (list, tuple)) else ():
-        params = getattr(learner, "parameters", None)
-        for p in (params() if callable(params) else params) or ():
-            if id(unwrap(p)) in seen:
-                raise ValueError(f"Parameter '{wrap(unwrap(p))!r}' is covered by 2 different "
-                                 "learners")
-            seen.add(id(unwrap(p)))
+        named = getattr(unwrap(learner), "named_parameters", None)   # (as the native Trainer
+        for p in (named().values() if named is not None else ()):    # reads them)
+            if id(p) in seen:
+                raise ValueError(f"Parameter '{wrap(p)!r}' is covered by 2 different learners")
+            seen.add(id(p))
 
 
 def _parameters_outside(learned, reached: set, model, loss) -> "str | None":
