@@ -694,3 +694,51 @@ def user37_ctc_frames_from_ctf(C, r):
         res["tests"] = tests
         res["values"] = r.param_values(z.parameters)
     return res
+
+
+# -- 11. what the seq2seq decoder met with stabilization off, and an untyped @Function of a layer
+
+@cntk_case(names=["cntk.layers.Stabilizer", "cntk.layers.identity", "cntk.layers.Recurrence",
+                  "cntk.layers.LSTM", "cntk.ops.functions.Function"],
+           known={"identity after a Recurrence of an LSTM": "CNTK 2.7's identity (Stabilizer("
+                  "enable_self_stabilization=False)) of an unnamed Recurrence(LSTM)'s output "
+                  "is a "
+                  "Function of both states, h and c (a Dense after it: RuntimeError 'with "
+                  "more than one output cannot be implicitly converted to a Variable'); "
+                  "Stadyn's Recurrence gives h alone there (compat.cntk _recurrent*.py, "
+                  "cntkrec37's files: left)",
+                  "Dense after that identity": "as 'identity after a Recurrence of an LSTM': "
+                  "CNTK 2.7 raises RuntimeError, Stadyn builds the Dense over h",
+                  "untyped Function of a layer": "CNTK 2.7 applies an untyped @Function to a "
+                  "layer not applied yet and returns a Function of unknown shape (-2,); "
+                  "Stadyn raises ValueError (compat.cntk _signature.py: an untyped "
+                  "Function applies to Functions and Variables only; left)"},
+           note="CNTK_204's decoder written with enable_self_stabilization=False: the "
+                "Stabilizer after the attention Recurrence is identity, which on CNTK 2.7 "
+                "gives both of the LSTM's states where the Recurrence has no name; the output "
+                "shapes of identity, "
+                "Stabilizer(enable_self_stabilization=False) of the Recurrence and a Dense "
+                "after it; an untyped @Function applied to Dense(4) not applied yet, and "
+                "composed with it by >> (both fine on CNTK 2.7)")
+def user37_identity_after_recurrence(C, r):
+    x = C.sequence.input_variable(2, name="x")
+
+    def shapes(f):
+        return [list(o.shape) for o in f.outputs]
+    rec = C.layers.Recurrence(C.layers.LSTM(3))     # (unnamed: a named one is one output)
+    res = {"recurrence": shapes(rec(x)),
+           "identity after a named Recurrence": shapes(C.layers.identity(
+               C.layers.Recurrence(C.layers.LSTM(3), name="rec")(x))),
+           "identity after a Recurrence of an LSTM": outcome(lambda: shapes(
+               C.layers.Stabilizer(enable_self_stabilization=False)(rec(x)))),
+           "Dense after that identity": outcome(lambda: shapes(C.layers.Dense(2)(
+               C.layers.identity(rec(x)))))}
+
+    @C.Function
+    def doubled(v):
+        return v * 2
+    res["untyped Function of a layer"] = outcome(lambda: list(
+        doubled(C.layers.Dense(4)).output.shape))
+    res["layer >> untyped Function"] = outcome(lambda: list(
+        (C.layers.Dense(4) >> doubled)(x).output.shape))
+    return res
