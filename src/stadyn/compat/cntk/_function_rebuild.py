@@ -134,6 +134,10 @@ class FunctionRebuilding(ArgumentBinding):
             # it, as CNTK 2.7 infers the Function anew)
             note_call(self, args, kwargs, applied)
             return applied
+        if any(getattr(type(v), "_cntk_function", False) for v in mapping.values()):
+            # (an op over a placeholder, a layer not applied: of unknown shape, refused by a
+            # typed argument as CNTK 2.7 refuses it, not run as data)
+            self._check_types(mapping)
         values = self.eval(mapping, self.outputs)
         if isinstance(values, dict):
             return tuple(values[o] for o in self.outputs)

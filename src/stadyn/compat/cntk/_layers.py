@@ -22,7 +22,8 @@ from ._layer_signatures import bound, cntk_signature
 from ._init_arguments import CONVOLUTION, RANKED, check_init_arguments, uncalled
 from ._layers_composite import flatten_steps
 from ._shown_constants import scalar_constant, show_constants
-from ._layers_function import LayerFunction, _native, _native_fn, _sequential, identity
+from ._layers_function import (LayerFunction, _native, _native_fn, _sequential, identity,
+                              refuse_typed_steps)
 from ._seeds import SentinelValueForAutoSelectRandomSeed, resolved_seed
 
 __all__ = ["LayerFunction", "Sequential", "For", "LayerStack", "SequentialClique", "ResNetBlock",
@@ -265,7 +266,9 @@ def Sequential(layers, name: str = "") -> LayerFunction:
     if not isinstance(layers, list):
         layers = [layers]
     _refuse_other_arities(flatten_steps(layers))
+    refuse_typed_steps(flatten_steps(layers))
     return _sequential(layers, name)
+
 
 
 def _refuse_other_arities(steps: list) -> None:

@@ -281,6 +281,7 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
                              "the layer is applied)")
 
     def __rshift__(self, other):
+        refuse_typed_steps([other])     # (self's output: of unknown shape until applied)
         return _chained(_sequential([self, other], ""), self)
 
     def __rrshift__(self, other):
@@ -548,3 +549,32 @@ def _named_composite(composite: Composite, name: str) -> LayerFunction:
 def _sequential(layers: list, name: str) -> LayerFunction:
     """``Sequential(layers, name)``: the steps (nested lists flattened) as one layer."""
     return _named_composite(Composite(flatten_steps(layers)), name)
+
+
+def refuse_typed_steps(steps: list) -> None:
+    """CNTK 2.7's TypeError for a typed Function (an argument of known shape that is no
+    placeholder) as a step: its Sequential composes ``identity >> f >> g ...``
+    (higher_order_layers.py:90), ``identity`` a Function over a placeholder of unknown shape,
+    so every step is first called on a value of unknown shape, which a typed argument refuses
+    (``Function._replace_args_type_check``, functions.py:333).  Apply the typed Function to the
+    Sequential's output instead.  (``layer >> f`` composes the same way: refused too.)
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> @C.Function
+        ... @C.layers.Signature(C.layers.Tensor[4])
+        ... def gate(v):
+        ...     return v * C.sigmoid(v)
+        >>> C.layers.Sequential([C.layers.Dense(4), gate])
+        Traceback (most recent call last):
+        TypeError: argument v has a known shape, and cannot be passed a Variable of unknown shape
+    """
+    for step in steps:
+        for member in (step if isinstance(step, tuple) else (step,)):
+            if isinstance(member, LayerFunction) or not hasattr(type(member), "root_function"):
+                continue
+            for i, a in enumerate(member.arguments):
+                if not a.is_placeholder and tuple(a.shape) != (-2,):
+                    what = f"argument {a.name}" if a.name else f"positional argument {i}"
+                    raise TypeError(f"{what} has a known shape, and cannot be passed a "
+                                    "Variable of unknown shape")

@@ -92,6 +92,20 @@ def _parameter_ids(function) -> set:
     return {id(unwrap(p)) for p in _parameters_of(wrap(function))}
 
 
+def _refuse_shared_parameters(learners) -> None:
+    """CNTK 2.7's ValueError where two learners update the same parameter, raised as its
+    Learners are made, before the Trainer looks at the model (Utils.cpp:1016-1022, called
+    from Trainer.cpp:42): ``Parameter 'Parameter('W', [], [3 x 4])' is covered by 2
+    different learners``."""
+    seen = set()
+    for learner in learners if isinstance(learners, (list, tuple)) else ():
+        named = getattr(unwrap(learner), "named_parameters", None)   # (as the native Trainer
+        for p in (named().values() if named is not None else ()):    # reads them)
+            if id(p) in seen:
+                raise ValueError(f"Parameter '{wrap(p)!r}' is covered by 2 different learners")
+            seen.add(id(p))
+
+
 def _parameters_outside(learned, reached: set, model, loss) -> "str | None":
     """Why a Trainer cannot train, where its learners update parameters the loss is not
     computed from (a model other than the one the loss was built on, and the learners given
@@ -197,6 +211,7 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
                 progress_writers, args = (args[0], args[1:]) if args else (None, args)
             else:
                 criterion = (criterion,)
+        _refuse_shared_parameters(parameter_learners)
         # a model or metric over placeholders of unknown shape (a layer not applied, an untyped
         # @C.Function) is taken as CNTK 2.7 takes it: kept as it is, each run refused
         waiting_model = model if _waits(model) else None
