@@ -84,8 +84,10 @@ def note_stored_entries(variable: Variable, value) -> None:
     of a SciPy matrix (or a list of them, one per sequence), its column indices, explicitly
     stored zeros too, which CNTK 2.7's block-sparse gradient holds a block for (its learners
     update those rows: AdaGrad averages its multiplier over them, CPUSparseMatrix.cpp:1358-
-    1395, a stored zero's 1/sqrt(1e-16) among them); other data (a one-hot ``Value``, a
-    reader's) forgets them, and its non-zero values tell the rows.
+    1395, a stored zero's 1/sqrt(1e-16) among them); of a reader's ``MinibatchData``, the
+    zeros its file stored (a CTF file's ``3:0``: ``MinibatchData.stored``), as CNTK 2.7's
+    reader keeps them; other data (a one-hot ``Value``) forgets them, and its non-zero values
+    tell the rows.
 
     Example:
         >>> import numpy as np, scipy.sparse as sp, stadyn.compat.cntk as C
@@ -95,6 +97,10 @@ def note_stored_entries(variable: Variable, value) -> None:
         >>> _touched([s.variable], 4).tolist()      # (s holds no data: only the stored ones)
         [0, 1]
     """
+    stored = getattr(value, "stored", None)
+    if isinstance(stored, np.ndarray):
+        _STORED[variable] = np.flatnonzero(stored.reshape(-1, stored.shape[-1]).any(0))
+        return
     parts = value if isinstance(value, list) else [value]
     if parts and all(hasattr(v, "tocsr") and hasattr(v, "nnz") for v in parts):
         _STORED[variable] = np.unique(np.concatenate(

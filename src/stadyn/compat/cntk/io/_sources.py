@@ -133,6 +133,7 @@ class MinibatchData(_io.MinibatchData):
         were shaped, ``MinibatchSourceFromData``'s)."""
         out = cls(np.asarray(data), data.num_sequences, data.num_samples, data.end_of_sweep,
                   data.lengths, data.is_sparse)
+        out.stored = data.stored
         out._as_given = as_given
         return out
 
