@@ -75,3 +75,72 @@ def ctf_stored_zero(C, r, np):
                 res["%s_%s_%d" % (name, feed, step)] = value
     r.touch("cntk.io.MinibatchSource.next_minibatch", "cntk.Parameter.value")
     return res
+
+
+# the forms of sparse data a Trainer is given for a sparse input (a sequence one or not, of
+# one axis or two), as CNTK 2.7's Value.create lays them out (cntk/core.py: one matrix is one
+# array, a list's matrices are sequences): (name, input shape, sequence input, data)
+def _feeds(C, np):
+    import scipy.sparse as sp
+    eye = np.eye(5, dtype=np.float32)
+
+    def csr(*rows):
+        return sp.csr_matrix(eye[list(rows)])
+    return [
+        ("seq_list", 5, True, lambda: [csr(0, 1), csr(3)]),
+        ("seq_one_matrix", 5, True, lambda: csr(0, 3)),
+        ("seq_value_batch", 5, True, lambda: C.Value(batch=csr(0, 3))),
+        ("seq_one_hot", 5, True, lambda: C.Value.one_hot([[0, 1], [3]], 5)),
+        ("seq_rank2_list", (3, 5), True, lambda: [csr(0, 1, 2), csr(3, 4, 0)]),
+        ("seq_rank2_list_ragged", (3, 5), True, lambda: [csr(0, 1, 2), csr(3, 3, 4, 0, 0, 1)]),
+        ("seq_rank2_value_batch", (3, 5), True, lambda: C.Value(batch=csr(0, 3, 4))),
+        ("rows_list", 5, False, lambda: [csr(0), csr(3)]),
+        ("rows_list_of_two_rows", 5, False, lambda: [csr(0, 1), csr(3)]),
+        ("rows_value_create", 5, False, lambda: None),
+        ("rank2_list", (3, 5), False, lambda: [csr(0, 1, 2), csr(3, 4, 0)]),
+        ("rank2_list_short", (3, 5), False, lambda: [csr(0, 1), csr(3, 4, 0)]),
+        ("rank2_one_matrix", (3, 5), False, lambda: csr(0, 3, 4)),
+        ("rank2_one_matrix_six_rows", (3, 5), False, lambda: csr(0, 1, 2, 3, 4, 0)),
+        ("rank2_value_batch", (3, 5), False, lambda: C.Value(batch=csr(0, 3, 4))),
+        ("rank2_one_hot", (3, 5), False, lambda: C.Value.one_hot([[0, 1, 2], [3, 4, 0]], 5)),
+    ]
+
+
+_PADDED = ("Trainer.train_minibatch(outputs=[z]) gives a sequence output as one array of the "
+           "sequences padded to the longest (compat/cntk/_trainer.py), CNTK 2.7 a list of "
+           "each sequence's steps: dense sequence inputs alike, not a matter of sparse data")
+
+
+@cntk_case(name="sparse_37__trainer_sparse_feeds",
+           names=["cntk.Trainer", "cntk.sequence.input_variable", "cntk.input_variable",
+                  "cntk.Value", "cntk.Value.one_hot", "cntk.Value.create"],
+           note="a list of SciPy matrices, one matrix, Value(batch=csr) and one-hot Values for "
+                "sparse inputs of one axis or two, with a sequence axis or not: the weight "
+                "after one momentum step (the samples counted set its per-minibatch rate) "
+                "and the outputs, or the refusal",
+           known={k + "_outputs": _PADDED for k in ("seq_list", "seq_one_hot")})
+def trainer_sparse_feeds(C, r, np):
+    import scipy.sparse as sp
+    res = {}
+    for name, shape, seq, data in _feeds(C, np):
+        x = (C.sequence.input_variable if seq else C.input_variable)(shape, is_sparse=True,
+                                                                     name="x")
+        E = C.parameter((5, 2), init=np.arange(10, dtype=np.float32).reshape(5, 2) / 10)
+        z = C.times(x, E)
+        loss = C.sequence.reduce_sum(C.reduce_sum(z)) if seq else C.reduce_sum(z)
+        trainer = C.Trainer(z, (loss, None), [C.momentum_sgd(
+            [E], C.learning_parameter_schedule(0.1), C.momentum_schedule(0.9))])
+        fed = data()
+        if fed is None:         # (Value.create of one-row matrices, one a sample)
+            fed = C.Value.create(x, [sp.csr_matrix(np.eye(5, dtype=np.float32)[[k]])
+                                     for k in (0, 3)], device=C.cpu())
+        got = _first(lambda: trainer.train_minibatch({x: fed}, outputs=[z]))
+        if "returns" in got:
+            out = got["returns"][1][z]
+            res[name + "_outputs"] = [np.asarray(o) for o in out]     # (one per sequence)
+            got = {"returns": bool(got["returns"][0])}
+        res[name] = got
+        res[name + "_E"] = E.value
+    r.touch("cntk.Parameter.value", "cntk.train.Trainer.train_minibatch",
+            "cntk.Value.one_hot", "cntk.Value.create")
+    return res
