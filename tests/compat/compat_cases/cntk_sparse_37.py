@@ -144,3 +144,71 @@ def trainer_sparse_feeds(C, r, np):
     r.touch("cntk.Parameter.value", "cntk.train.Trainer.train_minibatch",
             "cntk.Value.one_hot", "cntk.Value.create")
     return res
+
+
+@cntk_case(name="sparse_37__one_hot_sparse_output",
+           names=["cntk.ops.one_hot", "cntk.layers.Embedding", "cntk.Trainer",
+                  "cntk.learners.momentum_sgd", "cntk.learners.adagrad"],
+           note="one_hot(x, n, sparse_output=True) computes sparse data: a product with it "
+                "gives its weight a row-sparse gradient (the rows of the classes seen), tensor "
+                "ops on it are refused at the run (TensorOp; a reshape of its last axis: "
+                "Feature Not Implemented), while its is_sparse is False, it prints as the dense "
+                "one and eval gives a dense array")
+def one_hot_sparse_output(C, r, np):
+    res = {}
+    x = C.input_variable(1, name="x")
+    oh = C.one_hot(x, 5, sparse_output=True)
+    data = np.float32([[1], [3]])
+    res["is_sparse"] = [oh.is_sparse, oh.output.is_sparse]
+    res["shown"] = [str(oh.output.shape), type(oh.eval({x: data})).__name__]
+    res["eval"] = oh.eval({x: data})
+    for name, make in (("plus", lambda: oh + 1), ("relu", lambda: C.relu(oh)),
+                       ("reduce_sum", lambda: C.reduce_sum(oh)),
+                       ("argmax", lambda: C.argmax(oh)),
+                       ("reshape_last_axis", lambda: C.reshape(oh, (5, 1))),
+                       ("alias", lambda: C.alias(oh)),
+                       ("times_transpose", lambda: C.times_transpose(
+                           C.parameter((2, 5), init=1.0), oh))):
+        res[name] = outcome(lambda: make().eval({x: data}), convert=as_returned,
+                            raised=functools.partial(as_raised))
+    init = np.arange(10, dtype=np.float32).reshape(5, 2) / 10
+
+    def mom(p):
+        return C.momentum_sgd([p], C.learning_parameter_schedule(0.1), C.momentum_schedule(0.9))
+
+    def ada(p):
+        return C.adagrad([p], C.learning_parameter_schedule(0.1))
+    for label, sparse, learner, seq in (("momentum", True, mom, False),
+                                        ("momentum_dense", False, mom, False),
+                                        ("adagrad", True, ada, False),
+                                        ("adagrad_dense", False, ada, False),
+                                        ("momentum_sequences", True, mom, True)):
+        xi = (C.sequence.input_variable if seq else C.input_variable)(1)
+        E = C.parameter((5, 2), init=init)
+        z = C.times(C.one_hot(xi, 5, sparse_output=sparse), E)
+        loss = C.reduce_sum(z * np.float32([1, 2]))
+        trainer = C.Trainer(z, (C.sequence.reduce_sum(loss) if seq else loss, None),
+                            [learner(E)])
+        for step in ([1, 3], [0, 1]):
+            fed = np.float32(step).reshape(-1, 1)
+            trainer.train_minibatch({xi: [fed] if seq else fed})
+            res["%s_%d" % (label, len(res))] = E.value
+    # sequences of different lengths: CNTK's one-hot of the gap (its padding, 0) is class 0,
+    # an entry: row 0's momentum from step 1 is carried on in step 2
+    xs = C.sequence.input_variable(1)
+    E = C.parameter((5, 2), init=init)
+    z = C.times(C.one_hot(xs, 5, sparse_output=True), E)
+    trainer = C.Trainer(z, (C.sequence.reduce_sum(C.reduce_sum(z * np.float32([1, 2]))), None),
+                        [mom(E)])
+    for step in ([[0], [2]], [[1, 3], [2]]):
+        trainer.train_minibatch({xs: [np.float32(q).reshape(-1, 1) for q in step]})
+        res["momentum_ragged_%d" % len(res)] = E.value
+    xe = C.input_variable(1)
+    emb = C.layers.Embedding(2, init=init)
+    z = emb(C.one_hot(xe, 5, sparse_output=True))
+    trainer = C.Trainer(z, (C.reduce_sum(z), None), [mom(emb.E)])
+    for step in ([1, 3], [0, 1]):
+        trainer.train_minibatch({xe: np.float32(step).reshape(-1, 1)})
+    res["embedding"] = emb.E.value
+    r.touch("cntk.Function.eval", "cntk.Parameter.value", "cntk.Variable.is_sparse")
+    return res

@@ -33,6 +33,7 @@ from ...graph import Variable, data_of
 from ...learners import Learner
 from ._adapt import unwrap
 from ._graph_records import SPARSE
+from ._sparse_operands import sparse_computed
 
 __all__ = ["row_sparse_uses", "tell_row_sparse", "note_stored_entries"]
 
@@ -73,10 +74,15 @@ def row_sparse_uses(root: Variable) -> dict[int, tuple[Variable, list[Variable]]
 
 def _sparse_source(x: Variable) -> "Variable | None":
     """The sparse input ``x`` is, or passes on unchanged (through ``identity`` nodes: an
-    argument bound to a typed Function's input); None where it is no sparse input."""
-    while x not in SPARSE and x.parent is not None and x.parent.spec.name in _PASSING:
+    argument bound to a typed Function's input), or the sparse data an op computes
+    (``one_hot(..., sparse_output=True)``); None where it is neither."""
+    while not _sparse(x) and x.parent is not None and x.parent.spec.name in _PASSING:
         x = x.parent.inputs[0]
-    return x if x in SPARSE else None
+    return x if _sparse(x) else None
+
+
+def _sparse(x: Variable) -> bool:
+    return x in SPARSE or sparse_computed(x)
 
 
 def note_stored_entries(variable: Variable, value) -> None:
@@ -115,8 +121,10 @@ def _touched(inputs: list[Variable], rows: int) -> torch.Tensor:
     found = None
     for x in inputs:
         data = data_of(x)
+        # (computed sparse data the run did not keep: every row, the dense rule; a one-hot of
+        # a sequence's padding is class 0, as CNTK 2.7's gap holds an entry for it too)
         hit = (data.detach().reshape(-1, rows) != 0).any(0) if data is not None else \
-            torch.zeros(rows, dtype=torch.bool)
+            torch.full((rows,), sparse_computed(x), dtype=torch.bool)
         stored = _STORED.get(x)
         if stored is not None:
             hit = hit.clone()
