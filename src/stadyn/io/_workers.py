@@ -333,7 +333,8 @@ class WorkerPool:
                 array = view.copy()
                 del view
             data.setdefault(stream, {})[kind] = array
-        return {s: StreamBatch(d["data"], d.get("lengths"), d.get("stored")) for s, d in data.items()}
+        return {s: StreamBatch(d["data"], d.get("lengths"), d.get("stored"))
+                for s, d in data.items()}
 
     def _unpack_exception(self, worker: _Worker, info: dict) -> BaseException:
         if info["kind"] == "data":

@@ -19,7 +19,8 @@ from ._sparse_gradients import note_stored_entries
 from ._sparse_operands import refuse_dense_feed
 from ._values import Value
 
-__all__ = ["plain_minibatch", "sequence_count", "sparse_as_fed", "truncated_flags", "truncated_slots"]
+__all__ = ["plain_minibatch", "sequence_count", "sparse_as_fed", "truncated_flags",
+           "truncated_slots"]
 
 
 def plain_minibatch(arguments, uncounted: "frozenset | None"):
@@ -110,9 +111,9 @@ def sparse_as_fed(var, value):
                 "sample")
         wrong = next((k for k, a in enumerate(steps) if a.shape != sample), None)
         if wrong is not None and len(sample) > 1:
-            raise ShapeError(f"Value::Create: The shape '[{' x '.join(map(str, steps[wrong].shape))}"
-                             f"]' of sequence #{wrong} is not compatible with the sample shape "
-                             f"'[{' x '.join(map(str, sample))}]'.")
+            shown = [" x ".join(map(str, s)) for s in (steps[wrong].shape, sample)]
+            raise ShapeError(f"Value::Create: The shape '[{shown[0]}]' of sequence #{wrong} is "
+                             f"not compatible with the sample shape '[{shown[1]}]'.")
         return steps
     array = value.asarray() if isinstance(value, Value) else np.asarray(value.toarray())
     if tuple(array.shape) == sample:            # (CNTK: no batch axis, one sample)
