@@ -212,3 +212,55 @@ def one_hot_sparse_output(C, r, np):
     res["embedding"] = emb.E.value
     r.touch("cntk.Function.eval", "cntk.Parameter.value", "cntk.Variable.is_sparse")
     return res
+
+
+def _csr_shown(items):
+    """SciPy matrices (or arrays) as (type, shape, dense values, nnz)."""
+    return [[type(s).__name__, list(s.shape),
+             (s.toarray() if hasattr(s, "toarray") else s).tolist(),
+             int(getattr(s, "nnz", -1))] for s in items]
+
+
+@cntk_case(name="sparse_37__reader_sparse_streams",
+           names=["cntk.io.CTFDeserializer", "cntk.io.MinibatchSource"],
+           note="a CTF reader's sparse streams (sequences of 2, 1 and 3 steps, a stored zero; "
+                "and samples): counts, is_sparse, shapes, the mask, and as_sequences: refused "
+                "without the variable, else one SciPy CSR matrix per sequence (made from the "
+                "dense steps: the stored zero is not an entry), as CNTK 2.7's")
+def reader_sparse_streams(C, r, np):
+    import warnings
+    with open("sparse.ctf", "w") as f:
+        f.write("0 |x 1:1\n0 |x 3:1 4:2\n1 |x 2:1\n2 |x 0:1\n2 |x 1:0\n2 |x 4:1\n")
+    with open("samples.ctf", "w") as f:
+        f.write("|y 1:1\n|y 0:1 2:0\n|y 2:3\n")
+    seq = C.io.MinibatchSource(C.io.CTFDeserializer("sparse.ctf", C.io.StreamDefs(
+        x=C.io.StreamDef(field="x", shape=5, is_sparse=True))), randomize=False,
+        max_sweeps=1)
+    flat = C.io.MinibatchSource(C.io.CTFDeserializer("samples.ctf", C.io.StreamDefs(
+        y=C.io.StreamDef(field="y", shape=3, is_sparse=True))), randomize=False,
+        max_sweeps=1)
+    x = C.sequence.input_variable(5, is_sparse=True)
+    y = C.input_variable(3, is_sparse=True)
+    res = {}
+    for label, source, var in (("seq", seq, x), ("flat", flat, y)):
+        d = source.next_minibatch(100)[source.streams[label == "seq" and "x" or "y"]]
+        res[label + "_counts"] = [d.num_samples, d.num_sequences, d.is_sparse,
+                                  d.data.is_sparse, list(d.data.shape), list(d.shape)]
+        res[label + "_unvaried"] = outcome(lambda: d.as_sequences(), convert=as_returned,
+                                           raised=functools.partial(as_raised, first_line=True))
+        with warnings.catch_warnings(record=True) as said:
+            warnings.simplefilter("always")
+            res[label + "_sequences"] = _csr_shown(d.as_sequences(var))
+            res[label + "_value_sequences"] = _csr_shown(d.data.as_sequences(var))
+        res[label + "_warned"] = sorted(set(str(w.message) for w in said
+                                            if "CSR" in str(w.message)))
+    one_hot = C.Value.one_hot([[1, 2], [0]], 3)
+    res["one_hot_unvaried"] = outcome(lambda: one_hot.as_sequences(), convert=as_returned,
+                                      raised=functools.partial(as_raised, first_line=True))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        res["one_hot_sequences"] = _csr_shown(one_hot.as_sequences(
+            C.sequence.input_variable(3, is_sparse=True)))
+    r.touch("cntk.io.MinibatchSource.next_minibatch", "cntk.io.MinibatchData.as_sequences",
+            "cntk.io.MinibatchData.data", "cntk.Value.as_sequences")
+    return res
