@@ -221,3 +221,32 @@ def test_multi_dimensional_dense_shape():
     ctf = CTFDeserializer.from_bytes(b"|img " + b" ".join(b"%d" % v for v in range(12)) + b"\n",
                                      StreamDefs(img=StreamDef(shape=(3, 2, 2))))
     assert np.array_equal(ctf.read(0)["img"], np.arange(12).reshape(3, 2, 2))
+
+
+@pytest.mark.parametrize("workers", [0, 1])
+def test_stored_zeros_reach_the_minibatch(tmp_path, workers):
+    # CNTK 2.7's reader keeps a sparse input's "3:0" as an entry (TextParser.cpp:860-861), and
+    # "1:2 1:-2" too; the minibatch carries where they are (its trainer's row-sparse gradient
+    # has their rows: tests/compat case sparse_37__ctf_stored_zero)
+    from stadyn.io import MinibatchSource
+    (tmp_path / "a.ctf").write_bytes(b"0 |x 1 2 3 |y 2:1 3:0\n"
+                                     b"1 |x 4 5 6 |y 1:2 1:-2\n"
+                                     b"2 |x 7 8 9 |y 0:1\n")
+    src = MinibatchSource(CTFDeserializer(tmp_path / "a.ctf", STREAMS), randomize=False,
+                          max_sweeps=1, num_workers=workers)
+    first, second = src.next_minibatch(2), src.next_minibatch(2)
+    assert first["labels"].data.tolist() == [[0, 0, 1, 0], [0, 0, 0, 0]]
+    assert first["labels"].stored.tolist() == [[False, False, False, True],
+                                               [False, True, False, False]]
+    assert second["labels"].stored is None and first["features"].stored is None
+
+
+def test_stored_zeros_of_sequences_are_padded_with_the_data():
+    ctf = CTFDeserializer.from_bytes(b"0 |y 1:0\n0 |y 2:1\n1 |y 0:1\n",
+                                     StreamDefs(labels=StreamDef(field="y", shape=4,
+                                                                 is_sparse=True)))
+    batch = ctf.read_batch([1, 0], [None, None])["labels"]
+    assert batch.lengths.tolist() == [1, 2]
+    assert batch.stored.tolist() == [[[False] * 4, [False] * 4],
+                                     [[False, True, False, False], [False] * 4]]
+    assert batch.take(0, 1).stored.shape == (1, 1, 4)

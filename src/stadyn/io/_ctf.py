@@ -188,8 +188,9 @@ def _repeats_an_input(data, index: _Index, fields: dict[str, InputField]) -> boo
 
 def _parse_line(text: str, fields: dict[str, InputField], source: str,
                 line: int, skip: Callable[[DataError], None] | None = None
-                ) -> list[tuple[str, np.ndarray]]:
-    """(input name, value array) for every known input on one line, in order.  A malformed
+                ) -> list[tuple[str, np.ndarray, "np.ndarray | None"]]:
+    """(input name, value array, its stored zeros) for every known input on one line, in
+    order (:func:`_stored_zeros`).  A malformed
     input is a DataError, or, with ``skip``, handed to it and left out (CNTK's ``maxErrors``:
     ``TryReadSample`` fails, ``SkipToNextInput``)."""
     text = _COMMENT.sub("", text.rstrip("\r"))
@@ -225,7 +226,8 @@ def _parse_line(text: str, fields: dict[str, InputField], source: str,
             field = fields.get(name)
             if field is None:
                 continue
-            samples.append((name, parse_values(field, name, values, source, line)))
+            parsed = parse_values(field, name, values, source, line)
+            samples.append((name, parsed, _stored_zeros(field, values, parsed)))
             if stray:
                 raise DataError(f"unexpected text {stray[:40]!r} after a control character "
                                 f"(such as a lone carriage return) in input {name!r}: CNTK ends "
@@ -235,6 +237,25 @@ def _parse_line(text: str, fields: dict[str, InputField], source: str,
                 raise
             skip(err)
     return samples
+
+
+def _stored_zeros(field: InputField, text: str, parsed: np.ndarray) -> "np.ndarray | None":
+    """Where a sparse input's ``text`` (already read into ``parsed``) stores a zero (``3:0``,
+    or ``1:2 1:-2``), as a bool array of the sample's shape; None where it stores none (or is
+    dense).  CNTK 2.7's reader keeps such an entry in its sparse data (TextParser.cpp:
+    860-861 append every ``index:value`` it reads, zeros too), so the gradient of a
+    weight multiplied by it has a block for its row, which the learners update."""
+    tokens = text.split()
+    if not field.sparse or np.count_nonzero(parsed) == len(tokens):
+        return None
+    flat = parsed.reshape(-1)
+    given = np.fromiter((int(t.partition(":")[0]) for t in tokens), np.int64, len(tokens))
+    zero = given[flat[given] == 0]
+    if not zero.size:
+        return None
+    mask = np.zeros(flat.shape, bool)
+    mask[zero] = True
+    return mask.reshape(parsed.shape)
 
 
 # CNTK 2.7's CTF reader's own settings (TextConfigHelper.cpp:123-133), set on its deserializer
@@ -485,7 +506,10 @@ class CTFDeserializer(Deserializer):
                             self.path, int(self._index.first_lines[i]))
         return data
 
-    def _parse_sequence(self, i: int, counted: bool = True) -> dict[str, list[np.ndarray]]:
+    def _parse_sequence(self, i: int, counted: bool = True,
+                        zeros: "dict[str, list] | None" = None) -> dict[str, list[np.ndarray]]:
+        """Each stream's samples of sequence ``i``; ``zeros``, where given, gets each
+        stream's stored zeros (a list as long as its samples: :func:`_stored_zeros`)."""
         raw = self._raw(i)
         first = int(self._index.first_lines[i])
         out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
@@ -504,13 +528,15 @@ class CTFDeserializer(Deserializer):
             seen = set()
             samples = _parse_line(text, self._fields, self.path, line_no,
                                   skip)
-            for name, values in samples:
+            for name, values, stored in samples:
                 # (one sample a line: _repeats_an_input found no line giving an input twice
                 # with all the others, so another input is missing from this one, just below)
                 if name in seen:
                     twice.setdefault(name, line_no)
                 seen.add(name)
                 out[self._fields[name].stream].append(values)
+                if zeros is not None:
+                    zeros.setdefault(self._fields[name].stream, []).append(stored)
             if self._sequence_mode and not samples:   # TryReadRow: "Could not read a row"
                 bare.append(line_no)
             if not self._sequence_mode and not ignored:
@@ -558,7 +584,8 @@ class CTFDeserializer(Deserializer):
 
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
-        parsed = [self._parse_sequence(int(i)) for i in ids]
+        zeros: list[dict[str, list]] = [{} for _ in ids]
+        parsed = [self._parse_sequence(int(i), zeros=z) for i, z in zip(ids, zeros)]
         out = {}
         for f in self._fields.values():
             if self._sequence_mode:
@@ -567,4 +594,21 @@ class CTFDeserializer(Deserializer):
                 out[f.stream] = pad_sequences(arrays, f.shape, np.dtype(np.float32))
             else:
                 out[f.stream] = StreamBatch(np.stack([p[f.stream][0] for p in parsed]))
+            out[f.stream].stored = _stored_batch(f, [z.get(f.stream, []) for z in zeros],
+                                                 out[f.stream].data.shape,
+                                                 self._sequence_mode)
         return out
+
+
+def _stored_batch(field: InputField, zeros: list[list], shape: tuple[int, ...],
+                  sequences: bool) -> "np.ndarray | None":
+    """The stored zeros of a batch of ``shape`` (each sequence's samples' masks, None for
+    one storing none), or None where no sample stores one."""
+    if not field.sparse or not any(m is not None for z in zeros for m in z):
+        return None
+    out = np.zeros(shape, bool)
+    for k, z in enumerate(zeros):
+        for t, m in enumerate(z if sequences else z[:1]):
+            if m is not None:
+                out[(k, t) if sequences else k] = m
+    return out

@@ -30,11 +30,14 @@ class StreamBatch:
     """The rows of one stream for a list of samples.
 
     ``data`` is ``(N, *shape)``, or ``(N, T, *shape)`` padded with zeros for a sequence stream,
-    whose ``lengths`` (N,) give each sequence's number of samples.
+    whose ``lengths`` (N,) give each sequence's number of samples.  ``stored`` (a sparse
+    stream's, where it has any; bool, ``data``'s shape) marks the zeros its samples store
+    explicitly (a CTF file's ``3:0``), which CNTK 2.7 keeps as entries of its sparse data.
     """
 
     data: np.ndarray
     lengths: np.ndarray | None = None
+    stored: np.ndarray | None = None
 
     @property
     def rows(self) -> int:
@@ -47,9 +50,11 @@ class StreamBatch:
     def take(self, start: int, stop: int) -> "StreamBatch":
         lengths = None if self.lengths is None else self.lengths[start:stop]
         data = self.data[start:stop]
+        stored = None if self.stored is None else self.stored[start:stop]
         if lengths is not None and data.shape[0]:
             data = data[:, :int(lengths.max(initial=0))]
-        return StreamBatch(data, lengths)
+            stored = None if stored is None else stored[:, :data.shape[1]]
+        return StreamBatch(data, lengths, stored)
 
 
 class Deserializer(abc.ABC):
@@ -108,7 +113,8 @@ class Deserializer(abc.ABC):
         out = {}
         for name, b in batch.items():
             if b.lengths is None:
-                out[name] = StreamBatch(b.data[rows])
+                out[name] = StreamBatch(b.data[rows], None,
+                                        None if b.stored is None else b.stored[rows])
                 continue
             have = b.lengths[rows]
             short = np.flatnonzero(steps >= have)
@@ -117,7 +123,8 @@ class Deserializer(abc.ABC):
                 raise DataError(f"stream {name!r} has {int(have[k])} step(s) in sequence "
                                 f"{int(ids[k])}; frame mode reads step {int(steps[k])}",
                                 self.path)
-            out[name] = StreamBatch(b.data[rows, steps])
+            out[name] = StreamBatch(b.data[rows, steps], None,
+                                    None if b.stored is None else b.stored[rows, steps])
         return out
 
     def read(self, i: int, rng: SampleRandom | None = None) -> dict[str, np.ndarray]:
@@ -179,14 +186,23 @@ def concat_batches(pieces: Sequence[StreamBatch]) -> StreamBatch:
     """Concatenate row blocks of one stream (re-padding sequence streams to one length)."""
     if len(pieces) == 1:
         return pieces[0]
+    stored = [p.stored if p.stored is not None else np.zeros(p.data.shape, bool)
+              for p in pieces] if any(p.stored is not None for p in pieces) else None
     if pieces[0].lengths is None:
-        return StreamBatch(np.concatenate([p.data for p in pieces]))
+        return StreamBatch(np.concatenate([p.data for p in pieces]), None,
+                           None if stored is None else np.concatenate(stored))
     t_max = max(p.data.shape[1] for p in pieces)
-    padded = []
-    for p in pieces:
-        if p.data.shape[1] < t_max:
-            pad = [(0, 0), (0, t_max - p.data.shape[1])] + [(0, 0)] * (p.data.ndim - 2)
-            padded.append(np.pad(p.data, pad))
+    return StreamBatch(np.concatenate(_padded([p.data for p in pieces], t_max)),
+                       np.concatenate([p.lengths for p in pieces]),
+                       None if stored is None else np.concatenate(_padded(stored, t_max)))
+
+
+def _padded(arrays: Sequence[np.ndarray], t_max: int) -> list[np.ndarray]:
+    """``(N, T, ...)`` arrays padded with zeros (False) to ``t_max`` steps."""
+    out = []
+    for a in arrays:
+        if a.shape[1] < t_max:
+            out.append(np.pad(a, [(0, 0), (0, t_max - a.shape[1])] + [(0, 0)] * (a.ndim - 2)))
         else:
-            padded.append(p.data)
-    return StreamBatch(np.concatenate(padded), np.concatenate([p.lengths for p in pieces]))
+            out.append(a)
+    return out

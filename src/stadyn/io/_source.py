@@ -54,18 +54,24 @@ class MinibatchData:
         num_samples: samples in the batch (for sequences, the sum of their lengths).
         num_sequences: sequences (rows) in the batch.
         end_of_sweep: the batch holds the last sample of a sweep.
+        stored: a sparse stream's zeros its samples store explicitly (a CTF file's ``3:0``),
+            bool of ``data``'s shape, or None where there are none: CNTK 2.7's sparse data
+            holds them as entries (a row-sparse gradient has their rows).
     """
 
-    __slots__ = ("data", "num_samples", "num_sequences", "end_of_sweep", "lengths", "is_sparse")
+    __slots__ = ("data", "num_samples", "num_sequences", "end_of_sweep", "lengths", "is_sparse",
+                 "stored")
 
     def __init__(self, data: np.ndarray, num_samples: int, num_sequences: int, end_of_sweep: bool,
-                 lengths: np.ndarray | None = None, is_sparse: bool = False):
+                 lengths: np.ndarray | None = None, is_sparse: bool = False,
+                 stored: np.ndarray | None = None):
         self.data = data
         self.num_samples = int(num_samples)
         self.num_sequences = int(num_sequences)
         self.end_of_sweep = bool(end_of_sweep)
         self.lengths = lengths
         self.is_sparse = bool(is_sparse)
+        self.stored = stored
 
     @property
     def shape(self) -> tuple[int, ...]:
@@ -489,7 +495,7 @@ class MinibatchSource:
         for key, info in targets:
             b = batch[info.name]
             result[key] = MinibatchData(b.data, b.num_samples, b.rows, end_of_sweep, b.lengths,
-                                        info.is_sparse)
+                                        info.is_sparse, b.stored if info.is_sparse else None)
         return result
 
     def _partition_minibatch(self, n: int, count: int, index: int,

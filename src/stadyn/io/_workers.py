@@ -70,7 +70,7 @@ def _pack_exception(exc: BaseException) -> dict[str, Any]:
 def _layout(batch: dict[str, StreamBatch]) -> tuple[list, list[np.ndarray], int]:
     entries, arrays, offset = [], [], 0
     for name, sb in batch.items():
-        for kind, a in (("data", sb.data), ("lengths", sb.lengths)):
+        for kind, a in (("data", sb.data), ("lengths", sb.lengths), ("stored", sb.stored)):
             if a is None:
                 continue
             a = np.ascontiguousarray(a)
@@ -333,7 +333,8 @@ class WorkerPool:
                 array = view.copy()
                 del view
             data.setdefault(stream, {})[kind] = array
-        return {s: StreamBatch(d["data"], d.get("lengths")) for s, d in data.items()}
+        return {s: StreamBatch(d["data"], d.get("lengths"), d.get("stored"))
+                for s, d in data.items()}
 
     def _unpack_exception(self, worker: _Worker, info: dict) -> BaseException:
         if info["kind"] == "data":

@@ -404,13 +404,18 @@ def write_cntk_checkpoint(path: str | os.PathLike, write_model: Callable[[str], 
 
 
 def read_cntk_checkpoint(path: str | os.PathLike,
-                         distributed: Sequence[bool] | None = None) -> tuple[list, list, dict]:
+                         distributed: Sequence[bool] | None = None,
+                         order: "Callable[[Any], Sequence[str]] | None" = None
+                         ) -> tuple[list, list, dict]:
     """CNTK's pair at ``path``: ``(parameters, constants, state)``, the model file's
     parameters and constants (batch normalisation's running statistics among them) as
     ``(uid, name, value)`` in the file's order (its serializer's walk, not the graph's
     ``Inputs()`` order by which CNTK's ``RestoreFromCheckpoint`` matches them) and the decoded
-    ``.ckp``.  A damaged file, or a ``.ckp`` written with another model file, is a
-    ModelFileError naming the file; ``distributed``: as :func:`read_checkpoint_file`'s."""
+    ``.ckp``.  ``order``: a function of the decoded model file (a ``LegacyModel``) giving
+    uids, the parameters then sorted by it (those it leaves out after, in the file's order):
+    the caller's order of the graph, from the file as read here.  A damaged file, or a
+    ``.ckp`` written with another model file, is a ModelFileError naming the file;
+    ``distributed``: as :func:`read_checkpoint_file`'s."""
     from .._errors import StadynError
     from ._cntk_format import read_cntk
     path = os.fspath(path)
@@ -428,6 +433,9 @@ def read_cntk_checkpoint(path: str | os.PathLike,
                                      f"than {path} (a save was interrupted)")
     leaves = {kind: [(uid, p.name, np.asarray(p.value)) for uid, p in model.parameters.items()
                      if p.kind == kind] for kind in ("parameter", "constant")}
+    if order is not None:
+        place = {uid: k for k, uid in enumerate(order(model))}
+        leaves["parameter"].sort(key=lambda entry: place.get(entry[0], len(place)))
     return leaves["parameter"], leaves["constant"], state
 
 

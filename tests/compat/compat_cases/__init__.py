@@ -52,7 +52,7 @@ MODULES = {
              "cntk_sparse_learners_35", "cntk_user_35", "cntk_ops_35", "cntk_layers_35",
              "cntk_stabilized_steps_35", "cntk_clone_after_eval_35",
              "cntk_user_36", "cntk_ops_36", "cntk_recurrence_steps_36",
-             "cntk_recurrence_37", "cntk_user_37"],
+             "cntk_recurrence_37", "cntk_user_37", "cntk_sparse_37"],
     "nnabla": ["nnabla_functions", "nnabla_functions_more", "nnabla_parametric", "nnabla_solvers",
                "nnabla_misc", "nnabla_utils", "nnabla_data", "nnabla_rnn", "nnabla_save",
                "nnabla_augment", "nnabla_functions_extra", "nnabla_solvers_more",

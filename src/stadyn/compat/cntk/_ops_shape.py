@@ -25,7 +25,7 @@ from ... import functions as F
 from ... import sequence as Seq
 from . import _graph as G
 from ._deferrable import defer_module
-from ._sparse_operands import refuse_sparse_operands
+from ._sparse_operands import computes_sparse, refuse_sparse_operands
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op,
                      operand as _as_operand, operands_dtype, reshape_samples, same_dtype,
                      refuse_several_outputs, sample_axis, sample_shape, unwrap, wrap)
@@ -352,7 +352,8 @@ def one_hot(x, num_classes: int, sparse_output: bool = False, axis=-1, name: str
         perm = list(range(n)) + [n + i for i in range(ax)] + [n + rank - 1] + \
             [n + i for i in range(ax, rank - 1)]
         out = F.transpose(out, tuple(perm))
-    return named(wrap(one_op(out, v)), name, "OneHotOp")
+    out = named(wrap(one_op(out, v)), name, "OneHotOp")
+    return computes_sparse(out) if sparse_output else out
 
 
 def zeros_like(x, name: str = ""):

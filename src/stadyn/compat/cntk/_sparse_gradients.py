@@ -33,6 +33,7 @@ from ...graph import Variable, data_of
 from ...learners import Learner
 from ._adapt import unwrap
 from ._graph_records import SPARSE
+from ._sparse_operands import sparse_computed
 
 __all__ = ["row_sparse_uses", "tell_row_sparse", "note_stored_entries"]
 
@@ -73,10 +74,15 @@ def row_sparse_uses(root: Variable) -> dict[int, tuple[Variable, list[Variable]]
 
 def _sparse_source(x: Variable) -> "Variable | None":
     """The sparse input ``x`` is, or passes on unchanged (through ``identity`` nodes: an
-    argument bound to a typed Function's input); None where it is no sparse input."""
-    while x not in SPARSE and x.parent is not None and x.parent.spec.name in _PASSING:
+    argument bound to a typed Function's input), or the sparse data an op computes
+    (``one_hot(..., sparse_output=True)``); None where it is neither."""
+    while not _sparse(x) and x.parent is not None and x.parent.spec.name in _PASSING:
         x = x.parent.inputs[0]
-    return x if x in SPARSE else None
+    return x if _sparse(x) else None
+
+
+def _sparse(x: Variable) -> bool:
+    return x in SPARSE or sparse_computed(x)
 
 
 def note_stored_entries(variable: Variable, value) -> None:
@@ -84,8 +90,10 @@ def note_stored_entries(variable: Variable, value) -> None:
     of a SciPy matrix (or a list of them, one per sequence), its column indices, explicitly
     stored zeros too, which CNTK 2.7's block-sparse gradient holds a block for (its learners
     update those rows: AdaGrad averages its multiplier over them, CPUSparseMatrix.cpp:1358-
-    1395, a stored zero's 1/sqrt(1e-16) among them); other data (a one-hot ``Value``, a
-    reader's) forgets them, and its non-zero values tell the rows.
+    1395, a stored zero's 1/sqrt(1e-16) among them); of a reader's ``MinibatchData``, the
+    zeros its file stored (a CTF file's ``3:0``: ``MinibatchData.stored``), as CNTK 2.7's
+    reader keeps them; other data (a one-hot ``Value``) forgets them, and its non-zero values
+    tell the rows.
 
     Example:
         >>> import numpy as np, scipy.sparse as sp, stadyn.compat.cntk as C
@@ -95,6 +103,10 @@ def note_stored_entries(variable: Variable, value) -> None:
         >>> _touched([s.variable], 4).tolist()      # (s holds no data: only the stored ones)
         [0, 1]
     """
+    stored = getattr(value, "stored", None)
+    if isinstance(stored, np.ndarray):
+        _STORED[variable] = np.flatnonzero(stored.reshape(-1, stored.shape[-1]).any(0))
+        return
     parts = value if isinstance(value, list) else [value]
     if parts and all(hasattr(v, "tocsr") and hasattr(v, "nnz") for v in parts):
         _STORED[variable] = np.unique(np.concatenate(
@@ -109,8 +121,10 @@ def _touched(inputs: list[Variable], rows: int) -> torch.Tensor:
     found = None
     for x in inputs:
         data = data_of(x)
+        # (computed sparse data the run did not keep: every row, the dense rule; a one-hot of
+        # a sequence's padding is class 0, as CNTK 2.7's gap holds an entry for it too)
         hit = (data.detach().reshape(-1, rows) != 0).any(0) if data is not None else \
-            torch.zeros(rows, dtype=torch.bool)
+            torch.full((rows,), sparse_computed(x), dtype=torch.bool)
         stored = _STORED.get(x)
         if stored is not None:
             hit = hit.clone()

@@ -41,7 +41,7 @@ from ._mixins import GraphObject
 from ._run_checks import refuse_copies_when, refuse_when_run
 
 __all__ = ["SparseOperandError", "refuse_sparse_operands", "refuse_sparse_run", "pass_sparse_on",
-           "refuse_dense_feed", "sparse_taken"]
+           "refuse_dense_feed", "sparse_taken", "computes_sparse", "sparse_computed"]
 
 
 class SparseOperandError(RuntimeError):
@@ -55,6 +55,37 @@ _SPARSE_DATA: "weakref.WeakSet" = weakref.WeakSet()
 # refusing sparse operands whose output is one of them (``splice`` of one operand, CNTK 2.7's
 # ``combine``) passes it on too
 _PASSED_ON: "weakref.WeakSet" = weakref.WeakSet()
+# the outputs of ops that compute sparse data (``one_hot(..., sparse_output=True)``)
+_COMPUTED: "weakref.WeakSet" = weakref.WeakSet()
+
+
+def computes_sparse(out):
+    """Mark ``out`` (a CNTK object) as sparse data an op computes, as CNTK 2.7's
+    ``one_hot(x, n, sparse_output=True)``: the ops refusing a sparse input refuse it (its
+    ``TensorOp`` RuntimeError when run), a product with it (``times``, ``Embedding``) gives
+    its weight a row-sparse gradient (:func:`sparse_computed`; its value is kept after a
+    run, ``persistent``, for the rows it holds to be read).  Its ``is_sparse`` stays False
+    and ``eval`` gives a dense array, as CNTK 2.7's do.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(1)
+        >>> oh = C.one_hot(x, 3, sparse_output=True)
+        >>> sparse_computed(oh.variable), oh.is_sparse
+        (True, False)
+        >>> (oh + 1).eval({x: np.float32([[1]])})  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        stadyn.compat.cntk._sparse_operands.SparseOperandError: plus: its operand ...
+    """
+    _SPARSE_DATA.add(out.variable)
+    _COMPUTED.add(out.variable)
+    out.variable.persistent = True
+    return out
+
+
+def sparse_computed(variable: Variable) -> bool:
+    """Whether ``variable`` is sparse data an op computes (:func:`computes_sparse`)."""
+    return variable in _COMPUTED
 
 
 def _sparse_inputs(values) -> list:
@@ -142,9 +173,11 @@ def refuse_sparse_run(name: str, operands: list, out: Any) -> None:
 
 
 def _refuse(name: str, sparse: Any, variable: Variable) -> None:
+    what = "sparse data (one_hot(..., sparse_output=True))" if sparse_computed(
+        getattr(sparse, "variable", sparse)) else "a sparse input (is_sparse=True)"
     refuse_when_run(variable, (
-        f"{name}: its operand {sparse!r} is a sparse input "
-        "(is_sparse=True), and CNTK 2.7 runs no tensor operation on sparse data "
+        f"{name}: its operand {sparse!r} is {what}, "
+        "and CNTK 2.7 runs no tensor operation on sparse data "
         "(TensorOp: Tensor operations are currently not supported for sparse "
         "matrices): multiply it by a weight first (times, Dense, Embedding)"),
         SparseOperandError)

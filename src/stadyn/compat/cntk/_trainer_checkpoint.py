@@ -144,22 +144,21 @@ class TrainerCheckpoints:
         external state and ``DistributedState`` (each worker's, by rank)."""
         from ...graph import data_of
         from ...serialize import read_cntk_checkpoint
-        from ._function_files import load_model
         from ._learner_checkpoint import learner_state, restore_learner, wrapped_learner
-        saved, constants, top = read_cntk_checkpoint(
-            path, [wrapped_learner(x) is not x for x in self.parameter_learners])
-        where = f"{path}.ckp"
         # the parameters by their place in the graph, as CNTK's RestoreFromCheckpoint matches
         # them (Function.cpp:1040-1051): the file's graph's parameters (the model's, the
-        # loss's, the metric's; those no learner trains too) in its Inputs() order, as the
-        # loaded graph lists them -- not the order its serializer lists them in the file, nor
-        # the learners' order.  (uids are not compared with the trainer's: Stadyn's writer
-        # numbers its own, which may equal other parameters' uids in this process.)
+        # loss's, the metric's; those no learner trains too) in its Inputs() order, walked
+        # on the file as read (:func:`_inputs_order`) -- not the order its serializer lists
+        # them in the file, nor the learners' order.  (uids are not compared with the
+        # trainer's: Stadyn's writer numbers its own, which may equal other parameters' uids
+        # in this process.)
+        saved, constants, top = read_cntk_checkpoint(
+            path, [wrapped_learner(x) is not x for x in self.parameter_learners],
+            order=_inputs_order)
+        where = f"{path}.ckp"
         graph = combine_outputs(self._trained_roots())
         mine = list(graph.parameters)
-        place = {p.uid: k for k, p in enumerate(load_model(path).parameters)}
-        theirs = [(name, value) for _, name, value in
-                  sorted(saved, key=lambda entry: place.get(entry[0], len(place)))]
+        theirs = [(name, value) for _, name, value in saved]
         if len(theirs) != len(mine):
             raise ModelFileError(f"{path}: the file holds {len(theirs)} parameters, the "
                                  f"trainer's network {len(mine)} (another network); nothing "
@@ -204,6 +203,35 @@ class TrainerCheckpoints:
         self._sweeps_seen = int(first.get("sweepCount", 0))
         workers = top.get("DistributedState", {})
         return dict(external), workers if isinstance(workers, dict) else {}
+
+
+def _inputs_order(model) -> list[str]:
+    """The leaves of a CNTK v2 file's graph (``model``: the file decoded,
+    ``serialize.read_cntk``'s) in the order CNTK 2.7's loaded Function lists its
+    ``Inputs()``: walked from its root function, a root ``Combine`` by its operands (its
+    outputs are its operands' names, which it does not make).
+
+    Example:
+        >>> import os, tempfile, stadyn.compat.cntk as C
+        >>> from stadyn.serialize import read_legacy_model
+        >>> x = C.input_variable(2, name="x")
+        >>> z = C.times(x, C.parameter((2, 1), name="W")) + C.parameter(1, name="b")
+        >>> path = os.path.join(tempfile.mkdtemp(), "z.model")
+        >>> z.save(path)
+        >>> model = read_legacy_model(path)
+        >>> [model.parameters[u].name for u in _inputs_order(model) if u in model.parameters]
+        ['W', 'b']
+    """
+    from ...serialize import cntk_leaf_order
+    from ._model_load import _walk_starts
+    main = model.networks["main"]
+    root = model.extras.get("root")
+    combine = next((f for f in main.functions if f.name == root and f.type == "Combine"),
+                   None)
+    if combine is None:
+        return cntk_leaf_order(main.functions, _walk_starts(model))
+    return cntk_leaf_order([f for f in main.functions if f is not combine],
+                           list(combine.inputs))
 
 
 def _block_states(learners, saved: dict, where: str) -> list:

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ... import io as _io
+from ..._errors import ShapeError
 from ._adapt import unwrap
 from ._fed_data import refuse_data_type, unbatched_sample
 from ._sequence_begin import truncated_layout
@@ -18,7 +19,8 @@ from ._sparse_gradients import note_stored_entries
 from ._sparse_operands import refuse_dense_feed
 from ._values import Value
 
-__all__ = ["plain_minibatch", "sequence_count", "truncated_flags", "truncated_slots"]
+__all__ = ["plain_minibatch", "sequence_count", "sparse_as_fed", "truncated_flags",
+           "truncated_slots"]
 
 
 def plain_minibatch(arguments, uncounted: "frozenset | None"):
@@ -36,6 +38,9 @@ def plain_minibatch(arguments, uncounted: "frozenset | None"):
         refuse_dense_feed(unwrap(k), v)
         if not isinstance(k, str) and unwrap(k) in SPARSE:    # (the entries its data stores)
             note_stored_entries(unwrap(k), v)
+    if isinstance(arguments, dict) and any(_sparse_data(v) for v in arguments.values()):
+        arguments = {k: sparse_as_fed(k, v) if not isinstance(k, str) and _sparse_data(v)
+                     else v for k, v in arguments.items()}
     if uncounted and isinstance(arguments, dict):
         arguments = {k: unbatched_sample(repr(k), tuple(k.shape), np.asarray(v))
                      if not isinstance(k, str) and id(unwrap(k)) in uncounted
@@ -52,6 +57,70 @@ def plain_minibatch(arguments, uncounted: "frozenset | None"):
             v = _as_input_shape(k, v.asarray())
         plain[k] = v
     return plain
+
+
+def _is_scipy_sparse(value) -> bool:
+    return hasattr(value, "toarray") and hasattr(value, "nnz")
+
+
+def _sparse_data(value) -> bool:
+    """Whether ``value`` is a SciPy sparse matrix, a list of them, or a sparse ``Value`` of
+    one array (``Value(batch=csr)``: no sequences' lengths)."""
+    if isinstance(value, list):
+        return bool(value) and all(_is_scipy_sparse(v) for v in value)
+    if isinstance(value, Value):        # (Value.create's of samples has their axes)
+        return value.is_sparse and value.lengths is None and len(value.shape) == 2
+    return _is_scipy_sparse(value)
+
+
+def sparse_as_fed(var, value):
+    """Sparse data (:func:`_sparse_data`) for the input ``var`` as CNTK 2.7's ``Value.create``
+    lays it out (core.py: a single matrix is one array, ``Value(NDArrayView)``; a list's
+    entries are sequences), dense, in the form the native Trainer takes: one matrix of
+    exactly the sample's shape is one sample (a sequence of one step); one matrix of
+    ``(steps, *sample)`` fed to a sequence input is one sequence; a list entry fed to an
+    input without a sequence axis is a sequence that must have one step (a matrix of the
+    sample's shape, or of one row for a sample of one axis), else CNTK 2.7's ValueError.
+    Other data is left for the Trainer to refuse in CNTK's words.
+
+    Example:
+        >>> import numpy as np, scipy.sparse as sp, stadyn.compat.cntk as C
+        >>> rows = [sp.csr_matrix(np.eye(5, dtype=np.float32)[[k]]) for k in (0, 3)]
+        >>> sparse_as_fed(C.input_variable(5, is_sparse=True), rows).shape
+        (2, 5)
+        >>> [a.shape for a in sparse_as_fed(C.sequence.input_variable(5, is_sparse=True),
+        ...                                 sp.vstack(rows))]
+        [(2, 5)]
+    """
+    sample = tuple(getattr(var, "shape", ()) or ())
+    if isinstance(value, list):
+        if _on_sequences(var):
+            return value
+        steps = [np.asarray(v.toarray()) for v in value]
+        if all(a.shape == sample for a in steps):
+            return np.stack(steps)
+        if len(sample) == 1 and all(a.shape[1:] == sample for a in steps):
+            if all(len(a) == 1 for a in steps):
+                return np.stack([a[0] for a in steps])
+            longest = max(len(a) for a in steps)
+            raise ShapeError(
+                f"The dimension size ({longest}) of the axis (1) of the Value ('[{len(steps)} x "
+                f"{longest} x {sample[0]}]') must be 1, because this axis is not specified as "
+                f"a dynamic axis of the Variable ('{var!r}').\nEach matrix of a list is a "
+                "sequence, and this input has no sequence axis: give one matrix, a row a "
+                "sample")
+        wrong = next((k for k, a in enumerate(steps) if a.shape != sample), None)
+        if wrong is not None and len(sample) > 1:
+            shown = [" x ".join(map(str, s)) for s in (steps[wrong].shape, sample)]
+            raise ShapeError(f"Value::Create: The shape '[{shown[0]}]' of sequence #{wrong} is "
+                             f"not compatible with the sample shape '[{shown[1]}]'.")
+        return steps
+    array = value.asarray() if isinstance(value, Value) else np.asarray(value.toarray())
+    if tuple(array.shape) == sample:            # (CNTK: no batch axis, one sample)
+        return [array[None]] if _on_sequences(var) else array[None]
+    if _on_sequences(var) and tuple(array.shape[1:]) == sample:
+        return [array]                          # (CNTK: no batch axis, one sequence)
+    return array
 
 
 def _on_sequences(var) -> bool:

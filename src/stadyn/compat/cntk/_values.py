@@ -10,6 +10,7 @@ import numpy as np
 
 from ...graph import pad_sequences
 from ._graph import SPARSE_OUTPUTS
+from ._sparse_sequences import sparse_sequences
 from ._variables import dims_text
 
 __all__ = ["NDArrayView", "Value", "asarray", "asvalue", "output_value", "root_gradient"]
@@ -217,12 +218,15 @@ class Value:
         return self._data.dtype.type
 
     def as_sequences(self, variable=None) -> list:
-        """One array per sequence (a plain batch: one per sample); CNTK needs ``variable`` for
-        a sparse Value and then gives SciPy matrices, Stadyn gives dense arrays either way."""
+        """One array per sequence (a plain batch: one per sample); of a sparse Value, as CNTK
+        2.7 gives them, a SciPy CSR matrix per sequence, refused without ``variable``
+        (:mod:`._sparse_sequences`)."""
         self._check_unpackable()
         if self.lengths is None:
-            return list(self._data)
-        return [d[:n] for d, n in zip(self._data, self.lengths)]
+            out = list(self._data)
+        else:
+            out = [d[:n] for d, n in zip(self._data, self.lengths)]
+        return sparse_sequences(out, variable) if self.is_sparse else out
 
     def _check_unpackable(self) -> None:
         """Nothing: a truncated minibatch's ``MinibatchData.data`` sets its own check, which
@@ -291,7 +295,8 @@ class Value:
 
         Example:
             >>> v = Value.one_hot([[1, 2], [0]], 3)
-            >>> v.shape, v.lengths, [s.argmax(1).tolist() for s in v.as_sequences()]
+            >>> v.shape, v.lengths, [a[:n].argmax(1).tolist() for a, n in zip(v.asarray(),
+            ...                                                              v.lengths)]
             ((2, 2, 3), [2, 1], [[1, 2], [0]])
             >>> Value.one_hot([[Value.ONE_HOT_SKIP, 1]], 2).asarray().tolist()
             [[[0.0, 0.0], [0.0, 1.0]]]

@@ -13,6 +13,7 @@ import numpy as np
 
 from .... import io as _io
 from .._sequence_begin import refuse_unpacking
+from .._sparse_sequences import sparse_sequences
 from .._values import Value
 
 __all__ = ["MinibatchData", "MinibatchSource", "MinibatchSourceFromData"]
@@ -115,13 +116,15 @@ class MinibatchData(_io.MinibatchData):
     def as_sequences(self, variable=None) -> list[np.ndarray]:
         """One array per sequence (each sample of a non-sequence stream: ``(*shape)`` from
         ``MinibatchSourceFromData``, ``(1, *shape)`` from a deserializer, as CNTK 2.7 gives
-        them); ``variable`` (which CNTK 2.7 needs for a sparse stream's, refusing without
-        it) is accepted and unused: sparse streams are delivered dense.  A truncated
+        them); of a sparse stream, as CNTK 2.7 gives them, a SciPy CSR matrix per sequence,
+        refused without the ``variable`` (:mod:`.._sparse_sequences`).  A truncated
         minibatch :meth:`asarray` refuses is refused here too, as CNTK 2.7 does."""
         self._check_unpackable()
         if self.lengths is None:
-            return list(self.asarray())
-        return [row[:int(n)] for row, n in zip(_READ.__get__(self), self.lengths)]
+            out = list(self.asarray())
+        else:
+            out = [row[:int(n)] for row, n in zip(_READ.__get__(self), self.lengths)]
+        return sparse_sequences(out, variable) if self.is_sparse else out
 
     def __array__(self, dtype=None, copy=None):
         read = _READ.__get__(self)
@@ -133,6 +136,7 @@ class MinibatchData(_io.MinibatchData):
         were shaped, ``MinibatchSourceFromData``'s)."""
         out = cls(np.asarray(data), data.num_sequences, data.num_samples, data.end_of_sweep,
                   data.lengths, data.is_sparse)
+        out.stored = data.stored
         out._as_given = as_given
         return out
 
