@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import time
 import warnings
 from collections import OrderedDict
@@ -66,10 +67,11 @@ from ._draw_states import drawing, keep, replays, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
 from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
                           structure)
+from ._static_boundary import seed_output, static_seeds
 from ._subgraph import Subgraph
 from ._tracing import collector_paused
 from ._trial_plan import TrialPlan
-from ._variable import Variable
+from ._variable import topological_nodes, Variable
 from ._versions import gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
@@ -84,6 +86,8 @@ MAX_TRIALS = 64
 #: run: one holding a loop, a first evaluation and a new shape of a graph with a plan, too
 #: (docs/performance.md).
 BUILD_RUNS = 50
+
+_FORWARD_AGAIN = "backward() from a Variable that was not the root of its last forward"
 
 #: A structure not looked for yet (``structure`` gives None for a graph it cannot key).
 _UNSEEN = object()
@@ -475,14 +479,23 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
              and marks_changed_since_run(var.parent))   # an eager run's history, marks since
     if data is not None and data.grad_fn is not None and not stale:
         autograd_backward(var, data, grad, clear_buffer)
+        # dynamic ops that read static outputs: on into their plans (_static_boundary.py)
+        seeds = static_seeds(topological_nodes([var]))
+        for k, (u, seed, below) in enumerate(seeds):
+            seed_output(u, seed, below)
+            # (a plan with several of them as roots clears its buffers after the last; an
+            # inner output of a plan runs its part again, unasked for: no warning of it)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", re.escape(_FORWARD_AGAIN), RuntimeWarning)
+                backward(u, seed, clear_buffer and k == len(seeds) - 1)
         return
     if var.parent is None or (plan is not None and not plan.has_backward):
         return  # nothing this Variable depends on needs a gradient
     if plan is None and data is not None and var.parent.ran_under is not None:
         return  # computed in dynamic mode by ops none of which took part: NNabla's nothing
     if type(var).warns_forward_again:
-        warnings.warn("backward() from a Variable that was not the root of its last forward "
-                      "re-runs its forward first", RuntimeWarning, stacklevel=3)
+        warnings.warn(_FORWARD_AGAIN + " re-runs its forward first", RuntimeWarning,
+                      stacklevel=3)
     graph = Subgraph([var])         # (its nodes in order, and the leaves a stale run guards)
     nodes = graph.nodes
     # the run draws what the last forward of these ops drew (NNabla's backward reads the masks
