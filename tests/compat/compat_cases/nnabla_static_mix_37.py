@@ -181,3 +181,36 @@ def static_mix__static_over_dynamic(nn, F, r):
         res[k + "x.g"], res[k + "h.g"] = x.g.copy(), h.g.copy()
     return res
 
+
+@nnabla_case(names=[V + "reshape", V + "forward", V + "backward", V + "need_grad"])
+def static_mix__reshaped_view_read_after_its_source(nn, F, r):
+    """``w = h.reshape((3, 1), unlink=True)`` of ``h = tanh(x*2)``, read by ``relu(w*5 - 2)``
+    after ``h``'s function (``sum(h*1.5) + sum(t)``) or before it (``sum(t) + sum(h*1.5)``),
+    ``w.need_grad`` False or True: the loss and ``t`` at the first forward, at a forward on
+    new ``x``, and the gradients after (``h.g`` is ``w.g``, one array: 6.5 where the relu
+    passes with ``w.need_grad``).  NNabla's value after ``forward(clear_buffer=True)``
+    reads memory the clear let go of, not compared."""
+    r.touch(V + "reshape", V + "forward", V + "backward", V + "need_grad")
+    res = {}
+    for reader_first in (False, True):
+        for need_grad in (False, True):
+            k = "%s need_grad=%s " % ("reader first" if reader_first else "reader after",
+                                      need_grad)
+            x = _x(nn, (0.5, -1.0, 2.0))
+            h = F.tanh(x * 2.0)
+            w = h.reshape((3, 1), unlink=True)
+            w.need_grad = need_grad
+            t = F.relu(w * 5.0 - 2.0)
+            if reader_first:
+                loss = F.sum(t) + F.sum(h * 1.5)
+            else:
+                loss = F.sum(h * 1.5) + F.sum(t)
+            loss.forward()
+            res[k + "first loss"], res[k + "first t"] = loss.d.copy(), t.d.copy()
+            x.d = np.array([1.0, -2.0, 0.25], np.float32)
+            loss.forward()
+            res[k + "new x loss"], res[k + "new x t"] = loss.d.copy(), t.d.copy()
+            x.grad.zero()
+            loss.backward()
+            res[k + "x.g"], res[k + "h.g"], res[k + "w.g"] = x.g.copy(), h.g.copy(), w.g.copy()
+    return res
