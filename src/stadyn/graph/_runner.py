@@ -61,7 +61,7 @@ from ._labels import BUILD_LABEL, LABEL_PREFIX
 from ._numerics import _policy as _checks
 from ._layout import plan_layout
 from ._plan import EagerPlan, StaticPlan, build_plan, needs_backward_pass
-from ._backward_seed import backward_seed
+from ._backward_seed import backward_seed, filled_with_ones, unit_inputs
 from ._deferred_backward import Deferred, deferrable, outputs_held
 from ._draw_states import drawing, keep, replays, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
@@ -437,6 +437,17 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
         >>> w.g.tolist()
         [2.0, 4.0]
     """
+    units = unit_inputs(var)     # sink(one_input_grad=True): its inputs' gradients are 1
+    if not units:
+        _backward(var, grad, clear_buffer, function_pre_hook, function_post_hook)
+        return
+    with filled_with_ones(units):
+        _backward(var, grad, clear_buffer, function_pre_hook, function_post_hook)
+
+
+def _backward(var: Variable, grad: Any, clear_buffer: bool, function_pre_hook,
+              function_post_hook) -> None:
+    """:func:`backward`, its inputs' gradients of a ``sink`` aside."""
     plan = var._plan
     if plan is not None and (function_pre_hook or function_post_hook):
         if not isinstance(plan, HookedPlan) or plan.saved is None:
@@ -508,7 +519,7 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
           guarded(graph.leaves, replays(nodes)) if stale
           else contextlib.nullcontext()):
         run_forward([var], function_pre_hook=hook)
-    backward(var, grad, clear_buffer)
+    _backward(var, grad, clear_buffer, None, None)
 
 
 def _with_backward(plan: StaticPlan) -> StaticPlan:

@@ -9,8 +9,17 @@ and the other way round.
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import as_raised, outcome
 
 V = "nnabla.Variable."
+
+
+def _returned(got):
+    return "returns"
+
+
+def _raised(exc):
+    return as_raised(exc, first_line=True)
 
 
 def _x(nn, values=(1.0, 2.0)):
@@ -213,4 +222,51 @@ def static_mix__reshaped_view_read_after_its_source(nn, F, r):
             x.grad.zero()
             loss.backward()
             res[k + "x.g"], res[k + "h.g"], res[k + "w.g"] = x.g.copy(), h.g.copy(), w.g.copy()
+    return res
+
+
+_SINK_SHARED = ("an op output that is an input of sink(one_input_grad=True) and is read by "
+                "another of its inputs too (m = l1*2): NNabla 1.39 fills l1.g with 1 and m's "
+                "function adds 2 (3); Stadyn's forward of the sink runs l1 as a root of its own, "
+                "whose gradient a plan does not keep, and graph/_backward_seed.filled_with_ones "
+                "gives it the 1 alone")
+
+
+@nnabla_case(names=[V + "backward", "nnabla.functions.sink", "nnabla.grad"],
+             known={"static l1.g": _SINK_SHARED, "dyn l1.g": _SINK_SHARED,
+                    "static second l1.g": _SINK_SHARED, "dyn second l1.g": _SINK_SHARED})
+def static_mix__sink_fills_its_inputs_gradients(nn, F, r):
+    """``F.sink(..., one_input_grad=True)``'s backward fills each input's ``g`` with 1
+    (sink.cpp: ``inp->grad()->fill(1)``), a leaf's too (``a.g = 4`` before: 1, plus 3 from
+    ``sum(a*3)``, another input), on every backward (``l1.g = 0.3`` written between); static
+    and dynamic.  ``nn.grad`` through a sink, either ``one_input_grad``, raises NNabla's
+    ``NotImplementedError``."""
+    r.touch(V + "backward", "nnabla.functions.sink", "nnabla.grad")
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        x = _x(nn)
+        a = _x(nn)
+        a.g = np.array([4.0, 4.0], np.float32)
+        l1 = F.sum(x * 2.0)
+        l2 = F.sum(x * x)
+        m = l1 * 2.0
+        s = F.sink(a, F.sum(a * 3.0), l1, l2, m)
+        l2.g = 0.7
+        s.forward()
+        s.backward()
+        for name, v in (("a", a), ("l1", l1), ("l2", l2), ("m", m), ("x", x)):
+            res[k + name + ".g"] = v.g.copy()
+        l1.g = 0.3
+        l2.g = 0.3
+        s.backward()
+        for name, v in (("a", a), ("l1", l1), ("l2", l2), ("x", x)):
+            res[k + "second " + name + ".g"] = v.g.copy()
+        for one in (True, False):
+            s2 = F.sink(l1, l2, one_input_grad=one)
+            s2.forward()
+            res[k + "nn.grad one_input_grad=%s" % one] = outcome(
+                lambda: nn.grad([s2], [x]), _returned, _raised)
+        nn.set_auto_forward(False)
     return res
