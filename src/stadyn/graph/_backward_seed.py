@@ -71,7 +71,8 @@ def unit_inputs(root: Variable) -> list[Variable]:
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> a, b = sd.Variable((2,)), sd.Variable(())
-        >>> [v is a for v in unit_inputs(F.sink(a, b, a))], unit_inputs(F.sink(a, one_input_grad=False))
+        >>> none = unit_inputs(F.sink(a, one_input_grad=False))
+        >>> [v is a for v in unit_inputs(F.sink(a, b, a))], none
         ([True, False], [])
     """
     node = root.parent
