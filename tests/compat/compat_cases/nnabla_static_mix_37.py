@@ -270,3 +270,68 @@ def static_mix__sink_fills_its_inputs_gradients(nn, F, r):
                 lambda: nn.grad([s2], [x]), _returned, _raised)
         nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=["nnabla.get_parameters", "nnabla.parameter_scope",
+                    "nnabla.clear_parameters", "nnabla.parameter.get_parameter_or_create"])
+def static_mix__scopes_placed_when_entered(nn, r):
+    """``nn.get_parameters()``'s order places a scope where it was first entered, empty or not
+    (NNabla makes its dict then): a scope entered before a parameter outside it, nested
+    scopes entered empty and filled later, re-entered scopes, ``'p/q'`` entering two, the
+    listing from inside a scope, and ``clear_parameters`` forgetting the scopes it clears."""
+    r.touch("nnabla.get_parameters", "nnabla.parameter_scope", "nnabla.clear_parameters",
+            "nnabla.parameter.get_parameter_or_create")
+    gp = nn.parameter.get_parameter_or_create
+    res = {}
+
+    def listed():
+        return list(nn.get_parameters(grad_only=False).keys())
+
+    nn.clear_parameters()
+    with nn.parameter_scope("b"):
+        pass
+    gp("x", (1,))
+    with nn.parameter_scope("b"):
+        gp("W", (1,))
+    res["entered empty first"] = listed()
+    nn.clear_parameters()
+    with nn.parameter_scope("a"):
+        with nn.parameter_scope("inner"):
+            pass
+        gp("W", (1,))
+        with nn.parameter_scope("inner"):
+            gp("V", (1,))
+    gp("y", (1,))
+    with nn.parameter_scope("c"):
+        with nn.parameter_scope("d"):
+            pass
+    with nn.parameter_scope("a"):
+        gp("b", (1,))
+    with nn.parameter_scope("c"):
+        with nn.parameter_scope("e"):
+            gp("Q", (1,))
+        with nn.parameter_scope("d"):
+            gp("R", (1,))
+    res["nested"] = listed()
+    with nn.parameter_scope("a"):
+        res["inside a"] = listed()
+    nn.clear_parameters()
+    with nn.parameter_scope("p/q"):
+        pass
+    gp("z", (1,))
+    with nn.parameter_scope("p"):
+        gp("w", (1,))
+    with nn.parameter_scope("p/q"):
+        gp("v", (1,))
+    res["two at once"] = listed()
+    nn.clear_parameters()
+    with nn.parameter_scope("k"):
+        pass
+    gp("z", (1,))
+    nn.clear_parameters()
+    gp("z", (1,))
+    with nn.parameter_scope("k"):
+        gp("w", (1,))
+    res["after clear"] = listed()
+    nn.clear_parameters()
+    return res
