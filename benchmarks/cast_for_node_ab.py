@@ -21,7 +21,6 @@ import numpy as np
 import torch
 
 import stadyn.compat.nnabla as nn
-import stadyn.compat.nnabla.functions as F
 import stadyn.graph._apply as _apply
 from stadyn.graph._precision import cast_arguments, cast_for_node, half_of
 
