@@ -446,6 +446,11 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
     if truncation and pieces:       # truncated BPTT (_bptt_source), for a train command
         return TruncatedSequenceSource(made, truncation, randomize=reader.randomize,
                                        randomization_seed=seed, **window)
+    if reader.extra.get("bpttParallel") is not None and pieces:     # HTKDeserializers'
+        return TruncatedSequenceSource(made, int(reader.extra["truncationLength"]) or None,
+                                       int(reader.extra["bpttParallel"]),
+                                       randomize=reader.randomize, randomization_seed=seed,
+                                       **window)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=frame_mode, **window)

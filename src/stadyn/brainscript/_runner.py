@@ -219,7 +219,8 @@ class _Runner:
             # a rate or momentum per minibatch is per minibatchSize x the reader's parallel
             # sequences (SGD.h:142-158); CNTK 2's readers say 0 (Exports.cpp:26-31 of
             # CompositeDataReader): cntk.exe's RuntimeError (_sgd.effective_minibatch_size)
-            legacy = isinstance(source, (io.UtteranceSource, io.LMSentenceSource))
+            legacy = isinstance(source, (io.UtteranceSource, io.LMSentenceSource,
+                                         TruncatedSequenceSource))   # (its .parallel: 0 too)
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel if legacy else
                                       0 if is_composite(cmd.reader) else 1)
         reader_loc = record_loc(rec, "reader")
