@@ -322,10 +322,19 @@ class OpenedReaders:
              found: frozenset[str]) -> None:
         self._kept.append((reader, made, found))
 
-    def take(self, reader: Any) -> list[io.Deserializer] | None:
-        """The block's opened deserializers, handed over (None where none are kept)."""
+    def take(self, reader: Any, *, remember: bool = False) -> list[io.Deserializer] | None:
+        """The block's opened deserializers, handed over (None where none are kept); with
+        ``remember``, what :func:`sequence_streams` found stays known for the block (a later
+        look does not open it again)."""
         i = self._find(reader)
-        return None if i is None else self._kept.pop(i)[1]
+        if i is None:
+            return None
+        block, made, found = self._kept[i]
+        if remember:
+            self._kept[i] = (block, [], found)
+        else:
+            del self._kept[i]
+        return made
 
     def close(self) -> None:
         for _, made, _ in self._kept:
