@@ -32,10 +32,10 @@ from ._graph_records import (BATCH, BLOCKS, CALLS, COMPOSITE_NAMES, FUNCTION_NAM
 from ._graph_placeholders import (bind_placeholder, follow_sequence_axis, not_found,
                                   placeholder_like, reads, replace_placeholder)
 from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, function_outputs,
-                           in_argument_order, kind_of, link_outputs, made_by_cntk_op,
+                           in_argument_order, in_parameter_order, kind_of, link_outputs, made_by_cntk_op,
                            mark_block, mark_outputs, name_of, name_sequence_axis, new_uid,
                            op_name_of, operand_order, outputs_of, primitive_op_name,
-                           record_argument_order, root_uid_of, set_op_name, set_root_uid,
+                           record_argument_order, record_parameter_order, root_uid_of, set_op_name, set_root_uid,
                            set_uid, show_operands_in_order, spelled_op_name, uid_of,
                            recurrence_root_uid, take_uid_numbers, RECURRENCE_BLOCKS)
 from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, is_view, mark_view,
@@ -65,6 +65,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "mark_spliced",
            "seen_through", "shown_inputs", "is_splice_leaf",
            "record_argument_order", "in_argument_order", "ARGUMENT_ORDER", "new_uid",
+           "record_parameter_order", "in_parameter_order",
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
            "step_output_of",
            "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",

@@ -222,16 +222,8 @@ def _inputs_order(model) -> list[str]:
         >>> [model.parameters[u].name for u in _inputs_order(model) if u in model.parameters]
         ['W', 'b']
     """
-    from ...serialize import cntk_leaf_order
-    from ._model_load import _walk_starts
-    main = model.networks["main"]
-    root = model.extras.get("root")
-    combine = next((f for f in main.functions if f.name == root and f.type == "Combine"),
-                   None)
-    if combine is None:
-        return cntk_leaf_order(main.functions, _walk_starts(model))
-    return cntk_leaf_order([f for f in main.functions if f is not combine],
-                           list(combine.inputs))
+    from ._model_load import file_leaf_order
+    return file_leaf_order(model)
 
 
 def _block_states(learners, saved: dict, where: str) -> list:
