@@ -32,11 +32,12 @@ from ._graph_records import (BATCH, BLOCKS, CALLS, COMPOSITE_NAMES, FUNCTION_NAM
 from ._graph_placeholders import (bind_placeholder, follow_sequence_axis, not_found,
                                   placeholder_like, reads, replace_placeholder)
 from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, function_outputs,
-                           in_argument_order, in_parameter_order, kind_of, link_outputs, made_by_cntk_op,
-                           mark_block, mark_outputs, name_of, name_sequence_axis, new_uid,
-                           op_name_of, operand_order, outputs_of, primitive_op_name,
-                           record_argument_order, record_parameter_order, root_uid_of, set_op_name, set_root_uid,
-                           set_uid, show_operands_in_order, spelled_op_name, uid_of,
+                           in_argument_order, in_parameter_order, kind_of, link_outputs,
+                           made_by_cntk_op, mark_block, mark_outputs, name_of,
+                           name_sequence_axis, new_uid, op_name_of, operand_order, outputs_of,
+                           primitive_op_name, record_argument_order, record_parameter_order,
+                           root_uid_of, set_op_name, set_root_uid, set_uid,
+                           show_operands_in_order, spelled_op_name, uid_of,
                            recurrence_root_uid, take_uid_numbers, RECURRENCE_BLOCKS)
 from ._graph_views import (STEP_BLOCKS, has_step_view, hide_padding, is_view, mark_view,
                            note_step_op,

@@ -209,7 +209,9 @@ def _inputs_order(model) -> list[str]:
     """The leaves of a CNTK v2 file's graph (``model``: the file decoded,
     ``serialize.read_cntk``'s) in the order CNTK 2.7's loaded Function lists its
     ``Inputs()``: walked from its root function, a root ``Combine`` by its operands (its
-    outputs are its operands' names, which it does not make).
+    outputs are its operands' names, which it does not make), each function's operands as
+    stored (``Inputs()``'s default, ``pythonOperandOrder`` false: ``times(s, H)`` meets ``H``
+    first).
 
     Example:
         >>> import os, tempfile, stadyn.compat.cntk as C
@@ -223,7 +225,7 @@ def _inputs_order(model) -> list[str]:
         ['W', 'b']
     """
     from ._model_load import file_leaf_order
-    return file_leaf_order(model)
+    return file_leaf_order(model, python_order=False)
 
 
 def _block_states(learners, saved: dict, where: str) -> list:
