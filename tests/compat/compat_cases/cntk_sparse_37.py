@@ -264,3 +264,56 @@ def reader_sparse_streams(C, r, np):
     r.touch("cntk.io.MinibatchSource.next_minibatch", "cntk.io.MinibatchData.as_sequences",
             "cntk.io.MinibatchData.data", "cntk.Value.as_sequences")
     return res
+
+
+# dense data as CNTK 2.7's Value.create lays it out (core.py:413-440: one array is one
+# NDArrayView whose leading axes are the dynamic ones, a list's entries are sequences):
+# (name, input shape, sequence input, data)
+def _dense_feeds(np):
+    def ones(*shape):
+        return np.arange(np.prod(shape), dtype=np.float32).reshape(shape) / 10
+    return [
+        ("seq_steps", 5, True, lambda: ones(2, 5)),
+        ("seq_one_step", 5, True, lambda: ones(5)),
+        ("seq_batch", 5, True, lambda: ones(3, 2, 5)),
+        ("seq_list", 5, True, lambda: [ones(2, 5), ones(1, 5)]),
+        ("seq_value_batch", 5, True, lambda: "value"),
+        ("seq_rank2_one_step", (3, 5), True, lambda: ones(3, 5)),
+        ("seq_rank2_steps", (3, 5), True, lambda: ones(2, 3, 5)),
+        ("rows_one_sample", 5, False, lambda: ones(5)),
+        ("rows_list_of_one_rows", 5, False, lambda: [ones(1, 5), ones(1, 5)]),
+        ("rows_list_of_two_rows", 5, False, lambda: [ones(2, 5)]),
+        ("rank2_one_sample", (3, 5), False, lambda: ones(3, 5)),
+        ("rank2_batch", (3, 5), False, lambda: ones(2, 3, 5)),
+    ]
+
+
+@cntk_case(name="sparse_37__trainer_dense_layouts",
+           names=["cntk.Trainer", "cntk.sequence.input_variable", "cntk.input_variable",
+                  "cntk.Value", "cntk.ops.sequence.past_value"],
+           note="one dense array (of the sample's shape; of (steps, *sample) for a sequence "
+                "input: one sequence, not a sequence a row), a list of (1, *sample) arrays, "
+                "Value(batch=array): the weight after one step at a per-sample rate (the "
+                "samples counted scale it), the samples counted, test_minibatch and eval of a "
+                "recurrence (which tells the sequences apart)")
+def trainer_dense_layouts(C, r, np):
+    res = {}
+    for name, shape, seq, data in _dense_feeds(np):
+        x = (C.sequence.input_variable if seq else C.input_variable)(shape, name="x")
+        W = C.parameter((5, 1), init=np.arange(5, dtype=np.float32).reshape(5, 1) / 10)
+        h = C.reduce_sum(C.times(x, W))
+        s = h + 2 * C.sequence.past_value(h) if seq else h
+        trainer = C.Trainer(s, (s, s), [C.sgd(
+            [W], C.learning_parameter_schedule(0.1, minibatch_size=1))])
+        fed = data()
+        if isinstance(fed, str):
+            fed = C.Value(batch=np.arange(15, dtype=np.float32).reshape(3, 5) / 10)
+        res[name + "_eval"] = _first(lambda: s.eval({x: fed}))
+        res[name + "_test"] = _first(lambda: trainer.test_minibatch({x: fed}))
+        res[name] = _first(lambda: trainer.train_minibatch({x: fed}))
+        res[name + "_samples"] = trainer.previous_minibatch_sample_count
+        res[name + "_W"] = W.value
+    r.touch("cntk.Parameter.value", "cntk.train.Trainer.train_minibatch",
+            "cntk.train.Trainer.test_minibatch", "cntk.Function.eval",
+            "cntk.train.Trainer.previous_minibatch_sample_count")
+    return res
