@@ -317,3 +317,54 @@ def trainer_dense_layouts(C, r, np):
             "cntk.train.Trainer.test_minibatch", "cntk.Function.eval",
             "cntk.train.Trainer.previous_minibatch_sample_count")
     return res
+
+
+# c.ctf ("0 |x 1:1 |y 1", "1 |x 1:0 3:1 |y 1", "2 |x 0:1 |y 1") as CNTK 2.7's own
+# Scripts/ctf2bin.py writes it (header "x x sparse 5" / "y y dense 1", --chunk_size 100000):
+# its sparse stream keeps the stored zero 1:0
+_CBF = ("bmliX2t0bmMBAAAAAQAAAAEAAAABAAAAAQAAAAEAAAAAAIA/AQAAAAEAAAABAAAAAgAAAAAAAAAAAIA/AQAAAAMA"
+        "AAACAAAAAQAAAAEAAAAAAIA/AAAAAAEAAAABAAAAAACAPwEAAAAAAIA/AQAAAAAAgD9uaWJfa3RuYwEAAAACAAAA"
+        "AQEAAAB4AAUAAAAAAQAAAHkAAQAAAAwAAAAAAAAAAwAAAAMAAAB0AAAAAAAAAA==")
+# sequences of two steps, step 1 of the second storing a zero at row 1 (after row 1 moved)
+_STEPS_CTF = "0 |x 1:1 |y 1\n0 |x 2:1 |y 1\n1 |x 1:0 3:1 |y 1\n1 |x 2:1 |y 1\n"
+
+
+@cntk_case(name="sparse_37__stored_zero_readers",
+           names=["cntk.io.CBFDeserializer", "cntk.io.CTFDeserializer", "cntk.io.MinibatchSource",
+                  "cntk.Trainer", "cntk.learners.momentum_sgd"],
+           note="a stored zero of a CBF file (as CNTK's ctf2bin.py writes one) touches its row "
+                "of the row-sparse gradient (momentum carried on), as a CTF file's; a "
+                "truncated (BPTT) minibatch source drops it, as CNTK 2.7's packer delivers "
+                "sparse streams dense (TruncatedBpttPacker.cpp:133-137, 332-338)")
+def stored_zero_readers(C, r, np):
+    import base64
+    with open("c.cbf", "wb") as f:
+        f.write(base64.b64decode(_CBF))
+    with open("steps.ctf", "w") as f:
+        f.write(_STEPS_CTF)
+    res = {}
+    for kind in ("cbf", "ctf_truncated", "ctf_sequences"):
+        seq = kind != "cbf"
+        x = (C.sequence.input_variable if seq else C.input_variable)(5, is_sparse=True)
+        y = (C.sequence.input_variable if seq else C.input_variable)(1)
+        E = C.parameter((5, 1), init=np.arange(5, dtype=np.float32).reshape(5, 1) / 10)
+        z = C.times(x, E)
+        trainer = C.Trainer(z, (C.reduce_sum(z * y), None), [C.momentum_sgd(
+            [E], C.learning_parameter_schedule(0.1), C.momentum_schedule(0.9))])
+        streams = C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=5, is_sparse=True),
+                                  y=C.io.StreamDef(field="y", shape=1))
+        if kind == "cbf":
+            source = C.io.MinibatchSource(C.io.CBFDeserializer("c.cbf", streams),
+                                          randomize=False, max_sweeps=1)
+        else:
+            source = C.io.MinibatchSource(
+                C.io.CTFDeserializer("steps.ctf", streams), randomize=False, max_sweeps=1,
+                **({"truncation_length": 1} if kind == "ctf_truncated" else {}))
+        for step in range(4):
+            mb = source.next_minibatch(1)
+            if not mb:
+                break
+            trainer.train_minibatch({x: mb[source.streams.x], y: mb[source.streams.y]})
+            res["%s_%d" % (kind, step)] = E.value
+    r.touch("cntk.io.MinibatchSource.next_minibatch", "cntk.Parameter.value")
+    return res
