@@ -76,14 +76,14 @@ def _sparse_data(value) -> bool:
 def _laid_out(var, value) -> bool:
     """Whether ``value`` fed to ``var`` (an input with a batch axis) is data CNTK 2.7's
     ``Value.create`` lays out by its own rule (:func:`laid_out_as_fed`): sparse data, one
-    NumPy array, a dense ``Value`` of one array (``Value(batch=...)``), a list of arrays for
-    an input without a sequence axis."""
+    NumPy array, a dense ``Value`` of one array (``Value(batch=...)``) for a sequence input,
+    a list of arrays for an input without a sequence axis."""
     if isinstance(var, str) or not getattr(var, "dynamic_axes", ()):
         return False
     if _sparse_data(value):
         return True
-    if isinstance(value, Value):
-        return value.lengths is None and not value.is_sparse
+    if isinstance(value, Value):        # (without a sequence axis: plain_minibatch's own)
+        return value.lengths is None and not value.is_sparse and _on_sequences(var)
     if isinstance(value, list):
         return not _on_sequences(var) and bool(value) and all(
             type(v) is np.ndarray for v in value)
