@@ -48,6 +48,7 @@ import numpy as np
 from .._errors import DataError
 from .._fileutil import refuse_special_file
 from ._ctf_streams import _CHUNK, bar_positions, byte_positions, input_counts
+from ._ctf_stored import stored_batch, stored_zeros
 from ._ctf_values import InputField, parse_values
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
@@ -190,7 +191,7 @@ def _parse_line(text: str, fields: dict[str, InputField], source: str,
                 line: int, skip: Callable[[DataError], None] | None = None
                 ) -> list[tuple[str, np.ndarray, "np.ndarray | None"]]:
     """(input name, value array, its stored zeros) for every known input on one line, in
-    order (:func:`_stored_zeros`).  A malformed
+    order (:func:`stored_zeros`).  A malformed
     input is a DataError, or, with ``skip``, handed to it and left out (CNTK's ``maxErrors``:
     ``TryReadSample`` fails, ``SkipToNextInput``)."""
     text = _COMMENT.sub("", text.rstrip("\r"))
@@ -227,7 +228,7 @@ def _parse_line(text: str, fields: dict[str, InputField], source: str,
             if field is None:
                 continue
             parsed = parse_values(field, name, values, source, line)
-            samples.append((name, parsed, _stored_zeros(field, values, parsed)))
+            samples.append((name, parsed, stored_zeros(field, values, parsed)))
             if stray:
                 raise DataError(f"unexpected text {stray[:40]!r} after a control character "
                                 f"(such as a lone carriage return) in input {name!r}: CNTK ends "
@@ -237,25 +238,6 @@ def _parse_line(text: str, fields: dict[str, InputField], source: str,
                 raise
             skip(err)
     return samples
-
-
-def _stored_zeros(field: InputField, text: str, parsed: np.ndarray) -> "np.ndarray | None":
-    """Where a sparse input's ``text`` (already read into ``parsed``) stores a zero (``3:0``,
-    or ``1:2 1:-2``), as a bool array of the sample's shape; None where it stores none (or is
-    dense).  CNTK 2.7's reader keeps such an entry in its sparse data (TextParser.cpp:
-    860-861 append every ``index:value`` it reads, zeros too), so the gradient of a
-    weight multiplied by it has a block for its row, which the learners update."""
-    if not field.sparse or np.count_nonzero(parsed) == text.count(":"):
-        return None         # (dense, or as many non-zeros as entries: the common case)
-    tokens = text.split()
-    flat = parsed.reshape(-1)
-    given = np.fromiter((int(t.partition(":")[0]) for t in tokens), np.int64, len(tokens))
-    zero = given[flat[given] == 0]
-    if not zero.size:
-        return None
-    mask = np.zeros(flat.shape, bool)
-    mask[zero] = True
-    return mask.reshape(parsed.shape)
 
 
 # CNTK 2.7's CTF reader's own settings (TextConfigHelper.cpp:123-133), set on its deserializer
@@ -510,7 +492,7 @@ class CTFDeserializer(Deserializer):
                         zeros: "dict[str, list] | None" = None) -> dict[str, list[np.ndarray]]:
         """Each stream's samples of sequence ``i``; ``zeros``, where given, gets each
         stream's stored zeros (``(step, mask)`` of the samples storing any:
-        :func:`_stored_zeros`)."""
+        :func:`stored_zeros`)."""
         raw = self._raw(i)
         first = int(self._index.first_lines[i])
         out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
@@ -596,23 +578,7 @@ class CTFDeserializer(Deserializer):
                 out[f.stream] = pad_sequences(arrays, f.shape, np.dtype(np.float32))
             else:
                 out[f.stream] = StreamBatch(np.stack([p[f.stream][0] for p in parsed]))
-            out[f.stream].stored = _stored_batch(f, [z.get(f.stream, []) for z in zeros],
+            out[f.stream].stored = stored_batch(f, [z.get(f.stream, []) for z in zeros],
                                                  out[f.stream].data.shape,
                                                  self._sequence_mode)
         return out
-
-
-def _stored_batch(field: InputField, zeros: list[list], shape: tuple[int, ...],
-                  sequences: bool) -> "np.ndarray | None":
-    """The stored zeros of a batch of ``shape`` (each sequence's ``(step, mask)`` of the
-    samples storing any), or None where no sample stores one."""
-    if not field.sparse or not any(zeros):
-        return None
-    out = np.zeros(shape, bool)
-    for k, z in enumerate(zeros):
-        for t, m in z:
-            if sequences:
-                out[k, t] = m
-            elif t == 0:
-                out[k] = m
-    return out
