@@ -25,12 +25,6 @@ def _gist(exc):
 
 _raised = functools.partial(outcome, convert=as_returned, raised=_gist)
 
-_REDUCED_SCALAR = (
-    "reduce_max of a state of shape () over its sample axes (none) reduces the batch axis "
-    "too in Stadyn (compat/cntk/_ops_reduce.py: F.max over an empty axis list): the step's "
-    "output flips between () and (1,) and the loop never settles; CNTK 2.7 gives ()")
-
-
 def _state_rows(C, np, steps, data, x, **kwargs):
     """For each step: the recurrence's output shape and values over ``data``, or what CNTK
     raised as it was applied."""
@@ -46,7 +40,6 @@ def _state_rows(C, np, steps, data, x, **kwargs):
 @cntk_case(names=["cntk.layers.Recurrence", "cntk.ops.reduce_sum", "cntk.ops.reduce_mean",
                   "cntk.ops.reduce_max", "cntk.ops.slice", "cntk.ops.times", "cntk.ops.splice",
                   "cntk.ops.reshape", "cntk.ops.transpose", "cntk.ops.tanh"],
-           known={"max of the state plus a sum": _REDUCED_SCALAR},
            note="the state of a Python step that applies no cell: CNTK 2.7 validates the loop "
                 "pass by pass (Function.cpp:395-448), the step's output unknown in the first "
                 "pass, an elementwise op taking its known operand's shape (PrimitiveFunction."
@@ -210,4 +203,25 @@ def recurrence__steps_refused_as_applied(C, r, np):
                     "values": got if not isinstance(got, dict) else
                     [got[o] for o in z.outputs]}
         res[key] = _raised(run)
+    return res
+
+
+@cntk_case(names=["cntk.ops.reduce_max", "cntk.ops.reduce_min", "cntk.ops.reduce_sum",
+                  "cntk.ops.reduce_l2", "cntk.sequence.input_variable"],
+           note="a reduction over a sample's axes of a sample of shape () (the state of "
+                "C.reduce_max(h) + C.reduce_sum(v)): CNTK 2.7 keeps each value (reduce_l2 its "
+                "absolute value), per sample and per step of a sequence; Stadyn's reduce_max "
+                "and reduce_min reduced the batch axis (and the sequence axis) too "
+                "(_ops_reduce: an empty axis list)")
+def reduce__of_a_scalar_sample(C, r, np):
+    x = C.input_variable(())
+    s = C.sequence.input_variable(())
+    data = np.array([1.0, 3.0, -2.0], np.float32)
+    seqs = [np.array([1.0, -3.0], np.float32), np.array([2.0], np.float32)]
+    res = {}
+    for op in ("reduce_max", "reduce_min", "reduce_sum", "reduce_l2"):
+        z = getattr(C, op)(x)
+        res[op] = {"shape": list(z.shape), "values": z.eval({x: data})}
+        q = getattr(C, op)(s, axis=C.Axis.all_static_axes())
+        res[op + " of sequences"] = {"shape": list(q.shape), "values": q.eval({s: seqs})}
     return res
