@@ -25,6 +25,11 @@ def _gist(exc):
 
 _raised = functools.partial(outcome, convert=as_returned, raised=_gist)
 
+
+def _message(exc):
+    """What CNTK 2.7 raised and the first line of its message."""
+    return {"raises": builtin_type(exc), "message": str(exc).splitlines()[0]}
+
 def _state_rows(C, np, steps, data, x, **kwargs):
     """For each step: the recurrence's output shape and values over ``data``, or what CNTK
     raised as it was applied."""
@@ -224,4 +229,85 @@ def reduce__of_a_scalar_sample(C, r, np):
         res[op] = {"shape": list(z.shape), "values": z.eval({x: data})}
         q = getattr(C, op)(s, axis=C.Axis.all_static_axes())
         res[op + " of sequences"] = {"shape": list(q.shape), "values": q.eval({s: seqs})}
+    return res
+
+
+@cntk_case(names=["cntk.ops.functions.Function", "cntk.layers.Recurrence",
+                  "cntk.layers.Dense", "cntk.sequence.input_variable"],
+           note="an inner @C.Function leaving its own argument unused while it reads the "
+                "enclosing function's (or step's) arguments: CNTK 2.7 hides the placeholders "
+                "of the functions under construction from its signature (functions.py:191-"
+                "200), so its TypeError names the inner function; Stadyn skipped the inner "
+                "check (an argument not its own read, or a layer applied: a Dense's reads all "
+                "show) and built it; inner functions reading both run in both")
+def function__inner_with_an_unused_argument(C, r, np):
+    x = C.sequence.input_variable(3)
+    data = [r.randn(2, 3).astype(np.float32)]
+
+    def outer_reads_closure():
+        @C.Function
+        def model(v):
+            @C.Function
+            def decode(input):
+                return v * 2
+            return decode(v)
+        return model(x)
+
+    def outer_made_only():
+        @C.Function
+        def model(v):
+            @C.Function
+            def decode(input):
+                return v + 1
+            return decode(v) * 2
+        return model
+
+    def in_a_step():
+        def step(h, v):
+            @C.Function
+            def decode(input):
+                return h * 2
+            return decode(v)
+        return C.layers.Recurrence(step)(x)
+
+    def both_read():
+        @C.Function
+        def model(v):
+            @C.Function
+            def decode(input):
+                return input * v
+            return decode(v) + v
+        return model(x)
+
+    def both_read_in_a_step():
+        def step(h, v):
+            @C.Function
+            def decode(input):
+                return C.tanh(input + h)
+            return decode(v)
+        return C.layers.Recurrence(step)(x)
+
+    def applying_a_dense():
+        d = C.layers.Dense(3, init=0.1)
+
+        @C.Function
+        def decode(history, input):
+            return d(history)
+
+        @C.Function.with_signature(C.layers.Sequence[C.layers.Tensor[3]])
+        def model(v):
+            return decode(v, v) + v
+        return model
+
+    res = {}
+    for key, make in (("outer reads its closure", outer_reads_closure),
+                      ("applying a Dense", applying_a_dense),
+                      ("outer made only", outer_made_only), ("in a step", in_a_step),
+                      ("both read", both_read), ("both read in a step", both_read_in_a_step)):
+        def run(make=make):
+            z = make()
+            if not hasattr(z, "eval") or not z.arguments or z.arguments[0].shape != (3,):
+                return {"made": True}
+            return {"shape": list(z.shape), "values": z.eval({x: data})}
+        res[key] = outcome(run, convert=as_returned, raised=_message)
     return res
