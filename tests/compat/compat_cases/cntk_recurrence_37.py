@@ -311,3 +311,51 @@ def function__inner_with_an_unused_argument(C, r, np):
             return {"shape": list(z.shape), "values": z.eval({x: data})}
         res[key] = outcome(run, convert=as_returned, raised=_message)
     return res
+
+
+@cntk_case(names=["cntk.layers.identity", "cntk.layers.Stabilizer", "cntk.layers.Recurrence",
+                  "cntk.layers.RecurrenceFrom", "cntk.layers.Fold", "cntk.layers.LSTM",
+                  "cntk.layers.GRU", "cntk.layers.Sequential", "cntk.ops.combine"],
+           note="identity (combine of a placeholder) of an unnamed Recurrence(LSTM)'s output: "
+                "CNTK 2.7's combine of a variable whose owner, the LSTM's block, has two "
+                "outputs is that block, so both states h and c (forwards, backwards, "
+                "RecurrenceFrom, inside a Sequential; a named Recurrence, a GRU's and a Fold's "
+                "one); identity of a Function of several outputs is a RuntimeError.  Stadyn "
+                "gave h alone and passed several outputs through")
+def identity__of_recurrences(C, r, np):
+    L = C.layers
+    x = C.sequence.input_variable(2, name="x")
+    h0, c0 = C.input_variable(3, name="h0"), C.input_variable(3, name="c0")
+    data = [r.randn(3, 2).astype(np.float32), r.randn(2, 2).astype(np.float32)]
+    starts = [r.randn(3).astype(np.float32) for _ in range(2)]
+    starts = [np.stack([s, s * 0.5]) for s in starts]
+    made = {
+        "Recurrence": lambda: L.identity(L.Recurrence(L.LSTM(3, init=0.2))(x)),
+        "Stabilizer off": lambda: L.Stabilizer(enable_self_stabilization=False)(
+            L.Recurrence(L.LSTM(3, init=0.3))(x)),
+        "backwards": lambda: L.identity(L.Recurrence(L.LSTM(3, init=0.2),
+                                                     go_backwards=True)(x)),
+        "RecurrenceFrom": lambda: L.identity(L.RecurrenceFrom(L.LSTM(3, init=0.2))(h0, c0, x)),
+        "Sequential": lambda: L.identity(L.Sequential([L.Recurrence(L.LSTM(3, init=0.2))])(x)),
+        "named": lambda: L.identity(L.Recurrence(L.LSTM(3, init=0.2), name="rec")(x)),
+        "GRU": lambda: L.identity(L.Recurrence(L.GRU(3, init=0.2))(x)),
+        "Fold": lambda: L.identity(L.Fold(L.LSTM(3, init=0.2))(x)),
+        "full state": lambda: L.identity(L.Recurrence(L.LSTM(3, init=0.2),
+                                                      return_full_state=True)(x)),
+        "identity of identity": lambda: L.identity(L.identity(L.Recurrence(
+            L.LSTM(3, init=0.2))(x))),
+        "Dense after": lambda: L.Dense(2)(L.identity(L.Recurrence(L.LSTM(3, init=0.2))(x))),
+        "combine of two": lambda: L.identity(C.combine([C.reduce_sum(x), x * 2.0])),
+    }
+    res = {}
+    for key, make in made.items():
+        def run(make=make):
+            z = make()
+            feed = {a: {"x": data, "h0": starts[0], "c0": starts[1]}[a.name]
+                    for a in z.arguments}
+            got = z.eval(feed)
+            return {"shapes": [list(o.shape) for o in z.outputs],
+                    "values": got if not isinstance(got, dict) else
+                    [got[o] for o in z.outputs]}
+        res[key] = _raised(run)
+    return res
