@@ -42,7 +42,8 @@ def _state_rows(C, np, steps, data, x, **kwargs):
     return res
 
 
-@cntk_case(names=["cntk.layers.Recurrence", "cntk.ops.reduce_sum", "cntk.ops.reduce_mean",
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Dense", "cntk.ops.reduce_sum",
+                  "cntk.ops.reduce_mean",
                   "cntk.ops.reduce_max", "cntk.ops.slice", "cntk.ops.times", "cntk.ops.splice",
                   "cntk.ops.reshape", "cntk.ops.transpose", "cntk.ops.tanh"],
            note="the state of a Python step that applies no cell: CNTK 2.7 validates the loop "
@@ -59,6 +60,7 @@ def recurrence__state_shape_rule(C, r, np):
     H = C.parameter((3, 3), init=0.25)
     P = C.parameter((2, 5), init=0.5)
     k = C.constant(np.arange(4, dtype=np.float32))
+    d3 = C.layers.Dense(3, init=0.1)     # (made outside the step: CNTK's state (3,))
     data = [r.randn(3, 2).astype(np.float32), r.randn(2, 2).astype(np.float32)]
     steps = {
         "plus a sum": lambda h, v: h + C.reduce_sum(v),
@@ -81,6 +83,7 @@ def recurrence__state_shape_rule(C, r, np):
         "constant times a sum": lambda h, v: h + k * C.reduce_sum(v),
         "mixed": lambda h, v: h * C.reduce_sum(v) * 0.5 + C.slice(v, 0, 1, 2),
         "tanh of the sum": lambda h, v: C.tanh(h + v),
+        "a Dense of the input plus the state": lambda h, v: d3(v) + h,
     }
     return _state_rows(C, np, steps, data, x)
 
