@@ -700,16 +700,7 @@ def user37_ctc_frames_from_ctf(C, r):
 
 @cntk_case(names=["cntk.layers.Stabilizer", "cntk.layers.identity", "cntk.layers.Recurrence",
                   "cntk.layers.LSTM", "cntk.ops.functions.Function"],
-           known={"identity after a Recurrence of an LSTM": "CNTK 2.7's identity (Stabilizer("
-                  "enable_self_stabilization=False)) of an unnamed Recurrence(LSTM)'s output "
-                  "is a "
-                  "Function of both states, h and c (a Dense after it: RuntimeError 'with "
-                  "more than one output cannot be implicitly converted to a Variable'); "
-                  "Stadyn's Recurrence gives h alone there (compat.cntk _recurrent*.py, "
-                  "cntkrec37's files: left)",
-                  "Dense after that identity": "as 'identity after a Recurrence of an LSTM': "
-                  "CNTK 2.7 raises RuntimeError, Stadyn builds the Dense over h",
-                  "untyped Function of a layer": "CNTK 2.7 applies an untyped @Function to a "
+           known={"untyped Function of a layer": "CNTK 2.7 applies an untyped @Function to a "
                   "layer not applied yet and returns a Function of unknown shape (-2,); "
                   "Stadyn raises ValueError (compat.cntk _signature.py: an untyped "
                   "Function applies to Functions and Variables only; left)"},

@@ -94,14 +94,15 @@ def dry_fixed_point(step: Callable, step_shape: tuple) -> "list | None":
     step's, then as the step returns it, until the step maps it to itself (CNTK 2.7's loop
     inference); where the step refuses the input step's shape, tried so from each shape the
     step reshapes its state to (``d(splice(reshape(h, (6,)), x))``: ``(6,)``, as CNTK's loop
-    takes the reshape's shape); None where the step applies no layer, cannot be called so, or
-    its state does not settle."""
+    takes the reshape's shape), then from ``(1,)``, the initial state's (``d(x) + h`` with
+    ``d = Dense(3)`` over ``(2,)``: ``(3,)``, as CNTK 2.7's); None where the step applies no
+    layer, cannot be called so, or its state does not settle."""
     from ._step_state_shapes import state_reshapes
     found = _settled(step, tuple(int(d) for d in step_shape), step_shape)
     if found is not _REFUSED:
         return found
-    for shape in state_reshapes(step):
-        found = _settled(step, shape, step_shape)
+    for shape in state_reshapes(step) + [(1,)]:   # (last: initial_state=0's, from which
+        found = _settled(step, shape, step_shape)   # CNTK's loop passes go: d(x) + h)
         if found is not _REFUSED:
             return found
     return None

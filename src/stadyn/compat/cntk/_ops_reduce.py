@@ -188,8 +188,14 @@ def _log_sum_exp(v, axes, keep):
 
 reduce_sum = _reducer("ReduceSum", lambda v, a, k: F.sum(v, axis=a, keepdims=k))
 reduce_mean = _reducer("ReduceMean", lambda v, a, k: F.mean(v, axis=a, keepdims=k))
-reduce_max = _reducer("ReduceMax", lambda v, a, k: F.max(v, axis=a, keepdims=k, rule="cntk"))
-reduce_min = _reducer("ReduceMin", lambda v, a, k: F.min(v, axis=a, keepdims=k, rule="cntk"))
+def _extreme(f):
+    """``F.max``/``F.min`` over the axes ``a``; over none (a sample of shape ``()``), each
+    value itself as CNTK 2.7's (``F``'s empty axis list reduces the batch axis too)."""
+    return lambda v, a, k: f(v, axis=a, keepdims=k, rule="cntk") if a else F.identity(v)
+
+
+reduce_max = _reducer("ReduceMax", _extreme(F.max))
+reduce_min = _reducer("ReduceMin", _extreme(F.min))
 reduce_prod = _reducer("ReduceProd", lambda v, a, k: F.prod(v, axis=a, keepdims=k))
 reduce_log_sum_exp = _reducer("ReduceLogSum", _log_sum_exp)
 reduce_l1 = _reducer("ReduceL1", lambda v, a, k: F.sum(F.abs(v), axis=a, keepdims=k))

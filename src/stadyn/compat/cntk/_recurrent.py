@@ -8,6 +8,8 @@ step's placeholders.
 
 from __future__ import annotations
 
+import copy
+import functools
 from typing import Any
 
 import numpy as np
@@ -21,6 +23,7 @@ from ._function_step import FunctionStep, step_arity
 from ._init_arguments import check_init_arguments
 from ._layer_signatures import bound, cntk_signature
 from ._layers import LayerFunction, _native
+from ._layers_identity import FULL_STATES
 from ._recurrent_views import (SLICE_SHOWN, VIEWED, VIEWED_STEPS, FoldSlice, FunctionStepView,
                                StepView)
 from ._run_checks import at_first_run
@@ -104,6 +107,10 @@ class StatesLayer(LayerFunction):
                                  lambda: step.state_shapes_for(sample_shape(args[-1]), init))
         v = getattr(out, "variable", None)
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
+        if kind == "lstm" and isinstance(v, Variable) and not self.own_name and \
+                self.kind in ("Recurrence", "RecurrenceFrom") and \
+                not self.layer.return_full_state:
+            FULL_STATES[v] = functools.partial(self._full_state, args)
         if isinstance(v, Variable) and v in G.BLOCKS and kind in G.STEP_BLOCKS:
             G.note_step_op(v, G.STEP_BLOCKS[kind])      # (its root's input: the step's block)
             if v.parent is not None and v.parent.spec.name in VIEWED + ("cntk_lstm_sequence",) \
@@ -124,6 +131,14 @@ class StatesLayer(LayerFunction):
                         o.parent.spec.name == "recurrence":
                     G.note_step_op(o, G.STEP_BLOCKS[kind])
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
+
+    def _full_state(self, args: tuple) -> Any:
+        """This layer applied to ``args`` again with ``return_full_state`` (the same step, so
+        the same parameters): the Function of both an LSTM's states, which CNTK 2.7's
+        ``identity`` of its output gives (``_layers_identity.FULL_STATES``)."""
+        layer = copy.copy(self.layer)
+        layer.return_full_state = True
+        return StatesLayer(layer, self.kind, self.own_name)(*args)
 
     def _step_view(self, kind: str) -> "StepView":
         """How the walks see this layer's step, a viewed cell of ``kind`` (``lstm``, ``gru``,

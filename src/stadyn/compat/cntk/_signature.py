@@ -36,7 +36,7 @@ from ._late import bind, late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._model_file import ModelFormat
 from ._model_save import save_roots
-from ._step_checks import check_function_result, waiting_result
+from ._step_checks import check_function_result, constructing, waiting_result
 from ._variables import Record, input_variable, placeholder
 
 __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
@@ -144,12 +144,15 @@ def _function_of_callable(f, types=(), named_types=None):
     probing = PROBING[0]
     PROBING[0] = any(G.kind_of(unwrap(a)) == "placeholder" for a in arguments)
     try:
-        out = f(*arguments)
+        with constructing(arguments):
+            out = f(*arguments)
     except ShapelessPlaceholderError:
         # untyped arguments an op needs the shape of: the graph is built when the Function is
         # applied to operands with shapes (CNTK infers the placeholders' shapes then)
         PROBING[0] = False
-        check_function_result(f, names, arguments, waiting_result(f, arguments))
+        with constructing(arguments):
+            waiting = waiting_result(f, arguments)
+        check_function_result(f, names, arguments, waiting)
         return _Deferred(f, arguments)
     finally:
         PROBING[0] = probing

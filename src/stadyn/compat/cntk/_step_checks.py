@@ -34,6 +34,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import os
 import sys
@@ -47,11 +48,41 @@ from ._deferred_reads import parts_of
 from ._function_pure import PARAMETERS_REFUSED, pure
 
 __all__ = ["check_step_function", "check_function_result", "waiting_result", "refuse_unused",
-           "arguments_read"]
+           "arguments_read", "constructing"]
 
 # Stadyn's own code: an error raised in it while the step runs on placeholders is Stadyn's
 # (an op that cannot wait on a placeholder of no shape), raised when the step is applied
 _STADYN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+# the ids of the arguments (placeholders) of each Python function being made a Function or
+# checked as a step, outermost first: hidden from the arguments an inner ``@Function``'s
+# result reads, as CNTK's ``Function._placeholders_under_construction`` hides them from its
+# ``signature`` (cntk/ops/functions.py:191-200)
+_CONSTRUCTING: list = []
+
+
+@contextlib.contextmanager
+def constructing(arguments: list):
+    """While the Python function whose arguments are ``arguments`` is called to be made a
+    Function: an inner one made meanwhile is checked without them (its
+    :func:`check_function_result`).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> v = C.placeholder(name="v")
+        >>> with constructing([v]):
+        ...     try:
+        ...         C.Function(lambda input: v * 2)
+        ...     except TypeError as e:
+        ...         print(e)
+        CNTK Function '<lambda>' has 1 unused arguments (input), which is currently not supported
+    """
+    _CONSTRUCTING.append({id(unwrap(a)) for a in arguments})
+    try:
+        yield
+    finally:
+        _CONSTRUCTING.pop()
 
 
 def check_step_function(step: Any, kind: str = "Recurrence") -> None:
@@ -72,7 +103,7 @@ def check_step_function(step: Any, kind: str = "Recurrence") -> None:
              and p.default is p.empty]
     arguments = [placeholder(name=n) for n in names]
     try:
-        with pure(), auto_seeds_kept():
+        with pure(), auto_seeds_kept(), constructing(arguments):
             out = step(*arguments)
     except TypeError as e:
         if str(e) == PARAMETERS_REFUSED:
@@ -225,6 +256,8 @@ def check_function_result(f: Any, names: list, arguments: list, out: Any) -> Non
     own = {id(unwrap(a)) for a in arguments}
     read = [out] if id(unwrap(out)) in own else \
         arguments_read(out if isinstance(out, (tuple, list)) else [wrap(out)])
+    hidden = set().union(*_CONSTRUCTING) - own      # (an enclosing function's, CNTK's too)
+    read = None if read is None else [a for a in read if id(unwrap(a)) not in hidden]
     if read is None or any(id(unwrap(a)) not in own for a in read) or _applies_a_layer(out):
         return
     params = inspect.signature(f).parameters
@@ -233,8 +266,24 @@ def check_function_result(f: Any, names: list, arguments: list, out: Any) -> Non
 
 
 def _applies_a_layer(out: Any) -> bool:
-    """Whether the waiting result ``out`` applies a layer, which may read an argument from a
-    Python closure of its own (a recurrence's step; a ``Sequential`` of lambdas) that a
-    waiting graph's arguments do not show."""
+    """Whether the waiting result ``out`` applies a layer holding a Python function, which may
+    read an argument from a closure of its own (a recurrence's step; a ``Sequential`` of
+    lambdas) that a waiting graph's arguments do not show (a ``Dense``'s reads all show)."""
     layer = _layer_function()
-    return any(isinstance(part._fn, layer) for part in parts_of(out))
+    return any(isinstance(part._fn, layer) and _holds_python(part._fn.layer)
+               for part in parts_of(out))
+
+
+def _holds_python(obj: Any, depth: int = 4) -> bool:
+    """Whether ``obj`` (a layer), its attributes, items and sublayers hold a function defined
+    outside Stadyn (``depth`` levels down)."""
+    fn = getattr(obj, "fn", None) if not isinstance(obj, types.FunctionType) else obj
+    if isinstance(fn, types.FunctionType):
+        return not fn.__code__.co_filename.startswith(_STADYN)
+    if depth == 0 or isinstance(obj, (str, bytes, int, float, type)) or obj is None:
+        return False
+    items = list(obj) if isinstance(obj, (list, tuple)) else \
+        list(obj.values()) if isinstance(obj, dict) else \
+        list(vars(obj).values()) if hasattr(obj, "__dict__") and \
+        type(obj).__module__.startswith("stadyn") else []
+    return any(_holds_python(v, depth - 1) for v in items)
