@@ -335,3 +335,47 @@ def static_mix__scopes_placed_when_entered(nn, r):
     res["after clear"] = listed()
     nn.clear_parameters()
     return res
+
+
+_GRAD_INTO_STATIC = (
+    "nn.grad in auto_forward from a loss over a statically forwarded output (y = sum(x*x); "
+    "y.forward(); l = y*3): NNabla 1.39 differentiates on into y's static functions (dx = 6x: "
+    "[6, 12]); Stadyn's grad op differentiates the dynamic part alone, whose y is a stand-in "
+    "without history (graph/_static_boundary.py), and gives x zeros")
+
+
+@nnabla_case(names=[V + "forward", V + "backward", "nnabla.grad", "nnabla.set_auto_forward"],
+             known={"grad dx": _GRAD_INTO_STATIC})
+def static_mix__intermediate_output_and_grad(nn, F, r):
+    """A dynamic loss over ``h``, an inner output of a static graph forwarded from ``y = h*5``:
+    ``l.backward()`` after ``x.d`` changed walks ``h``'s function with the new ``x`` (``x*x``:
+    ``x.g = 3 * 2x``) and runs no forward (``h.d``, ``y.d`` as forwarded); a second backward
+    adds.  ``nn.grad`` of a dynamic ``l = y*3`` over a forwarded ``y = sum(x*x)``: ``dy`` is 3
+    and ``dx`` goes on through ``y``'s function (6x)."""
+    r.touch(V + "forward", V + "backward", "nnabla.grad", "nnabla.set_auto_forward")
+    res = {}
+    x = _x(nn)
+    h = F.sum(x * x)
+    y = h * 5.0
+    y.forward()
+    nn.set_auto_forward(True)
+    loss = h * 3.0
+    nn.set_auto_forward(False)
+    x.d = np.array([10.0, 20.0], np.float32)
+    x.g = 0.0
+    loss.backward()
+    res["x.g"], res["h.g"] = x.g.copy(), h.g.copy()
+    res["h.d"], res["y.d"] = h.d.copy(), y.d.copy()
+    loss.backward()
+    res["second x.g"], res["second h.d"] = x.g.copy(), h.d.copy()
+
+    x = _x(nn)
+    y = F.sum(x * x)
+    y.forward()
+    nn.set_auto_forward(True)
+    loss = y * 3.0
+    dy, = nn.grad([loss], [y])
+    dx, = nn.grad([loss], [x])
+    nn.set_auto_forward(False)
+    res["grad dy"], res["grad dx"] = np.asarray(dy.d).copy(), np.asarray(dx.d).copy()
+    return res
