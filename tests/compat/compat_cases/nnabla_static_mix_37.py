@@ -337,21 +337,15 @@ def static_mix__scopes_placed_when_entered(nn, r):
     return res
 
 
-_GRAD_INTO_STATIC = (
-    "nn.grad in auto_forward from a loss over a statically forwarded output (y = sum(x*x); "
-    "y.forward(); l = y*3): NNabla 1.39 differentiates on into y's static functions (dx = 6x: "
-    "[6, 12]); Stadyn's grad op differentiates the dynamic part alone, whose y is a stand-in "
-    "without history (graph/_static_boundary.py), and gives x zeros")
-
-
-@nnabla_case(names=[V + "forward", V + "backward", "nnabla.grad", "nnabla.set_auto_forward"],
-             known={"grad dx": _GRAD_INTO_STATIC})
-def static_mix__intermediate_output_and_grad(nn, F, r):
+@nnabla_case(names=[V + "forward", V + "backward", "nnabla.grad", "nnabla.set_auto_forward"])
+def static_mix__intermediate_output_and_grad(nn, F, PF, r):
     """A dynamic loss over ``h``, an inner output of a static graph forwarded from ``y = h*5``:
     ``l.backward()`` after ``x.d`` changed walks ``h``'s function with the new ``x`` (``x*x``:
     ``x.g = 3 * 2x``) and runs no forward (``h.d``, ``y.d`` as forwarded); a second backward
     adds.  ``nn.grad`` of a dynamic ``l = y*3`` over a forwarded ``y = sum(x*x)``: ``dy`` is 3
-    and ``dx`` goes on through ``y``'s function (6x)."""
+    and ``dx`` goes on through ``y``'s function (6x: Stadyn gave zeros), differentiable again;
+    a static ``PF.affine`` under a dynamic loss: ``nn.grad`` w.r.t. its parameters, and w.r.t.
+    a dynamic leaf beside them with a seed."""
     r.touch(V + "forward", V + "backward", "nnabla.grad", "nnabla.set_auto_forward")
     res = {}
     x = _x(nn)
@@ -376,6 +370,26 @@ def static_mix__intermediate_output_and_grad(nn, F, r):
     loss = y * 3.0
     dy, = nn.grad([loss], [y])
     dx, = nn.grad([loss], [x])
+    ddx, = nn.grad([F.sum(dx * dx)], [x])
     nn.set_auto_forward(False)
     res["grad dy"], res["grad dx"] = np.asarray(dy.d).copy(), np.asarray(dx.d).copy()
+    res["grad ddx"] = ddx.d.copy()
+
+    xi = nn.Variable.from_numpy_array(r.randn(3, 4).astype(np.float32))
+    with nn.parameter_scope("static_mix_fc"):
+        h = PF.affine(xi, 2)
+        found = nn.get_parameters()
+    res["params"] = r.set_params(found)
+    params = list(found.values())
+    t = F.tanh(h)
+    t.forward()
+    nn.set_auto_forward(True)
+    loss = F.sum(t * t) + F.sum(h)
+    for k, g in enumerate(nn.grad([loss], params)):
+        res["param grad %d" % k] = g.d.copy()
+    z = _x(nn, (0.5, -1.0))
+    loss = F.sum(z * t[0, :])
+    for k, g in enumerate(nn.grad([loss], [z] + params, grad_outputs=[2.0])):
+        res["seeded grad %d" % k] = g.d.copy()
+    nn.set_auto_forward(False)
     return res
