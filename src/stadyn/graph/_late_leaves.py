@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Sequence
 
 import torch
@@ -45,6 +46,7 @@ import torch
 from .._errors import StadynError
 from ._apply import _value
 from ._context import get_current_context
+from ._draw_states import replays, same_draws
 from ._grad_marks import grad_marks_of_now, leaves_switched_on_late, ReplayGuard, SideEffect
 from ._precision import cast_for_node
 from ._static_boundary import stand_ins
@@ -232,13 +234,15 @@ def _static_shares(boundary: list[tuple[Variable, torch.Tensor]], outs: list[tor
     if not reached:
         return []
     env: dict[int, torch.Tensor] = {id(v): v._data for v in leaves}
-    for node in topological_nodes([u for u, _ in reached]):
-        if node.ran_under is not None:
-            continue                    # a dynamic op under the static graph: its value's history
-        outputs = _run_static_again(node, env)
-        for ref, t in zip(node._outputs, outputs):
-            if (o := ref()) is not None and not o._stops_grad:
-                env[id(o)] = t
+    # (a dynamic op under the static graph is not run: its value has its history)
+    static = [n for n in topological_nodes([u for u, _ in reached]) if n.ran_under is None]
+    again = replays(static)             # random ops draw what their last static run drew
+    with same_draws(static) if again else contextlib.nullcontext():
+        for node in static:
+            outputs = _run_static_again(node, env, again)
+            for ref, t in zip(node._outputs, outputs):
+                if (o := ref()) is not None and not o._stops_grad:
+                    env[id(o)] = t
     ends = [(env[id(u)], g) for u, g in reached if id(u) in env and env[id(u)].requires_grad]
     if not ends:
         return []
@@ -248,9 +252,11 @@ def _static_shares(boundary: list[tuple[Variable, torch.Tensor]], outs: list[tor
     return list(zip(leaves, found))
 
 
-def _run_static_again(node: FunctionNode, env: dict) -> list[torch.Tensor]:
+def _run_static_again(node: FunctionNode, env: dict, draws_again: bool
+                      ) -> list[torch.Tensor]:
     """A static op's outputs run again, with history, on the values ``env`` gives its inputs
-    (else their own, as they are): :func:`_static_shares`'."""
+    (else their own, as they are): :func:`_static_shares`'; a random op refused unless
+    ``draws_again`` (its last run's draws replayed)."""
     def value(a):
         if not isinstance(a, Variable):
             return a
@@ -268,7 +274,7 @@ def _run_static_again(node: FunctionNode, env: dict) -> list[torch.Tensor]:
     targs, tkw = cast_for_node(node, get_current_context().half_dtype, targs, tkw)
     written = [u._data for u in node.inputs if u.parent is None and u._data is not None]
     try:
-        with torch.enable_grad(), ReplayGuard(written):
+        with torch.enable_grad(), ReplayGuard(written, draws_again):
             out = node.spec.impl(*targs, **tkw)
     except SideEffect as exc:
         raise StadynError(f"grad: op '{node.spec.name}' of a static graph that a dynamic op "

@@ -343,9 +343,10 @@ def static_mix__intermediate_output_and_grad(nn, F, PF, r):
     ``l.backward()`` after ``x.d`` changed walks ``h``'s function with the new ``x`` (``x*x``:
     ``x.g = 3 * 2x``) and runs no forward (``h.d``, ``y.d`` as forwarded); a second backward
     adds.  ``nn.grad`` of a dynamic ``l = y*3`` over a forwarded ``y = sum(x*x)``: ``dy`` is 3
-    and ``dx`` goes on through ``y``'s function (6x: Stadyn gave zeros), differentiable again;
-    a static ``PF.affine`` under a dynamic loss: ``nn.grad`` w.r.t. its parameters, and w.r.t.
-    a dynamic leaf beside them with a seed."""
+    and ``dx`` goes on through ``y``'s function (6x: Stadyn gave zeros), differentiable again,
+    and through a static dropout with its forward's mask; a static ``PF.affine`` under a
+    dynamic loss: ``nn.grad`` w.r.t. its parameters, and w.r.t. a dynamic leaf beside them with
+    a seed."""
     r.touch(V + "forward", V + "backward", "nnabla.grad", "nnabla.set_auto_forward")
     res = {}
     x = _x(nn)
@@ -374,6 +375,15 @@ def static_mix__intermediate_output_and_grad(nn, F, PF, r):
     nn.set_auto_forward(False)
     res["grad dy"], res["grad dx"] = np.asarray(dy.d).copy(), np.asarray(dx.d).copy()
     res["grad ddx"] = ddx.d.copy()
+
+    x = _x(nn, (1.0, 2.0, 3.0, 4.0, 5.0, 6.0))
+    d = F.dropout(x, 0.5, seed=3)
+    y = F.sum(d)
+    y.forward()
+    nn.set_auto_forward(True)
+    dx, = nn.grad([y * 3.0], [x])
+    nn.set_auto_forward(False)
+    res["dropout grad dx is 6 where kept"] = np.array_equal(dx.d, 6.0 * (d.d != 0))
 
     xi = nn.Variable.from_numpy_array(r.randn(3, 4).astype(np.float32))
     with nn.parameter_scope("static_mix_fc"):
