@@ -57,3 +57,17 @@ def test_a_stopped_output_and_no_grad_carry_nothing():
         loss = y * 3.0 + F.sum(x)
     loss.backward()
     np.testing.assert_allclose(x.g, [1.0, 1.0])
+
+
+def test_grad_of_a_dynamic_loss_goes_on_into_the_static_graph():
+    # l = 3 * sum(x^3): dl/dx = 9x^2 = [9, 36], d(sum(dl/dx))/dx = 18x = [18, 36]; x.g untouched
+    x = _x()
+    y = F.sum(x * x * x)
+    y.forward()
+    with sd.auto_forward():
+        loss = y * 3.0
+        dx, = sd.grad(loss, x)
+        ddx, = sd.grad(F.sum(dx), x)
+    np.testing.assert_allclose(dx.d, [9.0, 36.0])
+    np.testing.assert_allclose(ddx.d, [18.0, 36.0])
+    np.testing.assert_allclose(x.g, [0.0, 0.0])

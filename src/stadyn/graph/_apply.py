@@ -194,8 +194,11 @@ def _eager_value(v: Variable):
     t = _value(v)
     if t is None:
         t = Variable.data.fget(v)
-    # a static graph's output: a stand-in carrying its gradient back (_static_boundary.py)
-    return t if t.requires_grad or v.parent is None else boundary_value(v, t)
+    # a static graph's output: a stand-in carrying its gradient back (_static_boundary.py);
+    # a leaf's or a dynamic op's value (nearly every argument) returned without a call
+    if t.requires_grad or (node := v.parent) is None or node.ran_under is not None:
+        return t
+    return boundary_value(v, t)
 
 
 def infer_from_values(spec, args: tuple, kwargs: dict):

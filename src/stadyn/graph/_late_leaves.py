@@ -38,6 +38,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any, Callable, Sequence
 
 import torch
@@ -45,8 +46,10 @@ import torch
 from .._errors import StadynError
 from ._apply import _value
 from ._context import get_current_context
+from ._draw_states import replays, same_draws
 from ._grad_marks import grad_marks_of_now, leaves_switched_on_late, ReplayGuard, SideEffect
 from ._precision import cast_for_node
+from ._static_boundary import stand_ins
 from ._variable import FunctionNode, topological_nodes, Variable
 
 __all__ = ["LateLeaves", "run_again_for_late_leaves", "grad_of_dynamic_graph", "grad_seed"]
@@ -189,23 +192,95 @@ def grad_of_dynamic_graph(outputs: Sequence[Variable], inputs: Sequence[Variable
     nodes = topological_nodes(list(outputs))
     roots = [t for o in outputs if (t := o._data) is not None and t.grad_fn is not None]
     late = run_again_for_late_leaves(nodes, roots, inputs, keep_graph=True) if roots else None
+    boundary = stand_ins(nodes)
     with grad_marks_of_now(outputs, seeded, nodes):
         result = compute()
-        if late is None:
+        if late is None and not boundary:
             return result
         # an output given a seed reads its own stop (grad_marks_of_now)
         diff = [(t, grad_seed(g, t)) for o, g in zip(outputs, seeds)
                 if (t := o._data) is not None and t.requires_grad
                 and not (o._stops_grad and g is not None)]
-        shares = late.gradients([t for t, _ in diff], [s for _, s in diff])
+        outs, tangents = [t for t, _ in diff], [s for _, s in diff]
+        shares = [] if late is None else list(zip(late.leaves,
+                                                  late.gradients(outs, tangents)))
+        if boundary and outs:
+            shares += _static_shares(boundary, outs, tangents, inputs)
     results = [result] if isinstance(result, Variable) else list(result)
-    for leaf, g in zip(late.leaves, shares):
+    for leaf, g in shares:
         if g is None:
             continue
         for v, r in zip(inputs, results):
             if v is leaf:
                 r._data = r._data + g.to(r._data.dtype)
     return result
+
+
+def _static_shares(boundary: list[tuple[Variable, torch.Tensor]], outs: list[torch.Tensor],
+                   tangents: list[torch.Tensor], inputs: Sequence[Variable]
+                   ) -> list[tuple[Variable, torch.Tensor | None]]:
+    """The share of ``inputs``' gradients (``nn.grad`` in dynamic mode) that goes on from the
+    stand-ins of static outputs (``boundary``: :func:`~._static_boundary.stand_ins`) into
+    their static graphs, as NNabla 1.39's one gradient graph: the static ops under them run
+    again with history, on their inputs' values (a leaf's own tensor, needing a gradient),
+    and the gradients the dynamic graph gives the stand-ins sent through that run."""
+    leaves = [v for v in inputs if v.parent is None and v._data is not None
+              and v._data.requires_grad]
+    if not leaves:
+        return []
+    given = torch.autograd.grad(outs, [a for _, a in boundary], tangents, create_graph=True,
+                                retain_graph=True, allow_unused=True)
+    reached = [(u, g) for (u, _), g in zip(boundary, given) if g is not None]
+    if not reached:
+        return []
+    env: dict[int, torch.Tensor] = {id(v): v._data for v in leaves}
+    # (a dynamic op under the static graph is not run: its value has its history)
+    static = [n for n in topological_nodes([u for u, _ in reached]) if n.ran_under is None]
+    again = replays(static)             # random ops draw what their last static run drew
+    with same_draws(static) if again else contextlib.nullcontext():
+        for node in static:
+            outputs = _run_static_again(node, env, again)
+            for ref, t in zip(node._outputs, outputs):
+                if (o := ref()) is not None and not o._stops_grad:
+                    env[id(o)] = t
+    ends = [(env[id(u)], g) for u, g in reached if id(u) in env and env[id(u)].requires_grad]
+    if not ends:
+        return []
+    found = torch.autograd.grad([t for t, _ in ends], [v._data for v in leaves],
+                                [g.to(t.dtype) for t, g in ends], create_graph=True,
+                                allow_unused=True)
+    return list(zip(leaves, found))
+
+
+def _run_static_again(node: FunctionNode, env: dict, draws_again: bool
+                      ) -> list[torch.Tensor]:
+    """A static op's outputs run again, with history, on the values ``env`` gives its inputs
+    (else their own, as they are): :func:`_static_shares`'; a random op refused unless
+    ``draws_again`` (its last run's draws replayed)."""
+    def value(a):
+        if not isinstance(a, Variable):
+            return a
+        if id(a) in env:
+            return env[id(a)]
+        t = _value(a)
+        if t is None:
+            raise StadynError(f"grad: op '{node.spec.name}' of a static graph that a dynamic "
+                              "op read reads an input whose value was cleared; its gradient "
+                              "cannot be computed (forward without clearing the buffers)")
+        return t
+
+    targs = [value(a) for a in node.args]
+    tkw = {k: value(v) for k, v in node.kwargs.items()}
+    targs, tkw = cast_for_node(node, get_current_context().half_dtype, targs, tkw)
+    written = [u._data for u in node.inputs if u.parent is None and u._data is not None]
+    try:
+        with torch.enable_grad(), ReplayGuard(written, draws_again):
+            out = node.spec.impl(*targs, **tkw)
+    except SideEffect as exc:
+        raise StadynError(f"grad: op '{node.spec.name}' of a static graph that a dynamic op "
+                          f"read would have to run again and {exc.args[0]}; its gradient "
+                          "cannot be computed") from None
+    return [out] if isinstance(out, torch.Tensor) else list(out)
 
 
 def grad_seed(g: Any, like: torch.Tensor) -> torch.Tensor:

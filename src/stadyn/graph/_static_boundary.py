@@ -33,7 +33,7 @@ from ._shared_values import set_grad
 from ._tensors import grad_of
 from ._variable import FunctionNode, topological_nodes, Variable
 
-__all__ = ["boundary_value", "static_seeds", "seed_output"]
+__all__ = ["boundary_value", "static_seeds", "seed_output", "stand_ins"]
 
 _KEY = "static boundary"
 
@@ -93,3 +93,20 @@ def seed_output(u: Variable, g: torch.Tensor, below: bool) -> None:
     if below and (have := grad_of(u)) is not None and have.shape == g.shape:
         g = g + have
     set_grad(u, g)
+
+
+def stand_ins(nodes: Sequence[FunctionNode]) -> list[tuple[Variable, torch.Tensor]]:
+    """The static outputs that the dynamic ops among ``nodes`` read through a stand-in
+    (:func:`boundary_value`), each once, with the stand-in last made: where a gradient of the
+    dynamic graph (``nn.grad``) goes on into a static graph."""
+    found: dict[int, tuple[Variable, torch.Tensor]] = {}
+    for node in nodes:
+        if node.ran_under is None:
+            continue
+        for u in node.inputs:
+            if not isinstance(u, Variable) or id(u) in found or not getattr(u, "_kept", None):
+                continue
+            held = kept_with(u, _KEY)
+            if held is not None:
+                found[id(u)] = (u, held[0])
+    return list(found.values())

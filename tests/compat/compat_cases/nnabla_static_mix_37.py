@@ -335,3 +335,71 @@ def static_mix__scopes_placed_when_entered(nn, r):
     res["after clear"] = listed()
     nn.clear_parameters()
     return res
+
+
+@nnabla_case(names=[V + "forward", V + "backward", "nnabla.grad", "nnabla.set_auto_forward"])
+def static_mix__intermediate_output_and_grad(nn, F, PF, r):
+    """A dynamic loss over ``h``, an inner output of a static graph forwarded from ``y = h*5``:
+    ``l.backward()`` after ``x.d`` changed walks ``h``'s function with the new ``x`` (``x*x``:
+    ``x.g = 3 * 2x``) and runs no forward (``h.d``, ``y.d`` as forwarded); a second backward
+    adds.  ``nn.grad`` of a dynamic ``l = y*3`` over a forwarded ``y = sum(x*x)``: ``dy`` is 3
+    and ``dx`` goes on through ``y``'s function (6x: Stadyn gave zeros), differentiable again,
+    and through a static dropout with its forward's mask; a static ``PF.affine`` under a
+    dynamic loss: ``nn.grad`` w.r.t. its parameters, and w.r.t. a dynamic leaf beside them with
+    a seed."""
+    r.touch(V + "forward", V + "backward", "nnabla.grad", "nnabla.set_auto_forward")
+    res = {}
+    x = _x(nn)
+    h = F.sum(x * x)
+    y = h * 5.0
+    y.forward()
+    nn.set_auto_forward(True)
+    loss = h * 3.0
+    nn.set_auto_forward(False)
+    x.d = np.array([10.0, 20.0], np.float32)
+    x.g = 0.0
+    loss.backward()
+    res["x.g"], res["h.g"] = x.g.copy(), h.g.copy()
+    res["h.d"], res["y.d"] = h.d.copy(), y.d.copy()
+    loss.backward()
+    res["second x.g"], res["second h.d"] = x.g.copy(), h.d.copy()
+
+    x = _x(nn)
+    y = F.sum(x * x)
+    y.forward()
+    nn.set_auto_forward(True)
+    loss = y * 3.0
+    dy, = nn.grad([loss], [y])
+    dx, = nn.grad([loss], [x])
+    ddx, = nn.grad([F.sum(dx * dx)], [x])
+    nn.set_auto_forward(False)
+    res["grad dy"], res["grad dx"] = np.asarray(dy.d).copy(), np.asarray(dx.d).copy()
+    res["grad ddx"] = ddx.d.copy()
+
+    x = _x(nn, (1.0, 2.0, 3.0, 4.0, 5.0, 6.0))
+    d = F.dropout(x, 0.5, seed=3)
+    y = F.sum(d)
+    y.forward()
+    nn.set_auto_forward(True)
+    dx, = nn.grad([y * 3.0], [x])
+    nn.set_auto_forward(False)
+    res["dropout grad dx is 6 where kept"] = np.array_equal(dx.d, 6.0 * (d.d != 0))
+
+    xi = nn.Variable.from_numpy_array(r.randn(3, 4).astype(np.float32))
+    with nn.parameter_scope("static_mix_fc"):
+        h = PF.affine(xi, 2)
+        found = nn.get_parameters()
+    res["params"] = r.set_params(found)
+    params = list(found.values())
+    t = F.tanh(h)
+    t.forward()
+    nn.set_auto_forward(True)
+    loss = F.sum(t * t) + F.sum(h)
+    for k, g in enumerate(nn.grad([loss], params)):
+        res["param grad %d" % k] = g.d.copy()
+    z = _x(nn, (0.5, -1.0))
+    loss = F.sum(z * t[0, :])
+    for k, g in enumerate(nn.grad([loss], [z] + params, grad_outputs=[2.0])):
+        res["seeded grad %d" % k] = g.d.copy()
+    nn.set_auto_forward(False)
+    return res
