@@ -573,8 +573,9 @@ def refuse_typed_steps(steps: list) -> None:
     """
     for step in steps:
         for member in (step if isinstance(step, tuple) else (step,)):
-            if isinstance(member, LayerFunction) or not hasattr(type(member), "root_function"):
-                continue
+            if (isinstance(member, LayerFunction) and member._signature is None) or \
+                    not hasattr(type(member), "root_function"):     # (a layer given types
+                continue                                            # by update_signature: in)
             for i, a in enumerate(member.arguments):
                 if not a.is_placeholder and tuple(a.shape) != (-2,):
                     what = f"argument {a.name}" if a.name else f"positional argument {i}"

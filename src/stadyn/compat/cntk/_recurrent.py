@@ -208,8 +208,9 @@ def _step(step_function: Any, kind: str = "Recurrence"):
         if len(step_function.outputs) != len(step_function.arguments) - 1:
             raise TypeError(f"{kind}: number of state variables inconsistent between "
                             "create_placeholder() and recurrent block")
-        return step_function.layer
     refuse_typed_steps([step_function])     # (called on placeholders as it is made)
+    if isinstance(step_function, LayerFunction):
+        return step_function.layer
     check_step_function(step_function, kind)    # (CNTK 2.7's checks of a Python step)
     return FunctionStep(step_function)
 
