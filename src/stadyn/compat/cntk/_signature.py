@@ -196,8 +196,9 @@ def _unapplied_output(value):
     applied yet (``Dense(4)``, a ``Sequential``; no Variable, but a CNTK Function over a
     placeholder of its own) is its output, of unknown shape, so the Function applied to it
     is a Function over that placeholder, applied later (a layer of several outputs, an
-    ``LSTM``, has none: CNTK 2.7's RuntimeError)."""
-    if (getattr(type(value), "_cntk_function", False) and hasattr(value, "_first_output")
+    ``LSTM``, has none: CNTK 2.7's RuntimeError; ``ResNetBlock`` and ``SequentialClique``,
+    Python functions in CNTK 2.7, are no Functions: left as they are)."""
+    if (getattr(value, "_cntk_function", False) and hasattr(value, "_first_output")
             and not isinstance(value, (GraphObject, Deferred))):
         return value.output.owner       # (the Deferred of the layer over its placeholder)
     return value
