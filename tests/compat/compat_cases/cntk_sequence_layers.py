@@ -205,3 +205,61 @@ def Recurrence__cell_in_list(C, r):
             C.layers.RecurrenceFrom(lambda h, c, inp: recs[1](h, c, inp))(h0, c0, x),
             C.layers.Fold(lambda h, inp: cells["gru"](h, inp))(x)]
     return _parameters_and_values(r, outs, 6)
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RecurrenceFrom", "cntk.layers.Fold",
+                  "cntk.layers.UnfoldFrom", "cntk.layers.Signature",
+                  "cntk.Function.update_signature"],
+           note="a typed @C.Function (its arguments of known shape) as the step of "
+                "Recurrence, RecurrenceFrom, Fold (forward and backward) or the generator of "
+                "UnfoldFrom: CNTK 2.7 calls it on placeholders of unknown shape as the layer is "
+                "made (sequence.py's @Function), and refuses it there with TypeError "
+                "(functions.py:333); an untyped step of the same body is taken and runs.  "
+                "So is a layer given types by update_signature (an LSTM as a Recurrence's "
+                "step; a Dense as a Sequential's step or after layer >>).  Stadyn took the "
+                "typed step (before rmE37)")
+def recurrence__typed_step_refused_as_made(C, r):
+    r.touch("cntk.layers.Signature", "cntk.layers.Tensor", "cntk.Function.update_signature")
+    T = C.layers.Tensor
+
+    @C.Function
+    @C.layers.Signature(T[3], T[4])
+    def typed(h, x):
+        return C.tanh(h + x[0:3])
+
+    @C.Function
+    @C.layers.Signature(T[3])
+    def generator(h):
+        return C.tanh(h)
+
+    @C.Function
+    def untyped(h, x):
+        return C.tanh(h + x[0:3])
+
+    def refused(make):
+        try:
+            make()
+            return "made"
+        except TypeError as e:
+            return ["TypeError", str(e).split("\n")[0]]
+    res = {"Recurrence": refused(lambda: C.layers.Recurrence(typed)),
+           "Recurrence backward": refused(lambda: C.layers.Recurrence(typed, go_backwards=True)),
+           "RecurrenceFrom": refused(lambda: C.layers.RecurrenceFrom(typed)),
+           "Fold": refused(lambda: C.layers.Fold(typed)),
+           "UnfoldFrom": refused(lambda: C.layers.UnfoldFrom(generator)),
+           "Sequential of a Recurrence": refused(
+               lambda: C.layers.Sequential([C.layers.Recurrence(typed)]))}
+
+    def typed_layer(layer, *types):
+        layer.update_signature(*types)
+        return layer
+    res["Recurrence of a typed LSTM"] = refused(
+        lambda: C.layers.Recurrence(typed_layer(C.layers.LSTM(3), 3, 3, 4)))
+    res["Sequential of a typed Dense"] = refused(
+        lambda: C.layers.Sequential([typed_layer(C.layers.Dense(4), 3)]))
+    res["layer >> typed Dense"] = refused(
+        lambda: C.layers.Dense(3) >> typed_layer(C.layers.Dense(4), 3))
+    x = C.sequence.input_variable(4)
+    data = [np.arange(12, dtype=np.float32).reshape(3, 4) / 12]
+    res["untyped step"] = C.layers.Recurrence(untyped)(x).eval({x: data})
+    return res

@@ -106,19 +106,14 @@ def _feeds(C, np):
     ]
 
 
-_PADDED = ("Trainer.train_minibatch(outputs=[z]) gives a sequence output as one array of the "
-           "sequences padded to the longest (compat/cntk/_trainer.py), CNTK 2.7 a list of "
-           "each sequence's steps: dense sequence inputs alike, not a matter of sparse data")
-
-
 @cntk_case(name="sparse_37__trainer_sparse_feeds",
            names=["cntk.Trainer", "cntk.sequence.input_variable", "cntk.input_variable",
                   "cntk.Value", "cntk.Value.one_hot", "cntk.Value.create"],
            note="a list of SciPy matrices, one matrix, Value(batch=csr) and one-hot Values for "
                 "sparse inputs of one axis or two, with a sequence axis or not: the weight "
                 "after one momentum step (the samples counted set its per-minibatch rate) "
-                "and the outputs, or the refusal",
-           known={k + "_outputs": _PADDED for k in ("seq_list", "seq_one_hot")})
+                "and the outputs (a sequence output: one array per sequence, of its steps), or "
+                "the refusal")
 def trainer_sparse_feeds(C, r, np):
     import scipy.sparse as sp
     res = {}

@@ -1,6 +1,7 @@
 """Where ``stadyn.compat.cntk``'s Evaluator and Trainer did otherwise than CNTK 2.7 (round 31):
 what an Evaluator writes as it is made; the samples ``test_minibatch`` averages a metric
-without dynamic axes over."""
+without dynamic axes over; learners over a parameter given twice, or two learners over one
+(rmE37)."""
 
 import numpy as np
 
@@ -107,4 +108,62 @@ def fed__free_dimension_in_the_words(C, r):
         f = C.reduce_sum(v)
         data = np.ones(shape, np.float32)
         res[label] = _first_line(lambda: f.eval({v: data}))
+    return res
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.learners.adam", "cntk.learners.universal",
+                  "cntk.learners.UserLearner", "cntk.Trainer",
+                  "cntk.train.distributed.data_parallel_distributed_learner"],
+           note="a learner given a parameter twice: CNTK 2.7's ValueError 'Learner's "
+                "parameters list must not contain duplicates.' (sgd, adam, universal; "
+                "Stadyn's message was its own; a UserLearner is made on CNTK 2.7: "
+                "a known row); two learners over one parameter "
+                "(the same learner twice, a UserLearner or a universal one beside sgd, a "
+                "distributed learner beside sgd, a clone(share)'s parameters): the Trainer's "
+                "ValueError 'covered by 2 different learners' (Utils.cpp:1021); a "
+                "clone(clone)'s parameters are others: trained by a second learner",
+           known={"UserLearner": "CNTK 2.7 makes a UserLearner over a list holding a "
+                  "parameter twice; Stadyn's learners (learners/_learner.py "
+                  "_parameter_list, under compat.cntk's UserLearner) refuse it with their "
+                  "ParameterError (found by rmE37, left)"})
+def learners__parameter_given_twice(C, r):
+    x = C.input_variable(3)
+    z = C.layers.Dense(4, init=C.glorot_uniform(seed=1))(x)
+    W, b = z.W, z.b
+    lr = C.learning_parameter_schedule(0.1)
+
+    def update(ps, gs):
+        return C.combine([C.assign(p, p - 0.1 * g) for p, g in zip(ps, gs)])
+
+    class Keep(C.UserLearner):
+        def update(self, gradient_values, training_sample_count, sweep_end):
+            return True
+
+    def message(make):
+        try:
+            make()
+            return "made"
+        except ValueError as e:
+            return ["ValueError", str(e).split("\n")[0]]
+    res = {"sgd": message(lambda: C.sgd([W, W, b], lr)),
+           "adam": message(lambda: C.adam([b, W, b], lr, C.momentum_schedule(0.9))),
+           "universal": message(lambda: C.universal(update, [W, W])),
+           "UserLearner": message(lambda: Keep([W, b, W], lr)),
+           "Trainer, one learner twice": message(lambda: C.Trainer(
+               z, C.reduce_sum(z), [C.sgd([W, b], lr)] * 2)),
+           "Trainer, UserLearner and sgd": message(lambda: C.Trainer(
+               z, C.reduce_sum(z), [Keep([W], lr), C.sgd([W, b], lr)])),
+           "Trainer, universal and sgd": message(lambda: C.Trainer(
+               z, C.reduce_sum(z), [C.universal(update, [b]), C.sgd([W, b], lr)])),
+           "Trainer, distributed and sgd": message(lambda: C.Trainer(
+               z, C.reduce_sum(z), [C.train.distributed.data_parallel_distributed_learner(
+                   C.sgd([W, b], lr)), C.sgd([b], lr)]))}
+    shared = z.clone(C.CloneMethod.share, {x: C.input_variable(3)})
+    res["Trainer, clone(share)"] = message(lambda: C.Trainer(
+        shared, C.reduce_sum(shared), [C.sgd([W, b], lr), C.sgd(shared.parameters, lr)]))
+    cloned = z.clone(C.CloneMethod.clone)
+    res["Trainer, clone(clone)"] = message(lambda: C.Trainer(
+        cloned, C.reduce_sum(cloned) + C.reduce_sum(z),
+        [C.sgd([W, b], lr), C.sgd(cloned.parameters, lr)]))
+    r.touch("cntk.Function.clone", "cntk.CloneMethod", "cntk.assign", "cntk.combine")
     return res

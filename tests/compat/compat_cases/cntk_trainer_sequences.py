@@ -45,3 +45,35 @@ def trainer__message_for_a_sequence_of_no_step(C, r):
                 lambda: getattr(t, what)({x: xs, y: ys}))
     res["samples seen"] = t.total_number_of_samples_seen
     return res
+
+
+@cntk_case(names=["cntk.Trainer.train_minibatch"],
+           note="train_minibatch(outputs=[...]) over dense sequence data: CNTK 2.7 gives a "
+                "sequence output as a list of one array per sequence, of its steps only "
+                "(sequences of different lengths, of one length, one sequence, a 3-D array "
+                "fed), as eval; an output of no sequence axis (the loss) and a non-sequence "
+                "input give one array.  Stadyn gave the sequences padded to "
+                "the longest in one array (before rmE37)")
+def trainer__sequence_outputs_per_sequence(C, r):
+    eye = np.eye(5, dtype=np.float32)
+    res = {}
+    for label, seq, fed in (("different lengths", True, [eye[[0, 1, 2]], eye[[3]]]),
+                            ("one length", True, [eye[[0, 1]], eye[[3, 4]]]),
+                            ("one sequence", True, [eye[[4, 0]]]),
+                            ("3-D array", True, np.stack([eye[[0, 1]], eye[[3, 4]]])),
+                            ("no sequence axis", False, eye[[0, 1, 2]])):
+        x = (C.sequence.input_variable if seq else C.input_variable)(5, name="x")
+        E = C.parameter((5, 2), init=np.arange(10, dtype=np.float32).reshape(5, 2) / 10)
+        z = C.times(x, E)
+        loss = C.sequence.reduce_sum(C.reduce_sum(z)) if seq else C.reduce_sum(z)
+        trainer = C.Trainer(z, (loss, None), [C.sgd([E], C.learning_parameter_schedule(0.1))])
+        updated, out = trainer.train_minibatch({x: fed}, outputs=[z, loss])
+        res[label] = [updated, type(out[z]).__name__, len(out[z])]
+        res[label + ": z"] = [np.asarray(o) for o in out[z]]
+        res[label + ": loss"] = np.asarray(out[loss])
+        updated, out = trainer.train_minibatch({x: fed}, outputs=[z.output])
+        res[label + ": z.output"] = [np.asarray(o) for o in out[z.output]]
+    r.touch("cntk.parameter", "cntk.ops.times", "cntk.sequence.reduce_sum",
+            "cntk.reduce_sum", "cntk.learners.sgd", "cntk.learning_parameter_schedule",
+            "cntk.Trainer", "cntk.Trainer.train_minibatch")
+    return res

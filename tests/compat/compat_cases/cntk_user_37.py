@@ -700,17 +700,17 @@ def user37_ctc_frames_from_ctf(C, r):
 
 @cntk_case(names=["cntk.layers.Stabilizer", "cntk.layers.identity", "cntk.layers.Recurrence",
                   "cntk.layers.LSTM", "cntk.ops.functions.Function"],
-           known={"untyped Function of a layer": "CNTK 2.7 applies an untyped @Function to a "
-                  "layer not applied yet and returns a Function of unknown shape (-2,); "
-                  "Stadyn raises ValueError (compat.cntk _signature.py: an untyped "
-                  "Function applies to Functions and Variables only; left)"},
            note="CNTK_204's decoder written with enable_self_stabilization=False: the "
                 "Stabilizer after the attention Recurrence is identity, which on CNTK 2.7 "
                 "gives both of the LSTM's states where the Recurrence has no name; the output "
                 "shapes of identity, "
                 "Stabilizer(enable_self_stabilization=False) of the Recurrence and a Dense "
-                "after it; an untyped @Function applied to Dense(4) not applied yet, and "
-                "composed with it by >> (both fine on CNTK 2.7)")
+                "after it; an untyped @Function applied to Dense(4) not applied yet (a "
+                "Function of unknown shape over the layer's placeholder x, holding its "
+                "parameters), then applied to an input and evaluated, evaluated on data "
+                "itself, applied to an LSTM (several outputs: RuntimeError) and given a "
+                "layer and an input; and composed with Dense(4) by >> (all fine on CNTK 2.7 "
+                "but the data and the LSTM)")
 def user37_identity_after_recurrence(C, r):
     x = C.sequence.input_variable(2, name="x")
 
@@ -730,6 +730,24 @@ def user37_identity_after_recurrence(C, r):
         return v * 2
     res["untyped Function of a layer"] = outcome(lambda: list(
         doubled(C.layers.Dense(4)).output.shape))
+    g = doubled(C.layers.Dense(4, init=C.glorot_uniform(seed=3), name="fc"))
+    res["its arguments and parameters"] = [[a.name, list(a.shape), a.is_placeholder]
+                                           for a in g.arguments] + [
+        sorted(list(p.shape) for p in g.parameters)]
+    v = C.input_variable(3)
+    data = np.array([[1, -2, 3], [0.5, 0.1, -1]], np.float32)
+    res["applied to an input"] = outcome(lambda: g(v).eval({v: data}))
+    res["applied to an input: arguments"] = [list(a.shape) for a in g(v).arguments]
+    res["evaluated on data"] = outcome(lambda: g.eval(data))
+    res["applied to an input of another size"] = outcome(lambda: g(C.input_variable(5)).shape)
+    res["of an LSTM"] = outcome(lambda: doubled(C.layers.LSTM(3)).shape)
+
+    @C.Function
+    def summed(a, b):
+        return a + b
+    res["of a layer and an input"] = outcome(lambda: [
+        [list(a.shape) for a in summed(C.layers.Dense(4), C.input_variable(4)).arguments],
+        list(summed(C.layers.Dense(4), C.input_variable(4)).shape)])
     res["layer >> untyped Function"] = outcome(lambda: list(
         (C.layers.Dense(4) >> doubled)(x).output.shape))
     return res

@@ -45,6 +45,16 @@ class _Uncounted:
         pass
 
 
+def unique_parameters(parameters) -> list:
+    """A learner's parameters as Stadyn's Variables, with CNTK 2.7's ValueError for a list
+    holding one twice (its Learner constructor's: ``Learner's parameters list must not contain
+    duplicates.``)."""
+    params = list(unwrap(list(parameters)))
+    if len({id(p) for p in params}) != len(params):
+        raise ValueError("Learner's parameters list must not contain duplicates.")
+    return params
+
+
 class UserLearner(_Uncounted, CntkCounts, Learner):
     """Base class of learners written in Python: override
     ``update(gradient_values, training_sample_count, sweep_end)``, which gets
@@ -111,7 +121,7 @@ class _UniversalLearner(CntkCounts, Learner):
     name = "universal"
 
     def __init__(self, parameters, gradients, update_function):
-        super().__init__(list(unwrap(list(parameters))), 1.0)
+        super().__init__(unique_parameters(parameters), 1.0)
         self._gradient_constants = list(gradients)
         self._update_function = update_function
 

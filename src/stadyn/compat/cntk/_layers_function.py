@@ -559,7 +559,9 @@ def refuse_typed_steps(steps: list) -> None:
     (higher_order_layers.py:90), ``identity`` a Function over a placeholder of unknown shape,
     so every step is first called on a value of unknown shape, which a typed argument refuses
     (``Function._replace_args_type_check``, functions.py:333).  Apply the typed Function to the
-    Sequential's output instead.  (``layer >> f`` composes the same way: refused too.)
+    Sequential's output instead.  (``layer >> f`` composes the same way: refused too; and
+    so do ``Recurrence``, ``RecurrenceFrom``, ``Fold`` and ``UnfoldFrom``, which call their
+    step on placeholders as they are made: sequence.py's ``@Function``s.)
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -573,8 +575,9 @@ def refuse_typed_steps(steps: list) -> None:
     """
     for step in steps:
         for member in (step if isinstance(step, tuple) else (step,)):
-            if isinstance(member, LayerFunction) or not hasattr(type(member), "root_function"):
-                continue
+            if (isinstance(member, LayerFunction) and member._signature is None) or \
+                    not hasattr(type(member), "root_function"):     # (a layer given types
+                continue                                            # by update_signature: in)
             for i, a in enumerate(member.arguments):
                 if not a.is_placeholder and tuple(a.shape) != (-2,):
                     what = f"argument {a.name}" if a.name else f"positional argument {i}"

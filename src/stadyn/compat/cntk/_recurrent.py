@@ -23,6 +23,7 @@ from ._function_step import FunctionStep, step_arity
 from ._init_arguments import check_init_arguments
 from ._layer_signatures import bound, cntk_signature
 from ._layers import LayerFunction, _native
+from ._layers_function import refuse_typed_steps
 from ._layers_identity import FULL_STATES
 from ._recurrent_views import (SLICE_SHOWN, VIEWED, VIEWED_STEPS, FoldSlice, FunctionStepView,
                                StepView)
@@ -222,6 +223,8 @@ def _step(step_function: Any, kind: str = "Recurrence"):
         if len(step_function.outputs) != len(step_function.arguments) - 1:
             raise TypeError(f"{kind}: number of state variables inconsistent between "
                             "create_placeholder() and recurrent block")
+    refuse_typed_steps([step_function])     # (called on placeholders as it is made)
+    if isinstance(step_function, LayerFunction):
         return step_function.layer
     check_step_function(step_function, kind)    # (CNTK 2.7's checks of a Python step)
     return FunctionStep(step_function)

@@ -28,6 +28,7 @@ from ._adapt import unwrap, wrap
 from ._deferred import Deferred
 from ._late import late
 from ._layers import LayerFunction
+from ._layers_function import refuse_typed_steps
 from ._mixins import GraphObject
 from ._ops_math import alias
 from ._loops import as_loop_sequence, close_loops
@@ -253,6 +254,7 @@ def UnfoldFrom(generator_function, until_predicate=None, length_increase=1,
     """
     if not callable(generator_function):
         raise TypeError("UnfoldFrom: the generator must be a function or a layer")
+    refuse_typed_steps([generator_function])    # (called on placeholders as it is made)
     layer = _UnfoldLayer(_Unfold(generator_function, until_predicate, length_increase), "")
     layer.unfold_name = name
     return layer

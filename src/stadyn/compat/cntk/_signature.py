@@ -194,6 +194,19 @@ def _as_function(out):
     return out if hasattr(out, "outputs") else late("ops").combine([out])
 
 
+def _unapplied_output(value):
+    """A value given to an untyped Function's argument, as CNTK 2.7 takes it: a layer not
+    applied yet (``Dense(4)``, a ``Sequential``; no Variable, but a CNTK Function over a
+    placeholder of its own) is its output, of unknown shape, so the Function applied to it
+    is a Function over that placeholder, applied later (a layer of several outputs, an
+    ``LSTM``, has none: CNTK 2.7's RuntimeError; ``ResNetBlock`` and ``SequentialClique``,
+    Python functions in CNTK 2.7, are no Functions: left as they are)."""
+    if (getattr(value, "_cntk_function", False) and hasattr(value, "_first_output")
+            and not isinstance(value, (GraphObject, Deferred))):
+        return value.output.owner       # (the Deferred of the layer over its placeholder)
+    return value
+
+
 class _Deferred(TensorOpsMixin, ArgumentBinding):
     """``@C.Function`` of a Python function with untyped arguments: its ``arguments`` are
     placeholders of unknown shape (``(-2,)``, as CNTK shows them); calling it on Functions or
@@ -421,7 +434,7 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
     def __call__(self, *args, **kwargs):
         if self._typed is not None:
             return self._typed(*args, **kwargs)
-        mapping = self.argument_map(*args, **kwargs)
+        mapping = {a: _unapplied_output(v) for a, v in self.argument_map(*args, **kwargs).items()}
         if not any(isinstance(v, (GraphObject, Deferred)) for v in mapping.values()):
             raise ValueError(f"{self.name}: its arguments have no types, so it applies to "
                              "Functions and Variables only (give the Python function a "

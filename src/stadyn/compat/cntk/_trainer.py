@@ -23,6 +23,7 @@ from ._sequence_begin import SequenceBeginError, SequenceBegins, carrying, split
 from ._trainer_data import plain_minibatch, sequence_count, truncated_flags, truncated_slots
 from ._previous_averages import PreviousAverages
 from ._trainer_checkpoint import TrainerCheckpoints
+from ._values import output_value
 from ._trainer_samples import (counted_variable, given_as_combine, refuse_no_sample_count,
                                tested_variable, uncounted_inputs)
 from ._worker_sums import WorkerSums, aggregation, no_samples, refuse_no_rows, test_sums
@@ -342,7 +343,10 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
             # (CNTK 2.7 raises after the update: the parameters and counts have moved on)
             raise RuntimeError("Update failed: Metric aggregation did not happen, none of the "
                                "learners was marked as metric aggregator.")
-        return (updated, {o: values[o] for o in mine}) if mine and updated else updated
+        # (as CNTK 2.7's Trainer, through eval's conversion: a sequence output one array per
+        # sequence, its steps only, the sequences never padded to the longest)
+        return (updated, {o: output_value(unwrap(o), values[o]) for o in mine}) \
+            if mine and updated else updated
 
     def _step_learners(self, samples: int) -> None:
         # CNTK 2.7's learners update only the rows a sparse input touched of a weight it

@@ -21,9 +21,8 @@ from ._schedules import (learning_parameter_schedule, learning_parameter_schedul
                          learning_rate_schedule, momentum_as_time_constant_schedule,
                          momentum_schedule, momentum_schedule_per_sample,
                          training_parameter_schedule)
-from ._adapt import unwrap
 from ._layers_declared import learn_when_applied, refuse_declared, stand_ins
-from ._custom_learners import UserLearner, universal
+from ._custom_learners import UserLearner, unique_parameters, universal
 from ._learner_api import CntkLearner, as_cntk_learner
 from ._values import NDArrayView, asarray
 
@@ -68,7 +67,7 @@ def _learner(fn, unit_gain: bool = False):
             kwargs.setdefault("unit_gain", _UNIT_GAIN_AT_IMPORT)
         refuse_declared(parameters, fn.__name__)   # (a layer's before it is applied)
         given, waiting = stand_ins(list(parameters))
-        learner = as_cntk_learner(fn(list(unwrap(given)), *args, **kwargs))
+        learner = as_cntk_learner(fn(unique_parameters(given), *args, **kwargs))
         learn_when_applied(learner, waiting)
         # CNTK 2.7's built-in learners draw a seed as they are made (their noise injection's),
         # so the parameters made after one take the next seeds (CNTK 301's second model);
