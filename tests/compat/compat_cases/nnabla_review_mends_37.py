@@ -8,6 +8,9 @@ context) found Stadyn missing:
   Variable in the float context gave float32, in both modes; NNabla's share the input's
   array (Reshape) or copy it in its own dtype (Identity), so they are float16, while
   ``F.reshape(..., inplace=False)`` and the other functions give float32;
+* a function of a float16 Variable built in the static graph had its dtype float16 before
+  its forward (shape inference ran on the uncast input; it cast only to retry a failure),
+  NNabla's float32;
 * ``F.dropout(x, output_mask=True)`` / ``train_only=True`` ran (Stadyn's op has those
   arguments); NNabla 1.39's ``F.dropout(x, p, seed, n_outputs, outputs)`` raises
   ``TypeError``.
@@ -105,4 +108,31 @@ def dropout__stadyn_arguments_refused(nn, F, r):
     y = F.dropout(x, p=0.0, seed=3)
     y.forward()
     res["p=0"] = y.d.copy()
+    return res
+
+
+@nnabla_case(names=[_F + "relu", _F + "convolution", _F + "add2", _F + "reshape",
+                    _F + "identity", _F + "affine"],
+             known={"identity dtype before": (
+                 "NNabla 1.39's Identity output has no array before its forward (read, it is "
+                 "allocated float32; the forward then copies in the input's float16: "
+                 "identity.cpp:35-45); Stadyn's static inference gives the dtype the forward "
+                 "will write, float16 (graph/_precision.py _float_context_cast)")})
+def half_input__float32_before_forward(nn, F, r):
+    """Functions of a float16 Variable built in the static graph, read before and after their
+    forward: the dtype a function's output has before it ran (float32, but for the in-place
+    reshape and identity, which stay float16) and the shapes; the values after."""
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 5, 5).astype(np.float16))
+    w = nn.Variable.from_numpy_array(r.randn(2, 3, 3, 3))
+    res = {}
+    for key, y in [("relu", F.relu(x)), ("convolution", F.convolution(x, w)),
+                   ("add2", F.add2(x, nn.Variable.from_numpy_array(r.randn(2, 3, 5, 5)))),
+                   ("reshape", F.reshape(x, (2, 75))), ("identity", F.identity(x)),
+                   ("affine of relu", F.affine(F.reshape(F.relu(x), (2, 75)),
+                                               nn.Variable.from_numpy_array(r.randn(75, 4))))]:
+        res[key + " dtype before"] = str(y.d.dtype)
+        res[key + " shape"] = list(y.shape)
+        y.forward()
+        res[key + " dtype"] = str(y.d.dtype)
+        res[key] = y.d.astype(np.float32)
     return res
