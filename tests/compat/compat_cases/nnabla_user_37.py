@@ -497,10 +497,10 @@ def user37_float16_images_in_a_float_net(nn, F, PF, S, r):
     """Pictures stored as float16 (a user's ``np.load`` of a half-precision cache) fed to a
     float32 CNN in NNabla's default float context: ``x.reshape`` / ``F.reshape`` /
     ``F.identity`` of the half input (their dtypes: float16, their outputs its array; a
-    copying ``F.reshape(inplace=False)`` and ``F.relu`` float32), a convolution (with bias) of it and an
-    affine trained three steps with SGD in the static graph (Stadyn refused to build the
-    convolution: its shape inference met a float16 input beside float32 parameters), the
-    input's gradient and its dtype."""
+    copying ``F.reshape(inplace=False)`` and ``F.relu`` float32), a convolution (with bias)
+    of it and an affine trained three steps with SGD in the static graph (Stadyn refused to
+    build the convolution: its shape inference met a float16 input beside float32
+    parameters), the input's gradient and its dtype."""
     x = nn.Variable.from_numpy_array(r.rand(2, 1, 4, 4).astype(np.float16), need_grad=True)
     t = nn.Variable.from_numpy_array(np.array([[1], [0]], np.int32))
     res = {}
