@@ -40,6 +40,7 @@ modules' tests to both workers: each worker ran a module's fixture, a training o
 run, or waited on the lock while the other ran it: ``program_copies.shared_folder``.)
 """
 
+import logging
 import os
 
 import pytest
@@ -56,6 +57,15 @@ if os.environ.get("PYTEST_XDIST_WORKER"):
     # a compiling process (a worker, or a program a test starts) compiles them itself
     # (test_compile_cache.py's first process: ~26 s of CPU instead of ~29)
     os.environ.setdefault("TORCHINDUCTOR_COMPILE_THREADS", "1")
+
+# pytest's logging plugin hangs its capturing handlers on every logger that does not propagate,
+# torch's structured-trace logger ("torch.__trace", written only under TORCH_TRACE) among them,
+# and torch builds each structured record whenever that logger has a handler: with pytest's on
+# it, every fake tensor a static plan's trace makes was described (its storage, its tensor, a
+# symbolized Python stack): about a tenth of a trace's time (docs/testing.md).  Propagating, it
+# gets no handler of pytest's (records still reach pytest through the root logger's).
+if not os.environ.get("TORCH_TRACE"):
+    logging.getLogger("torch.__trace").propagate = True
 
 
 @pytest.fixture

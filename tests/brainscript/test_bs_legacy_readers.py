@@ -25,6 +25,7 @@ import stadyn.functions as F
 from stadyn import io
 from stadyn._errors import ConfigError, DataError
 from stadyn.brainscript import load_config, parse_config, reader_config, run, run_config
+from stadyn.brainscript._bptt_source import TruncatedSequenceSource
 from stadyn.brainscript._command_network import criterion_total
 from stadyn.brainscript._readers import _lm_text, make_source
 from stadyn.io._deserializer import pad_sequences
@@ -167,9 +168,6 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
     assert mb["features"].lengths.tolist() == [b - a + 1]
     np.testing.assert_array_equal(mb["features"].data[0], quick_e2e["values"][:b - a + 1])
     for overrides, words in [
-            (["frameMode=false", "truncated=true",
-              'speechTrain=[reader=[readerType="HTKDeserializers"]]'],
-             "'truncated = true' .* readerType = \"HTKMLFReader\" only"),
             (["frameMode=false", "speechTrain=[reader=[nbruttsineachrecurrentiter=2:4]]"],
              "changing from epoch to epoch"),
             (["frameMode=false", 'speechTrain=[reader=[randomize="abc"]]'],
@@ -188,11 +186,6 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
         with pytest.raises(ConfigError, match=words) as info:
             make_source(_speech_reader(quick_e2e, *overrides))   # read, or opened
         assert info.value.line is not None
-    # what Stadyn does not do is refused when the reader is opened; the block reads (the survey
-    # names the key)
-    assert [label for label, _ in _speech_reader(
-        quick_e2e, "frameMode=false", "truncated=true",
-        'speechTrain=[reader=[readerType="HTKDeserializers"]]').refused] == ["truncated"]
     # HTKMLFReader's truncated back-propagation (test_bs_truncated_bptt.py)
     truncated = _speech_reader(quick_e2e, "frameMode=false", "truncated=true")
     assert not truncated.refused and isinstance(make_source(truncated, pieces=True),
@@ -203,6 +196,37 @@ def test_htkmlfreader_sequence_mode_and_what_is_refused(quick_e2e, monkeypatch):
     # CNTK's rollingWindow reader takes randomize = none
     assert _speech_reader(quick_e2e, 'speechTrain=[reader=[readMethod="rollingWindow"]]',
                           "speechTrain=[reader=[randomize=none]]").randomize is False
+
+
+def test_htkdeserializers_truncated_is_cntk_2s_truncated_packer(quick_e2e, monkeypatch):
+    # readerType = "HTKDeserializers" (Speech/HTKDeserializers/LSTM/Truncated) is CNTK 2's
+    # HTKMLFReader: frameMode = false ; truncated = true packs with its TruncatedBPTTPacker
+    # (Source/Readers/HTKDeserializers/HTKMLFReader.cpp:72-99, 179-199), not the old reader's
+    # way; until rmA37 refused ("read by readerType = "HTKMLFReader" only")
+    monkeypatch.chdir(quick_e2e["data"])
+    values, (a, b) = quick_e2e["values"], quick_e2e["ranges"][0]
+    first, second = b - a + 1, quick_e2e["ranges"][1][1] - quick_e2e["ranges"][1][0] + 1
+    base = ['speechTrain=[reader=[readerType="HTKDeserializers"]]', "frameMode=false",
+            'speechTrain=[reader=[readMethod="none"]]', "truncated=true",
+            "speechTrain=[reader=[nbruttsineachrecurrentiter=2]]"]
+    # no truncationLength, the "legacy configuration": minibatchSize steps in each of
+    # nbruttsineachrecurrentiter slots (:186-195)
+    reader = _speech_reader(quick_e2e, *base)
+    source = make_source(reader, pieces=True)
+    assert isinstance(source, TruncatedSequenceSource) and source.parallel == 2
+    for step in range(2):
+        mb = source.next_minibatch(20)["features"]
+        assert mb.lengths.tolist() == [20, 20] and source.layout.begins == [step == 0] * 2
+        np.testing.assert_array_equal(mb.data[0], values[20 * step:20 * step + 20])
+        np.testing.assert_array_equal(mb.data[1], values[first + 20 * step:
+                                                         first + 20 * step + 20])
+    # truncationLength = 10: max(1, 40 / 10) = 4 slots of 10 steps (SGD still told 2)
+    source = make_source(_speech_reader(quick_e2e, *base, "truncationLength=10"), pieces=True)
+    mb = source.next_minibatch(40)["features"]
+    assert mb.lengths.tolist() == [10] * 4 and source.parallel == 2
+    np.testing.assert_array_equal(mb.data[2], values[first + second:first + second + 10])
+    # read other than by a train command: whole utterances
+    assert make_source(reader).next_minibatch(first)["features"].lengths.tolist() == [first]
 
 
 # ---------------------------------------------------------------------------------------------

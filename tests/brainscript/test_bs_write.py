@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import stadyn as sd
-from stadyn._errors import ConfigError
+from stadyn._errors import ConfigError, StadynError
 from stadyn.brainscript._runner import run
 from test_bs_runner import ONE_HIDDEN, _mnist_arrays, _write_mnist_ctf
 
@@ -105,3 +105,25 @@ def test_write_needs_an_output_path(trained, tmp_path):
     with pytest.raises(ConfigError, match="needs 'outputPath'"):
         run(path, [f"dataDir={data}", f"outputDir={out}", "command=writeOutput"],
             out=io.StringIO())
+
+
+@pytest.mark.filterwarnings("ignore:override outputDir")
+def test_write_opens_its_reader_then_the_model_then_looks_for_an_output_path(trained,
+                                                                            tmp_path):
+    # cntk.exe's DoWriteOutput (EvalActions.cpp:221-265) makes its reader first (:227), then
+    # loads the model (GetModelFromConfig, :239), then looks for 'writer' or 'outputPath'
+    # (:257-263): of several faults the first in that order is the one reported.  Until rmA37
+    # Stadyn looked for outputPath, then loaded the model, then opened the reader
+    data, out, _ = trained
+    text = _config(out).read_text().replace('outputPath = "$outputDir$/written/z"', "")
+    path = tmp_path / "bad.cntk"
+    args = [f"dataDir={data}", f"outputDir={out}", "command=writeOutput",
+            f"modelPath={tmp_path}/no_model"]
+    path.write_text(text.replace("Test-28x28_cntk_text.txt", "no_data.txt"))
+    with pytest.raises(StadynError, match="no_data.txt"):         # the reader's data file
+        run(path, args, out=io.StringIO())
+    path.write_text(text)
+    with pytest.raises(StadynError, match="no_model"):            # then the model file
+        run(path, args, out=io.StringIO())
+    with pytest.raises(ConfigError, match="needs 'outputPath'"):  # then the output path
+        run(path, args[:3], out=io.StringIO())

@@ -4,6 +4,9 @@ its copy, the forward/backward split and every rewriting pass regenerated them, 
 a plan with a backward); the trace without make_fx's torch-function metadata mode is the same
 program; the dead-code pass erases what ``eliminate_dead_code`` erases."""
 
+import logging
+import os
+
 import numpy as np
 import pytest
 import torch
@@ -199,3 +202,26 @@ def test_a_grad_op_run_without_gradients_still_differentiates():
     with torch.no_grad():
         g.forward()
     assert g.d.tolist() == [2.0, 6.0]
+
+
+
+@pytest.mark.skipif(bool(os.environ.get("TORCH_TRACE")),
+                    reason="TORCH_TRACE asks torch for its structured trace")
+def test_a_trace_under_pytest_builds_no_structured_trace_records(monkeypatch):
+    """torch describes each fake tensor for its structured trace (``torch.__trace``) whenever
+    that logger has a handler; pytest's logging plugin hangs one on every logger that does not
+    propagate, which tests/conftest.py avoids (docs/testing.md): a trace then builds none."""
+    from torch.utils._traceback import CapturedTraceback
+    summaries = []
+    original = CapturedTraceback.summary
+
+    def counted(self):
+        summaries.append(self)
+        return original(self)
+    monkeypatch.setattr(CapturedTraceback, "summary", counted)
+    trace_fake(lambda x: torch.tanh(x) * 2, torch.ones(3))     # the handler torch adds goes
+    summaries.clear()                                           # at its first record
+    trace_fake(lambda x: torch.tanh(x) * 2 + 1, torch.ones(4))
+    assert summaries == []
+    assert not [h for h in logging.getLogger("torch.__trace").handlers
+                if type(h).__module__.startswith("_pytest")]

@@ -120,12 +120,41 @@ def test_multiview10_corners_centre_and_flips():
 
 @pytest.mark.parametrize("kwargs", [
     dict(side_ratio=0.5, area_ratio=0.5), dict(side_ratio=1.5), dict(side_ratio=(0.9, 0.5)),
-    dict(crop_type="zoom"), dict(jitter_type="unilength"), dict(aspect_ratio=1.5),
+    dict(crop_type="zoom"), dict(jitter_type="unilength"), dict(aspect_ratio=0.0),
+    dict(aspect_ratio=-1.0), dict(aspect_ratio=(1.5, 1.2)),
     dict(crop_type="randomside"), dict(crop_type="randomarea", side_ratio=0.5),
 ])
 def test_invalid_crop_arguments(kwargs):
     with pytest.raises(ValueError):
         T.crop(**kwargs)
+
+
+@pytest.mark.parametrize("aspect", [1.5, (0.75, 1.3333), "0.75:1.3333", 4.0])
+def test_an_aspect_ratio_above_one_is_taken_as_cntk_takes_it(aspect):
+    # cntk.exe's CropTransformer takes any 0 < min <= max (ImageTransformers.cpp:88-93) and
+    # CNTK 2.7's crop(aspect_ratio=...) too (its ImageDeserializer refuses 0 and min > max
+    # only): the ImageNet ResNet configs' aspectRatio = 0.75:1.3333.  The window keeps its
+    # area: x = int(sqrt(area * a)), y = int(sqrt(area / a)) or the other way round (:232-244);
+    # until rmA37 "invalid aspect_ratio ...: must be in (0, 1]"
+    crop = T.crop(crop_type="randomside", side_ratio=0.5, aspect_ratio=aspect,
+                  jitter_type="uniratio")
+    lo, hi = crop.aspect_ratio
+    assert hi > 1 and lo > 0
+    seen = set()
+    for position in range(40):
+        w, h = crop.crop_window(100, 100, SampleRandom(3, 0, position))
+        a = w / h if w > h else h / w            # 50 x 50 = 2500 kept, ratio within the range
+        assert 2500 * 0.9 < w * h <= 2500 and 1 <= a <= max(hi, 1 / lo) * 1.05, (w, h)
+        seen.add(w > h)
+    assert seen == {True, False}
+    # a fixed 4/3 gives the windows 3/4 gives: int(sqrt(2500 * 4/3)) = 57, int(sqrt(1875)) = 43
+    fixed = {T.crop(side_ratio=0.5, aspect_ratio=a).crop_window(100, 100, SampleRandom(1, 0, p))
+             for a in (4 / 3, 0.75) for p in range(20)}
+    assert fixed == {(57, 43), (43, 57)}
+    # the BrainScript key (a reader's Crop transform)
+    made = T.from_config({"type": "Crop", "cropType": "RandomSide", "sideRatio": "0.08:1",
+                          "aspectRatio": "0.75:1.3333", "jitterType": "UniRatio"})
+    assert made.aspect_ratio == (0.75, 1.3333)
 
 
 # ------------------------------------------------------------------------------------ scale

@@ -12,6 +12,15 @@ each piece its slot, whether it begins its sequence and whether its sequence goe
 ``_state_carry`` reads to carry the recurrent state from one minibatch to the next in the same
 slot and to start it afresh where a sequence begins.
 
+``readerType = "HTKDeserializers"`` (CNTK 2's ``HTKMLFReader``) packs the same way
+(Source/Readers/HTKDeserializers/HTKMLFReader.cpp:72-99, 179-199); where its
+``truncationLength`` is not set (its "legacy configuration") each slot takes ``minibatchSize``
+steps and there are ``nbruttsineachrecurrentiter`` slots (``truncation_length`` None,
+``parallel``).  Its shim is a legacy reader's (IsLegacyReader, HTKDeserializers/Exports.cpp):
+SGD spreads a per-minibatch rate over ``minibatchSize x`` the parallel sequences it reports,
+``nbruttsineachrecurrentiter`` before the first minibatch (ReaderShim.cpp:79, 454-463):
+:attr:`TruncatedSequenceSource.parallel`.
+
 Each epoch starts as cntk.exe's reader starts it (``ReaderBase::StartEpoch``: the packer is
 reset, its slots emptied, TruncatedBpttPacker.cpp:155-164, and the randomizer set at ``epoch x
 epochSize`` samples, :func:`stadyn.io.start_epoch_at`); the epoch's sequences are given out
@@ -49,13 +58,20 @@ class TruncatedSequenceSource(io.MinibatchSource):
     [([2, 2], [True, True]), ([2, 1], [False, False]), ([1], [False])]
     """
 
-    def __init__(self, deserializers: Any, truncation_length: int, **kwargs: Any):
+    def __init__(self, deserializers: Any, truncation_length: int | None, parallel: int = 0,
+                 **kwargs: Any):
         super().__init__(deserializers, **kwargs)
-        self._packer = io.TruncatedPacker(self, truncation_length)
+        self._steps_per_minibatch = truncation_length is None
+        self._packer = io.TruncatedPacker(self, truncation_length or 1)
+        self.parallel = int(parallel)
+        """The parallel sequences the reader tells SGD: 0 for a ``CompositeDataReader``
+        (CompositeDataReader/Exports.cpp:26-31), ``nbruttsineachrecurrentiter`` for
+        ``HTKDeserializers`` (also its slots where ``truncation_length`` is None)."""
 
     @property
     def truncation_length(self) -> int:
-        """The steps of each slot's piece (``truncationLength``)."""
+        """The steps of each slot's piece (``truncationLength``; the last minibatch size where
+        it was made with None)."""
         return self._packer.truncation_length
 
     @property
@@ -79,6 +95,9 @@ class TruncatedSequenceSource(io.MinibatchSource):
                        num_data_partitions: int | None = None,
                        partition_index: int | None = None) -> dict:
         """The next minibatch of the epoch (``{}`` once every slot is empty)."""
+        if self._steps_per_minibatch:      # HTKMLFReader.cpp:186-195
+            self._packer.truncation_length = int(minibatch_size_in_samples)
+            minibatch_size_in_samples = int(minibatch_size_in_samples) * self.parallel
         return self._packer.next_minibatch(minibatch_size_in_samples, input_map,
                                            num_data_partitions, partition_index)
 

@@ -16,6 +16,9 @@ These readers had no ``deserializers`` list: their block names each input in a s
   with ``truncated = true`` by ``io.TruncatedUtteranceSource`` (``extra["truncated"]``):
   minibatches of ``minibatchSize`` frames of each parallel utterance, whose recurrent state
   the train command carries from minibatch to minibatch (``_state_carry``).
+  ``readerType = "HTKDeserializers"`` (CNTK 2's deserializers behind the same block) with
+  ``frameMode = false ; truncated = true`` packs CNTK 2's way instead (:func:`_bptt_mode`,
+  ``extra["bpttParallel"]`` and ``extra["truncationLength"]``).
 * LMSequenceReader: ``file`` (one sentence a line), ``wordclass`` (the vocabulary, lines
   ``id count word class``), ``unk``; a features sub-block (``dim``; ``mode = "class"`` or
   ``"softmax"``) names the input stream, the one-hot of each word; of the two label sub-blocks
@@ -29,10 +32,9 @@ These readers had no ``deserializers`` list: their block names each input in a s
   the minibatch size, from the same source (cntk.exe's grouping).
 
 What Stadyn does not do is refused with a ConfigError naming the key when the reader is opened
-(the block itself is still read, so a survey of configs sees every other gap): truncated
-back-propagation with ``readerType = "HTKDeserializers"``, ``nbruttsineachrecurrentiter``
-changing from epoch to epoch, lattices (``denlatTocFile``), ``prefixPathInSCP``,
-``mode = "nce"``.
+(the block itself is still read, so a survey of configs sees every other gap):
+``nbruttsineachrecurrentiter`` changing from epoch to epoch, lattices (``denlatTocFile``),
+``prefixPathInSCP``, ``mode = "nce"``.
 """
 
 from __future__ import annotations
@@ -176,15 +178,13 @@ def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
         extra.update(_utterance_mode(rec, reader, counts))
         if truncated:
             extra["truncated"] = True
-    elif truncated:
-        refused.append(("truncated", _err(
-            f"{reader}: 'truncated = true' (truncated back-propagation through time) is read by "
-            "readerType = \"HTKMLFReader\" only", rec, "truncated")))
+    elif truncated:                 # HTKDeserializers, frameMode = false
+        extra.update(_bptt_mode(rec, reader, counts))
     made = [LegacyDeserializer("HTKFeatureDeserializer", streams=features)]
     made += [LegacyDeserializer("HTKMLFDeserializer", streams=[s]) for s in labels]
     consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated",
                                                     "nbruttsineachrecurrentiter",
-                                                    "maxUtteranceLength"}
+                                                    "maxUtteranceLength", "truncationLength"}
     return LegacyReader(made, consumed, _randomize(rec, reader), extra, refused)
 
 
@@ -192,6 +192,21 @@ def _utterance_mode(rec: ConfigRecord, reader: str, counts: list[str]) -> dict[s
     """HTKMLFReader's whole-utterance minibatches: the settings of its
     :class:`~stadyn.io.UtteranceSource` (parallel sequences; the randomization window in
     frames, None for ``auto``)."""
+    parallel = _parallel(rec, reader, counts)
+    method = str(rec.lookup("readMethod", "blockRandomize")).lower()
+    if method == "rollingwindow":
+        raise _err(f"{reader}: readMethod = \"rollingWindow\" reads frames; frameMode = false "
+                   "needs readMethod = \"blockRandomize\"", rec, "readMethod")
+    _randomize(rec, reader)                    # checks randomize and readMethod first
+    window = str(rec.lookup("randomize", "auto")).lower()
+    longest = _positive(rec, reader, "maxUtteranceLength", 10000)
+    return {"parallelSequences": parallel, "maxUtteranceLength": longest,
+            "randomizationRange": None if window in ("auto", "true", "none", "false")
+            else to_int(window)}
+
+
+def _parallel(rec: ConfigRecord, reader: str, counts: list[str]) -> int:
+    """``nbruttsineachrecurrentiter``: one whole number >= 1 (1 where it is not set)."""
     if len(set(counts)) > 1:
         raise _err(f"{reader}: 'nbruttsineachrecurrentiter' changing from epoch to epoch "
                    f"('{':'.join(counts)}') is not supported; give one number", rec,
@@ -203,16 +218,25 @@ def _utterance_mode(rec: ConfigRecord, reader: str, counts: list[str]) -> dict[s
     if parallel < 1:
         raise _err(f"{reader}: 'nbruttsineachrecurrentiter' must be a whole number >= 1, got "
                    f"'{counts[0]}'", rec, "nbruttsineachrecurrentiter")
-    method = str(rec.lookup("readMethod", "blockRandomize")).lower()
-    if method == "rollingwindow":
-        raise _err(f"{reader}: readMethod = \"rollingWindow\" reads frames; frameMode = false "
-                   "needs readMethod = \"blockRandomize\"", rec, "readMethod")
-    _randomize(rec, reader)                    # checks randomize and readMethod first
-    window = str(rec.lookup("randomize", "auto")).lower()
-    longest = _positive(rec, reader, "maxUtteranceLength", 10000)
-    return {"parallelSequences": parallel, "maxUtteranceLength": longest,
-            "randomizationRange": None if window in ("auto", "true", "none", "false")
-            else to_int(window)}
+    return parallel
+
+
+def _bptt_mode(rec: ConfigRecord, reader: str, counts: list[str]) -> dict[str, Any]:
+    """``readerType = "HTKDeserializers"``'s ``truncated = true`` (frameMode = false): CNTK 2's
+    truncated BPTT packer (Source/Readers/HTKDeserializers/HTKMLFReader.cpp:72-99, 179-199),
+    read by :class:`~._bptt_source.TruncatedSequenceSource`: ``truncationLength`` steps a slot
+    in ``max(1, minibatchSize / truncationLength)`` slots, or where it is not set (0, "legacy
+    configuration"), ``minibatchSize`` steps in ``nbruttsineachrecurrentiter`` slots."""
+    length = rec.lookup("truncationLength", 0)
+    try:
+        length = to_int(str(length))
+    except ValueError:
+        length = -1
+    if length < 0:
+        raise _err(f"{reader}: 'truncationLength' must be a whole number >= 0, got "
+                   f"'{rec.lookup('truncationLength', 0)}'", rec, "truncationLength")
+    return {"truncated": True, "bpttParallel": _parallel(rec, reader, counts),
+            "truncationLength": length}
 
 
 def _is_label(sub: ConfigRecord) -> bool:

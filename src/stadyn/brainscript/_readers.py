@@ -322,10 +322,19 @@ class OpenedReaders:
              found: frozenset[str]) -> None:
         self._kept.append((reader, made, found))
 
-    def take(self, reader: Any) -> list[io.Deserializer] | None:
-        """The block's opened deserializers, handed over (None where none are kept)."""
+    def take(self, reader: Any, *, remember: bool = False) -> list[io.Deserializer] | None:
+        """The block's opened deserializers, handed over (None where none are kept); with
+        ``remember``, what :func:`sequence_streams` found stays known for the block (a later
+        look does not open it again)."""
         i = self._find(reader)
-        return None if i is None else self._kept.pop(i)[1]
+        if i is None:
+            return None
+        block, made, found = self._kept[i]
+        if remember:
+            self._kept[i] = (block, [], found)
+        else:
+            del self._kept[i]
+        return made
 
     def close(self) -> None:
         for _, made, _ in self._kept:
@@ -446,6 +455,11 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
     if truncation and pieces:       # truncated BPTT (_bptt_source), for a train command
         return TruncatedSequenceSource(made, truncation, randomize=reader.randomize,
                                        randomization_seed=seed, **window)
+    if reader.extra.get("bpttParallel") is not None and pieces:     # HTKDeserializers'
+        return TruncatedSequenceSource(made, int(reader.extra["truncationLength"]) or None,
+                                       int(reader.extra["bpttParallel"]),
+                                       randomize=reader.randomize, randomization_seed=seed,
+                                       **window)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=frame_mode, **window)

@@ -71,7 +71,7 @@ from ._sgd import (EpochClock, block_momentum, data_parallel_bits, disable_reg_i
                    distributed_reading, keep_checkpoint_files, make_learners, quantized_bits)
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
-from ._write import MINIBATCH_SUMS, write_format, write_outputs
+from ._write_command import write_command
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
            "format_criterion"]
@@ -219,7 +219,8 @@ class _Runner:
             # a rate or momentum per minibatch is per minibatchSize x the reader's parallel
             # sequences (SGD.h:142-158); CNTK 2's readers say 0 (Exports.cpp:26-31 of
             # CompositeDataReader): cntk.exe's RuntimeError (_sgd.effective_minibatch_size)
-            legacy = isinstance(source, (io.UtteranceSource, io.LMSentenceSource))
+            legacy = isinstance(source, (io.UtteranceSource, io.LMSentenceSource,
+                                         TruncatedSequenceSource))   # (its .parallel: 0 too)
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel if legacy else
                                       0 if is_composite(cmd.reader) else 1)
         reader_loc = record_loc(rec, "reader")
@@ -378,49 +379,8 @@ class _Runner:
 
     # -- write --------------------------------------------------------------------------------
     def write(self, cmd: CommandConfig) -> dict[str, Any]:
-        """CNTK's ``write`` action (:mod:`._write`)."""
-        rec = cmd.record
-        if cmd.output_path is None:
-            raise ConfigError(f"command '{cmd.name}' (action write) needs 'outputPath' (CNTK's "
-                              "'writer' block is not supported)", *record_loc(rec, "action"))
-        network = self._trained_network(cmd)
-        if cmd.output_node_names:
-            nodes = [network.node(n, record_loc(rec, "outputNodeNames"))
-                     for n in cmd.output_node_names]
-        else:
-            nodes = list(network.output_nodes)
-            if not nodes:
-                raise ConfigError("the network declares no output node (outputNodes = (z)); "
-                                  "name them with outputNodeNames", *record_loc(rec, "action"))
-        names = [network.name(n) for n in nodes]
-        if not network.inputs_of(nodes):
-            # cntk.exe's loop is its reader's, asked for the streams of the Inputs the nodes
-            # read (SimpleOutputWriter.h:155, 195, 215, 233): of none, ReaderShim::GetMinibatch
-            # reads the first of no inputs (ReaderShim.cpp:260), undefined.  cntk.exe has by
-            # then opened the output files (SimpleOutputWriter.h:210) and written their
-            # prologue (:224): Stadyn refuses before writing any (before bs28 it wrote empty
-            # files and 'Total Samples Evaluated = 0')
-            raise ConfigError(
-                f"command '{cmd.name}' (action write): the nodes written ({', '.join(names)}) "
-                "read no Input, so the reader gives them no minibatch (cntk.exe asks its reader "
-                "for no stream and reads the first of none, undefined: ReaderShim.cpp:260, "
-                "after opening the output files and writing their prologue); no file is "
-                "written; write a node computed from the data beside them (each is then "
-                "written once a minibatch)",
-                *record_loc(rec, "outputNodeNames" if cmd.output_node_names else "action"))
-        fmt = write_format(rec, cmd.reader)
-        # (the command's reader reads in file order, in sequences: _blocks.py, written_reader)
-        source = make_source(cmd.reader, max_sweeps=1, warn=self.log.raw,
-                             opened=self.opened.take(cmd.reader))
-        inputs = network.input_source(nodes, source, record_loc(rec, "reader"), cmd.name)
-        try:
-            return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
-                                 cmd.epoch_size, cmd.output_path, fmt, self.log,
-                                 batched=network.library.has_batch_axis,
-                                 summed=lambda n: network.library.operation_of(n)
-                                 in MINIBATCH_SUMS)
-        finally:
-            source.close()
+        """CNTK's ``write`` action (:mod:`._write_command`)."""
+        return write_command(cmd, self._trained_network, self.log, self.opened)
 
     # -- edit ---------------------------------------------------------------------------------
     def edit(self, cmd: CommandConfig) -> str | None:

@@ -90,6 +90,7 @@ from ._shared_values import (hand_out, handed_out, on_renew, read_value_of, rene
 from ._tensors import data_of, grad_of
 from ._variable_arrays import drop_own_grad, keep_own_grad
 from ._reader_order import backward_order
+from ._late_views import holds_array_of
 
 __all__ = [
     # the IR
@@ -99,7 +100,7 @@ __all__ = [
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "handed_out", "set_output", "read_value_of", "value_holder", "renew_value",
     "on_renew", "run_before", "keep_own_grad", "drop_own_grad", "backward_order",
-    "numpy_reader", "viewed",
+    "numpy_reader", "viewed", "holds_array_of",
     # modes, phase, contexts, scopes
     "raised_by_user_code",
     "auto_forward", "set_auto_forward", "get_auto_forward", "training", "is_training",

@@ -31,6 +31,7 @@ from ._scope import current_scope
 from ._sequence import propagate
 from ._shape_cache import key as shape_key
 from ._shape_cache import store as store_shapes
+from ._static_boundary import boundary_value
 from ._subgraph import run_tensor
 from ._tensors import data_of
 from ._variable import Variable
@@ -193,7 +194,10 @@ def _eager_value(v: Variable):
     freed reads as the zeros its ``.d`` shows (NNabla's op reads the freed memory, whatever it
     holds: nnabla-examples' VQ-VAE draws its reconstructions from an output so cleared)."""
     t = _value(v)
-    return Variable.data.fget(v) if t is None else t
+    if t is None:
+        t = Variable.data.fget(v)
+    # a static graph's output: a stand-in carrying its gradient back (_static_boundary.py)
+    return t if t.requires_grad or v.parent is None else boundary_value(v, t)
 
 
 def infer_from_values(spec, args: tuple, kwargs: dict):

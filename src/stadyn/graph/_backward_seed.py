@@ -17,7 +17,7 @@ import torch
 
 from ._variable import Variable
 
-__all__ = ["backward_seed", "is_unit_seed", "input_seeds"]
+__all__ = ["backward_seed", "is_unit_seed", "input_seeds", "unit_inputs", "filled_with_ones"]
 
 
 def backward_seed(var: Variable, grad: Any, like: torch.Tensor) -> torch.Tensor:
@@ -59,6 +59,76 @@ def input_seeds(root: Variable) -> dict[int, tuple[Variable, torch.Tensor]]:
     if node is None or node.spec.seeds_inputs is None or not node.spec.seeds_inputs(node.attrs):
         return {}
     return {id(v): (v, v._grad_buffer().clone()) for v in node.inputs if v.parent is not None}
+
+
+def unit_inputs(root: Variable) -> list[Variable]:
+    """The inputs whose gradients a backward from ``root`` fills with 1: where ``root``'s op
+    declares ``OpSpec.seeds_inputs`` and it does not hold for the call (NNabla 1.39's
+    ``sink(one_input_grad=True)``, whose ``Sink::backward_impl`` runs ``inp->grad()->fill(1)``
+    on each input, src/nbla/function/generic/sink.cpp:41: the value is set, not added, a leaf's
+    too, and the functions below add to it), each input once.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> a, b = sd.Variable((2,)), sd.Variable(())
+        >>> none = unit_inputs(F.sink(a, one_input_grad=False))
+        >>> [v is a for v in unit_inputs(F.sink(a, b, a))], none
+        ([True, False], [])
+    """
+    node = root.parent
+    if node is None or node.spec.seeds_inputs is None or node.spec.seeds_inputs(node.attrs):
+        return []
+    return list({id(v): v for v in node.inputs if isinstance(v, Variable)}.values())
+
+
+class filled_with_ones:
+    """Around a backward from a root whose inputs' gradients its op fills with 1
+    (:func:`unit_inputs`): a leaf input's gradient is zeroed first (the backward then adds the 1
+    and what the functions below give into it), and an op output's that the backward did not
+    write (the root's forward ran the input as a root of its own, whose gradient a plan does not
+    keep) is filled with 1 after.
+
+    Example:
+        >>> import numpy as np, stadyn as sd, stadyn.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.ones(2), need_grad=True)
+        >>> x.g = 5.0
+        >>> l = F.sum(x * 2.0); s = F.sink(l, x)
+        >>> s.forward()
+        >>> with filled_with_ones(unit_inputs(s)):
+        ...     s.backward()
+        >>> x.g.tolist(), float(l.g)
+        ([3.0, 3.0], 1.0)
+    """
+
+    __slots__ = ("inputs", "before")
+
+    def __init__(self, inputs: list[Variable]):
+        self.inputs = inputs
+        self.before: list = []
+
+    def __enter__(self) -> "filled_with_ones":
+        for v in self.inputs:
+            g = Variable.grad.fget(v)
+            if v.parent is None and v._data is not None and v._data.requires_grad \
+                    and g is not None:
+                with torch.no_grad():
+                    g.zero_()
+            self.before.append((g, None if g is None else g._version))
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if exc[0] is not None:
+            return
+        for v, (g, version) in zip(self.inputs, self.before):
+            if v.parent is None or v._data is None or not v._data.is_floating_point():
+                continue
+            if v._grad is not g or (g is not None and g._version != version):
+                continue                    # written by the backward
+            if g is not None and g.shape == v._data.shape:
+                with torch.no_grad():
+                    g.fill_(1)
+            else:
+                v._grad = torch.ones_like(v._data.detach())
 
 
 def is_unit_seed(grad: Any, like: torch.Tensor) -> bool:

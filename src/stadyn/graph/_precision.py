@@ -67,12 +67,23 @@ def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict
         >>> cast_for_node(node, None, [torch.zeros(2, dtype=torch.float16)], {})[0][0].dtype
         torch.float32
     """
-    half = half_of(node, current)
+    bound = node.context
+    half = current if bound is None else bound.half_dtype
     if half is not None:
         return cast_arguments(node.spec.precision, args, kwargs, half)
-    if node.context is not None:
-        return cast_arguments(_float_context_cast(node), args, kwargs, torch.float32)
-    return args, kwargs
+    # A float context bound (every NNabla function's): only a half argument is cast, and
+    # there rarely is one: looked for before any list is made (the dynamic hot path).
+    if bound is None or not (_has_half(args) or (kwargs and _has_half(kwargs.values()))):
+        return args, kwargs
+    return cast_arguments(_float_context_cast(node), args, kwargs, torch.float32)
+
+
+def _has_half(values) -> bool:
+    """Whether one of ``values`` is an fp16 or bf16 tensor."""
+    for a in values:
+        if isinstance(a, torch.Tensor) and a.dtype in _HALF:
+            return True
+    return False
 
 
 def _float_context_cast(node) -> str:

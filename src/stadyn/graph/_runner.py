@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import contextlib
 import math
+import re
 import time
 import warnings
 from collections import OrderedDict
@@ -60,16 +61,17 @@ from ._labels import BUILD_LABEL, LABEL_PREFIX
 from ._numerics import _policy as _checks
 from ._layout import plan_layout
 from ._plan import EagerPlan, StaticPlan, build_plan, needs_backward_pass
-from ._backward_seed import backward_seed
+from ._backward_seed import backward_seed, filled_with_ones, unit_inputs
 from ._deferred_backward import Deferred, deferrable, outputs_held
 from ._draw_states import drawing, keep, replays, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
 from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
                           structure)
+from ._static_boundary import seed_output, static_seeds
 from ._subgraph import Subgraph
 from ._tracing import collector_paused
 from ._trial_plan import TrialPlan
-from ._variable import Variable
+from ._variable import topological_nodes, Variable
 from ._versions import gradient_marks_version, graph_version, layout_version
 
 __all__ = ["run_forward", "forward_all", "backward", "MAX_PLANS", "MAX_TRIALS", "BUILD_RUNS"]
@@ -84,6 +86,8 @@ MAX_TRIALS = 64
 #: run: one holding a loop, a first evaluation and a new shape of a graph with a plan, too
 #: (docs/performance.md).
 BUILD_RUNS = 50
+
+_FORWARD_AGAIN = "backward() from a Variable that was not the root of its last forward"
 
 #: A structure not looked for yet (``structure`` gives None for a graph it cannot key).
 _UNSEEN = object()
@@ -433,6 +437,17 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
         >>> w.g.tolist()
         [2.0, 4.0]
     """
+    units = unit_inputs(var)     # sink(one_input_grad=True): its inputs' gradients are 1
+    if not units:
+        _backward(var, grad, clear_buffer, function_pre_hook, function_post_hook)
+        return
+    with filled_with_ones(units):
+        _backward(var, grad, clear_buffer, function_pre_hook, function_post_hook)
+
+
+def _backward(var: Variable, grad: Any, clear_buffer: bool, function_pre_hook,
+              function_post_hook) -> None:
+    """:func:`backward`, its inputs' gradients of a ``sink`` aside."""
     plan = var._plan
     if plan is not None and (function_pre_hook or function_post_hook):
         if not isinstance(plan, HookedPlan) or plan.saved is None:
@@ -475,14 +490,23 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
              and marks_changed_since_run(var.parent))   # an eager run's history, marks since
     if data is not None and data.grad_fn is not None and not stale:
         autograd_backward(var, data, grad, clear_buffer)
+        # dynamic ops that read static outputs: on into their plans (_static_boundary.py)
+        seeds = static_seeds(topological_nodes([var]))
+        for k, (u, seed, below) in enumerate(seeds):
+            seed_output(u, seed, below)
+            # (a plan with several of them as roots clears its buffers after the last; an
+            # inner output of a plan runs its part again, unasked for: no warning of it)
+            with warnings.catch_warnings():
+                warnings.filterwarnings("ignore", re.escape(_FORWARD_AGAIN), RuntimeWarning)
+                backward(u, seed, clear_buffer and k == len(seeds) - 1)
         return
     if var.parent is None or (plan is not None and not plan.has_backward):
         return  # nothing this Variable depends on needs a gradient
     if plan is None and data is not None and var.parent.ran_under is not None:
         return  # computed in dynamic mode by ops none of which took part: NNabla's nothing
     if type(var).warns_forward_again:
-        warnings.warn("backward() from a Variable that was not the root of its last forward "
-                      "re-runs its forward first", RuntimeWarning, stacklevel=3)
+        warnings.warn(_FORWARD_AGAIN + " re-runs its forward first", RuntimeWarning,
+                      stacklevel=3)
     graph = Subgraph([var])         # (its nodes in order, and the leaves a stale run guards)
     nodes = graph.nodes
     # the run draws what the last forward of these ops drew (NNabla's backward reads the masks
@@ -495,7 +519,7 @@ def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,
           guarded(graph.leaves, replays(nodes)) if stale
           else contextlib.nullcontext()):
         run_forward([var], function_pre_hook=hook)
-    backward(var, grad, clear_buffer)
+    _backward(var, grad, clear_buffer, None, None)
 
 
 def _with_backward(plan: StaticPlan) -> StaticPlan:

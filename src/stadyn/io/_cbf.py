@@ -142,7 +142,8 @@ class CBFDeserializer(Deserializer):
             if not 12 <= offset <= self._chunk_starts[k + 1]:
                 raise DataError(f"chunk {k} starts at byte {offset}, outside the data", self.path)
         self._apply(streams or {})
-        self._h_chunk: tuple[int, list[dict[str, np.ndarray]]] | None = None
+        self._h_chunk: tuple[int, list[dict[str, np.ndarray]],
+                             list[dict[str, np.ndarray]]] | None = None
         self._lengths = np.concatenate([self._sequence_lengths(k) for k in range(chunks)]) \
             if chunks else np.zeros(0, np.int64)
 
@@ -182,10 +183,16 @@ class CBFDeserializer(Deserializer):
         return _Reader(data, self.path, what=f"chunk {k}").array(np.dtype("<u4"), count) \
             .astype(np.int64)
 
-    def _parse_chunk(self, k: int) -> list[dict[str, np.ndarray]]:
+    def _parse_chunk(self, k: int) -> tuple[list[dict[str, np.ndarray]],
+                                            list[dict[str, np.ndarray]]]:
+        """Each sequence of chunk ``k``: its streams' dense samples, and the zeros a sparse
+        stream's samples store (bool, the samples' shape; only where there are any), which
+        CNTK 2.7's CBF reader keeps as entries of its sparse data, as its CTF reader does
+        (a weight multiplied by it has a block of the row-sparse gradient for their rows)."""
         count = int(self._first_seq[k + 1] - self._first_seq[k])
         r = _Reader(self._chunk_bytes(k), self.path, 4 * count, f"chunk {k}")
         out: list[dict[str, np.ndarray]] = [{} for _ in range(count)]
+        zeros: list[dict[str, np.ndarray]] = [{} for _ in range(count)]
         for inp in self._inputs:
             for s in range(count):
                 samples = r.take("I")[0]
@@ -210,15 +217,22 @@ class CBFDeserializer(Deserializer):
                                     f"dimension {inp.dim} are too many values to deliver dense "
                                     f"(over {_MAX_DENSE})", self.path)
                 dense = np.zeros((samples, inp.dim), dtype=np.float32)
-                dense[np.repeat(np.arange(samples), per_sample), rows] = values
+                at = np.repeat(np.arange(samples), per_sample)
+                dense[at, rows] = values
                 out[s][inp.stream] = dense
-        return out
+                if (values == 0).any():
+                    mask = np.zeros(dense.shape, bool)
+                    mask[at[values == 0], rows[values == 0]] = True
+                    zeros[s][inp.stream] = mask & (dense == 0)
+        return out, zeros
 
-    def _sequence(self, i: int) -> dict[str, np.ndarray]:
+    def _sequence(self, i: int) -> tuple[dict[str, np.ndarray], dict[str, np.ndarray]]:
+        """Sequence ``i``'s streams and its sparse streams' stored zeros (:meth:`_parse_chunk`)."""
         k = int(np.searchsorted(self._first_seq, i, side="right")) - 1
         if self._h_chunk is None or self._h_chunk[0] != k:
-            self._h_chunk = (k, self._parse_chunk(k))
-        return self._h_chunk[1][i - int(self._first_seq[k])]
+            self._h_chunk = (k, *self._parse_chunk(k))
+        j = i - int(self._first_seq[k])
+        return self._h_chunk[1][j], self._h_chunk[2][j]
 
     def close(self) -> None:
         self._h_chunk = None
@@ -240,8 +254,15 @@ class CBFDeserializer(Deserializer):
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         seqs = [self._sequence(int(i)) for i in ids]
-        return {inp.stream: pad_sequences([s[inp.stream] for s in seqs], (inp.dim,),
-                                          np.dtype(np.float32)) for inp in self._inputs}
+        out = {}
+        for inp in self._inputs:
+            out[inp.stream] = pad_sequences([s[inp.stream] for s, _ in seqs], (inp.dim,),
+                                            np.dtype(np.float32))
+            if any(inp.stream in z for _, z in seqs):
+                out[inp.stream].stored = pad_sequences(
+                    [z.get(inp.stream, np.zeros(s[inp.stream].shape, bool)) for s, z in seqs],
+                    (inp.dim,), np.dtype(bool)).data
+        return out
 
 
 def write_cbf(path: str | os.PathLike, streams: Mapping[str, Sequence[np.ndarray]],

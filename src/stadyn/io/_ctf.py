@@ -245,9 +245,9 @@ def _stored_zeros(field: InputField, text: str, parsed: np.ndarray) -> "np.ndarr
     dense).  CNTK 2.7's reader keeps such an entry in its sparse data (TextParser.cpp:
     860-861 append every ``index:value`` it reads, zeros too), so the gradient of a
     weight multiplied by it has a block for its row, which the learners update."""
+    if not field.sparse or np.count_nonzero(parsed) == text.count(":"):
+        return None         # (dense, or as many non-zeros as entries: the common case)
     tokens = text.split()
-    if not field.sparse or np.count_nonzero(parsed) == len(tokens):
-        return None
     flat = parsed.reshape(-1)
     given = np.fromiter((int(t.partition(":")[0]) for t in tokens), np.int64, len(tokens))
     zero = given[flat[given] == 0]
@@ -509,7 +509,8 @@ class CTFDeserializer(Deserializer):
     def _parse_sequence(self, i: int, counted: bool = True,
                         zeros: "dict[str, list] | None" = None) -> dict[str, list[np.ndarray]]:
         """Each stream's samples of sequence ``i``; ``zeros``, where given, gets each
-        stream's stored zeros (a list as long as its samples: :func:`_stored_zeros`)."""
+        stream's stored zeros (``(step, mask)`` of the samples storing any:
+        :func:`_stored_zeros`)."""
         raw = self._raw(i)
         first = int(self._index.first_lines[i])
         out: dict[str, list[np.ndarray]] = {f.stream: [] for f in self._fields.values()}
@@ -535,8 +536,9 @@ class CTFDeserializer(Deserializer):
                     twice.setdefault(name, line_no)
                 seen.add(name)
                 out[self._fields[name].stream].append(values)
-                if zeros is not None:
-                    zeros.setdefault(self._fields[name].stream, []).append(stored)
+                if zeros is not None and stored is not None:   # (step, its stored zeros)
+                    stream = self._fields[name].stream
+                    zeros.setdefault(stream, []).append((len(out[stream]) - 1, stored))
             if self._sequence_mode and not samples:   # TryReadRow: "Could not read a row"
                 bare.append(line_no)
             if not self._sequence_mode and not ignored:
@@ -602,13 +604,15 @@ class CTFDeserializer(Deserializer):
 
 def _stored_batch(field: InputField, zeros: list[list], shape: tuple[int, ...],
                   sequences: bool) -> "np.ndarray | None":
-    """The stored zeros of a batch of ``shape`` (each sequence's samples' masks, None for
-    one storing none), or None where no sample stores one."""
-    if not field.sparse or not any(m is not None for z in zeros for m in z):
+    """The stored zeros of a batch of ``shape`` (each sequence's ``(step, mask)`` of the
+    samples storing any), or None where no sample stores one."""
+    if not field.sparse or not any(zeros):
         return None
     out = np.zeros(shape, bool)
     for k, z in enumerate(zeros):
-        for t, m in enumerate(z if sequences else z[:1]):
-            if m is not None:
-                out[(k, t) if sequences else k] = m
+        for t, m in z:
+            if sequences:
+                out[k, t] = m
+            elif t == 0:
+                out[k] = m
     return out

@@ -25,7 +25,8 @@ Range = tuple[float, float]
 
 
 def _as_range(value: Any, name: str, low_open: float, high: float, allow_zero: bool) -> Range:
-    """A number, a (min, max) pair or a 'min:max' string -> (min, max), validated."""
+    """A number, a (min, max) pair or a 'min:max' string -> (min, max), validated: in
+    ``(low_open, high]`` (``high`` inf: any ``min > low_open``) with ``min <= max``."""
     if isinstance(value, str):
         parts = value.split(":")
         try:
@@ -44,8 +45,8 @@ def _as_range(value: Any, name: str, low_open: float, high: float, allow_zero: b
     if allow_zero and lo == 0.0 and hi == 0.0:
         return (0.0, 0.0)
     if not (low_open < lo <= hi <= high):
-        raise ValueError(f"invalid {name} {value!r}: must be in ({low_open:g}, {high:g}] with "
-                         f"min <= max")
+        where = f"> {low_open:g}" if math.isinf(high) else f"in ({low_open:g}, {high:g}]"
+        raise ValueError(f"invalid {name} {value!r}: must be {where} with min <= max")
     return (lo, hi)
 
 
@@ -101,7 +102,10 @@ class Crop(Transform):
         self.crop_size = self._parse_size(crop_size)
         self.side_ratio = _as_range(side_ratio, "side_ratio", 0.0, 1.0, allow_zero=True)
         self.area_ratio = _as_range(area_ratio, "area_ratio", 0.0, 1.0, allow_zero=True)
-        self.aspect_ratio = _as_range(aspect_ratio, "aspect_ratio", 0.0, 1.0, allow_zero=False)
+        # any 0 < min <= max, as cntk.exe's CropTransformer (ImageTransformers.cpp:88-93) and
+        # CNTK 2.7's crop(aspect_ratio=...): a ratio a > 1 gives the windows 1 / a gives
+        self.aspect_ratio = _as_range(aspect_ratio, "aspect_ratio", 0.0, math.inf,
+                                      allow_zero=False)
         if self.side_ratio[1] > 0 and self.area_ratio[1] > 0:
             raise ValueError("side_ratio and area_ratio cannot both be given")
         jitter = str(jitter_type).lower()
@@ -151,8 +155,9 @@ class Crop(Transform):
             aspect = self._jitter(self.aspect_ratio, rng)
             if aspect != 1.0:
                 area = cw * ch
-                long_side, short_side = int(math.sqrt(area / aspect)), int(math.sqrt(area * aspect))
-                cw, ch = (short_side, long_side) if rng.bernoulli() else (long_side, short_side)
+                # ImageTransformers.cpp:232-244: the first way round x = sqrt(area * a)
+                times, over = int(math.sqrt(area * aspect)), int(math.sqrt(area / aspect))
+                cw, ch = (times, over) if rng.bernoulli() else (over, times)
             cw, ch = max(cw, 1), max(ch, 1)
             if cw <= width and ch <= height:
                 return cw, ch
@@ -351,8 +356,10 @@ def crop(crop_type: str = "center", crop_size: int | Sequence[int] | str = 0,
         side_ratio: window side = round(min(H, W) * r), a square; r in (0, 1], a number or a
             (min, max) range.
         area_ratio: window side = round(sqrt(H * W * r)); exclusive with ``side_ratio``.
-        aspect_ratio: in (0, 1]; the window keeps its area and becomes w x h with w/h = a or h/w
-            = a, each with probability 0.5.
+        aspect_ratio: > 0, a number or a (min, max) range (usually in (0, 1]; 4/3 deforms as
+            3/4 does, as in CNTK 2.7); the window keeps its area and becomes
+            ``int(sqrt(area * a))`` by ``int(sqrt(area / a))`` (w x h) or ``h x w``, each with
+            probability 0.5.
         jitter_type: 'none' takes the minimum of each range, 'uniratio' draws uniformly.
         ratio: the 2017-beta name of ``side_ratio``.
         hflip: flip horizontally with p = 0.5; by default on for the random crops.

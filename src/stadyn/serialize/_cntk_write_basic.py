@@ -84,11 +84,13 @@ def _affine(w, ins, uids, attrs, out, name):
                        else name)
     if bias is None:
         return times
-    if w.layer_kind in ("LSTM", "GRU") or w.step_kind in ("LSTM", "GRU"):
+    if (w.layer_kind if w.in_layer else w.step_kind) in ("LSTM", "GRU"):
         # (CNTK 2.7's LSTM and GRU add the bias first, b + times(x, W), layers/blocks.py: the
         # order CNTK shows the layer's parameters in once its file is loaded, [b, W, H]; an
         # LSTM step written op by op in a recurrence's block too, return_full_state's, and a
-        # GRU step written op by op, a self-stabilized one's: [b, W, H, alpha, H1])
+        # GRU step written op by op, a self-stabilized one's: [b, W, H, alpha, H1].  A Dense
+        # block a step applies before its GRU cell is the Dense's, times(x, W) + b: CNTK 2.7
+        # lists it [W, b], tests/fixtures/cntk_step_dense37)
         return w.function("Plus", [uids[2], times + "_Output_0"], name=name)
     return w.function("Plus", [times + "_Output_0", uids[2]], name=name)
 

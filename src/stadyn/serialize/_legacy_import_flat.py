@@ -183,19 +183,22 @@ class FlatBuilding:
 _PYTHON_SWAPPED = frozenset({"Times", "TransposeTimes", "Gather"})
 
 
-def cntk_leaf_order(functions, starts) -> list[str]:
+def cntk_leaf_order(functions, starts, python_order: bool = True) -> list[str]:
     """The leaves ``functions`` (a CNTK file's graph) read -- the names no function of them
     makes -- in the order CNTK 2.7 meets them when it lists a Function's arguments: depth
     first from ``starts`` (functions' names, or names of what they make), each function's
     operands in Python's order (those of a ``Times``, ``TransposeTimes`` and ``Gather`` are
     stored the other way round), a function walked once, a leaf listed where first met.
+    ``python_order`` False: each function's operands as stored, the order of CNTK's
+    ``parameters`` and ``constants`` (``Parameters()`` filters ``Inputs(false)``:
+    CNTKLibrary.h:3367, 3612-3616), which meets ``times(x, W)``'s ``W`` before ``x``.
 
     Example:
         >>> from stadyn.serialize import LegacyFunction, cntk_leaf_order
         >>> fs = [LegacyFunction("t", "Times", ("W", "x"), ("t0",)),
         ...       LegacyFunction("p", "Plus", ("t0", "b"), ("y",))]
-        >>> cntk_leaf_order(fs, ["p"])
-        ['x', 'W', 'b']
+        >>> cntk_leaf_order(fs, ["p"]), cntk_leaf_order(fs, ["p"], python_order=False)
+        (['x', 'W', 'b'], ['W', 'x', 'b'])
     """
     made_by = {o: f for f in functions for o in f.outputs}
     by_name = {f.name: f for f in functions}
@@ -215,7 +218,7 @@ def cntk_leaf_order(functions, starts) -> list[str]:
             continue
         walked.add(f.name)
         operands = list(f.inputs)
-        if f.type in _PYTHON_SWAPPED and len(operands) == 2:
+        if python_order and f.type in _PYTHON_SWAPPED and len(operands) == 2:
             operands.reverse()
         todo.extend(reversed(operands))     # (the first operand walked first)
     return met

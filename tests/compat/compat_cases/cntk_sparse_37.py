@@ -264,3 +264,107 @@ def reader_sparse_streams(C, r, np):
     r.touch("cntk.io.MinibatchSource.next_minibatch", "cntk.io.MinibatchData.as_sequences",
             "cntk.io.MinibatchData.data", "cntk.Value.as_sequences")
     return res
+
+
+# dense data as CNTK 2.7's Value.create lays it out (core.py:413-440: one array is one
+# NDArrayView whose leading axes are the dynamic ones, a list's entries are sequences):
+# (name, input shape, sequence input, data)
+def _dense_feeds(np):
+    def ones(*shape):
+        return np.arange(np.prod(shape), dtype=np.float32).reshape(shape) / 10
+    return [
+        ("seq_steps", 5, True, lambda: ones(2, 5)),
+        ("seq_one_step", 5, True, lambda: ones(5)),
+        ("seq_batch", 5, True, lambda: ones(3, 2, 5)),
+        ("seq_list", 5, True, lambda: [ones(2, 5), ones(1, 5)]),
+        ("seq_value_batch", 5, True, lambda: "value"),
+        ("seq_rank2_one_step", (3, 5), True, lambda: ones(3, 5)),
+        ("seq_rank2_steps", (3, 5), True, lambda: ones(2, 3, 5)),
+        ("rows_one_sample", 5, False, lambda: ones(5)),
+        ("rows_list_of_one_rows", 5, False, lambda: [ones(1, 5), ones(1, 5)]),
+        ("rows_list_of_two_rows", 5, False, lambda: [ones(2, 5)]),
+        ("rank2_one_sample", (3, 5), False, lambda: ones(3, 5)),
+        ("rank2_batch", (3, 5), False, lambda: ones(2, 3, 5)),
+    ]
+
+
+@cntk_case(name="sparse_37__trainer_dense_layouts",
+           names=["cntk.Trainer", "cntk.sequence.input_variable", "cntk.input_variable",
+                  "cntk.Value", "cntk.ops.sequence.past_value"],
+           note="one dense array (of the sample's shape; of (steps, *sample) for a sequence "
+                "input: one sequence, not a sequence a row), a list of (1, *sample) arrays, "
+                "Value(batch=array): the weight after one step at a per-sample rate (the "
+                "samples counted scale it), the samples counted, test_minibatch and eval of a "
+                "recurrence (which tells the sequences apart)")
+def trainer_dense_layouts(C, r, np):
+    res = {}
+    for name, shape, seq, data in _dense_feeds(np):
+        x = (C.sequence.input_variable if seq else C.input_variable)(shape, name="x")
+        W = C.parameter((5, 1), init=np.arange(5, dtype=np.float32).reshape(5, 1) / 10)
+        h = C.reduce_sum(C.times(x, W))
+        s = h + 2 * C.sequence.past_value(h) if seq else h
+        trainer = C.Trainer(s, (s, s), [C.sgd(
+            [W], C.learning_parameter_schedule(0.1, minibatch_size=1))])
+        fed = data()
+        if isinstance(fed, str):
+            fed = C.Value(batch=np.arange(15, dtype=np.float32).reshape(3, 5) / 10)
+        res[name + "_eval"] = _first(lambda: s.eval({x: fed}))
+        res[name + "_test"] = _first(lambda: trainer.test_minibatch({x: fed}))
+        res[name] = _first(lambda: trainer.train_minibatch({x: fed}))
+        res[name + "_samples"] = trainer.previous_minibatch_sample_count
+        res[name + "_W"] = W.value
+    r.touch("cntk.Parameter.value", "cntk.train.Trainer.train_minibatch",
+            "cntk.train.Trainer.test_minibatch", "cntk.Function.eval",
+            "cntk.train.Trainer.previous_minibatch_sample_count")
+    return res
+
+
+# c.ctf ("0 |x 1:1 |y 1", "1 |x 1:0 3:1 |y 1", "2 |x 0:1 |y 1") as CNTK 2.7's own
+# Scripts/ctf2bin.py writes it (header "x x sparse 5" / "y y dense 1", --chunk_size 100000):
+# its sparse stream keeps the stored zero 1:0
+_CBF = ("bmliX2t0bmMBAAAAAQAAAAEAAAABAAAAAQAAAAEAAAAAAIA/AQAAAAEAAAABAAAAAgAAAAAAAAAAAIA/AQAAAAMA"
+        "AAACAAAAAQAAAAEAAAAAAIA/AAAAAAEAAAABAAAAAACAPwEAAAAAAIA/AQAAAAAAgD9uaWJfa3RuYwEAAAACAAAA"
+        "AQEAAAB4AAUAAAAAAQAAAHkAAQAAAAwAAAAAAAAAAwAAAAMAAAB0AAAAAAAAAA==")
+# sequences of two steps, step 1 of the second storing a zero at row 1 (after row 1 moved)
+_STEPS_CTF = "0 |x 1:1 |y 1\n0 |x 2:1 |y 1\n1 |x 1:0 3:1 |y 1\n1 |x 2:1 |y 1\n"
+
+
+@cntk_case(name="sparse_37__stored_zero_readers",
+           names=["cntk.io.CBFDeserializer", "cntk.io.CTFDeserializer", "cntk.io.MinibatchSource",
+                  "cntk.Trainer", "cntk.learners.momentum_sgd"],
+           note="a stored zero of a CBF file (as CNTK's ctf2bin.py writes one) touches its row "
+                "of the row-sparse gradient (momentum carried on), as a CTF file's; a "
+                "truncated (BPTT) minibatch source drops it, as CNTK 2.7's packer delivers "
+                "sparse streams dense (TruncatedBpttPacker.cpp:133-137, 332-338)")
+def stored_zero_readers(C, r, np):
+    import base64
+    with open("c.cbf", "wb") as f:
+        f.write(base64.b64decode(_CBF))
+    with open("steps.ctf", "w") as f:
+        f.write(_STEPS_CTF)
+    res = {}
+    for kind in ("cbf", "ctf_truncated", "ctf_sequences"):
+        seq = kind != "cbf"
+        x = (C.sequence.input_variable if seq else C.input_variable)(5, is_sparse=True)
+        y = (C.sequence.input_variable if seq else C.input_variable)(1)
+        E = C.parameter((5, 1), init=np.arange(5, dtype=np.float32).reshape(5, 1) / 10)
+        z = C.times(x, E)
+        trainer = C.Trainer(z, (C.reduce_sum(z * y), None), [C.momentum_sgd(
+            [E], C.learning_parameter_schedule(0.1), C.momentum_schedule(0.9))])
+        streams = C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=5, is_sparse=True),
+                                  y=C.io.StreamDef(field="y", shape=1))
+        if kind == "cbf":
+            source = C.io.MinibatchSource(C.io.CBFDeserializer("c.cbf", streams),
+                                          randomize=False, max_sweeps=1)
+        else:
+            source = C.io.MinibatchSource(
+                C.io.CTFDeserializer("steps.ctf", streams), randomize=False, max_sweeps=1,
+                **({"truncation_length": 1} if kind == "ctf_truncated" else {}))
+        for step in range(4):
+            mb = source.next_minibatch(1)
+            if not mb:
+                break
+            trainer.train_minibatch({x: mb[source.streams.x], y: mb[source.streams.y]})
+            res["%s_%d" % (kind, step)] = E.value
+    r.touch("cntk.io.MinibatchSource.next_minibatch", "cntk.Parameter.value")
+    return res

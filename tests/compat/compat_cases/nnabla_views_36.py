@@ -67,16 +67,7 @@ def unlinked__read_after_its_source(nn, F, r):
     return res
 
 
-_RESHAPED = ("a static forward reading x.reshape(shape, unlink=True) of an op output h after "
-             "h's function: Stadyn's plan feeds the view the memory h's last forward left "
-             "(zeros at first, then one forward behind), where NNabla 1.39's depth-first forward "
-             "reads this forward's h; get_unlinked_variable's view is read as NNabla's "
-             "(graph/_late_views.py), the reshaped one shares h's memory through "
-             "compat.nnabla's _shared_arrays, which the graph layer does not see")
-
-
-@nnabla_case(names=[V + "reshape", V + "forward"],
-             known=dict.fromkeys(["first forward", "forward on new x"], _RESHAPED))
+@nnabla_case(names=[V + "reshape", V + "forward"])
 def unlinked__reshape_read_after_its_source(nn, F, r):
     """``loss = sum(h*1.5) + sum(w*2)``, ``w = h.reshape((3, 1), unlink=True)``, ``h =
     tanh(x*2)``: ``w``'s reader runs after ``h``'s function in NNabla's forward."""

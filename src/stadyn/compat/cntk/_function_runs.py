@@ -162,6 +162,9 @@ class FunctionRuns:
             if G.BATCH(var) and arr.ndim == var.ndim + 1 and arr.shape[1] == 1 and \
                     fits_sample(var, tuple(arr.shape[2:])):     # (any length on a free one)
                 arr = arr.reshape((arr.shape[0],) + tuple(arr.shape[2:]))   # (N, 1, ...) data
+            if var.sequence_lengths is not None and arr.ndim == var.ndim - 2 and \
+                    fits_sample(var, tuple(arr.shape), lead=2):
+                arr = arr[None]     # one step of one sequence (CNTK 2.7 reads it so)
             if var.sequence_lengths is not None and arr.ndim == var.ndim - 1:
                 arr = arr[None]     # one sequence's steps (CNTK 2.7 reads an array so)
             if G.BATCH(var) and fits_sample(var, tuple(arr.shape)):

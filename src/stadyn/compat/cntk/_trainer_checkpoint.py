@@ -209,7 +209,9 @@ def _inputs_order(model) -> list[str]:
     """The leaves of a CNTK v2 file's graph (``model``: the file decoded,
     ``serialize.read_cntk``'s) in the order CNTK 2.7's loaded Function lists its
     ``Inputs()``: walked from its root function, a root ``Combine`` by its operands (its
-    outputs are its operands' names, which it does not make).
+    outputs are its operands' names, which it does not make), each function's operands as
+    stored (``Inputs()``'s default, ``pythonOperandOrder`` false: ``times(s, H)`` meets ``H``
+    first).
 
     Example:
         >>> import os, tempfile, stadyn.compat.cntk as C
@@ -222,16 +224,8 @@ def _inputs_order(model) -> list[str]:
         >>> [model.parameters[u].name for u in _inputs_order(model) if u in model.parameters]
         ['W', 'b']
     """
-    from ...serialize import cntk_leaf_order
-    from ._model_load import _walk_starts
-    main = model.networks["main"]
-    root = model.extras.get("root")
-    combine = next((f for f in main.functions if f.name == root and f.type == "Combine"),
-                   None)
-    if combine is None:
-        return cntk_leaf_order(main.functions, _walk_starts(model))
-    return cntk_leaf_order([f for f in main.functions if f is not combine],
-                           list(combine.inputs))
+    from ._model_load import file_leaf_order
+    return file_leaf_order(model, python_order=False)
 
 
 def _block_states(learners, saved: dict, where: str) -> list:

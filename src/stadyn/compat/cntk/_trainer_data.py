@@ -19,7 +19,7 @@ from ._sparse_gradients import note_stored_entries
 from ._sparse_operands import refuse_dense_feed
 from ._values import Value
 
-__all__ = ["plain_minibatch", "sequence_count", "sparse_as_fed", "truncated_flags",
+__all__ = ["laid_out_as_fed", "plain_minibatch", "sequence_count", "truncated_flags",
            "truncated_slots"]
 
 
@@ -38,9 +38,9 @@ def plain_minibatch(arguments, uncounted: "frozenset | None"):
         refuse_dense_feed(unwrap(k), v)
         if not isinstance(k, str) and unwrap(k) in SPARSE:    # (the entries its data stores)
             note_stored_entries(unwrap(k), v)
-    if isinstance(arguments, dict) and any(_sparse_data(v) for v in arguments.values()):
-        arguments = {k: sparse_as_fed(k, v) if not isinstance(k, str) and _sparse_data(v)
-                     else v for k, v in arguments.items()}
+    if isinstance(arguments, dict):
+        arguments = {k: laid_out_as_fed(k, v) if _laid_out(k, v) else v
+                     for k, v in arguments.items()}
     if uncounted and isinstance(arguments, dict):
         arguments = {k: unbatched_sample(repr(k), tuple(k.shape), np.asarray(v))
                      if not isinstance(k, str) and id(unwrap(k)) in uncounted
@@ -73,49 +73,75 @@ def _sparse_data(value) -> bool:
     return _is_scipy_sparse(value)
 
 
-def sparse_as_fed(var, value):
-    """Sparse data (:func:`_sparse_data`) for the input ``var`` as CNTK 2.7's ``Value.create``
-    lays it out (core.py: a single matrix is one array, ``Value(NDArrayView)``; a list's
-    entries are sequences), dense, in the form the native Trainer takes: one matrix of
-    exactly the sample's shape is one sample (a sequence of one step); one matrix of
-    ``(steps, *sample)`` fed to a sequence input is one sequence; a list entry fed to an
-    input without a sequence axis is a sequence that must have one step (a matrix of the
-    sample's shape, or of one row for a sample of one axis), else CNTK 2.7's ValueError.
-    Other data is left for the Trainer to refuse in CNTK's words.
+def _laid_out(var, value) -> bool:
+    """Whether ``value`` fed to ``var`` (an input with a batch axis) is data CNTK 2.7's
+    ``Value.create`` lays out by its own rule (:func:`laid_out_as_fed`): sparse data, one
+    NumPy array, a dense ``Value`` of one array (``Value(batch=...)``) for a sequence input,
+    a list of arrays for an input without a sequence axis."""
+    if isinstance(var, str) or not getattr(var, "dynamic_axes", ()):
+        return False
+    if _sparse_data(value):
+        return True
+    if isinstance(value, Value):        # (without a sequence axis: plain_minibatch's own)
+        return value.lengths is None and not value.is_sparse and _on_sequences(var)
+    if isinstance(value, list):
+        return not _on_sequences(var) and bool(value) and all(
+            type(v) is np.ndarray for v in value)
+    return type(value) is np.ndarray
+
+
+def laid_out_as_fed(var, value):
+    """Data for the input ``var`` (:func:`_laid_out`) as CNTK 2.7's ``Value.create`` lays it
+    out (core.py:413-440: a single array or matrix is one ``NDArrayView`` whose leading axes
+    are the dynamic ones, Utils.cpp's ``GetNumTimeStepsAndSequences``; a list's entries are
+    sequences), dense, in the form the native Trainer takes: one array of exactly the
+    sample's shape is one sample (a sequence of one step); one of ``(steps, *sample)`` fed
+    to a sequence input is one sequence (not ``steps`` sequences of one step); a list entry
+    fed to an input without a sequence axis is a sequence that must have one step (of the
+    sample's shape, or ``(1, *sample)``), else CNTK 2.7's ValueError.  Other data is left
+    for the Trainer to take or refuse in CNTK's words.
 
     Example:
         >>> import numpy as np, scipy.sparse as sp, stadyn.compat.cntk as C
         >>> rows = [sp.csr_matrix(np.eye(5, dtype=np.float32)[[k]]) for k in (0, 3)]
-        >>> sparse_as_fed(C.input_variable(5, is_sparse=True), rows).shape
+        >>> laid_out_as_fed(C.input_variable(5, is_sparse=True), rows).shape
         (2, 5)
-        >>> [a.shape for a in sparse_as_fed(C.sequence.input_variable(5, is_sparse=True),
-        ...                                 sp.vstack(rows))]
+        >>> [a.shape for a in laid_out_as_fed(C.sequence.input_variable(5, is_sparse=True),
+        ...                                   sp.vstack(rows))]
+        [(2, 5)]
+        >>> [a.shape for a in laid_out_as_fed(C.sequence.input_variable(5), np.ones((2, 5)))]
         [(2, 5)]
     """
     sample = tuple(getattr(var, "shape", ()) or ())
+    sparse = _sparse_data(value)
     if isinstance(value, list):
         if _on_sequences(var):
             return value
-        steps = [np.asarray(v.toarray()) for v in value]
+        steps = [np.asarray(v.toarray()) if sparse else v for v in value]
         if all(a.shape == sample for a in steps):
             return np.stack(steps)
-        if len(sample) == 1 and all(a.shape[1:] == sample for a in steps):
+        if all(a.shape[1:] == sample for a in steps) and (sparse or len(sample) == 1):
             if all(len(a) == 1 for a in steps):
                 return np.stack([a[0] for a in steps])
             longest = max(len(a) for a in steps)
             raise ShapeError(
-                f"The dimension size ({longest}) of the axis (1) of the Value ('[{len(steps)} x "
-                f"{longest} x {sample[0]}]') must be 1, because this axis is not specified as "
-                f"a dynamic axis of the Variable ('{var!r}').\nEach matrix of a list is a "
-                "sequence, and this input has no sequence axis: give one matrix, a row a "
-                "sample")
+                f"The dimension size ({longest}) of the axis ({len(sample)}) of the Value ('["
+                f"{len(steps)} x {longest} x {' x '.join(map(str, sample))}]') must be 1, "
+                "because this axis is not specified as a dynamic axis of the Variable "
+                f"('{var!r}').\nEach array of a list is a sequence, and this input has no "
+                "sequence axis: give one array, a row a sample")
+        if not sparse:
+            return value                # (the native Trainer's refusal, in CNTK's words)
         wrong = next((k for k, a in enumerate(steps) if a.shape != sample), None)
         if wrong is not None and len(sample) > 1:
             shown = [" x ".join(map(str, s)) for s in (steps[wrong].shape, sample)]
             raise ShapeError(f"Value::Create: The shape '[{shown[0]}]' of sequence #{wrong} is "
                              f"not compatible with the sample shape '[{shown[1]}]'.")
         return steps
-    array = value.asarray() if isinstance(value, Value) else np.asarray(value.toarray())
+    if isinstance(value, Value):
+        array = value.asarray()
+    else:
+        array = np.asarray(value.toarray()) if sparse else value
     if tuple(array.shape) == sample:            # (CNTK: no batch axis, one sample)
         return [array[None]] if _on_sequences(var) else array[None]
     if _on_sequences(var) and tuple(array.shape[1:]) == sample:

@@ -10,7 +10,7 @@ Example:
 
 from ...graph import (auto_forward, get_auto_forward, recompute, recompute_fn,
                       set_auto_forward, set_global_recompute)
-from ...parametric import clear_parameters, parameter_scope
+from ._scope_order import clear_parameters, parameter_scope
 from ...solvers import (set_solver_post_hook, set_solver_pre_hook, unset_solver_post_hook,
                         unset_solver_pre_hook)
 from ._arrays import (add_available_context, array_classes, available_contexts,

@@ -60,7 +60,9 @@ def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
     (python/src/nnabla/grad.py, ``_connect_on_gradient_graph``), before any ``backward_impl``
     runs; the one nearest the outputs is named, as NNabla reaches it first.  So does a
     ``spectral_norm`` without ``output_u`` (``PF.spectral_norm``'s): NNabla's backward function
-    for it raises ``ValueError: spectral_norm_backward is supported for output_u=True.``"""
+    for it raises ``ValueError: spectral_norm_backward is supported for output_u=True.``; and a
+    ``sink`` (either ``one_input_grad``): ``NotImplementedError: sink_backward is not
+    implemented.`` (python/src/nnabla/backward_function/sink.py:36)."""
     outs = [outputs] if isinstance(outputs, _Variable) else list(outputs)
     below = {id(v) for v in ins}
     found = None
@@ -68,10 +70,12 @@ def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
         if not any(u is not None and id(u) in below for u in node.inputs):
             continue
         below.update(id(o) for o in node.outputs if o is not None)
-        if node.spec.name in ("python_function", "spectral_norm") and any(
+        if node.spec.name in ("python_function", "spectral_norm", "sink") and any(
                 getattr(u, "need_grad", False) for u in node.inputs):
-            if node.spec.name == "python_function" or not node.attrs.get("output_u"):
+            if node.spec.name != "spectral_norm" or not node.attrs.get("output_u"):
                 found = node
+    if found is not None and found.spec.name == "sink":
+        raise NotImplementedError("sink_backward is not implemented.")
     if found is not None and found.spec.name == "spectral_norm":
         # (its backward function needs the u the forward started from: spectral_norm.py of
         # nnabla/backward_function, output_u=True only)

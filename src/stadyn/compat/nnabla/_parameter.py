@@ -21,10 +21,11 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ...graph import is_no_grad, no_grad
+from ...graph import current_scope, is_no_grad, no_grad
 from ... import parametric as _parametric
 from ... import serialize as _serialize
 from ..._errors import ModelFileError
+from ._scope_order import ordered_keys
 from ._variable import as_nnabla
 from .logger import logger
 from ._kept_dtypes import _recording, keep, saved_arrays
@@ -228,7 +229,9 @@ def get_parameters(params=None, path="", grad_only=True):
     before each key (NNabla's recursion passes the scope walked so far in it; it selects
     nothing) and the entries are added to ``params`` when one is given, which is returned
     (cases ``nnabla_user_36.user36_scope_files_loaded_elsewhere``,
-    ``user36_get_parameters_order``).
+    ``user36_get_parameters_order``); a scope is placed where it was entered, empty or not, as
+    NNabla makes its dict then (``_scope_order.py``; case
+    ``nnabla_static_mix_37.static_mix__scopes_placed_when_entered``).
 
     Example:
         >>> import stadyn as sd
@@ -241,33 +244,30 @@ def get_parameters(params=None, path="", grad_only=True):
     """
     out = OrderedDict() if params is None else params
     wanted = _parametric.get_parameters() if grad_only else None
-    for key, var in _scope_tree_items(_scope_tree()):
+    registry = _parametric.current_registry()
+    scope = current_scope()
+    head, cut = (scope + "/", len(scope) + 1) if scope else ("", 0)
+    for full in ordered_keys(registry):         # (NNabla's order: _scope_order.py)
+        if not full.startswith(head):
+            continue
+        key = full[cut:]
         if wanted is None or key in wanted:
-            out["/".join([path, key]) if path else key] = var      # (NNabla's expression)
+            out["/".join([path, key]) if path else key] = as_nnabla(registry.get(full))
     return out
 
 
 def _scope_tree():
     """The parameters under the current scope as nested ``OrderedDict``s, one level per scope
-    name, in the order NNabla 1.39's scope dicts hold them (a scope where its first parameter
-    was made); a scope's entry is keyed ``name + "/"``, apart from a parameter of that name."""
+    name, in NNabla 1.39's order (:func:`get_parameters`'); a scope's entry is keyed
+    ``name + "/"``, apart from a parameter of that name."""
     root = OrderedDict()
-    for key, var in as_nnabla(_parametric.get_parameters(grad_only=False)).items():
+    for key, var in get_parameters(grad_only=False).items():
         *scopes, leaf = key.split("/")
         node = root
         for name in scopes:
             node = node.setdefault(name + "/", OrderedDict())
         node[leaf] = var
     return root
-
-
-def _scope_tree_items(tree, prefix=""):
-    """``(path, variable)`` of every parameter of a :func:`_scope_tree`, depth-first."""
-    for name, entry in tree.items():
-        if name.endswith("/"):
-            yield from _scope_tree_items(entry, prefix + name)
-        else:
-            yield prefix + name, entry
 
 
 #: NNabla 1.39's error for an initializer neither an array nor callable (a float, say).

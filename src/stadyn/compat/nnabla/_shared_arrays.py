@@ -37,8 +37,8 @@ from typing import Iterable
 
 import torch
 
-from ...graph import (Variable as _Core, data_of, grad_of, hand_out, on_renew, value_holder,
-                      viewed)
+from ...graph import (Variable as _Core, data_of, grad_of, hand_out, holds_array_of, on_renew,
+                      value_holder, viewed)
 from ...graph import mark_zeroing
 from ._own_arrays import own_array
 
@@ -71,6 +71,7 @@ def unlinked_view(x: _Core, shape) -> _Core:
     share_array(x, leaf)
     if x.parent is not None:
         watch_output(x)                 # later runs write into its array, as NNabla's do
+        holds_array_of(leaf, x)         # and a reader after x's op reads this run's value
     return leaf
 
 

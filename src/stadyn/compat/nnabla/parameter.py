@@ -20,7 +20,7 @@ import functools
 
 from ... import parametric as _parametric
 from ...graph import current_scope as _current_scope
-from ...parametric import clear_parameters, parameter_scope
+from ._scope_order import clear_parameters, parameter_scope
 from ._parameter import (get_current_parameter_scope, get_parameter_or_create, get_parameters,
                          load_parameters, no_grad, save_parameters)
 from ._variable import as_nnabla
