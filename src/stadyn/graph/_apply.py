@@ -37,6 +37,8 @@ from ._tensors import data_of
 from ._variable import Variable
 from ._versions import _marks
 
+_HALF = (torch.float16, torch.bfloat16)
+
 __all__ = ["apply", "argument_error", "op_error", "passes_through", "raised_by_user_code",
            "run_before"]
 
@@ -304,7 +306,8 @@ def _infer_static(spec, args: tuple, kwargs: dict, inputs: list, scope: str, nod
     (:mod:`~stadyn.graph._shape_cache`), else from inference on meta tensors (or, for an op
     whose shape depends on values, on the inputs' values)."""
     by_values = spec.value_shape and all(v._data is not None for v in inputs)
-    k = None if by_values else shape_key(args, kwargs)
+    cast = not by_values and _reads_half_as_float(node, inputs)
+    k = None if (by_values or cast) else shape_key(args, kwargs)
     if k is not None:
         found = spec.inferred.get(k)
         if found is not None:
@@ -312,14 +315,14 @@ def _infer_static(spec, args: tuple, kwargs: dict, inputs: list, scope: str, nod
     margs = [_meta(a) if isinstance(a, Variable) else a for a in args]
     mkw = ({k: (_meta(v) if isinstance(v, Variable) else v) for k, v in kwargs.items()}
            if kwargs else kwargs)
+    if cast:
+        margs, mkw = cast_for_node(node, None, margs, mkw)
     try:
         out = infer_from_values(spec, args, kwargs) if by_values else spec.infer(margs, mkw)
     except Exception as exc:
         if passes_through(exc):
             raise
         out = _infer_conformed(spec, args, kwargs, inputs)
-        if out is None and not by_values:
-            out = _infer_cast(spec, node, margs, mkw)
         if out is None and by_values:   # values the op refuses (an input's placeholder, not
             out = _provisional(spec, margs, mkw)       # yet the data): the run will tell
         if out is None:
@@ -362,22 +365,21 @@ def _infer_conformed(spec, args: tuple, kwargs: dict, inputs: list):
     return conform(inputs, infer)
 
 
-def _infer_cast(spec, node, margs: list, mkw: dict):
-    """The op's shape inference on its meta inputs cast as the node will compute them
-    (:func:`~stadyn.graph._precision.cast_for_node`: an NNabla function made in a float
-    context reads a float16 input as float32, so a static convolution of float16 pictures
-    with float32 parameters builds, as NNabla 1.39's does; case
-    ``nnabla_user_37.user37_float16_images_in_a_float_net``); None if the cast changes
-    nothing or inference fails again."""
-    cargs, ckw = cast_for_node(node, get_current_context().half_dtype, margs, mkw)
-    if all(a is b for a, b in zip(cargs, margs)) and all(ckw[k] is mkw[k] for k in ckw):
-        return None
-    try:
-        return spec.infer(cargs, ckw)
-    except Exception as exc:
-        if passes_through(exc):
-            raise
-        return None
+def _reads_half_as_float(node, inputs: list) -> bool:
+    """Whether ``node`` (bound to a float context: an NNabla function) reads a half input as
+    float32 (:func:`~stadyn.graph._precision.cast_for_node`): its shapes and dtypes are then
+    inferred on its inputs cast so, not cached (the cache's key holds no context).  So a static
+    convolution of float16 pictures with float32 parameters builds, and a function of a
+    float16 Variable is float32 before it runs too, as NNabla 1.39's (cases
+    ``nnabla_user_37.user37_float16_images_in_a_float_net``,
+    ``nnabla_review_mends_37.half_input__float32_before_forward``)."""
+    bound = node.context
+    if bound is None or bound.half_dtype is not None:
+        return False
+    for v in inputs:
+        if v._dtype in _HALF:
+            return True
+    return False
 
 
 def _has_sequence_axis(inputs: list) -> bool:

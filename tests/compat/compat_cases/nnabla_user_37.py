@@ -483,10 +483,6 @@ def user37_packed_sequence_tagger(nn, F, PF, S, r):
     return res
 
 
-_HALF_VIEWS = (
-    "graph/_precision.py (cast_for_node) reads a float16 input of a node bound to a float "
-    "context as float32, reshape and identity included: their outputs are float32 where NNabla "
-    "1.39's Reshape and Identity share the float16 input's array (float16)")
 _HALF_LEAF_GRAD = (
     "graph/_variable_arrays.py keeps a leaf's gradient in the leaf's dtype (torch's autograd): "
     "a float16 leaf's g is float16 after backward, NNabla 1.39's float32 (the grad array its "
@@ -495,21 +491,24 @@ _HALF_LEAF_GRAD = (
 
 @nnabla_case(names=[FN + "reshape", FN + "identity", "nnabla.Variable.reshape",
                     PFN + "convolution", SV + "Sgd"],
-             known={"reshape dtype": _HALF_VIEWS, "identity dtype": _HALF_VIEWS,
-                    "method reshape dtype": _HALF_VIEWS, "x.g dtype": _HALF_LEAF_GRAD},
+             known={"x.g dtype": _HALF_LEAF_GRAD},
              tols={"loss": (1e-3, 1e-4)}, rtol=1e-3, atol=1e-4)
 def user37_float16_images_in_a_float_net(nn, F, PF, S, r):
     """Pictures stored as float16 (a user's ``np.load`` of a half-precision cache) fed to a
     float32 CNN in NNabla's default float context: ``x.reshape`` / ``F.reshape`` /
-    ``F.identity`` of the half input (their dtypes), a convolution (with bias) of it and an
-    affine trained three steps with SGD in the static graph (Stadyn refused to build the
-    convolution: its shape inference met a float16 input beside float32 parameters), the
-    input's gradient and its dtype."""
+    ``F.identity`` of the half input (their dtypes: float16, their outputs its array; a
+    copying ``F.reshape(inplace=False)`` and ``F.relu`` float32), a convolution (with bias)
+    of it and an affine trained three steps with SGD in the static graph (Stadyn refused to
+    build the convolution: its shape inference met a float16 input beside float32
+    parameters), the input's gradient and its dtype."""
     x = nn.Variable.from_numpy_array(r.rand(2, 1, 4, 4).astype(np.float16), need_grad=True)
     t = nn.Variable.from_numpy_array(np.array([[1], [0]], np.int32))
     res = {}
     for key, v in [("reshape", F.reshape(x, (2, 16))), ("identity", F.identity(x)),
-                   ("method reshape", x.reshape((2, 1, 16)))]:
+                   ("method reshape", x.reshape((2, 1, 16))),
+                   ("copying reshape", F.reshape(x, (16, 2), inplace=False)),
+                   ("identity of reshape", F.identity(F.reshape(x, (32,)))),
+                   ("relu", F.relu(x))]:
         v.forward()
         res[key + " dtype"] = str(v.d.dtype)
         res[key] = v.d.astype(np.float32)

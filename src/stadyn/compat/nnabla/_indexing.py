@@ -6,7 +6,7 @@ taken as ``i:i+1``, a negative one counted from the end) and, where integers dro
 ``None`` adds them, a ``reshape``; a key of index arrays ("advanced" indexing: lists, NumPy
 arrays, Variables, or one boolean mask) is a ``gather_nd``.  Gradients flow back through
 them; their values are float32 whatever ``x`` holds (NNabla's ``Slice`` and ``GatherNd``
-write float32: an int32 ``x`` is cast first).  What NNabla refuses, this refuses alike: an
+write float32: an integer or bool ``x`` is cast first).  What NNabla refuses, this refuses alike: an
 integer out of the axis (``IndexError``), more indices than axes, two ``...``, integers mixed
 with index arrays (``NotImplementedError``), any other key (``TypeError``; NumPy's integer
 scalars too, as in NNabla).
@@ -152,12 +152,21 @@ def _dispatch(key, basic, advanced):
 
 
 def getitem(x, key):
-    """``x[key]`` as NNabla 1.39 computes it (the module docstring).  An integer ``x`` gives
-    float32 values: NNabla's ``Slice`` and ``GatherNd`` write float32 whatever they read
-    (``lengths[unsorted_indices]`` in its ``utils.rnn.pad_packed_sequence`` too; case
-    ``nnabla_user_37.user37_indexing_dtypes``)."""
-    x = _as_float32(x)
+    """``x[key]`` as NNabla 1.39 computes it (the module docstring).  An integer or bool
+    ``x`` gives float32 values: NNabla's ``Slice`` and ``GatherNd`` write float32 whatever
+    they read (``lengths[unsorted_indices]`` in its ``utils.rnn.pad_packed_sequence`` too;
+    cases ``nnabla_user_37.user37_packed_sequence_tagger``,
+    ``nnabla_review_mends_37.indexing_dtypes__float32``)."""
+    x = _read_as_float32(x)
     return _dispatch(key, lambda k: _basic(x, k), lambda k: _advanced(x, k))
+
+
+def _read_as_float32(x):
+    """``x`` cast to float32 when it is a Variable of integers or bools (``as_float32`` leaves
+    bools alone: NNabla's functions over them are not all float)."""
+    if isinstance(x, _Variable) and isinstance(x.dtype, np.dtype) and x.dtype.kind == "b":
+        return _F.cast(x, "float32")
+    return _as_float32(x)
 
 
 def _broadcast(value, shape: tuple, key):

@@ -30,6 +30,9 @@ inputs and the user's line.
   a bias with batch normalisation, an activation it does not implement (``swish``) and
   ``leaky_relu`` / ``elu`` without their one ``nonlinearity_args`` value; ``top_k_data`` with
   ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``);
+* ``dropout`` takes NNabla's arguments ``x, p, seed`` only: Stadyn's ``output_mask`` and
+  ``train_only`` are NNabla 1.39's ``TypeError`` (``dropout() got an unexpected keyword
+  argument``);
 * ``rnn``, ``lstm`` and ``gru`` check the shapes of their inputs as NNabla's ``setup_impl``
   does, and tell a lone ``weight`` or ``bias`` by its rank (``_rnn_refusals.py``).
 
@@ -286,6 +289,15 @@ def _check_top_k_data(x=None, k=None, abs=False, reduce=True, base_axis=1,  # no
         raise _refuse("top_k_data", "reduce must be true when with_index = true")
 
 
+def _check_dropout(*_, **kwargs):
+    # NNabla 1.39's F.dropout(x, p=0.5, seed=-1, n_outputs=-1, outputs=None): Stadyn's op
+    # has output_mask / train_only (and rule) there instead
+    for key in kwargs:
+        if key in ("output_mask", "train_only"):
+            raise TypeError(f"dropout() got an unexpected keyword argument {key!r} (Stadyn's "
+                            f"F.dropout has it, NNabla 1.39's takes x, p, seed)")
+
+
 def _recurrent_checker(name: str, fn: Callable) -> Callable:
     # the arguments bound as ``fn`` binds them: one given by position read by its own name
     signature = inspect.signature(fn)
@@ -320,6 +332,7 @@ _CHECKS: dict[str, Callable] = {
     "fused_batch_normalization": check_fused_batch_normalization,
     "fused_convolution": _check_fused_convolution,
     "top_k_data": _check_top_k_data,
+    "dropout": _check_dropout,
 }
 
 
