@@ -88,21 +88,17 @@ def _has_half(values) -> bool:
 
 def _float_context_cast(node) -> str:
     """How a node bound to a float context reads its inputs: ``"float"`` (a half input read
-    as fp32), but ``"any"`` for the functions whose NNabla output is its input's array, which
-    keep its dtype: ``reshape`` with ``inplace=True`` (NNabla's default; ``Reshape::setup_impl``
-    sets the output's array to the input's and its forward returns at once:
-    src/nbla/function/generic/reshape.cpp:62-72) and ``identity`` (``Identity::forward_impl``
-    copies in the dtype of the input's head array: identity.cpp:35-45).  So ``F.reshape``,
-    ``x.reshape`` and ``F.identity`` of a float16 Variable are float16 on NNabla 1.39, where
-    ``F.reshape(..., inplace=False)`` and the other functions give float32 (case
+    as fp32), but ``"any"`` for an op whose NNabla output is its input's array
+    (``OpSpec.keeps_input_dtype``), which keeps its dtype: ``reshape`` with ``inplace=True``
+    (NNabla's default; ``Reshape::setup_impl`` sets the output's array to the input's and its
+    forward returns at once: src/nbla/function/generic/reshape.cpp:62-72) and ``identity``
+    (``Identity::forward_impl`` copies in the dtype of the input's head array:
+    identity.cpp:35-45).  So ``F.reshape``, ``x.reshape`` and ``F.identity`` of a float16
+    Variable are float16 on NNabla 1.39, where ``F.reshape(..., inplace=False)`` and the
+    other functions give float32 (case
     ``nnabla_user_37.user37_float16_images_in_a_float_net``)."""
-    name = node.spec.name
-    if name == "identity":
-        return "any"
-    if name == "reshape":
-        inplace = node.args[2] if len(node.args) > 2 else node.kwargs.get("inplace", True)
-        return "any" if inplace else "float"
-    return "float"
+    keeps = node.spec.keeps_input_dtype
+    return "any" if keeps is not None and keeps(node.attrs) else "float"
 
 
 def cast_arguments(precision: str, args: list, kwargs: dict, dtype: torch.dtype

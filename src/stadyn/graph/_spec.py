@@ -76,6 +76,11 @@ class OpSpec:
             output starts from each input made by an op too, with that input's gradient as it
             is then (NNabla's ``sink(one_input_grad=False)``: the program's ``l1.g = 0.3``
             flows back; :func:`~stadyn.graph._backward_seed.input_seeds`).
+        keeps_input_dtype: a rule of a call's attributes (``attrs -> bool``) saying when the
+            op's output is its input's array in NNabla, so a node bound to a float context
+            keeps a half input's dtype where other ops read it as fp32
+            (:func:`~stadyn.graph._precision.cast_for_node`): ``identity``, and ``reshape``
+            with ``inplace=True``.
     """
 
     name: str
@@ -96,6 +101,7 @@ class OpSpec:
     elementwise: bool = False
     forwards_inputs: bool = False
     seeds_inputs: Callable[[dict], bool] | None = None
+    keeps_input_dtype: Callable[[dict], bool] | None = None
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
     #: what static builds' shape inference found, by call (:mod:`stadyn.graph._shape_cache`)
@@ -112,7 +118,8 @@ class OpSpec:
                       value_shape: str = "",
                       state: Callable[[], Any] | None = None,
                       elementwise: bool = False, forwards_inputs: bool = False,
-                      seeds_inputs: Callable[[dict], bool] | None = None) -> "OpSpec":
+                      seeds_inputs: Callable[[dict], bool] | None = None,
+                      keeps_input_dtype: Callable[[dict], bool] | None = None) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -141,7 +148,7 @@ class OpSpec:
                    unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
                    value_shape=value_shape, state=state, elementwise=elementwise,
                    forwards_inputs=forwards_inputs, seeds_inputs=seeds_inputs,
-                   _signature=sig)
+                   keeps_input_dtype=keeps_input_dtype, _signature=sig)
 
     def __post_init__(self) -> None:
         # whether the op gives outputs a sequence axis even when no input has one (it names

@@ -8,7 +8,7 @@ from ..graph import get_current_context
 from ._registry import op
 
 
-@op(1, category="misc")
+@op(1, category="misc", keeps_input_dtype=lambda attrs: True)
 def identity(x):
     """The input unchanged (a new graph node).  Example: ``F.identity(x)``."""
     return x.view_as(x)  # a view, not ``x`` itself: the output gets its own autograd node

@@ -26,7 +26,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
        unstorable: str = "", frameworks: tuple[str, ...] = (), sequence: Any = "keep",
        value_shape: str = "", state: Callable[[], Any] | None = None,
        elementwise: bool = False, forwards_inputs: bool = False,
-       seeds_inputs: Callable[[dict], bool] | None = None):
+       seeds_inputs: Callable[[dict], bool] | None = None,
+       keeps_input_dtype: Callable[[dict], bool] | None = None):
     """Declare an op from its torch implementation (see :class:`stadyn.graph.OpSpec`).
 
     The decorated function's first ``n_inputs`` parameters are the tensor inputs (or ``*x`` for a
@@ -44,7 +45,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     ``elementwise`` marks an op of broadcast inputs computed element by element;
     ``forwards_inputs`` an op whose output's forward runs its inputs as roots too (``sink``);
     ``seeds_inputs`` when a backward from its output starts from its inputs' gradients too
-    (``sink(one_input_grad=False)``).  How
+    (``sink(one_input_grad=False)``); ``keeps_input_dtype`` when its output is its input's
+    array, which keeps a half input's dtype in a float context (``identity``, ``reshape``).  How
     the op is written to file formats (ONNX) is registered against its spec in
     ``stadyn.serialize``'s op rules, not here.
     """
@@ -55,7 +57,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
                                     sequence=sequence, value_shape=value_shape, state=state,
                                     elementwise=elementwise,
                                     forwards_inputs=forwards_inputs,
-                                    seeds_inputs=seeds_inputs)
+                                    seeds_inputs=seeds_inputs,
+                                    keeps_input_dtype=keeps_input_dtype)
         if spec.name in CATALOG:
             raise ValueError(f"op {spec.name!r} declared twice")
         CATALOG[spec.name] = spec

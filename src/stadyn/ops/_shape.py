@@ -16,7 +16,7 @@ from ._util import norm_axis
 _C = "shape"
 
 
-@op(1, category=_C)
+@op(1, category=_C, keeps_input_dtype=lambda attrs: bool(attrs["inplace"]))
 def reshape(x, shape, inplace=True):
     """View ``x`` with another shape (one entry may be -1).
 
