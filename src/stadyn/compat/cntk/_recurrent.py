@@ -111,7 +111,10 @@ class StatesLayer(LayerFunction):
         if kind == "lstm" and isinstance(v, Variable) and not self.own_name and \
                 self.kind in ("Recurrence", "RecurrenceFrom") and \
                 not self.layer.return_full_state:
-            FULL_STATES[v] = functools.partial(self._full_state, args)
+            layer = copy.copy(self.layer)       # (not this layer: its caches hold v, and
+            layer.return_full_state = True      # FULL_STATES' value must not keep its key)
+            FULL_STATES[v] = functools.partial(_full_state, layer, self.kind, self.own_name,
+                                               args)
         if isinstance(v, Variable) and v in G.BLOCKS and kind in G.STEP_BLOCKS:
             G.note_step_op(v, G.STEP_BLOCKS[kind])      # (its root's input: the step's block)
             if v.parent is not None and v.parent.spec.name in VIEWED + ("cntk_lstm_sequence",) \
@@ -132,14 +135,6 @@ class StatesLayer(LayerFunction):
                         o.parent.spec.name == "recurrence":
                     G.note_step_op(o, G.STEP_BLOCKS[kind])
         return combine_outputs(list(out)) if isinstance(out, tuple) else out
-
-    def _full_state(self, args: tuple) -> Any:
-        """This layer applied to ``args`` again with ``return_full_state`` (the same step, so
-        the same parameters): the Function of both an LSTM's states, which CNTK 2.7's
-        ``identity`` of its output gives (``_layers_identity.FULL_STATES``)."""
-        layer = copy.copy(self.layer)
-        layer.return_full_state = True
-        return StatesLayer(layer, self.kind, self.own_name)(*args)
 
     def _step_view(self, kind: str) -> "StepView":
         """How the walks see this layer's step, a viewed cell of ``kind`` (``lstm``, ``gru``,
@@ -336,3 +331,10 @@ class _FoldLayer(StatesLayer):
         G.note_step_op(states, G.STEP_BLOCKS[kind])
         G.note_step_view(states, self._step_view(kind))
         G.note_step_view(out, FoldSlice())
+
+
+def _full_state(layer: Any, kind: str, own_name: Any, args: tuple) -> Any:
+    """``layer`` (a copy of a ``StatesLayer``'s, with ``return_full_state``) applied to ``args``
+    again (the same step, so the same parameters): the Function of both an LSTM's states, which
+    CNTK 2.7's ``identity`` of its output gives (``_layers_identity.FULL_STATES``)."""
+    return StatesLayer(layer, kind, own_name)(*args)
