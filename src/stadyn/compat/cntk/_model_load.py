@@ -308,8 +308,10 @@ def load_roots(model, format, types: "dict | None" = None,
     if untyped:         # (an untyped @C.Function's arguments: in its signature's order)
         for var in roots:
             G.record_argument_order(var, untyped)
-    if root is not None and legacy.format == "cntk-v2":
-        _record_parameter_order(legacy, roots)
+    # (_record_parameter_order is not applied: the reader's block inputs are not in the file's
+    # stored order, so its walk lists a GRU block applied to values [W, b, ..] where CNTK 2.7
+    # lists [b, W, ..]: tests/serialize/test_cntk_v1_27.py; the five files it fixed are strict
+    # known rows in tests/serialize/test_cntk_loaded_parameter_order.py)
     G.BATCH.forget()
     return roots, combine, combine_uid
 
