@@ -85,21 +85,6 @@ def file_leaf_order(legacy, python_order: bool = True) -> list[str]:
                                      list(combine.inputs), python_order)
 
 
-def _record_parameter_order(legacy, roots: list) -> None:
-    """Record, for a loaded CNTK v2 file's ``roots``, its parameters in the order CNTK 2.7's
-    loaded Function lists them: its walk of the file's graph, each function's operands as
-    stored (``cntk_user_two_stab.model``: ``[b, W, H, alpha, H1, W, H, alpha, b]``, the GRU
-    block's ``H1`` before the RNNStep block it reads; a walk of Stadyn's graph of the file,
-    its loop's step with what the step computes from no state hoisted out of it, lists the
-    hoisted ``alpha`` or ``H1`` elsewhere)."""
-    kinds = {uid: p.kind for uid, p in legacy.parameters.items()}
-    uids = [u for u in file_leaf_order(legacy, python_order=False) if kinds.get(u) == "parameter"]
-    mine = {G.uid_of(v): v for v in G.walk_leaves(roots, stored=True)
-            if G.kind_of(v) == "parameter"}
-    if sorted(uids) == sorted(mine):        # (each parameter found once, by its file's uid)
-        G.record_parameter_order(roots, [mine[u] for u in uids])
-
-
 def untyped_shown_op(legacy) -> str:
     """The op name CNTK 2.7's ``str`` shows for the loaded model ``legacy`` (a CNTK v2 file of
     untyped arguments, :func:`untyped_arguments`): its root function's, where the root reads
@@ -308,10 +293,6 @@ def load_roots(model, format, types: "dict | None" = None,
     if untyped:         # (an untyped @C.Function's arguments: in its signature's order)
         for var in roots:
             G.record_argument_order(var, untyped)
-    # (_record_parameter_order is not applied: the reader's block inputs are not in the file's
-    # stored order, so its walk lists a GRU block applied to values [W, b, ..] where CNTK 2.7
-    # lists [b, W, ..]: tests/serialize/test_cntk_v1_27.py; the five files it fixed are strict
-    # known rows in tests/serialize/test_cntk_loaded_parameter_order.py)
     G.BATCH.forget()
     return roots, combine, combine_uid
 

@@ -48,7 +48,7 @@ from ._deferred_reads import parts_of
 from ._function_pure import PARAMETERS_REFUSED, pure
 
 __all__ = ["check_step_function", "check_function_result", "waiting_result", "refuse_unused",
-           "arguments_read", "constructing"]
+           "arguments_read", "constructing", "called_on_placeholders"]
 
 # Stadyn's own code: an error raised in it while the step runs on placeholders is Stadyn's
 # (an op that cannot wait on a placeholder of no shape), raised when the step is applied
@@ -287,3 +287,27 @@ def _holds_python(obj: Any, depth: int = 4) -> bool:
         list(vars(obj).values()) if hasattr(obj, "__dict__") and \
         type(obj).__module__.startswith("stadyn") else []
     return any(_holds_python(v, depth - 1) for v in items)
+
+
+def called_on_placeholders(fn: Any, n_states: int) -> "tuple | None":
+    """``(state placeholders, input placeholder, result)`` of the recurrence step ``fn`` of
+    ``n_states`` states called on placeholders ``state0``... and ``x`` (no seeds drawn); None
+    where the call raises (a step that cannot run so).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> states, x, out = called_on_placeholders(lambda h, v: (h + v, v), 1)
+        >>> [s.name for s in states], x.name, len(out)
+        (['state0'], 'x', 2)
+    """
+    from ._variables import placeholder
+    fn = getattr(fn, "_fn", fn)
+    states = [placeholder(name=f"state{k}") for k in range(n_states)]
+    x = placeholder(name="x")
+    try:
+        with auto_seeds_kept():
+            out = fn(*states, x)
+    except Exception:       # (a step the call cannot run)
+        return None
+    return states, x, out
+

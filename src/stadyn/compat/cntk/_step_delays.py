@@ -23,7 +23,6 @@ from __future__ import annotations
 import contextlib
 from typing import Any
 
-from ..._random import auto_seeds_kept
 from ._adapt import unwrap, wrap
 
 __all__ = ["step_delays", "delayed_sequences", "in_step", "given"]
@@ -40,15 +39,11 @@ def step_delays(fn: Any, n_states: int, where: str) -> "tuple[Any, list]":
     none or cannot be called so.  One reading a state: a NotImplementedError naming the step
     (``where``)."""
     from ._deferred_reads import parts_of, reads
-    from ._variables import placeholder
-    fn = getattr(fn, "_fn", fn)
-    states = [placeholder(name=f"state{k}") for k in range(n_states)]
-    x = placeholder(name="x")
-    try:
-        with auto_seeds_kept():
-            out = fn(*states, x)
-    except Exception:       # (a step the call cannot run: no delays found)
+    from ._step_checks import called_on_placeholders
+    calls = called_on_placeholders(fn, n_states)
+    if calls is None:       # (a step the call cannot run: no delays found)
         return None, []
+    states, x, out = calls
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
     try:
         parts = parts_of(*outs)

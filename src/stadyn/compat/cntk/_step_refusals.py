@@ -29,9 +29,9 @@ from typing import Any
 
 import numpy as np
 
-from ..._random import auto_seeds_kept
 from ...graph import Variable
 from ._adapt import unwrap
+from ._step_checks import called_on_placeholders
 
 __all__ = ["check_data_types", "refuse_unread_states"]
 
@@ -115,16 +115,13 @@ def refuse_unread_states(fn: Any, n_states: int, out: Any, kind: str, shapes: An
 
 def _called(fn: Any, n_states: int) -> "tuple | None":
     """``(state placeholders, input placeholder, results)`` of the step ``fn`` called on
-    placeholders; None where it cannot be called so or its results are not one per state."""
-    from ._variables import placeholder
-    fn = getattr(fn, "_fn", fn)
-    states = [placeholder(name=f"state{k}") for k in range(n_states)]
-    x = placeholder(name="x")
-    try:
-        with auto_seeds_kept():
-            out = fn(*states, x)
-    except Exception:       # (a step the call cannot run: nothing refused here)
+    placeholders (:func:`~._step_checks.called_on_placeholders`), its results a list (a
+    tuple's items, a Function's outputs); None where it cannot be called so or its results are
+    not one per state."""
+    calls = called_on_placeholders(fn, n_states)
+    if calls is None:
         return None
+    states, x, out = calls
     outs = list(out) if isinstance(out, (tuple, list)) else \
         list(getattr(out, "outputs", None) or [out])
     return (states, x, outs) if len(outs) == n_states else None
