@@ -49,7 +49,7 @@ from ._context import get_current_context
 from ._draw_states import replays, same_draws
 from ._grad_marks import grad_marks_of_now, leaves_switched_on_late, ReplayGuard, SideEffect
 from ._precision import cast_for_node
-from ._static_boundary import stand_ins
+from ._static_boundary import any_stand_in, stand_ins
 from ._variable import FunctionNode, topological_nodes, Variable
 
 __all__ = ["LateLeaves", "run_again_for_late_leaves", "grad_of_dynamic_graph", "grad_seed"]
@@ -192,7 +192,7 @@ def grad_of_dynamic_graph(outputs: Sequence[Variable], inputs: Sequence[Variable
     nodes = topological_nodes(list(outputs))
     roots = [t for o in outputs if (t := o._data) is not None and t.grad_fn is not None]
     late = run_again_for_late_leaves(nodes, roots, inputs, keep_graph=True) if roots else None
-    boundary = stand_ins(nodes)
+    boundary = stand_ins(nodes) if any_stand_in() else []
     with grad_marks_of_now(outputs, seeded, nodes):
         result = compute()
         if late is None and not boundary:

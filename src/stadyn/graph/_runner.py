@@ -67,7 +67,7 @@ from ._draw_states import drawing, keep, replays, same_draws
 from ._own_streams import own_seed_nodes, record, set_up
 from ._plan_reuse import (loop_and_own_stream, remember, reuse, sighted,
                           structure)
-from ._static_boundary import seed_output, static_seeds
+from ._static_boundary import any_stand_in, seed_output, static_seeds
 from ._subgraph import Subgraph
 from ._tracing import collector_paused
 from ._trial_plan import TrialPlan
@@ -491,7 +491,7 @@ def _backward(var: Variable, grad: Any, clear_buffer: bool, function_pre_hook,
     if data is not None and data.grad_fn is not None and not stale:
         autograd_backward(var, data, grad, clear_buffer)
         # dynamic ops that read static outputs: on into their plans (_static_boundary.py)
-        seeds = static_seeds(topological_nodes([var]))
+        seeds = static_seeds(topological_nodes([var])) if any_stand_in() else []
         for k, (u, seed, below) in enumerate(seeds):
             seed_output(u, seed, below)
             # (a plan with several of them as roots clears its buffers after the last; an

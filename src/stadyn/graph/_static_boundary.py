@@ -26,6 +26,8 @@ from __future__ import annotations
 
 from typing import Sequence
 
+import weakref
+
 import torch
 
 from ._kept import keep_with, kept_with
@@ -33,9 +35,18 @@ from ._shared_values import set_grad
 from ._tensors import grad_of
 from ._variable import FunctionNode, topological_nodes, Variable
 
-__all__ = ["boundary_value", "static_seeds", "seed_output", "stand_ins"]
+__all__ = ["boundary_value", "static_seeds", "seed_output", "stand_ins", "any_stand_in"]
 
 _KEY = "static boundary"
+# the static outputs holding a stand-in (weakly): with none, a backward has nothing to carry
+# into a static graph and walks nothing for it (almost every dynamic backward)
+_HOLDERS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+
+
+def any_stand_in() -> bool:
+    """Whether some static output holds a stand-in (:func:`boundary_value`) at all: the cheap
+    test before a walk of a dynamic graph for them (:func:`static_seeds`, :func:`stand_ins`)."""
+    return bool(_HOLDERS)
 
 
 def boundary_value(v: Variable, t: torch.Tensor) -> torch.Tensor:
@@ -52,6 +63,7 @@ def boundary_value(v: Variable, t: torch.Tensor) -> torch.Tensor:
         return held[0]
     alias = t.detach().requires_grad_(True)
     keep_with(v, _KEY, (alias, t, t._version))
+    _HOLDERS.add(v)
     return alias
 
 
