@@ -24,7 +24,6 @@ import sys
 import types
 
 import numpy as np
-import torch
 
 from ... import _random
 
@@ -46,7 +45,7 @@ def seed(seed_value: int, set_function_seed: bool = True, set_parameter_seed: bo
         pseed = seed_value
         _random.prng.seed(seed_value)
     if set_function_seed:
-        torch.manual_seed(seed_value)
+        _random.seed_torch(seed_value)
 
 
 def set_parameter_seed(seed_value: int) -> None:
