@@ -468,6 +468,9 @@ class CTFDeserializer(Deserializer):
                     self._stream_lengths = input_counts(data, self._index.starts, self._fields)
         return dict(self._stream_lengths)
 
+    def sequence_line(self, i: int) -> int:
+        return int(self._index.first_lines[i])
+
     def stream_specs(self) -> dict[str, StreamSpec]:
         return {f.stream: StreamSpec(f.shape, np.dtype(np.float32), f.sparse, self._sequence_mode)
                 for f in self._fields.values()}

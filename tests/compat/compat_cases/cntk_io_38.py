@@ -1,0 +1,107 @@
+"""CNTK 2.7's readers as its users drove them (session 38): frame mode over a text file's
+sequences and a UserDeserializer's (CNTK's frame packer refuses a sequence of several samples:
+FramePacker.cpp:20-25).  Every case writes its files in its own working folder.
+"""
+
+import functools
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+_result = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+_ONE_LINE = "0 |x 1\n1 |x 2\n2 |x 3\n"
+_TWO_LINES = "0 |x 1\n0 |x 2\n1 |x 3\n"
+_LATE = "0 |x 1\n1 |x 2\n1 |x 3\n2 |x 4\n"
+
+
+def _write(name, text):
+    with open(name, "w") as f:
+        f.write(text)
+    return name
+
+
+def _ctf_source(C, path, fields=(("x", 1),), **kw):
+    streams = C.io.StreamDefs(**dict((name, C.io.StreamDef(field=name, shape=dim))
+                                     for name, dim in fields))
+    return C.io.MinibatchSource(C.io.CTFDeserializer(path, streams), **kw)
+
+
+def _values(data):
+    """A MinibatchData's sequences as lists of their values (rounded: CNTK pads with what
+    its buffers held)."""
+    return [np.asarray(s, np.float32).reshape(len(s), -1).round(4).tolist()
+            for s in data.as_sequences()]
+
+
+def _read(C, src, size, stream="x", most=20):
+    """What each ``next_minibatch(size)`` gives until the source ends (or what it raises):
+    the values, samples, sequences and sweep ends."""
+    out = []
+    for _ in range(most):
+        got = _result(lambda: src.next_minibatch(size))
+        if "raises" in got:
+            out.append(got)
+            break
+        mb = got["returns"]
+        if not mb:
+            break
+        d = mb[src.streams[stream]]
+        out.append({"values": _values(d), "samples": int(d.num_samples),
+                    "sequences": int(d.num_sequences), "sweep_end": bool(d.end_of_sweep)})
+        del d, mb
+    return out
+
+
+@cntk_case(name="frame_mode__ctf_sequences",
+           names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
+                  "cntk.io.MinibatchSource.next_minibatch"],
+           note="frame_mode=True over a text file: a file of one-line sequences reads as "
+                "before; a sequence of two lines is CNTK's RuntimeError ('Detected a non-frame "
+                "sequence of size 2 in frame mode.', FramePacker.cpp:20-25) when the minibatch "
+                "holding it is read, after the minibatches before it")
+def frame_mode_ctf_sequences(C, r):
+    res = {}
+    for tag, text, size in (("one_line", _ONE_LINE, 2), ("two_lines", _TWO_LINES, 2),
+                            ("late", _LATE, 1)):
+        path = _write(tag + ".ctf", text)
+        res[tag] = _read(C, _ctf_source(C, path, randomize=False, frame_mode=True,
+                                        max_sweeps=1), size)
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
+
+
+@cntk_case(name="frame_mode__user_deserializer",
+           names=["cntk.io.UserDeserializer", "cntk.io.StreamInformation",
+                  "cntk.io.MinibatchSource"],
+           note="a UserDeserializer giving sequences of 2 and 3 steps, read with "
+                "frame_mode=True: CNTK 2.7 does not cut them into frames, its frame packer "
+                "refuses them (RuntimeError); one-row sequences read as samples")
+def frame_mode_user_deserializer(C, r):
+    info = [C.io.StreamInformation("x", 0, "dense", np.float32, (1,))]
+
+    def make(chunk):
+        class Chunks(C.io.UserDeserializer):
+            def __init__(self):
+                super(Chunks, self).__init__()
+
+            def stream_infos(self):
+                return info
+
+            def num_chunks(self):
+                return 1
+
+            def get_chunk(self, chunk_id):
+                return chunk
+        return Chunks()
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    r.touch("cntk.io.UserDeserializer.stream_infos", "cntk.io.UserDeserializer.num_chunks",
+            "cntk.io.UserDeserializer.get_chunk")
+    res = {}
+    for tag, chunk in (("sequences", {"x": [np.float32([[0], [1]]), np.float32([[2], [3], [4]])]}),
+                       ("one_row", {"x": [np.float32([[0]]), np.float32([[1]])]})):
+        src = C.io.MinibatchSource(make(chunk), randomize=False, max_sweeps=1, frame_mode=True)
+        res[tag] = _read(C, src, 4)
+    return res
