@@ -1,6 +1,7 @@
 """CNTK 2.7's readers as its users drove them (session 38): frame mode over a text file's
 sequences and a UserDeserializer's (CNTK's frame packer refuses a sequence of several samples:
-FramePacker.cpp:20-25).  Every case writes its files in its own working folder.
+FramePacker.cpp:20-25) and ``truncation_length`` over a file of one-line sequences.  Every case
+writes its files in its own working folder.
 """
 
 import functools
@@ -104,4 +105,19 @@ def frame_mode_user_deserializer(C, r):
                        ("one_row", {"x": [np.float32([[0]]), np.float32([[1]])]})):
         src = C.io.MinibatchSource(make(chunk), randomize=False, max_sweeps=1, frame_mode=True)
         res[tag] = _read(C, src, 4)
+    return res
+
+
+@cntk_case(name="truncation__one_line_sequences",
+           names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer"],
+           note="truncation_length=2 over a text file whose sequences are all one line (with "
+                "and without sequence ids): CNTK 2.7 packs each line as a sequence of one step "
+                "(minibatches of 2 samples: one slot of 2 steps holding two sequences)")
+def truncation_one_line_sequences(C, r):
+    res = {}
+    for tag, text in (("ids", _ONE_LINE), ("no_ids", "|x 1\n|x 2\n|x 3\n|x 4\n|x 5\n")):
+        path = _write(tag + ".ctf", text)
+        for size in (2, 4):
+            res["%s_%d" % (tag, size)] = _read(C, _ctf_source(
+                C, path, randomize=False, truncation_length=2, max_sweeps=1), size)
     return res
