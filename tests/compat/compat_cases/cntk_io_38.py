@@ -1,7 +1,9 @@
 """CNTK 2.7's readers as its users drove them (session 38): frame mode over a text file's
-sequences and a UserDeserializer's (CNTK's frame packer refuses a sequence of several samples:
-FramePacker.cpp:20-25) and ``truncation_length`` over a file of one-line sequences.  Every case
-writes its files in its own working folder.
+sequences (CNTK's frame packer refuses a sequence of several samples: FramePacker.cpp:20-25),
+``truncation_length`` over a file of one-line sequences, a SciPy matrix's stored zero through
+``MinibatchSourceFromData``, and reading loops: randomization windows, ``max_samples`` /
+``max_sweeps`` ends, checkpoints taken mid-sweep, data partitions, ``StreamDef`` edges and
+sources over several deserializers.  Every case writes its files in its own working folder.
 """
 
 import functools
@@ -120,4 +122,46 @@ def truncation_one_line_sequences(C, r):
         for size in (2, 4):
             res["%s_%d" % (tag, size)] = _read(C, _ctf_source(
                 C, path, randomize=False, truncation_length=2, max_sweeps=1), size)
+    return res
+
+
+def _embedding_steps(C, feeds, learner):
+    """``E`` of ``times(x, E)`` after a step on each minibatch of ``feeds`` (a source's
+    sparse ``x`` and dense ``y``)."""
+    x = C.input_variable(5, is_sparse=True)
+    y = C.input_variable(2)
+    E = C.parameter((5, 2), init=(np.arange(10, dtype=np.float32).reshape(5, 2) / 10))
+    z = C.times(x, E)
+    lr = C.learning_parameter_schedule(0.1)
+    learners = {"momentum": lambda: C.momentum_sgd([E], lr, C.momentum_schedule(0.9)),
+                "adagrad": lambda: C.adagrad([E], lr)}
+    trainer = C.Trainer(z, (C.reduce_sum(z * y), None), [learners[learner]()])
+    src = C.io.MinibatchSourceFromData(feeds, max_samples=2)
+    out = []
+    for _ in range(2):
+        mb = src.next_minibatch(1)
+        trainer.train_minibatch({x: mb[src.streams.x], y: mb[src.streams.y]})
+        out.append(E.value)
+    return out
+
+
+@cntk_case(name="from_data__csr_stored_zero",
+           names=["cntk.io.MinibatchSourceFromData", "cntk.Trainer",
+                  "cntk.learners.momentum_sgd", "cntk.learners.adagrad"],
+           note="MinibatchSourceFromData over a csr_matrix storing a zero (row 3 of the second "
+                "sample): CNTK 2.7 keeps it, so the row-sparse gradient of E has a block for "
+                "row 3, which momentum and AdaGrad update; the matrix without it differs")
+def from_data_csr_stored_zero(C, r):
+    import scipy.sparse as sp
+    res = {}
+    targets = np.float32([[1, 2], [3, 1]])
+    for tag, values in (("stored", [1.0, 1.0, 0.0]), ("without", None)):
+        if values is None:
+            m = sp.csr_matrix((np.float32([1, 1]), [3, 1], [0, 1, 2]), shape=(2, 5))
+        else:
+            m = sp.csr_matrix((np.float32(values), [3, 1, 3], [0, 1, 3]), shape=(2, 5))
+        for learner in ("momentum", "adagrad"):
+            for step, value in enumerate(_embedding_steps(C, {"x": m, "y": targets}, learner)):
+                res["%s_%s_%d" % (tag, learner, step)] = value
+    r.touch("cntk.io.MinibatchSource.next_minibatch", "cntk.Parameter.value")
     return res
