@@ -165,3 +165,239 @@ def from_data_csr_stored_zero(C, r):
                 res["%s_%s_%d" % (tag, learner, step)] = value
     r.touch("cntk.io.MinibatchSource.next_minibatch", "cntk.Parameter.value")
     return res
+
+
+# -- reading loops as CNTK users wrote them -----------------------------------------------------
+
+def _counting(name, lengths):
+    """A text file of sequences ``lengths`` (ids 0, 1, ...), step k of the file holding k."""
+    lines, k = [], 0
+    for s, steps in enumerate(lengths):
+        for _ in range(steps):
+            lines.append("%d |x %d\n" % (s, k))
+            k += 1
+    return _write(name, "".join(lines))
+
+
+def _firsts(C, src, size, most=30, **kw):
+    """The first value of every sequence of each minibatch, and its samples and sweep end,
+    until the source ends."""
+    out = []
+    for _ in range(most):
+        got = _result(lambda: src.next_minibatch(size, **kw))
+        if "raises" in got:
+            out.append(got)
+            break
+        mb = got["returns"]
+        if not mb:
+            break
+        d = mb[src.streams.x]
+        out.append([[int(round(float(np.asarray(s).reshape(-1)[0]))) for s in d.as_sequences()],
+                    int(d.num_samples), bool(d.end_of_sweep)])
+        del d, mb
+    return out
+
+
+@cntk_case(name="loops__randomization_windows",
+           names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
+                  "cntk.io.MinibatchSource.next_minibatch"],
+           note="a text file of 10 sequences (1 to 4 steps), two sweeps in minibatches of 6 "
+                "samples: the default window, randomization_window_in_samples 5 (chunks 0), "
+                "randomization_window_in_chunks 1, seeds 0 and 11; both windows given is "
+                "refused (a window in samples beside the default one in chunks too, not "
+                "when randomize=False), as are a negative window and frame mode with "
+                "truncation (MinibatchSource.cpp:514-527)")
+def loops_randomization_windows(C, r):
+    path = _counting("w.ctf", [3, 1, 4, 2, 2, 1, 3, 4, 1, 2])
+    res = {}
+    for tag, kw in (("default", {}), ("samples5", dict(randomization_window_in_samples=5,
+                                                       randomization_window_in_chunks=0)),
+                    ("chunks1", dict(randomization_window_in_chunks=1)),
+                    ("seed11", dict(randomization_seed=11, randomization_window_in_samples=5,
+                                    randomization_window_in_chunks=0))):
+        res[tag] = _firsts(C, _ctf_source(C, path, max_sweeps=2, **kw), 6)
+    res["both"] = _result(lambda: _ctf_source(
+        C, path, randomization_window_in_samples=5, randomization_window_in_chunks=2) and None)
+    res["negative"] = _result(lambda: _ctf_source(
+        C, path, randomization_window_in_samples=-1, randomization_window_in_chunks=0)
+        .next_minibatch(2) and None)
+    # a window in samples beside the default window in chunks (4): CNTK refuses both
+    res["samples_alone"] = _result(lambda: _ctf_source(
+        C, path, randomization_window_in_samples=5) and None)
+    # not randomized: CNTK sets both windows to 0 before it checks them
+    res["unrandomized_both"] = _result(lambda: _firsts(C, _ctf_source(
+        C, path, randomize=False, max_sweeps=1, randomization_window_in_samples=5,
+        randomization_window_in_chunks=2), 6))
+    res["frame_and_truncation"] = _result(lambda: _ctf_source(
+        C, path, frame_mode=True, truncation_length=2) and None)
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
+
+
+@cntk_case(name="loops__sample_and_sweep_ends",
+           names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
+                  "cntk.io.FULL_DATA_SWEEP", "cntk.io.INFINITELY_REPEAT",
+                  "cntk.io.MinibatchSource.next_minibatch"],
+           note="sequences of 3, 1, 4 and 2 steps, not randomized, minibatches of 4 and 5 "
+                "samples: max_samples 7 (the last sequence crossing it), max_sweeps 2, "
+                "FULL_DATA_SWEEP, max_samples 0, both limits, a negative max_samples")
+def loops_sample_and_sweep_ends(C, r):
+    path = _counting("e.ctf", [3, 1, 4, 2])
+    res = {}
+    for tag, kw in (("samples7", dict(max_samples=7)), ("sweeps2", dict(max_sweeps=2)),
+                    ("full", dict(max_samples=C.io.FULL_DATA_SWEEP)),
+                    ("zero", dict(max_samples=0)),
+                    ("both", dict(max_samples=13, max_sweeps=2)),
+                    ("repeat", dict(max_samples=C.io.INFINITELY_REPEAT, max_sweeps=1))):
+        for size in (4, 5):
+            res["%s_%d" % (tag, size)] = _result(lambda: _firsts(
+                C, _ctf_source(C, path, randomize=False, **kw), size))
+    res["negative"] = _result(lambda: _ctf_source(C, path, max_samples=-5).next_minibatch(2)
+                              and None)
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
+
+
+@cntk_case(name="loops__checkpoint_mid_sweep",
+           known={"fresh": "CNTK 2.7's BlockRandomizer::SetState re-randomizes the sweep's "
+                           "window when it seeks (SequenceRandomizer::Seek) and gives the "
+                           "sweep's last two samples as 0, 2 (2 was read before the "
+                           "checkpoint) where reading on gave 1, 0; Stadyn's restore gives "
+                           "what reading on gave (io/_source.py restore_from_checkpoint)",
+                  "same": "as 'fresh': CNTK 2.7's seek re-randomizes (SequenceRandomizer)"},
+           names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
+                  "cntk.io.MinibatchSource.next_minibatch",
+                  "cntk.io.MinibatchSource.get_checkpoint_state",
+                  "cntk.io.MinibatchSource.restore_from_checkpoint"],
+           note="a randomized text file of 12 samples cut into 4 chunks (40-byte chunks), "
+                "window 2 chunks: a checkpoint after 2 minibatches of 5 (mid-sweep), the "
+                "next 4 minibatches; then a fresh source restored from it, and the first "
+                "source restored from it, read the same; a state taken at the start")
+def loops_checkpoint_mid_sweep(C, r):
+    path = _write("c.ctf", "".join("|x %d.%s\n" % (k, "0" * (7 * k % 10)) for k in range(12)))
+
+    def make():
+        d = C.io.CTFDeserializer(path, C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1)))
+        if hasattr(d, "chunk_bytes"):
+            d.chunk_bytes = 40
+        else:
+            d["chunkSizeInBytes"] = 40
+        return C.io.MinibatchSource(d, randomization_window_in_chunks=2, randomization_seed=3)
+    src = make()
+    start = src.get_checkpoint_state()
+    res = {"before": _firsts(C, src, 5, most=2)}
+    state = src.get_checkpoint_state()
+    res["after"] = _firsts(C, src, 5, most=4)
+    fresh = make()
+    fresh.restore_from_checkpoint(state)
+    res["fresh"] = _firsts(C, fresh, 5, most=4)
+    src.restore_from_checkpoint(state)
+    res["same"] = _firsts(C, src, 5, most=4)
+    src.restore_from_checkpoint(start)
+    res["start"] = _firsts(C, src, 5, most=3)
+    r.touch("cntk.io.MinibatchSource.next_minibatch",
+            "cntk.io.MinibatchSource.get_checkpoint_state",
+            "cntk.io.MinibatchSource.restore_from_checkpoint")
+    return res
+
+
+@cntk_case(name="loops__data_partitions",
+           known={"out_of_range": "partition_index=2 of 2: CNTK 2.7 reads nothing (an empty "
+                                  "minibatch, BlockRandomizer::SetState's worker rank past "
+                                  "the chunks), Stadyn refuses it (ValueError, "
+                                  "io/_source.py _check_partition)"},
+           names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
+                  "cntk.io.MinibatchSource.next_minibatch"],
+           note="two workers' sources over one text file of 9 sequences (1 to 3 steps), "
+                "each next_minibatch(6, num_data_partitions=2, partition_index=i), not "
+                "randomized and randomized, one sweep; a partition index out of range")
+def loops_data_partitions(C, r):
+    path = _counting("p.ctf", [2, 1, 3, 1, 2, 2, 1, 3, 1])
+    res = {}
+    for randomize in (False, True):
+        for index in (0, 1):
+            res["%s_%d" % (randomize, index)] = _firsts(
+                C, _ctf_source(C, path, randomize=randomize, max_sweeps=1), 6,
+                num_data_partitions=2, partition_index=index)
+    res["out_of_range"] = _result(lambda: _ctf_source(C, path).next_minibatch(
+        4, num_data_partitions=2, partition_index=2) and None)
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
+
+
+def _streamdef_read(C, text, *streams):
+    """Each stream ``(name, field, dim, sparse)``'s values read from ``text`` (through
+    ``times`` by the identity, as a model reads them)."""
+    path = _write("s.ctf", text)
+    defs = dict((name, C.io.StreamDef(field=field, shape=dim, is_sparse=sparse))
+                for name, field, dim, sparse in streams)
+    src = C.io.MinibatchSource(C.io.CTFDeserializer(path, C.io.StreamDefs(**defs)),
+                               randomize=False, max_sweeps=1)
+    mb = src.next_minibatch(10)
+    out = {}
+    for name, _, dim, sparse in streams:
+        x = C.input_variable(dim, is_sparse=sparse)
+        values = C.times(x, C.constant(np.eye(dim, dtype=np.float32))).eval(
+            {x: mb[src.streams[name]]})
+        out[name] = np.asarray(values, np.float32).tolist()
+    return out
+
+
+@cntk_case(name="loops__streamdef_edges",
+           names=["cntk.io.StreamDef", "cntk.io.StreamDefs", "cntk.io.CTFDeserializer",
+                  "cntk.io.MinibatchSource"],
+           note="StreamDef over a text file: a stream named apart from its field (alias), "
+                "sparse entries read into a sparse stream; dense values into a stream "
+                "declared sparse, sparse entries into a dense one, too few and too many "
+                "values, an index past the dimension, a field the file lacks")
+def loops_streamdef_edges(C, r):
+    res = {}
+    res["alias"] = _result(lambda: _streamdef_read(
+        C, "|a 1 2 |b 0:1\n|a 3 4 |b 2:1\n", ("feats", "a", 2, False),
+        ("labels", "b", 3, True)))
+    for tag, text, sparse in (("dense_into_sparse", "|x 1 0 2\n", True),
+                              ("sparse_into_dense", "|x 0:1 2:2\n", False),
+                              ("too_few", "|x 1 2\n", False),
+                              ("too_many", "|x 1 2 3 4\n", False),
+                              ("index_past", "|x 0:1 3:2\n", True),
+                              ("missing_field", "|y 1 2 3\n", False)):
+        res[tag] = _result(lambda: _streamdef_read(C, text, ("x", "x", 3, sparse)))
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
+
+
+@cntk_case(name="loops__several_deserializers",
+           names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
+                  "cntk.io.MinibatchSource.next_minibatch"],
+           note="features and labels in two text files joined by sequence id (same ids in "
+                "another order; the second file lacking one id), randomized and not, "
+                "minibatches of 4 samples; two deserializers naming the same stream")
+def loops_several_deserializers(C, r):
+    feats = _write("f.ctf", "0 |x 1\n0 |x 2\n1 |x 3\n2 |x 4\n2 |x 5\n2 |x 6\n3 |x 7\n")
+    labels = _write("l.ctf", "2 |y 30\n0 |y 10\n3 |y 40\n1 |y 20\n")
+    short = _write("m.ctf", "0 |y 10\n2 |y 30\n3 |y 40\n")
+
+    def read(label_path, **kw):
+        src = C.io.MinibatchSource(
+            [C.io.CTFDeserializer(feats, C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1))),
+             C.io.CTFDeserializer(label_path, C.io.StreamDefs(
+                 y=C.io.StreamDef(field="y", shape=1)))], max_sweeps=1, **kw)
+        out = []
+        for _ in range(10):
+            mb = src.next_minibatch(4)
+            if not mb:
+                break
+            out.append([_values(mb[src.streams.x]), _values(mb[src.streams.y])])
+            del mb
+        return out
+    res = {"ordered": _result(lambda: read(labels, randomize=False)),
+           "randomized": _result(lambda: read(labels, randomization_seed=5)),
+           "lacking": _result(lambda: read(short, randomize=False)),
+           "same_name": _result(lambda: C.io.MinibatchSource(
+               [C.io.CTFDeserializer(feats, C.io.StreamDefs(x=C.io.StreamDef(field="x",
+                                                                             shape=1))),
+                C.io.CTFDeserializer(labels, C.io.StreamDefs(x=C.io.StreamDef(field="y",
+                                                                              shape=1)))])
+               and None)}
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
