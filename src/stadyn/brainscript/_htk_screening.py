@@ -45,6 +45,10 @@ class _KeptUtterances(io.Deserializer):
     def broadcast(self) -> bool:
         return bool(getattr(self.inner, "broadcast", False))
 
+    @property
+    def frames_in_frame_mode(self) -> bool:  # type: ignore[override]
+        return self.inner.frames_in_frame_mode
+
     def stream_specs(self) -> dict[str, io.StreamSpec]:
         return self.inner.stream_specs()
 

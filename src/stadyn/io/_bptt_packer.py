@@ -58,8 +58,8 @@ class _Slot:
 class TruncatedPacker:
     """Minibatches of ``truncation_length`` steps in parallel slots from the sequences
     ``source`` gives (see the module docstring), as CNTK 2.7's ``MinibatchSource`` with
-    ``truncation_length`` made them.  Every stream must be a sequence stream, of one length in
-    each sequence (CNTK's rule).
+    ``truncation_length`` made them.  A sequence's streams must have one length (CNTK's rule);
+    a stream without sequences gives sequences of one step, as in CNTK 2.7.
 
     Example:
         >>> import os, tempfile
@@ -111,11 +111,10 @@ class TruncatedPacker:
             self._sweep_ended |= any(d.end_of_sweep for d in batch.values())
         steps = {}
         for name, d in batch.items():
-            if d.lengths is None:
-                raise ValueError(f"truncation_length={self.truncation_length}: stream "
-                                 f"{name!r} is not a sequence stream (truncated "
-                                 "back-propagation through time packs sequences)")
-            steps[name] = np.asarray(d.data)[0, :int(d.lengths[0])]
+            # a stream without sequences (a CTF file whose sequences are all one line) is
+            # one step a sequence: CNTK 2.7's packer takes every sample as a sequence of one
+            steps[name] = (np.asarray(d.data)[:1] if d.lengths is None
+                           else np.asarray(d.data)[0, :int(d.lengths[0])])
         lengths = {n: a.shape[0] for n, a in steps.items()}
         if len(set(lengths.values())) > 1:
             raise ValueError(f"truncation_length={self.truncation_length}: a sequence whose "

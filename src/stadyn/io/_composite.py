@@ -11,7 +11,7 @@ from .._errors import DataError
 from ._deserializer import Deserializer, StreamBatch, StreamSpec
 from ._random import SampleRandom
 
-__all__ = ["Composite"]
+__all__ = ["Composite", "DuplicateStreamError"]
 
 
 class _Rngs(Sequence):
@@ -37,6 +37,11 @@ def _broadcast(batch: StreamBatch, lengths: np.ndarray) -> StreamBatch:
     return StreamBatch(data, lengths.astype(np.int64))
 
 
+class DuplicateStreamError(RuntimeError, ValueError):
+    """Two deserializers of one source define a stream of the same name: CNTK 2.7's
+    RuntimeError (a ValueError too, as Stadyn refused it before)."""
+
+
 class Composite:
     """The first deserializer's samples, each joined with the same key's sample of the others.
 
@@ -59,7 +64,10 @@ class Composite:
         for d in self.deserializers:
             for name, spec in d.stream_specs().items():
                 if name in self.specs:
-                    raise ValueError(f"two deserializers define a stream named {name!r}")
+                    raise DuplicateStreamError(
+                        f"two deserializers define a stream named {name!r} (CNTK 2.7: 'Two "
+                        f"streams with the same name '{name}' have been found. Please rename "
+                        f"the duplicate.')")
                 self.specs[name] = spec
         primary = self.deserializers[0]
         if getattr(primary, "broadcast", False):

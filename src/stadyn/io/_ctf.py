@@ -49,7 +49,7 @@ from .._errors import DataError
 from .._fileutil import refuse_special_file
 from ._ctf_streams import _CHUNK, bar_positions, byte_positions, input_counts
 from ._ctf_stored import stored_batch, stored_zeros
-from ._ctf_values import InputField, parse_values
+from ._ctf_values import InputField, parse_values, text_format_errors
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
@@ -269,9 +269,10 @@ class CTFDeserializer(Deserializer):
     When every sequence is one line, a stream delivers ``(N, *shape)`` float32. When a file has
     sequences (lines sharing an id, or a line giving an input twice), every stream delivers
     ``(N, T, *shape)`` padded with zeros plus per-sequence lengths. Sparse inputs are delivered
-    dense. Inputs the streams do not name are skipped. A malformed line is a DataError naming
-    the file and line (a line of text without any ``|`` when the deserializer is made, other
-    lines when they are read); so is a file without samples, when the deserializer is made.
+    dense. Inputs the streams do not name are skipped. A malformed line is a DataError (and
+    RuntimeError, CNTK's type: ``TextFormatError``) naming the file and line (a line of text
+    without any ``|`` when the deserializer is made, other lines when they are read); so is a
+    file without samples, when the deserializer is made.
 
     ``max_errors`` (CNTK's ``maxErrors``, 0 by default) is how many malformed inputs (a value
     that is not a number, too many values, a bad sparse pair, a ``|`` without a name) are
@@ -291,6 +292,7 @@ class CTFDeserializer(Deserializer):
         {'x': [3.0, 4.0], 'y': [1.0, 0.0]}
     """
 
+    @text_format_errors
     def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef],
                  max_errors: int = 0):
         self.path = os.path.abspath(os.fspath(filename))
@@ -318,6 +320,7 @@ class CTFDeserializer(Deserializer):
         self._finish_init()
 
     @classmethod
+    @text_format_errors
     def from_bytes(cls, data: bytes, streams: dict[str, StreamDef],
                    source: str = "<bytes>", max_errors: int = 0) -> "CTFDeserializer":
         """A deserializer over CTF text held in memory; ``source`` names it in errors."""
@@ -468,6 +471,9 @@ class CTFDeserializer(Deserializer):
                     self._stream_lengths = input_counts(data, self._index.starts, self._fields)
         return dict(self._stream_lengths)
 
+    def sequence_line(self, i: int) -> int:
+        return int(self._index.first_lines[i])
+
     def stream_specs(self) -> dict[str, StreamSpec]:
         return {f.stream: StreamSpec(f.shape, np.dtype(np.float32), f.sparse, self._sequence_mode)
                 for f in self._fields.values()}
@@ -566,6 +572,7 @@ class CTFDeserializer(Deserializer):
                                  self.path, first))
         return out
 
+    @text_format_errors
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         zeros: list[dict[str, list]] = [{} for _ in ids]

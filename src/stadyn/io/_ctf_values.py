@@ -3,9 +3,11 @@ CNTK 2.7's ``TextParser`` reads it, numbers by ``TryReadRealNumber``'s grammar."
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 import warnings
+from typing import Callable
 
 import numpy as np
 
@@ -17,6 +19,31 @@ _NUM = r"[+-]?[0-9]+(?:\.(?:[0-9]+(?:[eE][+-]?[0-9]+)?)?|[eE][+-]?[0-9]+)?"
 _NUMBER = re.compile(_NUM, re.ASCII)
 _NUMBERS = re.compile(rf"\s*(?:{_NUM}(?:\s+|\Z))*", re.ASCII)
 _GRAMMAR = "CNTK's CTF reads decimal numbers like 3, -1.5, 2.5e-3 (no nan, inf or .5)"
+
+
+class TextFormatError(RuntimeError, DataError):
+    """A CTF file that cannot be read (malformed text, a value an input cannot hold, no
+    file): a DataError naming the file and line, and a RuntimeError, the type CNTK 2.7's text
+    reader raises (TextParser.cpp / Indexer.cpp RuntimeError)."""
+
+    def __init__(self, message: str, path: str | None = None, line: int | None = None,
+                 record: int | None = None):
+        DataError.__init__(self, message, path, line, record)
+
+
+def text_format_errors(method: Callable) -> Callable:
+    """``method`` with every DataError it raises raised as a :class:`TextFormatError` (same
+    message, file and line)."""
+    @functools.wraps(method)
+    def wrapped(*args, **kwargs):
+        try:
+            return method(*args, **kwargs)
+        except TextFormatError:
+            raise
+        except DataError as err:
+            raise TextFormatError(err.reason, err.path, err.line, err.record) \
+                .with_traceback(err.__traceback__) from None
+    return wrapped
 
 
 class InputField:

@@ -90,6 +90,18 @@ class Deserializer(abc.ABC):
         """Samples per sequence (``None`` when every sequence is one sample)."""
         return None
 
+    #: Whether frame mode cuts this deserializer's sequences into frames, as CNTK 2.7's HTK
+    #: feature and MLF deserializers do (their ``frameMode``).  Every other CNTK reader gives
+    #: its sequences whole there, and CNTK's frame packer refuses a minibatch holding one of
+    #: more than one sample: "Detected a non-frame sequence of size 2 in frame mode."
+    #: (FramePacker.cpp:20-25, a RuntimeError); see ``_frame_mode.py``.
+    frames_in_frame_mode: bool = False
+
+    def sequence_line(self, i: int) -> int | None:
+        """The line of its file where sequence ``i`` starts (1-based), where that is known,
+        for messages."""
+        return None
+
     #: Which of CNTK 2.7's randomizers reads this deserializer, ``"block"`` (the one of its
     #: built-in deserializers) or ``"tumbling"`` (the local-timeline randomizer it uses for a
     #: Python ``UserDeserializer``); see ``_cntk_order.py``.

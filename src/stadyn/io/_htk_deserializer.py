@@ -157,6 +157,8 @@ class HTKFeatureDeserializer(Deserializer):
         [[0.0, 1.0, 0.0, 1.0], [0.0, 1.0, 2.0, 3.0], [2.0, 3.0, 4.0, 5.0]]
     """
 
+    frames_in_frame_mode = True     # (CNTK 2.7 cuts its utterances into frames there)
+
     def __init__(self, streams: dict[str, StreamDef], *, pairing: str = "key"):
         if pairing not in ("key", "position"):
             raise ValueError(f"HTKFeatureDeserializer: pairing must be 'key' or 'position', "

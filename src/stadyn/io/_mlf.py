@@ -180,6 +180,8 @@ class HTKMLFDeserializer(Deserializer):
         [[0.0, 1.0], [1.0, 0.0], [1.0, 0.0]]
     """
 
+    frames_in_frame_mode = True     # (CNTK 2.7 cuts its utterances into frames there)
+
     def __init__(self, label_mapping_file: str | os.PathLike, streams: dict[str, StreamDef],
                  phoneBoundaries: bool = False):
         defs = list(iter_stream_defs(streams))

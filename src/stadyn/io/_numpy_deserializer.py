@@ -47,6 +47,20 @@ def _is_sparse(value) -> bool:
     return hasattr(value, "toarray") and hasattr(value, "tocsr")
 
 
+def _stored_zeros(value) -> np.ndarray | None:
+    """Where a SciPy sparse matrix stores a zero as an entry, as a bool array of its dense
+    shape (None where it stores none).  CNTK 2.7 keeps such an entry in the sparse data it
+    makes of the matrix, so the row-sparse gradient of a weight it multiplies has a block for
+    its row, which the learners update (``StreamBatch.stored``, as a CTF file's ``3:0``)."""
+    coo = value.tocoo()
+    zero = np.asarray(coo.data) == 0
+    if not zero.any():
+        return None
+    mask = np.zeros(coo.shape, dtype=bool)
+    mask[coo.row[zero], coo.col[zero]] = True
+    return mask
+
+
 def _known_shape(shape, data) -> tuple:
     """A ``Sequence[...]`` type's sample shape; where the type leaves it unknown
     (``Sequence[tensor]``: a negative or None dimension) the first sequence's, as CNTK 2.7
@@ -93,7 +107,8 @@ class NumpyDeserializer(Deserializer):
             stream of its own name.
 
     Arrays keep their dtype; a SciPy sparse matrix (CNTK takes ``csr_matrix`` one-hot labels
-    here) is read as its dense rows. Arrays of length 0 are a DataError (a source would end at
+    here) is read as its dense rows, the zeros it stores as entries kept (``StreamBatch.stored``,
+    as CNTK 2.7 keeps them). Arrays of length 0 are a DataError (a source would end at
     once).  A value may carry its CNTK type, ``(data, Tensor[3])`` or, for sequences of
     different lengths, ``([arrays (T_i, 3)], Sequence[Tensor[3]])`` (each sequence an array or
     a SciPy sparse matrix, read dense): such a stream gives zero-padded ``(N, T, 3)`` batches
@@ -110,6 +125,7 @@ class NumpyDeserializer(Deserializer):
     def __init__(self, data: Mapping[str, np.ndarray], streams: dict[str, StreamDef] | None = None):
         arrays, self._sequences = {}, {}
         self._sparse: set[str] = set()      # the arrays given as SciPy sparse matrices
+        self._stored: dict[str, np.ndarray] = {}    # their stored zeros, where they have any
         for k, v in data.items():
             name = str(k)
             v, typ = _typed(v)
@@ -125,6 +141,9 @@ class NumpyDeserializer(Deserializer):
                 continue
             if _is_sparse(v):
                 self._sparse.add(name)
+                stored = _stored_zeros(v)
+                if stored is not None:
+                    self._stored[name] = stored
             arrays[name] = _array(name, v)
         if not arrays:
             raise ValueError("NumpyDeserializer needs at least one array")
@@ -136,9 +155,11 @@ class NumpyDeserializer(Deserializer):
             raise ValueError(f"arrays have different lengths: {lengths}")
         self._seq_of = {}          # stream name -> its sequences, for Sequence-typed ones
         self._sparse_streams = set(self._sparse)
+        self._stored_of: dict[str, np.ndarray] = {}   # stream name -> its stored zeros
         if streams is None:
             self._streams = dict(arrays)
             self._seq_of = dict(self._sequences)
+            self._stored_of = dict(self._stored)
         else:
             self._streams = {}
             self._sparse_streams = set()
@@ -157,6 +178,8 @@ class NumpyDeserializer(Deserializer):
                 if definition.shape is not None and tuple(a.shape[1:]) != definition.shape:
                     a = a.reshape((len(a),) + definition.shape)
                 self._streams[name] = a
+                if fld in self._stored:
+                    self._stored_of[name] = self._stored[fld].reshape(a.shape)
         self._length = next(iter(lengths.values()))
         if self._length == 0:
             raise DataError("no samples (the arrays have length 0)", self.path)
@@ -187,5 +210,6 @@ class NumpyDeserializer(Deserializer):
                 seqs = self._seq_of[name]
                 out[name] = pad_sequences([seqs[i] for i in index], a.shape[2:], a.dtype)
             else:
-                out[name] = StreamBatch(a[index])
+                stored = self._stored_of.get(name)
+                out[name] = StreamBatch(a[index], None, None if stored is None else stored[index])
         return out

@@ -41,7 +41,8 @@ INFINITELY_REPEAT = _SIZE_MAX
 INFINITE_SAMPLES = _SIZE_MAX
 #: ``max_samples`` value meaning "one sweep over the data" (CNTK's SIZE_MAX - 1).
 FULL_DATA_SWEEP = _SIZE_MAX - 1
-DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = 4
+#: CNTK 2.7's default window, 128 chunks (what a source uses when given none)
+DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = chunk_window_default
 _STATE_VERSION = 1
 
 

@@ -114,7 +114,8 @@ class _SourceFromData(MinibatchSource):
 
 def _rows(batch: StreamBatch, rows: np.ndarray) -> StreamBatch:
     if batch.lengths is None:
-        return StreamBatch(batch.data[rows])
+        return StreamBatch(batch.data[rows], None,
+                           None if batch.stored is None else batch.stored[rows])
     lengths = batch.lengths[rows]
     return StreamBatch(batch.data[rows][:, :int(lengths.max(initial=0))], lengths)
 

@@ -224,6 +224,37 @@ def MinibatchSourceFromData(data_streams, max_samples=_io.INFINITELY_REPEAT, **k
     return source
 
 
+def _validate_config(max_samples, max_sweeps, window_in_chunks, window_in_samples,
+                     randomize: bool, frame_mode: bool, truncation_length) -> None:
+    """CNTK 2.7's refusals of a ``MinibatchSource``'s settings, in its order: a negative
+    count is SWIG's OverflowError setting the config's ``size_t``, then ``Validate``'s
+    RuntimeErrors (MinibatchSource.cpp:514-527): both ``max_samples`` (``FULL_DATA_SWEEP``
+    too) and ``max_sweeps`` given, both windows non-zero (the window in chunks defaults to
+    128, so a window in samples needs ``randomization_window_in_chunks=0``; ``randomize=False``
+    sets both to 0 first), frame mode with truncation."""
+    for name, value in (("max_samples", max_samples), ("max_sweeps", max_sweeps),
+                        ("randomization_window_in_chunks", window_in_chunks),
+                        ("randomization_window_in_samples", window_in_samples)):
+        if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value < 0:
+            raise OverflowError(f"in method 'MinibatchSourceConfig_{name}_set', argument 2 of "
+                                f"type 'size_t' ({name}={value}: CNTK 2.7 takes counts >= 0)")
+    if max_samples != _io.INFINITELY_REPEAT and max_sweeps != _io.INFINITELY_REPEAT:
+        raise RuntimeError("MinibatchSourceConfig: max samples and max sweeps are mutually "
+                           f"exclusive options and cannot have non-default values at the same "
+                           f"time (max_samples={max_samples}, max_sweeps={max_sweeps}).")
+    chunks = _io.DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS if window_in_chunks is None \
+        else window_in_chunks
+    if randomize and chunks and window_in_samples:
+        raise RuntimeError("MinibatchSourceConfig: randomization window in chunks and "
+                           "randomization window in samples are mutually exclusive options and "
+                           f"cannot have non-zero values at the same time (chunks {chunks}, "
+                           f"the default when not given; samples {window_in_samples}: give "
+                           "randomization_window_in_chunks=0 with a window in samples).")
+    if frame_mode and truncation_length:
+        raise RuntimeError("MinibatchSourceConfig: truncation and frame mode are mutually "
+                           "exclusive options.")
+
+
 class MinibatchSource(_io.MinibatchSource):
     """Stadyn's :class:`stadyn.io.MinibatchSource` giving CNTK's :class:`MinibatchData`, made
     with CNTK 2.7's arguments in CNTK's order.
@@ -258,6 +289,11 @@ class MinibatchSource(_io.MinibatchSource):
             warnings.warn(f"max_errors={max_errors}: Stadyn stops at the first malformed "
                           f"sequence (an error naming the file and line) instead of skipping "
                           f"it", stacklevel=2)
+        _validate_config(max_samples, max_sweeps, randomization_window_in_chunks,
+                         randomization_window_in_samples, randomize, frame_mode,
+                         truncation_length)
+        if not randomize:       # (CNTK sets both windows to 0, whatever was given)
+            randomization_window_in_chunks = randomization_window_in_samples = None
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
                          frame_mode=frame_mode, **kwargs)
@@ -315,6 +351,9 @@ class MinibatchSource(_io.MinibatchSource):
 
     def next_minibatch(self, minibatch_size_in_samples, input_map=None, device=None,
                        num_data_partitions=None, partition_index=None) -> dict:
+        if self._max_samples == 0:      # (ReaderBase.cpp:25, when the reader starts an epoch)
+            raise RuntimeError("Epoch size cannot be 0. (max_samples=0: CNTK 2.7 reads no "
+                               "minibatch of such a source)")
         if self._packer is not None:
             batch = self._packer.next_minibatch(minibatch_size_in_samples, input_map,
                                                 num_data_partitions, partition_index)
