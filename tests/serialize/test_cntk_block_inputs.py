@@ -1,7 +1,7 @@
 """A CNTK v2 file's blocks read with their inputs as CNTK 2.7 makes them on load, and the
-loaded Function's parameters in CNTK 2.7's order, checked on every CNTK v2 model file among
-the fixtures against what CNTK 2.7 gives (``fixtures/cntk_block_inputs38/block_inputs.json``,
-written by its ``make_block_inputs.py``).
+loaded Function's parameters in CNTK 2.7's order and its root function, checked on every
+CNTK v2 model file among the fixtures against what CNTK 2.7 gives
+(``fixtures/cntk_block_inputs38/block_inputs.json``, written by its ``make_block_inputs.py``).
 
 CNTK 2.7 does not keep the inputs a file lists for a block: it rebuilds the block from its
 composite (``PrimitiveFunction.cpp:1255-1277``; ``BlockFunction.h:98-146``), its parameters and
@@ -92,3 +92,54 @@ def test_a_block_listing_other_inputs_is_read_as_cntk_rebuilds_it(tmp_path):
     assert shown[1:] == ["b", "W", "H", "H1", "h", "x"]
     assert block.inputs[0].startswith("Constant")
     assert [p.name for p in C.load_model(path).parameters] == ["b", "W", "H", "H1"]
+
+
+@pytest.mark.parametrize("key", [k for k in sorted(CNTK) if k not in REFUSED | UNTYPED])
+def test_a_loaded_files_root_function_is_cntks(key):
+    assert C.load_model(os.path.join(FIXTURES, key)).root_function.op_name == CNTK[key]["root"]
+
+
+def _pairs():
+    """(Stadyn's file, CNTK 2.7's file) of the same model: ``stadyn_<kind>.model`` and
+    ``cntk_<kind>.model`` in one fixture folder."""
+    found = []
+    for key in sorted(CNTK):
+        folder, name = os.path.split(key)
+        theirs = os.path.join(folder, "cntk_" + name[len("stadyn_"):])
+        if name.startswith("stadyn_") and theirs in CNTK:
+            found.append((key, theirs))
+    return found
+
+
+#: Stadyn's files whose root CNTK 2.7 loads as another op than its own file of the model:
+#: an unnamed Recurrence, Fold or RecurrenceFrom of one output is written with the step's
+#: last op (its RNNStep or GRU block, a user step's last op, a Dense after it) as the file's
+#: root where CNTK 2.7 writes the layer's Combine of it (a named one: a NoOp, as CNTK 2.7);
+#: cntk_recurrence_write's pv_default (a PastValue loop closed with replace_placeholders) with
+#: a Reshape after the Tanh CNTK 2.7 has at the root.  Writing the Combine changes the bytes of
+#: these fixture files, which their tests compare and CNTK 2.7's reports of them are made from
+ROOT_DIFFERS = {
+    "cntk_files_17/stadyn_rnn.model", "cntk_files_17/stadyn_user.model",
+    "cntk_step_dense37/stadyn_dense_first.model", "cntk_step_dense37/stadyn_lstm_dense.model",
+    "cntk_step_dense37/stadyn_two_dense.model"} | {
+    f"cntk_recurrence_write/stadyn_{k}.model" for k in (
+        "enc_gru", "enc_rnn", "enc_seq2seq", "from_first_x", "gru_fn", "gru_from", "gru_stab",
+        "gru_vec", "pv_default", "rnn_back_vec", "rnn_fn", "rnn_from", "rnn_stab", "rnn_vec",
+        "rnnfrom_dense", "rnnfrom_stab", "user2", "user2_stab", "user_gru", "user_gru_dense",
+        "user_gru_stab", "user_gru_stab_dense", "user_rnn", "user_rnn_stab", "user_two_stab")}
+
+
+def _pair(mine, theirs):
+    marks = [pytest.mark.xfail(strict=True, reason="Stadyn's file has another root than "
+                               "CNTK 2.7's (ROOT_DIFFERS)")] if mine in ROOT_DIFFERS else []
+    return pytest.param(mine, theirs, id=mine, marks=marks)
+
+
+def test_the_pairs_cover_the_recurrence_fixtures():
+    assert len(_pairs()) >= 50
+
+
+@pytest.mark.parametrize("mine, theirs", [_pair(*p) for p in _pairs()])
+def test_stadyns_file_has_the_root_cntk_writes(mine, theirs):
+    # (both as CNTK 2.7 loads them: block_inputs.json)
+    assert CNTK[mine]["root"] == CNTK[theirs]["root"]
