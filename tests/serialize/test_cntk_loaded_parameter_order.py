@@ -39,26 +39,7 @@ def test_the_listings_cover_the_files_of_several_cells():
     assert "cntk_recurrence_write/cntk_user_two_stab.model" in names
 
 
-#: files Stadyn lists in another order than CNTK 2.7 (the same parameters).  rmD37's walk of
-#: the file's graph listed them as CNTK does, but it read each block's inputs in the order the
-#: reader keeps them, not the file's stored order, and so listed a GRU block applied to values
-#: [W, b, H, H1] where CNTK 2.7 lists [b, W, H, H1] (test_cntk_v1_27.py::
-#: test_a_saved_step_layer_applied_to_values_loads_with_cntks_parameter_order[gru], which passed
-#: before); the walk is not applied until the reader keeps the stored order.
-KNOWN = {"cntk_recurrence_write/cntk_user_gru_stab_dense.model",
-         "cntk_recurrence_write/cntk_user_two_stab.model",
-         "cntk_recurrence_write/stadyn_user_two_stab.model",
-         "cntk_step_dense37/cntk_two_dense.model",
-         "cntk_step_dense37/stadyn_two_dense.model"}
-
-
-def _case(key, path, shown):
-    marks = [pytest.mark.xfail(strict=True, reason="listed in another order than CNTK 2.7's "
-                               "(KNOWN)")] if key in KNOWN else []
-    return pytest.param(key, path, shown, id=key, marks=marks)
-
-
-@pytest.mark.parametrize("key, path, shown", [_case(*c) for c in LISTED])
+@pytest.mark.parametrize("key, path, shown", LISTED, ids=[key for key, _, _ in LISTED])
 def test_a_loaded_files_parameters_are_listed_as_cntk_lists_them(key, path, shown):
     # on cdddde34 five of them differed (the same parameters): cntk_user_gru_stab_dense.model
     # [alpha, W, b, b, W, H, H1] (CNTK 2.7: [W, b, b, W, H, alpha, H1]), cntk_user_two_stab

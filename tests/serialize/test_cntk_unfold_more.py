@@ -1,10 +1,9 @@
 """``UnfoldFrom`` with ``length_increase`` or ``until_predicate`` in CNTK model files
 (cntkfiles37): CNTK 2.7 saves both forms in both formats and computes its numbers from each
 (``tests/fixtures/cntk_unfold_more/``, written by CNTK 2.7 with ``make_unfold_more.py``
-there).  Stadyn computes them, reads CNTK 2.7's v2 files, and its v1 file of ``until``; what
-it does not yet do is recorded by strict xfails: it writes neither form for CNTK (v2: Stadyn's
-format with a warning, v1: refused), and its v1 reader has no op for the ``Where`` of the
-longer axis.
+there).  Stadyn computes them and reads CNTK 2.7's v2 and v1 files of each; what it does not yet do
+is recorded by strict xfails: it writes neither form for CNTK (v2: Stadyn's format with a
+warning, v1: refused).
 """
 
 from __future__ import annotations
@@ -55,12 +54,11 @@ def test_unfold_from_longer_or_until_computes_cntks_numbers(kind):
 
 @pytest.mark.parametrize("fmt", ["model", "dnn"])
 @pytest.mark.parametrize("kind", KINDS)
-def test_cntks_file_of_unfold_from_longer_or_until_loads(kind, fmt, request):
-    if fmt == "dnn" and kind in ("longer", "both"):
-        request.applymarker(pytest.mark.xfail(strict=True, reason=(
-            "CNTK 2.7 writes the longer axis' Where as a v1 'Where' function, which it loads "
-            "back; Stadyn's v1 reader maps no op to it (UnsupportedModelError: 'CNTK v1 "
-            "functions no Stadyn op maps: Where')")))
+def test_cntks_file_of_unfold_from_longer_or_until_loads(kind, fmt):
+    # (the v1 files of longer and both: CNTK 2.7 writes the longer axis' Where as a v1 'Where'
+    # function, Where(ReconcileDynamicAxis(2, x1)), which it loads back; before cntkload38
+    # Stadyn's v1 reader mapped no op to it: UnsupportedModelError 'CNTK v1 functions no
+    # Stadyn op maps: Where')
     _close(_make().run(C.load_model(os.path.join(FIXTURES, f"cntk_{kind}.{fmt}"))), kind)
 
 

@@ -541,24 +541,24 @@ def _attach_body(block: LegacyFunction, f: dict, functions: dict, by_uid: dict, 
     block.body = net
     block.meta["arguments"] = arguments
     block.meta["root"] = root
-    block.inputs = _block_inputs(block.inputs, root, inputs_of, variables, keys, values)
+    block.inputs = _block_inputs(root, inputs_of, variables, keys, values)
 
 
-def _block_inputs(inputs: tuple, root: str, inputs_of, variables: dict, keys: list,
-                  values: list) -> tuple:
+def _block_inputs(root: str, inputs_of, variables: dict, keys: list, values: list) -> tuple:
     """A block's inputs as CNTK 2.7 makes them when it loads the block, whatever order its
     file lists them in: the parameters and constants in the order a walk from the root meets
     them (each function's inputs in turn, depth first), then the values its placeholders are
     mapped to, in the map's order (``PrimitiveFunction.cpp:1255-1277`` builds the block from
     its composite; ``BlockFunction.h:98-146``'s ``DetermineInputs`` over ``composite->Inputs()``,
-    ``CompositeFunction.h:150-174, 235-249``).  ``inputs`` as they were where they do not
-    hold the same values.  ``inputs_of(uid)`` gives a function's inputs: a nested block's as
-    rebuilt (CNTK 2.7 walks the nested block's own inputs, not its file's list), or ``None``
-    for a name that is no function's."""
+    ``CompositeFunction.h:150-174, 235-249``).  The file's list is not read: CNTK 2.7 loads
+    Stadyn's file of ``GRU(3)(h, x)``, which lists ``[W, b, H, H1, h, x]`` without the
+    constant 1 its body reads, as ``[1, b, W, H, H1, h, x]``.  ``inputs_of(uid)`` gives a
+    function's inputs: a nested block's as rebuilt (CNTK 2.7 walks the nested block's own
+    inputs, not its file's list), or ``None`` for a name that is no function's."""
     met = [i for i in read_order(root, inputs_of)
            if i in variables and variables[i].kind in ("parameter", "constant")]
     order = met + [values[k] for k in range(len(keys)) if values[k] not in met]
-    return tuple(order) if sorted(order) == sorted(inputs) else inputs
+    return tuple(order)
 
 
 def read_order(root: str, inputs_of) -> list[str]:

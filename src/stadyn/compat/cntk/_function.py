@@ -365,7 +365,10 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding, Fu
     def parameters(self) -> tuple:
         """The learnable parameters the outputs depend on (the last layer's first); a root
         function's among its inputs."""
-        return tuple(wrap(v) for v in self._own_leaves() if G.kind_of(v) == "parameter")
+        found = [v for v in self._own_leaves() if G.kind_of(v) == "parameter"]
+        if self._view == "composite":       # (a loaded CNTK file's: in its walk's order)
+            found = G.in_parameter_order(self._roots(), found)
+        return tuple(wrap(v) for v in found)
 
     @property
     def constants(self) -> tuple:

@@ -26,6 +26,7 @@ from ._graph_records import (BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX
 from ._spliced import seen_through
 
 __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
+           "record_parameter_order", "in_parameter_order",
            "show_operands_in_order", "operand_order", "in_argument_order", "cntk_name", "kind_of",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
@@ -73,6 +74,31 @@ ARGUMENT_ORDER: "weakref.WeakKeyDictionary[Variable, tuple[weakref.ref, ...]]" =
 def record_argument_order(root: Variable, arguments: list[Variable]) -> None:
     """Record ``arguments`` as the order of the arguments of the Function ``root``."""
     ARGUMENT_ORDER[root] = tuple(weakref.ref(a) for a in arguments)
+
+
+# The order of a loaded CNTK file's parameters, as CNTK 2.7's loaded Function lists them, by
+# each of the Function's roots: ``(the roots, the parameters)``, held weakly
+PARAMETER_ORDER: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+
+
+def record_parameter_order(roots: list[Variable], parameters: list[Variable]) -> None:
+    """Record ``parameters`` as the order of the parameters of the Function of ``roots``."""
+    entry = (tuple(weakref.ref(r) for r in roots), tuple(weakref.ref(p) for p in parameters))
+    for root in roots:
+        PARAMETER_ORDER[root] = entry
+
+
+def in_parameter_order(roots: list[Variable], parameters: list[Variable]) -> list[Variable]:
+    """``parameters`` (a Function's, in the walk's order) in the order recorded for the
+    Function of ``roots`` (:func:`record_parameter_order`), where one was recorded for these
+    roots and these parameters; else as they are."""
+    entry = PARAMETER_ORDER.get(roots[0]) if roots else None
+    if entry is None or [r() for r in entry[0]] != list(roots):
+        return parameters
+    order = [p() for p in entry[1]]
+    if sorted(map(id, order)) != sorted(map(id, parameters)):
+        return parameters
+    return order
 
 
 _OPERAND_ORDER = "compat.cntk: the order CNTK lists the op's operands in"

@@ -85,6 +85,23 @@ def file_leaf_order(legacy, python_order: bool = True) -> list[str]:
                                      list(combine.inputs), python_order)
 
 
+def _record_parameter_order(legacy, roots: list) -> None:
+    """Record, for a loaded CNTK v2 file's ``roots``, its parameters in the order CNTK 2.7's
+    loaded Function lists them: its walk of the file's graph, each function's operands as
+    stored, a block's as CNTK 2.7 rebuilds them from its composite (``serialize.read_cntk``)
+    (``cntk_user_two_stab.model``: ``[b, W, H, alpha, H1, W, H, alpha, b]``, the GRU block's
+    ``H1`` before the RNNStep block it reads; a walk of Stadyn's graph of the file, its loop's
+    step with what the step computes from no state hoisted out of it, lists the hoisted
+    ``alpha`` or ``H1`` elsewhere).  Nothing is recorded where the two walks do not find the
+    same parameters, each once."""
+    kinds = {uid: p.kind for uid, p in legacy.parameters.items()}
+    uids = [u for u in file_leaf_order(legacy, python_order=False) if kinds.get(u) == "parameter"]
+    mine = {G.uid_of(v): v for v in G.walk_leaves(roots, stored=True)
+            if G.kind_of(v) == "parameter"}
+    if sorted(uids) == sorted(mine):        # (each parameter found once, by its file's uid)
+        G.record_parameter_order(roots, [mine[u] for u in uids])
+
+
 def untyped_shown_op(legacy) -> str:
     """The op name CNTK 2.7's ``str`` shows for the loaded model ``legacy`` (a CNTK v2 file of
     untyped arguments, :func:`untyped_arguments`): its root function's, where the root reads
@@ -293,6 +310,8 @@ def load_roots(model, format, types: "dict | None" = None,
     if untyped:         # (an untyped @C.Function's arguments: in its signature's order)
         for var in roots:
             G.record_argument_order(var, untyped)
+    if root is not None and legacy.format == "cntk-v2":
+        _record_parameter_order(legacy, roots)
     G.BATCH.forget()
     return roots, combine, combine_uid
 

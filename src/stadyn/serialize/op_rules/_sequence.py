@@ -104,7 +104,8 @@ register_rules(F.future_value, onnx_export=Unmapped(_NO_AXIS), onnx_import=Unmap
                cntk_v1_import={"FutureValue": C.delay_cntk_v1})
 
 register_rules(F.sequence_where, onnx_export=Unmapped(_NO_AXIS),
-               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Where": C.where_cntk})
+               onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Where": C.where_cntk},
+               cntk_v1_import={"Where": C.where_cntk})
 register_rules(F.sequence_gather, onnx_export=Unmapped(_NO_AXIS),
                onnx_import=Unmapped(_NO_IMPORT), cntk_import={"Sequence::Gather": C.gather_cntk,
                                                                "GatherPacked":
