@@ -1,7 +1,8 @@
 """An NNabla 1.39 user's own programs, sixth batch continued (nnuser38): skip-gram with
 negative sampling, a DQN with a target network, MAML's second-order step, style transfer
 optimizing the image itself, PointNet's input transform, SimCLR's NT-Xent loss, ESPCN's
-sub-pixel upsampling with ``PF.prelu`` and Grad-CAM read from an intermediate gradient; each as
+sub-pixel upsampling with ``PF.prelu``, Grad-CAM read from an intermediate gradient and
+``F.arange`` grids with sinusoidal encodings; each as
 nnabla-examples' scripts (or a user following them) write it, run unchanged on NNabla 1.39 and
 on ``stadyn.compat.nnabla``.  Random draws are the case's seeded inputs.
 """
@@ -353,4 +354,36 @@ def user38_grad_cam(nn, F, PF, r):
         m = cam.data.max(axis=(1, 2), keepdims=True)
         res["cam %d" % cls] = cam.data / np.maximum(m, 1e-8)
         res["score %d" % cls] = float(score.d)
+    return res
+
+
+@nnabla_case(names=[FN + "arange", FN + "r_div_scalar", FN + "sin", FN + "cos",
+                    FN + "concatenate"],
+             rtol=1e-6, atol=1e-7)
+def user38_arange_grids_and_reciprocals(nn, F, PF, r):
+    """Grids and encodings a user builds with ``F.arange`` (diffusion and NeRF-style scripts):
+    a time grid ``F.arange(0, 100, 0.1)``, a coordinate axis ``F.arange(-1, 1, 0.1)``, a
+    decreasing one ``F.arange(3, -2, -0.45)``, and sinusoidal embeddings of the times with the
+    inverse frequencies ``1.0 / 10000 ** (k / 8)`` (``F.r_div_scalar``, also ``6.0 / x``).
+    NNabla adds ``step`` in float32 value after value, the count too: 1001 times, the last
+    99.99905; Stadyn gave ``torch.arange``'s 1000, and divided a number by ``x`` as
+    ``x.reciprocal() * val`` (6 / 7 one float32 step off)."""
+    res = {}
+    times = F.arange(0, 100, 0.1)
+    axis = F.arange(-1, 1, 0.1)
+    down = F.arange(3, -2, -0.45)
+    k = F.arange(0, 8, 2)
+    inv_freq = F.r_div_scalar(F.r_pow_scalar(k * (1.0 / 8), 10000.0), 1.0)
+    angles = F.reshape(times, (-1, 1)) * F.reshape(inv_freq, (1, -1))
+    emb = F.concatenate(F.sin(angles), F.cos(angles), axis=1)
+    x = nn.Variable.from_numpy_array(np.array([7, 3, 11, 13, 0.1, -9], np.float32))
+    ratio = 6.0 / x
+    nn.forward_all([times, axis, down, emb, ratio])
+    res["times shape"] = list(times.shape)
+    res["times"] = times.d.copy()
+    res["axis"] = axis.d.copy()
+    res["down"] = down.d.copy()
+    res["inv freq"] = inv_freq.d.copy()
+    res["embedding"] = emb.d.copy()
+    res["six over x"] = ratio.d.copy()
     return res
