@@ -75,3 +75,89 @@ def test_states_that_do_not_fit_change_nothing_and_name_the_file(tmp_path):
     for k, v in s.get_states().items():
         np.testing.assert_array_equal(v.pstate["m"].d, before[k])
         assert v.t == 0
+
+
+# -- .protobuf: NNabla 1.39's Optimizer message (tests/fixtures/nnabla_protobuf_states) --------
+
+_PB = __import__("pathlib").Path(__file__).parents[1] / "fixtures" / "nnabla_protobuf_states"
+_PB_SOLVERS = {"momentum": lambda: S.Momentum(0.1, 0.9), "adam": lambda: S.Adam(0.01)}
+
+
+def _pb_run(name, steps, load=None, save=None):
+    v = np.load(_PB / "values.npz")
+    w = sd.Variable.from_numpy_array(v["W0"].copy(), need_grad=True)
+    b = sd.Variable.from_numpy_array(v["b0"].copy(), need_grad=True)
+    s = _PB_SOLVERS[name]()
+    s.set_parameters({"fc/W": w, "fc/b": b})
+    if load:
+        s.load_states(load)
+    for k in steps:
+        w.g, b.g = v["g_W"][k], v["g_b"][k]
+        s.update()
+    if save:
+        s.save_states(save)
+    return s, w, b
+
+
+@pytest.mark.parametrize("name", sorted(_PB_SOLVERS))
+def test_a_protobuf_state_file_nnabla_wrote_loads_and_resumes(name):
+    # NNabla's file: the states as its get_states gave them, and the run resumed from it
+    v = np.load(_PB / "values.npz")
+    s, w, b = _pb_run(name, range(3, 5), load=_PB / f"{name}.protobuf")
+    for pname, state in s.get_states().items():
+        assert state.t == 5 == int(v[f"{name}|{pname}|t"]) + 2
+    fresh, _, _ = _pb_run(name, [], load=_PB / f"{name}.protobuf")
+    for pname, state in fresh.get_states().items():
+        assert state.t == int(v[f"{name}|{pname}|t"])
+        for sname, var in state.pstate.items():
+            np.testing.assert_array_equal(var.d, v[f"{name}|{pname}|{sname}"])
+    np.testing.assert_allclose(w.d, v[f"{name}|resumed|fc/W"], rtol=1e-6, atol=1e-7)
+    np.testing.assert_allclose(b.d, v[f"{name}|resumed|fc/b"], rtol=1e-6, atol=1e-7)
+
+
+def _optimizer_message(path):
+    # the file read by protobuf itself, through the schema of stadyn.serialize (not the
+    # solvers' own decoder): {parameter: (t, {state: (dims, data)})}
+    from stadyn.serialize import nnabla_messages
+    m = nnabla_messages()["Optimizer"].FromString(path.read_bytes())
+    return {e.key: (e.value.t, {p.key: (list(p.value.shape.dim), list(p.value.data))
+                                for p in e.value.state_parameter})
+            for e in m.solver.states}
+
+
+@pytest.mark.parametrize("name", sorted(_PB_SOLVERS))
+def test_a_protobuf_state_file_is_written_as_nnabla_writes_it(name, tmp_path):
+    # NNabla's states loaded and saved again give NNabla's message (an Optimizer whose
+    # solver.states map each parameter to t and its states' shape and float32 data; the
+    # map's order is protobuf's, not fixed: NNabla's own files differ in it from run to run),
+    # and the same length; Stadyn wrote a safetensors container here
+    s, _, _ = _pb_run(name, [], load=_PB / f"{name}.protobuf")
+    s.save_states(tmp_path / "again.protobuf")
+    assert _optimizer_message(tmp_path / "again.protobuf") == \
+        _optimizer_message(_PB / f"{name}.protobuf")
+    assert len((tmp_path / "again.protobuf").read_bytes()) == \
+        len((_PB / f"{name}.protobuf").read_bytes())
+
+
+def test_a_protobuf_state_file_stadyn_wrote_before_still_loads(tmp_path):
+    # Stadyn wrote its safetensors container for a .protobuf path before; those files load
+    s, params = _solver()
+    _step(s, params, 1.0)
+    old = tmp_path / "old.protobuf"
+    from stadyn._tensorfile import write_tensor_file
+    write_tensor_file(old, **s._state_file())
+    fresh, _ = _solver()
+    fresh.load_states(old)
+    assert fresh.get_states()["fc/W"].t == 1
+    np.testing.assert_array_equal(fresh.get_states()["fc/W"].pstate["m"].d,
+                                  s.get_states()["fc/W"].pstate["m"].d)
+
+
+def test_a_damaged_protobuf_state_file_names_itself(tmp_path):
+    data = (_PB / "momentum.protobuf").read_bytes()
+    s, _ = _solver(shape=(3, 2))
+    for bad in (data[:-3], b"\x0a\x05ab"):
+        path = tmp_path / "states.protobuf"
+        path.write_bytes(bad)
+        with pytest.raises(sd.ModelFileError, match="states.protobuf: "):
+            s.load_states(path)

@@ -113,7 +113,15 @@ def r_sub_scalar(x, val=1.0):
 
 @op(1, category=_A)
 def r_div_scalar(x, val=1.0):
-    """``val / x``.  Example: ``F.r_div_scalar(x, 1.0)`` or ``1.0 / x``."""
+    """``val / x``, divided in ``x``'s precision as NNabla's kernel divides (``val / x``
+    of a Python number is torch's ``x.reciprocal() * val``, one rounding more: 6 / 7 came out
+    0.85714293, not float32's nearest 0.85714287).  Example: ``F.r_div_scalar(x, 1.0)`` or
+    ``1.0 / x``."""
+    if isinstance(val, numbers.Number) and not isinstance(val, bool):
+        # the numerator in the dtype a number's division gives (an integer x: the default
+        # float), then one IEEE division
+        dtype = x.dtype if x.is_floating_point() else torch.get_default_dtype()
+        return torch.div(torch.tensor(float(val), dtype=dtype, device=x.device), x)
     return val / x
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ..graph import get_current_context
@@ -90,7 +91,11 @@ def cast(x, dtype="float32"):
 
 @op(0, category="misc")
 def arange(start, stop, step=1):
-    """``start, start + step, ...`` up to (not including) ``stop``, as float32 (NNabla's).
+    """``start, start + step, ...`` while below ``stop`` (above it for a negative ``step``), as
+    float32, computed as NNabla 1.39 does (``function/generic/arange.cpp``): ``start``,
+    ``stop`` and ``step`` rounded to float32 and each value the previous one plus ``step`` in
+    float32, the count too.  The rounding adds up: ``F.arange(0, 100, 0.1)`` has 1001 values,
+    the last 99.99905, as NNabla's (``torch.arange`` gives 1000).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -101,8 +106,16 @@ def arange(start, stop, step=1):
     """
     if step == 0:
         raise ValueError("arange: step must not be 0")
-    return torch.arange(float(start), float(stop), float(step), dtype=torch.float32,
-                        device=get_current_context().device)
+    first, last, delta = np.float32(start), np.float32(stop), np.float32(step)
+    # a bound on the count from exact arithmetic, then NNabla's float32 running sum; a value
+    # that stops growing (step below its rounding) is where NNabla's loop never ends
+    bound = max(int(np.ceil((float(last) - float(first)) / float(delta))), 0) + 2
+    steps = np.full(bound + 1, delta, np.float32)
+    steps[0] = first
+    values = np.add.accumulate(steps, dtype=np.float32)
+    inside = values < last if delta > 0 else values > last
+    count = int(np.argmin(inside)) if not inside.all() else inside.size
+    return torch.from_numpy(values[:count].copy()).to(get_current_context().device)
 
 
 @op(2, category="misc", traceable=False)

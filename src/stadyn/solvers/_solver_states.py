@@ -24,7 +24,8 @@ import torch
 from .._errors import ModelFileError, ParameterError, StadynError
 from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
 from ..graph import Variable, data_of, on_renew
-from ._nnabla_states import read_h5_states, write_h5_states
+from ._nnabla_states import (is_nnabla_protobuf_states, read_h5_states, read_protobuf_states,
+                             write_h5_states, write_protobuf_states)
 
 STATE_FILE_FORMAT = "stadyn-solver-states"
 
@@ -251,11 +252,14 @@ class SolverStates:
 
     def save_states(self, path: str | os.PathLike) -> None:
         """Write the state to a safetensors file (Stadyn's container,
-        :mod:`stadyn._tensorfile`: written atomically); a path ending in ``.h5`` gets NNabla's
-        HDF5 layout instead (per parameter its states and step count ``t``: what NNabla 1.39's
-        ``save_states`` writes and its ``load_states`` reads; hyperparameters are not in it)."""
+        :mod:`stadyn._tensorfile`: written atomically); a path ending in ``.h5`` or
+        ``.protobuf`` gets NNabla's HDF5 layout or its protobuf ``Optimizer`` message instead
+        (per parameter its states and step count ``t``: what NNabla 1.39's ``save_states``
+        writes and its ``load_states`` reads; hyperparameters are not in them)."""
         if os.fspath(path).endswith(".h5"):
             return write_h5_states(path, self._states, tuple(self._state_names))
+        if os.fspath(path).endswith(".protobuf"):
+            return write_protobuf_states(path, self._states, tuple(self._state_names))
         write_tensor_file(path, **self._state_file())
 
     def state_file_bytes(self) -> bytes:
@@ -270,13 +274,19 @@ class SolverStates:
                            "state_format": state["state_format"]}}
 
     def load_states(self, path: str | os.PathLike, *, name: str | None = None) -> None:
-        """Read a state file written by :meth:`save_states` (``.h5``: NNabla's too); everything
-        in it is checked (the constructor's rules for the hyperparameters, the parameters'
-        shapes for the state) before anything is set.  Errors are
-        :class:`~stadyn.ModelFileError` naming the file (``name``, when given, instead of
+        """Read a state file written by :meth:`save_states` (``.h5`` and ``.protobuf``:
+        NNabla's too; a ``.protobuf`` that Stadyn wrote as its safetensors container before is
+        read as that); everything in it is checked (the constructor's rules for the
+        hyperparameters, the parameters' shapes for the state) before anything is set.  Errors
+        are :class:`~stadyn.ModelFileError` naming the file (``name``, when given, instead of
         ``path``)."""
-        if os.fspath(path).endswith(".h5"):
-            states = read_h5_states(path)
+        nnabla_file = os.fspath(path).endswith(".h5")
+        if os.fspath(path).endswith(".protobuf"):
+            with open(path, "rb") as f:
+                nnabla_file = is_nnabla_protobuf_states(f.read(9))
+        if nnabla_file:
+            states = read_h5_states(path) if os.fspath(path).endswith(".h5") else \
+                read_protobuf_states(path)
             try:
                 self._assign_states(self._checked_states(states))
             except StadynError as exc:
