@@ -156,6 +156,13 @@ def _with_command(tmp_path: Path, command: str, block: str, **kwargs) -> Path:
     return path
 
 
+def _with_cv_reader(path: Path, reader: str) -> Path:
+    """The train command of ``path`` with the cvReader ``reader`` (a ``reader = {...}``)."""
+    path.write_text(path.read_text().replace(
+        "    BrainScriptNetworkBuilder", f"    cvR{reader[1:]}\n    BrainScriptNetworkBuilder", 1))
+    return path
+
+
 def _results(text: str) -> list[tuple[float, int]]:
     return [(float(v), int(n)) for v, n in re.findall(r"^Minibatch\[\d+-\d+\]: ce = (\S+) \* (\d+)",
                                                       text, re.M)]
@@ -173,16 +180,24 @@ def test_a_test_command_reads_truncated_pieces_with_the_state_carried(tmp_path):
     test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 12
     numMBsToShowResult = 1
     {reader} }}"""
+    path = _with_cv_reader(_with_command(tmp_path, "test", test), reader)
     log = pyio.StringIO()
-    run(str(_with_command(tmp_path, "test", test)), out=log)
+    run(str(path), out=log)
+    # the cvReader after each epoch: CNTK 2.7's Evaluator in the training's minibatches of 8
+    # (refs "validation"; 7 minibatches, as the whole sequences happened to make too)
+    validated = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* 44;",
+                           log.getvalue())[:2]
+    assert [int(m) for m, _ in validated] == [len(ref) for ref in REFS["validation"]]
+    np.testing.assert_allclose([float(v) for _, v in validated],
+                               [sum(s for s, _ in r) / 44 for r in REFS["validation"]], rtol=1e-5)
     got = _results(log.getvalue())
     assert [n for _, n in got] == [n for _, n in REFS["test"]]
     np.testing.assert_allclose([v for v, _ in got], [s / n for s, n in REFS["test"]], rtol=1e-5)
     (whole, count), = REFS["test_whole"]
-    final = re.search(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
-                      log.getvalue())
-    assert (int(final[1]), int(final[3])) == (len(REFS["test"]), count)
-    np.testing.assert_allclose(float(final[2]), whole / count, rtol=1e-5)
+    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
+                       log.getvalue())[-1]          # (the test command's)
+    assert (int(final[0]), int(final[2])) == (len(REFS["test"]), count)
+    np.testing.assert_allclose(float(final[1]), whole / count, rtol=1e-5)
     assert "is not used" not in log.getvalue()
 
 
@@ -194,12 +209,10 @@ def test_a_cv_reader_reads_truncated_pieces_with_the_state_carried(tmp_path):
     # Evaluator on the untrained network (refs "untrained": 11 minibatches; the whole
     # sequences read before bs38 made 8)
     reader = READER.replace("DATA", str(HERE / "seq.ctf"))
-    path = _config(tmp_path, "learningRatesPerSample = 0 ; minLearningRatePerSample = 0 ; "
-                   "momentumAsTimeConstant = 0")
-    text = path.read_text().replace("minibatchSize = 8", "minibatchSize = 4").replace(
-        "    BrainScriptNetworkBuilder", "    cv" + reader[0].upper() + reader[1:] +
-        "\n    BrainScriptNetworkBuilder", 1)
-    path.write_text(text)
+    path = _with_cv_reader(_config(tmp_path, "learningRatesPerSample = 0 ; "
+                                   "minLearningRatePerSample = 0 ; momentumAsTimeConstant = 0"),
+                           reader)
+    path.write_text(path.read_text().replace("minibatchSize = 8", "minibatchSize = 4"))
     log = pyio.StringIO()
     run(str(path), out=log)
     ref = REFS["untrained"]
