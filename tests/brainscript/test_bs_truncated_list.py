@@ -239,3 +239,28 @@ def test_a_future_value_loop_over_truncated_pieces_is_cntk_exes_logic_error(tmp_
     with pytest.raises(ConfigError, match="FutureValue loop"):
         run(str(path), out=pyio.StringIO())
     assert (tmp_path / "model").exists()
+
+
+def test_a_per_minibatch_rate_is_refused_at_the_epoch_whose_minibatch_size_needs_it(tmp_path):
+    # cntk.exe spreads each epoch's per-minibatch rate and momentum at that epoch's start
+    # (SGD.cpp:549, 630; FixUpEffectiveMBSize, SGD.h:142-158, spreads a minibatchSize of 1 over
+    # itself): with minibatchSize = 1:8 the first epoch trains and writes model.1, the second
+    # stops with the RuntimeError.  Until bs38 Stadyn refused it before the first epoch
+    path = _config(tmp_path, "learningRatesPerMB = 0.4 ; momentumAsTimeConstant = 0")
+    path.write_text(path.read_text().replace("minibatchSize = 8", "minibatchSize = 1:8"))
+    log = pyio.StringIO()
+    with pytest.raises(ConfigError, match="Learning rate and momentum are not supported "
+                                          "per minibatch, please specify them per sample"):
+        run(str(path), out=log)
+    assert "Finished Epoch[ 1 of 2]" in log.getvalue()
+    assert "Starting Epoch 2" not in log.getvalue()
+    assert (tmp_path / "model.1").exists() and not (tmp_path / "model").exists()
+    # the default momentumPerMB = 0.9 likewise, after the check of the epoch's rate
+    path = _config(tmp_path, "learningRatesPerSample = 0.05")
+    path.write_text(path.read_text().replace("minibatchSize = 8", "minibatchSize = 1:8"))
+    for old in tmp_path.glob("model*"):
+        old.unlink()
+    log = pyio.StringIO()
+    with pytest.raises(ConfigError, match="Learning rate and momentum are not supported"):
+        run(str(path), out=log)
+    assert (tmp_path / "model.1").exists() and "Finished Epoch[ 1 of 2]" in log.getvalue()
