@@ -264,3 +264,28 @@ def test_a_per_minibatch_rate_is_refused_at_the_epoch_whose_minibatch_size_needs
     with pytest.raises(ConfigError, match="Learning rate and momentum are not supported"):
         run(str(path), out=log)
     assert (tmp_path / "model.1").exists() and "Finished Epoch[ 1 of 2]" in log.getvalue()
+
+
+def test_a_past_value_outside_a_loop_is_tested_on_whole_sequences(tmp_path):
+    # a delay outside a loop carries no state in Stadyn's pieces (_state_carry), while
+    # cntk.exe's carries it: its values are those of the whole sequences, which a test command
+    # over the truncated list then reads (the same total and count as the same test over the
+    # reader without truncated); the first version of bs38's pieces refused it with "cannot
+    # carry its state"
+    reader = READER.replace("DATA", str(HERE / "seq.ctf"))
+    totals = []
+    for extra in (" ; truncated = true", ""):
+        test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 8
+    {reader.replace("randomize = false", "randomize = false" + extra)} }}"""
+        path = _with_command(tmp_path, "test", test, top="")
+        path.write_text(path.read_text().replace(
+            "H * PastValue (3, h, defaultHiddenActivation = 0)",
+            "W * PastValue (2, x, defaultHiddenActivation = 0)").replace(
+            "maxEpochs = 2", "maxEpochs = 1"))
+        log = pyio.StringIO()
+        run(str(path), out=log)
+        final = re.findall(r"Final Results: Minibatch\[1-\d+\]: ce = (\S+) \* (\d+)",
+                           log.getvalue())[-1]
+        totals.append((float(final[0]), int(final[1])))
+    assert totals[0][1] == totals[1][1] == 44
+    np.testing.assert_allclose(totals[0][0], totals[1][0], rtol=1e-6)

@@ -33,7 +33,7 @@ from ._precompute_library import PreComputeNode
 from ._readers import make_source
 from ._simple_network import SimpleNetworkSource
 from ._stadyn_library import StadynLibrary
-from ._state_carry import StateCarry
+from ._state_carry import StateCarry, whole_sequences_instead
 
 __all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
            "node_inputs", "record_loc"]
@@ -524,8 +524,8 @@ class Validation:
         cmd = self.cmd
         if self._source is None:
             opened, self._opened = self._opened, None
-            self._source = make_source(cmd.cv_reader, max_sweeps=1, evaluating=True,
-                                       opened=opened)
+            self._source = make_source(cmd.cv_reader, max_sweeps=1, opened=opened,
+                                       evaluating=not whole_sequences_instead(self.nodes))
             self._start = self._source.get_checkpoint_state()
             self._inputs = self.network.input_source(
                 self.nodes, self._source, record_loc(cmd.record, "cvReader"), cmd.name)

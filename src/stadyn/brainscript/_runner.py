@@ -65,7 +65,7 @@ from ._bptt_source import TruncatedSequenceSource, is_composite
 from ._readers import OpenedReaders, command_sequence_streams, make_source, reader_deserializers
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
-from ._state_carry import StateCarry
+from ._state_carry import StateCarry, whole_sequences_instead
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (EpochClock, block_momentum, data_parallel_bits, disable_reg_in_batch_norm,
                    distributed_reading, keep_checkpoint_files, make_learners, quantized_bits)
@@ -441,7 +441,8 @@ class _Runner:
         # a node holding an accumulated result is logged as its value so far, counted once
         accumulated = network.accumulated(nodes)
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
-        source = make_source(cmd.reader, max_sweeps=1, warn=log.raw, evaluating=True,
+        source = make_source(cmd.reader, max_sweeps=1, warn=log.raw,
+                             evaluating=not whole_sequences_instead(nodes),
                              opened=self.opened.take(cmd.reader))
         inputs = network.input_source(nodes, source, record_loc(rec, "reader"), cmd.name)
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
