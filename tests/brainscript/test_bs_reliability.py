@@ -248,3 +248,36 @@ def test_a_nan_criterion_stops_training_as_cntk_did_after_the_line_that_shows_it
         assert last.startswith(" Epoch[ 1 of 2]-Minibatch[   1-   2, ")
     models = tmp_path / "out" / "Models"
     assert sorted(os.listdir(models)) == ["01_OneHidden.0"]      # the untrained model only
+
+
+_INTERRUPTED_BUILD = textwrap.dedent("""
+    import os, signal, threading, time
+    import stadyn as sd
+    from stadyn.brainscript import StadynLibrary, build_network
+    def evaluating():
+        return [t for t in threading.enumerate() if t.name == "stadyn-brainscript-evaluation"]
+    def ctrl_c():         # the signal a Ctrl-C sends, once the build has made some parameters
+        while not evaluating() or len(sd.get_parameters()) < 20:
+            time.sleep(0.01)
+        os.kill(os.getpid(), signal.SIGINT)
+    threading.Thread(target=ctrl_c, daemon=True).start()
+    try:
+        build_network("{ z = Splice (array[1..100000] (i => ParameterTensor {(1)})) }",
+                      StadynLibrary())
+        print("built")
+    except KeyboardInterrupt:
+        made = len(sd.get_parameters())
+        running = len(evaluating())
+        time.sleep(1.0)
+        print("interrupted", running, len(sd.get_parameters()) - made)
+""")
+
+
+def test_ctrl_c_during_a_network_build_stops_its_evaluation_thread():
+    # the description is evaluated in a thread of its own (_network._deep_enough); a Ctrl-C
+    # (SIGINT: KeyboardInterrupt in the main thread, which waits for it) left that thread
+    # building the network and adding parameters after the KeyboardInterrupt (before bs38:
+    # "interrupted 1 <a growing count>"); now it is stopped before the KeyboardInterrupt goes on
+    out = subprocess.run([sys.executable, "-c", _INTERRUPTED_BUILD], capture_output=True,
+                         text=True, timeout=300)
+    assert out.stdout.split() == ["interrupted", "0", "0"], out.stderr[-3000:]

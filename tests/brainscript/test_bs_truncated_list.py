@@ -147,3 +147,145 @@ def test_a_write_command_with_frame_mode_and_truncated_is_cntk_exes_logic_error(
     ok = out.replace("frameMode = true ; ", "")
     run(str(_config(tmp_path, top="", more=ok)), out=pyio.StringIO())
     assert list(tmp_path.glob("out*"))
+
+
+def _with_command(tmp_path: Path, command: str, block: str, **kwargs) -> Path:
+    """_config's training followed by ``command`` (its block ``block``)."""
+    path = _config(tmp_path, more=block, **kwargs)
+    path.write_text(path.read_text().replace("command = train:out", f"command = train:{command}"))
+    return path
+
+
+def _with_cv_reader(path: Path, reader: str) -> Path:
+    """The train command of ``path`` with the cvReader ``reader`` (a ``reader = {...}``)."""
+    path.write_text(path.read_text().replace(
+        "    BrainScriptNetworkBuilder", f"    cvR{reader[1:]}\n    BrainScriptNetworkBuilder", 1))
+    return path
+
+
+def _results(text: str) -> list[tuple[float, int]]:
+    return [(float(v), int(n)) for v, n in re.findall(r"^Minibatch\[\d+-\d+\]: ce = (\S+) \* (\d+)",
+                                                      text, re.M)]
+
+
+def test_a_test_command_reads_truncated_pieces_with_the_state_carried(tmp_path):
+    # cntk.exe's reader packs truncated pieces for every action but write
+    # (CompositeDataReader.cpp:65-80), and its evaluator carries the recurrent state from a
+    # slot's piece to the next (DelayedValueNode, RecurrentNodes.cpp:335-347, 390-398): a test
+    # command of minibatchSize = 12 reads 3 slots of 4 steps, CNTK 2.7's Evaluator over
+    # truncation_length = 4 (refs "test"); the pieces add up to the whole sequences' sum
+    # ("test_whole").  Until bs38 the test command read whole sequences: minibatches of
+    # 10, 9, 9, 8 and 8 samples.  truncationLength is read (the log said it was not until bs38)
+    reader = READER.replace("DATA", str(HERE / "seq.ctf"))
+    test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 12
+    numMBsToShowResult = 1
+    {reader} }}"""
+    path = _with_cv_reader(_with_command(tmp_path, "test", test), reader)
+    log = pyio.StringIO()
+    run(str(path), out=log)
+    # the cvReader after each epoch: CNTK 2.7's Evaluator in the training's minibatches of 8
+    # (refs "validation"; 7 minibatches, as the whole sequences happened to make too)
+    validated = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* 44;",
+                           log.getvalue())[:2]
+    assert [int(m) for m, _ in validated] == [len(ref) for ref in REFS["validation"]]
+    np.testing.assert_allclose([float(v) for _, v in validated],
+                               [sum(s for s, _ in r) / 44 for r in REFS["validation"]], rtol=1e-5)
+    got = _results(log.getvalue())
+    assert [n for _, n in got] == [n for _, n in REFS["test"]]
+    np.testing.assert_allclose([v for v, _ in got], [s / n for s, n in REFS["test"]], rtol=1e-5)
+    (whole, count), = REFS["test_whole"]
+    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
+                       log.getvalue())[-1]          # (the test command's)
+    assert (int(final[0]), int(final[2])) == (len(REFS["test"]), count)
+    np.testing.assert_allclose(float(final[1]), whole / count, rtol=1e-5)
+    assert "is not used" not in log.getvalue()
+
+
+def test_a_cv_reader_reads_truncated_pieces_with_the_state_carried(tmp_path):
+    # a truncated cvReader is read in pieces too, in minibatches of the epoch's minibatchSize
+    # (SGD.cpp's evalforvalidation.Evaluate(..., m_mbSize[i])): here 4, one slot, the
+    # parameters kept at their initial values (rate 0, allowed by minLearningRatePerSample = 0),
+    # so each epoch's validation is CNTK 2.7's
+    # Evaluator on the untrained network (refs "untrained": 11 minibatches; the whole
+    # sequences read before bs38 made 8)
+    reader = READER.replace("DATA", str(HERE / "seq.ctf"))
+    path = _with_cv_reader(_config(tmp_path, "learningRatesPerSample = 0 ; "
+                                   "minLearningRatePerSample = 0 ; momentumAsTimeConstant = 0"),
+                           reader)
+    path.write_text(path.read_text().replace("minibatchSize = 8", "minibatchSize = 4"))
+    log = pyio.StringIO()
+    run(str(path), out=log)
+    ref = REFS["untrained"]
+    expected = sum(s for s, _ in ref) / sum(n for _, n in ref)
+    finals = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
+                        log.getvalue())
+    assert [(int(m), int(n)) for m, _, n in finals] == [(len(ref), 44)] * 2
+    np.testing.assert_allclose([float(v) for _, v, _ in finals], [expected] * 2, rtol=1e-5)
+
+
+def test_a_future_value_loop_over_truncated_pieces_is_cntk_exes_logic_error(tmp_path):
+    # a test command over a truncated list with a FutureValue loop: a piece whose sequence
+    # goes on needs the next minibatch's frames; cntk.exe's LogicError "The delay node tries
+    # to access future values that are out of bound" (RecurrentNodes.cpp:351-356).  Trained
+    # on whole sequences (no truncated at the top), tested on pieces; until bs38 the test
+    # command read whole sequences and gave a number
+    reader = READER.replace("DATA", str(HERE / "seq.ctf"))
+    truncated = reader.replace("randomize = false", "randomize = false ; truncated = true")
+    test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 8
+    {truncated} }}"""
+    path = _with_command(tmp_path, "test", test, top="")
+    path.write_text(path.read_text().replace("PastValue (3, h", "FutureValue (3, h").replace(
+        "maxEpochs = 2", "maxEpochs = 1"))
+    with pytest.raises(ConfigError, match="FutureValue loop"):
+        run(str(path), out=pyio.StringIO())
+    assert (tmp_path / "model").exists()
+
+
+def test_a_per_minibatch_rate_is_refused_at_the_epoch_whose_minibatch_size_needs_it(tmp_path):
+    # cntk.exe spreads each epoch's per-minibatch rate and momentum at that epoch's start
+    # (SGD.cpp:549, 630; FixUpEffectiveMBSize, SGD.h:142-158, spreads a minibatchSize of 1 over
+    # itself): with minibatchSize = 1:8 the first epoch trains and writes model.1, the second
+    # stops with the RuntimeError.  Until bs38 Stadyn refused it before the first epoch
+    path = _config(tmp_path, "learningRatesPerMB = 0.4 ; momentumAsTimeConstant = 0")
+    path.write_text(path.read_text().replace("minibatchSize = 8", "minibatchSize = 1:8"))
+    log = pyio.StringIO()
+    with pytest.raises(ConfigError, match="Learning rate and momentum are not supported "
+                                          "per minibatch, please specify them per sample"):
+        run(str(path), out=log)
+    assert "Finished Epoch[ 1 of 2]" in log.getvalue()
+    assert "Starting Epoch 2" not in log.getvalue()
+    assert (tmp_path / "model.1").exists() and not (tmp_path / "model").exists()
+    # the default momentumPerMB = 0.9 likewise, after the check of the epoch's rate
+    path = _config(tmp_path, "learningRatesPerSample = 0.05")
+    path.write_text(path.read_text().replace("minibatchSize = 8", "minibatchSize = 1:8"))
+    for old in tmp_path.glob("model*"):
+        old.unlink()
+    log = pyio.StringIO()
+    with pytest.raises(ConfigError, match="Learning rate and momentum are not supported"):
+        run(str(path), out=log)
+    assert (tmp_path / "model.1").exists() and "Finished Epoch[ 1 of 2]" in log.getvalue()
+
+
+def test_a_past_value_outside_a_loop_is_tested_on_whole_sequences(tmp_path):
+    # a delay outside a loop carries no state in Stadyn's pieces (_state_carry), while
+    # cntk.exe's carries it: its values are those of the whole sequences, which a test command
+    # over the truncated list then reads (the same total and count as the same test over the
+    # reader without truncated); the first version of bs38's pieces refused it with "cannot
+    # carry its state"
+    reader = READER.replace("DATA", str(HERE / "seq.ctf"))
+    totals = []
+    for extra in (" ; truncated = true", ""):
+        test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 8
+    {reader.replace("randomize = false", "randomize = false" + extra)} }}"""
+        path = _with_command(tmp_path, "test", test, top="")
+        path.write_text(path.read_text().replace(
+            "H * PastValue (3, h, defaultHiddenActivation = 0)",
+            "W * PastValue (2, x, defaultHiddenActivation = 0)").replace(
+            "maxEpochs = 2", "maxEpochs = 1"))
+        log = pyio.StringIO()
+        run(str(path), out=log)
+        final = re.findall(r"Final Results: Minibatch\[1-\d+\]: ce = (\S+) \* (\d+)",
+                           log.getvalue())[-1]
+        totals.append((float(final[0]), int(final[1])))
+    assert totals[0][1] == totals[1][1] == 44
+    np.testing.assert_allclose(totals[0][0], totals[1][0], rtol=1e-6)

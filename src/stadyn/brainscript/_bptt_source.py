@@ -123,10 +123,9 @@ def truncation_length(reader: ReaderConfig, frame_mode: bool) -> int:
     """A deserializers list's ``truncated = true`` (the block's, else a block's around it,
     ``config(L"truncated", false)``): its ``truncationLength`` (0 where it is not truncated),
     with cntk.exe's errors for ``frameMode = true`` with it and for no ``truncationLength``
-    (CompositeDataReader.cpp:57-81).  A train command reads it in truncated BPTT's
-    minibatches (:class:`~._bptt_source.TruncatedSequenceSource`); any other reading
-    (cvReader, test, eval, the pre-computing pass) reads whole sequences, whose values are the
-    pieces' with the state carried.  A write command's reader
+    (CompositeDataReader.cpp:57-81).  A train, test, eval or cv command and a cvReader read
+    it in truncated BPTT's minibatches (:class:`~._bptt_source.TruncatedSequenceSource`); the
+    pre-computing pass reads whole sequences (the same sums).  A write command's reader
     (:func:`~._reader_blocks.written_reader`) packs sequences, as cntk.exe's."""
     if not is_composite(reader):
         return 0        # (the legacy readers' own truncated: _legacy_readers; the

@@ -21,6 +21,7 @@ from ..parametric import current_registry, get_parameters
 from ..train import evaluate_sums
 from ._accumulators import EpochAccumulators, counted_once, holds_accumulated_result
 from ._blocks import CommandConfig, per_epoch
+from ._bptt_source import TruncatedSequenceSource
 from ._build import build_network
 from ._cntk_log import CNTKLog, cntk_shape_text, results_line, validation_line
 from ._config import BrainScriptSource, ConfigRecord
@@ -32,6 +33,7 @@ from ._precompute_library import PreComputeNode
 from ._readers import make_source
 from ._simple_network import SimpleNetworkSource
 from ._stadyn_library import StadynLibrary
+from ._state_carry import StateCarry, whole_sequences_instead
 
 __all__ = ["CommandNetwork", "InputSource", "Validation", "criterion_total", "loc_of",
            "node_inputs", "record_loc"]
@@ -510,6 +512,7 @@ class Validation:
                  cmd: CommandConfig, log: CNTKLog, opened: list | None = None):
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
         self._opened, self._source, self._start = opened, None, None
+        self._carry: StateCarry | None = None     # a truncated cvReader's recurrent state
         self._inputs: InputSource | None = None       # of the source, made with it
         self.sums = [criterion_total(n) for n in nodes]
         # the criterion is summed; an evaluation node holding an accumulated result is its
@@ -521,10 +524,13 @@ class Validation:
         cmd = self.cmd
         if self._source is None:
             opened, self._opened = self._opened, None
-            self._source = make_source(cmd.cv_reader, max_sweeps=1, opened=opened)
+            self._source = make_source(cmd.cv_reader, max_sweeps=1, opened=opened,
+                                       evaluating=not whole_sequences_instead(self.nodes))
             self._start = self._source.get_checkpoint_state()
             self._inputs = self.network.input_source(
                 self.nodes, self._source, record_loc(cmd.record, "cvReader"), cmd.name)
+            if isinstance(self._source, TruncatedSequenceSource):   # truncated pieces
+                self._carry = StateCarry(self.nodes, self._source)
         else:
             self._source.restore_from_checkpoint(self._start)
         inputs = self._inputs
@@ -539,7 +545,7 @@ class Validation:
             result = evaluate_sums(self.sums, inputs, inputs.input_map,
                                    minibatch_size=per_epoch(cmd.sgd.minibatch_size, epoch),
                                    count=self.network.counted(self.nodes[0], self.nodes),
-                                   on_minibatch=keep)
+                                   on_minibatch=keep, carry=self._carry)
         except BaseException:
             self.close()
             raise
@@ -557,4 +563,4 @@ class Validation:
             d.close()
         if self._source is not None:
             self._source.close()
-        self._opened = self._source = self._inputs = None
+        self._opened = self._source = self._inputs = self._carry = None

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextvars
+import ctypes
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -129,12 +130,15 @@ def _deep_enough(fn: Any, *args: Any) -> Any:
         return fn(*args)
     context = contextvars.copy_context()
     done: dict[str, Any] = {}
+    finished = threading.Event()
 
     def run() -> None:
         try:
             done["value"] = context.run(fn, *args)
         except BaseException as exc:  # noqa: BLE001 - handed to the caller's thread
             done["error"] = exc
+        finally:
+            finished.set()
 
     with _thread_stack:
         before = threading.stack_size(_STACK_BYTES)
@@ -143,6 +147,12 @@ def _deep_enough(fn: Any, *args: Any) -> Any:
             worker.start()
         finally:
             threading.stack_size(before)
+    try:
+        # (an Event: a join interrupted by Ctrl-C leaves Python 3.11's thread marked stopped)
+        finished.wait()
+    except BaseException:       # Ctrl-C while waiting: the evaluation stops too, then it is raised
+        _stop(worker, finished)
+        raise
     worker.join()
     if "error" in done:
         raise done.pop("error")
@@ -150,6 +160,18 @@ def _deep_enough(fn: Any, *args: Any) -> Any:
 
 
 _thread_stack = threading.Lock()        # (threading.stack_size is the process's setting)
+
+
+def _stop(worker: threading.Thread, finished: threading.Event) -> None:
+    """Raise KeyboardInterrupt in the evaluation thread ``worker`` and wait until it has
+    ``finished`` (left running it would go on building the network and adding parameters to
+    the registry after the caller was interrupted).  It is raised again where the thread
+    still runs a second later (an evaluation that caught it)."""
+    while not finished.is_set():
+        ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident),
+                                                   ctypes.py_object(KeyboardInterrupt))
+        finished.wait(1.0)
+    worker.join()
 
 
 def _evaluate(expr: A.Expr, library: Library) -> Network:

@@ -54,6 +54,8 @@ _READER_NO_EFFECT = {"prefetch",
                      "wfile", "wsize", "wrecords", "windowsize"}
 # reader keys read by _reader_windows (the randomized order's window, a text file's chunks)
 _READER_NO_EFFECT |= {"randomizationwindow", "samplebasedrandomizationwindow", "chunksizeinbytes"}
+# and by _bptt_source (a deserializers list's truncated = true)
+_READER_NO_EFFECT |= {"truncationlength"}
 # stream keys of the legacy readers' blocks that only described CNTK's own buffers or were
 # checked when the block was read (type = "real", labelType = "category", ...)
 _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize", "wrecords",
@@ -345,7 +347,7 @@ class OpenedReaders:
 
 def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                 warn: Callable[[str], None] | None = None,
-                pieces: bool = False,
+                pieces: bool = False, evaluating: bool = False,
                 opened: list[io.Deserializer] | None = None) -> io.MinibatchSource:
     """The minibatch source a reader block describes (streams named as in the block): of the
     deserializers ``opened`` (:meth:`OpenedReaders.take`) where given, else opened now.  Where
@@ -358,6 +360,12 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     reading (cvReader, test, eval, write, the pre-computing pass) gets whole utterances, whose
     values are the pieces' with the state carried, as cntk.exe's evaluation carried it (one
     utterance a sequence: short ones are not joined as utterance mode joins them).
+
+    A deserializers list's ``truncated = true`` is read in truncated pieces
+    (:class:`~._bptt_source.TruncatedSequenceSource`) with ``pieces`` and with ``evaluating``
+    (a test, eval or cv command, a cvReader: cntk.exe's evaluator reads the reader it
+    packs so, CompositeDataReader.cpp:57-85, carrying the recurrent state from one piece to
+    the next); the pre-computing pass reads whole sequences (the same sums).
 
     >>> import os, tempfile
     >>> from stadyn.brainscript import parse_config, reader_config
@@ -377,7 +385,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         if warn is not None:
             _unused(reader, warn)
         made = reader_deserializers(reader, opened=opened)
-        return _source(reader, made, max_sweeps, warn, pieces)
+        return _source(reader, made, max_sweeps, warn, pieces, evaluating)
     except BaseException:      # (the deserializers handed over or made here: none left open)
         for d in made or ():
             d.close()
@@ -419,7 +427,8 @@ def _check_block(reader: ReaderConfig) -> None:
 
 
 def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
-            warn: Callable[[str], None] | None, pieces: bool) -> io.MinibatchSource:
+            warn: Callable[[str], None] | None, pieces: bool,
+            evaluating: bool = False) -> io.MinibatchSource:
     """:func:`make_source`'s source over the deserializers ``made``."""
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
@@ -452,9 +461,9 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
         whole = truncated or bool(reader.extra.get("oneUtteranceAMinibatch"))
         return io.UtteranceSource(made, int(parallel), join_short=not whole, **options)
     window = randomization_window(reader) if reader.randomize else {}
-    if truncation and pieces:       # truncated BPTT (_bptt_source), for a train command
+    if truncation and (pieces or evaluating):   # truncated BPTT (_bptt_source)
         return TruncatedSequenceSource(made, truncation, randomize=reader.randomize,
-                                       randomization_seed=seed, **window)
+                                       randomization_seed=seed, max_sweeps=max_sweeps, **window)
     if reader.extra.get("bpttParallel") is not None and pieces:     # HTKDeserializers'
         return TruncatedSequenceSource(made, int(reader.extra["truncationLength"]) or None,
                                        int(reader.extra["bpttParallel"]),

@@ -65,7 +65,7 @@ from ._bptt_source import TruncatedSequenceSource, is_composite
 from ._readers import OpenedReaders, command_sequence_streams, make_source, reader_deserializers
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
-from ._state_carry import StateCarry
+from ._state_carry import StateCarry, whole_sequences_instead
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (EpochClock, block_momentum, data_parallel_bits, disable_reg_in_batch_norm,
                    distributed_reading, keep_checkpoint_files, make_learners, quantized_bits)
@@ -442,10 +442,18 @@ class _Runner:
         accumulated = network.accumulated(nodes)
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
         source = make_source(cmd.reader, max_sweeps=1, warn=log.raw,
+                             evaluating=not whole_sequences_instead(nodes),
                              opened=self.opened.take(cmd.reader))
         inputs = network.input_source(nodes, source, record_loc(rec, "reader"), cmd.name)
         mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
         limit = cmd.epoch_size or source.sweep_size
+        carry = None
+        if isinstance(source, TruncatedSequenceSource):
+            # a truncated deserializers list: truncated pieces, the state carried (cntk.exe's
+            # evaluator reads the epoch of testSize samples until the packer is empty)
+            carry, limit = StateCarry(nodes, source), None
+            if cmd.epoch_size:
+                source.start_epoch(0, cmd.epoch_size)
         show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them
         first = rec.get_int("firstMBsToShowResult", 0)
         totals = [[0.0, 0] for _ in nodes]
@@ -463,7 +471,7 @@ class _Runner:
                 mbs_logged, seen_logged = mbs, record["seen"]
         result = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
                                max_samples=limit, on_minibatch=show_results,
-                               count=network.counted(nodes[0], nodes))
+                               count=network.counted(nodes[0], nodes), carry=carry)
         mbs = result["minibatches"]
         source.close()
         if cmd.trace_level > 0 and result["samples"] > seen_logged:

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -28,7 +28,7 @@ from ..distributed import QUANTIZED_BITS, block_momentum_time_constant
 from ._blocks import SGDConfig, per_epoch
 from ._config import ConfigRecord
 
-__all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample",
+__all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample", "cntk_momentum",
            "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock",
            "data_parallel_bits", "quantized_bits", "distributed_reading"]
 
@@ -128,7 +128,19 @@ def learning_rates_per_sample(sgd: SGDConfig) -> list[float]:
         return [_f32(v) for v in sgd.learning_rates_per_sample]
     lr_mb = sgd.learning_rates_per_mb or (0.0,)
     n = _span(lr_mb, sgd.minibatch_size)
-    return [_f32(per_epoch(lr_mb, i)) / effective_minibatch_size(sgd, i) for i in range(n)]
+    return [_spread(_f32(per_epoch(lr_mb, i)), sgd, i, lambda v, n: v / n) for i in range(n)]
+
+
+def _spread(value: float, sgd: SGDConfig, epoch: int,
+            per_sample: Callable[[float, int], float]) -> float:
+    """``per_sample(value, effective_minibatch_size)``, or 0 where that size is cntk.exe's
+    RuntimeError: the epoch's start raises it (:func:`cntk_learning_rate`,
+    :func:`cntk_momentum`) before the 0 is read, as cntk.exe computes each epoch's values at
+    its start (SGD.cpp:549, 630): the epochs before it train."""
+    try:
+        return per_sample(value, effective_minibatch_size(sgd, epoch))
+    except ConfigError:
+        return 0.0
 
 
 def effective_minibatch_size(sgd: SGDConfig, epoch: int, *, rates: bool = True) -> int:
@@ -157,8 +169,37 @@ def effective_minibatch_size(sgd: SGDConfig, epoch: int, *, rates: bool = True) 
 
 
 def cntk_learning_rate(sgd: SGDConfig, epoch: int) -> float:
-    """0-based ``epoch``'s rate per sample (:func:`learning_rates_per_sample`)."""
+    """0-based ``epoch``'s rate per sample (:func:`learning_rates_per_sample`); a rate per
+    minibatch that cannot be spread (:func:`effective_minibatch_size`) is its error here, at
+    the epoch's start (SGD.cpp:549).
+
+    >>> from stadyn.brainscript import SGDConfig
+    >>> sgd = SGDConfig(2, minibatch_size=(1, 64), learning_rates_per_mb=(0.5,),
+    ...                 parallel_sequences=0)
+    >>> cntk_learning_rate(sgd, 0)
+    0.5
+    >>> cntk_learning_rate(sgd, 1)
+    Traceback (most recent call last):
+    ...
+    stadyn._errors.ConfigError: Learning rate and momentum are not supported per minibatch, ...
+    """
+    if sgd.learning_rates_per_sample is None:
+        effective_minibatch_size(sgd, epoch)
     return per_epoch(learning_rates_per_sample(sgd), epoch)
+
+
+def cntk_momentum(sgd: SGDConfig, epoch: int) -> float:
+    """0-based ``epoch``'s momentum per sample (:func:`momenta_per_sample`); a momentum per
+    minibatch (also the default 0.9) that cannot be spread is its error here, at the epoch's
+    start (SGD.cpp:630).
+
+    >>> from stadyn.brainscript import SGDConfig
+    >>> round(cntk_momentum(SGDConfig(1, minibatch_size=(4,), momentum_per_mb=(0.5,)), 0), 6)
+    0.840896
+    """
+    if sgd.momentum_as_time_constant is None and sgd.momentum_per_sample is None:
+        effective_minibatch_size(sgd, epoch)
+    return per_epoch(momenta_per_sample(sgd), epoch)
 
 
 def momenta_per_sample(sgd: SGDConfig) -> list[float]:
@@ -179,7 +220,7 @@ def momenta_per_sample(sgd: SGDConfig) -> list[float]:
         return [_f32(m) for m in sgd.momentum_per_sample]
     per_mb = sgd.momentum_per_mb if sgd.momentum_per_mb is not None else (0.9,)
     n = _span(per_mb, sgd.minibatch_size)
-    return [_f32(per_epoch(per_mb, i)) ** (1.0 / effective_minibatch_size(sgd, i))
+    return [_spread(_f32(per_epoch(per_mb, i)), sgd, i, lambda m, k: m ** (1.0 / k))
             for i in range(n)]
 
 

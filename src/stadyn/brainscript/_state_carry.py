@@ -43,7 +43,7 @@ from .._errors import ConfigError
 from ..graph import Subgraph, Variable, apply, auto_forward, name_scope
 from ..ops import RECURRENCES, lstm_cells, recurrence_states
 
-__all__ = ["StateCarry"]
+__all__ = ["StateCarry", "whole_sequences_instead"]
 
 _REFUSED = {"past_value": "a PastValue outside a recurrence loop",
             "future_value": "a FutureValue outside a recurrence loop",
@@ -174,6 +174,16 @@ def _every_output_kept(node: Any) -> tuple[Any, list[Variable]]:
             old.rewire_as(new)
         kept.append(old if old is not None else new)
     return kept[0].parent, kept
+
+
+def whole_sequences_instead(roots: Sequence[Variable]) -> bool:
+    """Whether an evaluation of ``roots`` (a test, eval or cv command, a cvReader) over a
+    truncated reader reads whole sequences instead of truncated pieces: where it needs a state
+    Stadyn cannot carry (a PastValue outside a loop, OptimizedRNNStack) and cntk.exe carries,
+    the whole sequences give cntk.exe's values (in other minibatches); a FutureValue outside a
+    loop stays cntk.exe's error (its future is in the next minibatch)."""
+    names = {n.spec.name for n in Subgraph(list(roots)).nodes}
+    return "future_value" not in names and bool(names & {"past_value", "optimized_rnnstack"})
 
 
 class StateCarry:

@@ -39,7 +39,7 @@ from ._blocks import SGDConfig, per_epoch
 from ._cntk_log import (CNTKLog, data_parallel_init_line, epoch_line, minibatch_line,
                         minibatch_loop_line)
 from ._model_files import epoch_model, roll_back, save_epoch, save_model
-from ._sgd import EpochClock, cntk_learning_rate, effective_minibatch_size, momenta_per_sample
+from ._sgd import EpochClock, cntk_learning_rate, cntk_momentum, effective_minibatch_size
 
 __all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete"]
 
@@ -218,8 +218,8 @@ class CNTKProgress(TrainingCallback):
             if setting.auto_adjust is not None:      # (one process: see _adjust)
                 save_model(setting.model_path, *self.model_parts)
             raise TrainingComplete()
+        m = cntk_momentum(sgd, epoch)       # (cntk.exe's error where it is per minibatch)
         if setting.trace_level > 0:
-            m = per_epoch(momenta_per_sample(sgd), epoch)
             tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
             log.raw()
             effective = m ** effective_minibatch_size(sgd, epoch, rates=False)

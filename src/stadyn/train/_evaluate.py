@@ -21,7 +21,8 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
                   on_minibatch: Callable[[dict], None] | None = None,
                   convert: Callable[[dict], dict] | None = None,
                   count: Variable | None = None,
-                  count_samples: Callable[[Variable, int], int] = sample_count) -> dict:
+                  count_samples: Callable[[Variable, int], int] = sample_count,
+                  carry=None) -> dict:
     """Evaluate the scalar Variables ``sums`` (each a sum over a minibatch's samples, as
     ``F.sum(metric)``) on minibatches of ``source`` until ``max_samples`` samples are counted or
     the source ends -- by default one sweep: until a minibatch ends the sweep, or
@@ -41,6 +42,11 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
     sums; the running totals and sample count).  Returns
     ``{"sums", "samples", "minibatches"}``: the totals over everything read.  ``convert``
     (optional) turns each minibatch into what is fed (a front end's reshaping of reader data).
+    ``carry`` (optional) carries state from one minibatch to the next (truncated
+    back-propagation's recurrent state, as the BrainScript runner's ``StateCarry``): its
+    ``before()`` runs ahead of each minibatch's forward pass, which computes its ``wanted()``
+    Variables too, and ``after(ran)`` once it is done; ``release()`` when the loop ends, by an
+    error too.
 
     Example — the errors of a fixed classifier over 10 samples, in minibatches of 4:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -68,34 +74,55 @@ def evaluate_sums(sums: Sequence[Variable], source, input_map: Mapping | None = 
     totals = [0.0] * len(sums)
     seen = read = minibatches = 0
     # a reader that ends its own epochs (CNTK's legacy HTKMLFReader in utterance mode, which
-    # reads some sequences twice) is read until it gives no more, as cntk.exe's evaluator did
+    # reads some sequences twice; truncated BPTT's packer, whose slots go on after the
+    # sequence ending the sweep) is read until it gives no more, as cntk.exe's evaluator did
     own_end = sweep and epoch_starter(source) is not None
-    while own_end or (read if sweep else seen) < limit:
-        data = source.next_minibatch(minibatch_size if own_end else
-                                     min(minibatch_size, limit - (read if sweep else seen)),
-                                     input_map=input_map)
-        if not data:
-            break
-        parts = list(data.values())
-        read += max(map(_source_count, parts), default=0)
-        end = sweep and ends_sweep(data)
-        if convert is not None:
-            data = convert(data)
-        samples = feed_minibatch(plans.plan(list(data), needed)[0], data.values())
+    try:
+        while own_end or (read if sweep else seen) < limit:
+            data = source.next_minibatch(minibatch_size if own_end else
+                                         min(minibatch_size, limit - (read if sweep else seen)),
+                                         input_map=input_map)
+            if not data:
+                break
+            parts = list(data.values())
+            read += max(map(_source_count, parts), default=0)
+            end = sweep and not own_end and ends_sweep(data)
+            if convert is not None:
+                data = convert(data)
+            samples = feed_minibatch(plans.plan(list(data), needed)[0], data.values())
+            _forward(roots, carry)
+            if count is not None:
+                samples = count_samples(count, samples)
+            values = [float(s.d) for s in sums]
+            totals = [t + v for t, v in zip(totals, values)]
+            seen += samples
+            minibatches += 1
+            if on_minibatch is not None:
+                on_minibatch({"minibatch": minibatches, "samples": samples, "sums": values,
+                              "totals": list(totals), "seen": seen})
+            if end:
+                break
+        return {"sums": totals, "samples": seen, "minibatches": minibatches}
+    finally:
+        if carry is not None:
+            carry.release()
+
+
+def _forward(roots: list[Variable], carry) -> None:
+    """One minibatch's forward pass, in the inference phase, with ``carry``'s state where
+    given."""
+    if carry is None:
         with training(False), torch.no_grad():
             forward_all(roots, clear_buffer=True)
-        if count is not None:
-            samples = count_samples(count, samples)
-        values = [float(s.d) for s in sums]
-        totals = [t + v for t, v in zip(totals, values)]
-        seen += samples
-        minibatches += 1
-        if on_minibatch is not None:
-            on_minibatch({"minibatch": minibatches, "samples": samples, "sums": values,
-                          "totals": list(totals), "seen": seen})
-        if end:
-            break
-    return {"sums": totals, "samples": seen, "minibatches": minibatches}
+        return
+    ran = False
+    try:
+        carry.before()
+        with training(False), torch.no_grad():
+            forward_all(roots + carry.wanted(), clear_buffer=True)
+        ran = True
+    finally:
+        carry.after(ran)
 
 
 def _missing_message(missing: list, tag: str) -> str:
