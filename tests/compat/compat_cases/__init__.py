@@ -93,7 +93,8 @@ MODULES = {
                "nnabla_late_28", "nnabla_dtypes_28", "nnabla_user_28b", "nnabla_pyfunc_35",
                "nnabla_io_35", "nnabla_user_35", "nnabla_views_35", "nnabla_spectral_u_35",
                "nnabla_pyfunc_36", "nnabla_user_36", "nnabla_spectral_u_36", "nnabla_views_36",
-               "nnabla_user_37", "nnabla_review_mends_37", "nnabla_static_mix_37"],
+               "nnabla_user_37", "nnabla_review_mends_37", "nnabla_static_mix_37",
+               "nnabla_fix_38"],
 }
 
 
