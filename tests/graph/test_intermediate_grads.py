@@ -127,3 +127,38 @@ def test_an_intermediates_gradient_follows_a_new_shape():
     np.testing.assert_array_equal(h.g, np.full(6, 7.0))
     y.backward()
     np.testing.assert_allclose(h.g, np.full(6, 3.0))
+
+
+@pytest.mark.parametrize("untraceable", [False, True], ids=["static", "eager"])
+def test_a_root_another_root_reads_gets_its_gradient(untraceable):
+    """After ``forward_all([h, loss])`` (h read by loss's ops), ``loss.backward()`` writes
+    h.g = d loss / d h, as for any intermediate (NNabla 1.39 writes it: case
+    ``nnabla:fix38__roots_read_by_another_root_get_gradients``); ``h.backward()`` leaves
+    loss's own gradient, and h's: a backward does not write its root's."""
+    x, h, _, loss = _graph(untraceable=untraceable)
+    dh, dx = _expected()
+    sd.forward_all([h, loss])
+    h.g = 5.0
+    loss.backward()
+    np.testing.assert_allclose(h.g, dh, rtol=1e-6)
+    np.testing.assert_allclose(x.g, dx, rtol=1e-6)
+    loss.g = 4.0
+    h.g = 5.0
+    h.backward()
+    assert float(loss.g) == 4.0 and np.all(h.g == 5.0)
+
+
+def test_a_sinks_inputs_read_by_one_another():
+    """``sink(l1, m, l2)`` with m = 2 l1, l2 = sum(3 m): its backward fills each input's
+    gradient with 1 and the functions below add (NNabla's Sink, sink.cpp:41): m.g = 1 + 3,
+    l1.g = 1 + 2 m.g; with ``clear_buffer=True`` too; l1 = sum(2 x): x.g = 2 l1.g."""
+    for clear in (False, True):
+        x = sd.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+        l1 = F.sum(x * 2.0)
+        m = l1 * 2.0
+        l2 = F.sum(m * 3.0)
+        s = F.sink(l1, m, l2)
+        s.forward()
+        s.backward(clear_buffer=clear)
+        assert (float(l1.g), float(m.g), float(l2.g)) == (9.0, 4.0, 1.0)
+        assert x.g.tolist() == [18.0, 18.0] and float(m.d) == 12.0

@@ -85,8 +85,9 @@ class filled_with_ones:
     """Around a backward from a root whose inputs' gradients its op fills with 1
     (:func:`unit_inputs`): a leaf input's gradient is zeroed first (the backward then adds the 1
     and what the functions below give into it), and an op output's that the backward did not
-    write (the root's forward ran the input as a root of its own, whose gradient a plan does not
-    keep) is filled with 1 after.
+    write (the root's forward ran the input as a root of its own, whose gradient a plan keeps
+    only where another of its roots reads it: ``_intermediate_grads.roots_read``) is filled
+    with 1 after.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

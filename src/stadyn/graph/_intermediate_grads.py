@@ -31,6 +31,7 @@ Example:
 
 from __future__ import annotations
 
+from typing import AbstractSet as Set
 from typing import Mapping, Sequence
 
 import torch
@@ -44,7 +45,7 @@ from ._variable import FunctionNode, Variable, topological_nodes
 
 __all__ = ["keep_intermediate_grads", "retain_intermediate_grads", "take_retained_grads",
            "intermediates_of", "intermediates_beyond", "persistent_positions",
-           "backward_returning"]
+           "backward_returning", "roots_read", "keep_grads_of_roots", "kept_positions"]
 
 
 def keep_intermediate_grads(variables: Sequence[Variable], grads: Sequence[torch.Tensor],
@@ -68,6 +69,75 @@ def keep_intermediate_grads(variables: Sequence[Variable], grads: Sequence[torch
         if copy or g.dtype != v._dtype:
             g = g.to(v._dtype, copy=True)
         set_grad(v, g)
+
+
+def roots_read(roots: Sequence[Variable], nodes: Sequence[FunctionNode]) -> list[Variable]:
+    """The roots of a plan (op outputs among ``roots``) that an op of ``nodes`` reads: a
+    backward from another root passes through them and gives them a gradient, as NNabla 1.39
+    writes it (``sink(l1, m)`` with ``m = l1*2``: ``l1.g`` is 1 from the sink plus 2 from
+    ``m``'s function; ``forward_all([h, y])`` then ``y.backward()``: ``h.g`` is dy/dh), each
+    once, in order.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> h = F.tanh(sd.Variable((2,)))
+        >>> y = F.sum(h)
+        >>> roots_read([h, y], [h.parent, y.parent]) == [h]
+        True
+    """
+    read = {id(v) for node in nodes for v in node.inputs}
+    out = {id(r): r for r in roots if r.parent is not None and id(r) in read}
+    return list(out.values())
+
+
+def kept_positions(variables: Sequence[Variable], roots: Set[int],
+                   clear_buffer: bool) -> tuple[int, ...]:
+    """The positions among ``variables`` whose gradients a backward keeps: every one, or with
+    ``clear_buffer`` the ``persistent`` ones and the plan's roots (their ``id``s in ``roots``:
+    NNabla 1.39's ``backward(clear_buffer=True)`` from a sink keeps its inputs' gradients, and
+    their values).
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> a, b = F.relu(sd.Variable((2,))), F.tanh(sd.Variable((2,)))
+        >>> kept_positions([a, b], {id(b)}, True), kept_positions([a, b], set(), False)
+        ((1,), (0, 1))
+    """
+    if not clear_buffer:
+        return tuple(range(len(variables)))
+    return tuple(k for k, v in enumerate(variables) if v._persistent or id(v) in roots)
+
+
+def keep_grads_of_roots(root: Variable, variables: Sequence[Variable],
+                        grads: Sequence[torch.Tensor], must_copy: Sequence[bool],
+                        clear_buffer: bool, roots: Set[int],
+                        upstream: dict[int, set[int]]) -> None:
+    """:func:`keep_intermediate_grads` after a backward from ``root`` where some of
+    ``variables`` are other roots of the plan (their ``id``s in ``roots``,
+    :func:`roots_read`): a root's gradient is kept (``clear_buffer`` or not) where ``root``
+    depends on it, and left as it is elsewhere (``root``'s own, which a backward does not
+    write, and a root ``root`` does not read).  ``upstream`` caches, by the ``id`` of a root,
+    the ``id``s of the Variables it depends on.  Without ``roots``,
+    :func:`keep_intermediate_grads` itself.
+
+    Example:
+        >>> import torch, stadyn as sd, stadyn.functions as F
+        >>> h = F.tanh(sd.Variable((2,))); y = F.sum(h)
+        >>> keep_grads_of_roots(y, [h], [torch.ones(2)], [False], False, {id(h)}, {})
+        >>> h.g.tolist()
+        [1.0, 1.0]
+    """
+    if not roots:
+        keep_intermediate_grads(variables, grads, must_copy, clear_buffer)
+        return
+    above = upstream.get(id(root))
+    if above is None:
+        above = upstream[id(root)] = {id(v) for v in intermediates_of(root)}
+    for v, g, copy in zip(variables, grads, must_copy):
+        if id(v) not in roots:
+            keep_intermediate_grads([v], [g], [copy], clear_buffer)
+        elif id(v) in above:
+            keep_intermediate_grads([v], [g], [copy], False)
 
 
 def intermediates_of(root: Variable, nodes: Sequence[FunctionNode] | None = None

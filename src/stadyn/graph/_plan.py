@@ -34,7 +34,7 @@ from ._backward_seed import input_seeds
 from ._grad_buffers import accumulate_grads, grad_out_buffer
 from ._held_values import count_tables, free_passed
 from ._intermediate_grads import (backward_returning, intermediates_beyond, intermediates_of,
-                                  keep_intermediate_grads, persistent_positions,
+                                  keep_grads_of_roots, kept_positions, roots_read,
                                   retain_intermediate_grads, take_retained_grads)
 from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import tidy_ranges
@@ -86,7 +86,7 @@ class StaticPlan:
                  "_out_slots", "_cast_slots", "_owned", "shapes", "grad_inters", "_copy_inter",
                  "marks", "marks_seen", "keep_all", "all_inters", "_raw_bw", "_positions",
                  "_programs", "kept", "deferred", "_tabled", "seed_shapes", "_given",
-                 "restore_layout", "_restore", "__weakref__")
+                 "restore_layout", "_restore", "_root_inters", "_upstream", "__weakref__")
 
     def __init__(self, roots, nodes, leaves, fill, fw, bw, grad_leaves, diff_roots,
                  copy_grad: list[bool] | None = None,
@@ -150,6 +150,10 @@ class StaticPlan:
         self.restore_layout = restore_layout
         self._restore: tuple | None = None
         self._tabled = count_tables(self)     # Stadyn's references, not the program's
+        # the ids of the roots whose gradients a backward gives (roots_read; ids only: a
+        # reference would count as the program's, _held_values.py); what each root depends on
+        self._root_inters = {id(r) for r in roots} & {id(v) for v in self.all_inters}
+        self._upstream: dict[int, set[int]] = {}
 
     @property
     def code(self) -> str:
@@ -225,18 +229,19 @@ class StaticPlan:
             # through (those held for it only too: clear_no_need_grad's ``kept``); a clearing
             # forward's plan keeps those it gave values to (what the program held then)
             given = None if self.keep_all else self.fill[:len(self.fill) - len(self.kept)]
-            free_passed((*self.kept, *self.all_inters), self.nodes, given)
+            free_passed((*self.kept, *(v for v in self.all_inters
+                                       if id(v) not in self._root_inters)), self.nodes, given)
         accumulate_grads(self.grad_leaves, grads, self._copy_grad)
-        if self.grad_inters:
-            keep_intermediate_grads(self.grad_inters, grads[len(self.grad_leaves):],
-                                    self._copy_inter, clear_buffer)
+        if self.grad_inters:        # (another root's gradient only where root depends on it)
+            keep_grads_of_roots(root, self.grad_inters, grads[len(self.grad_leaves):],
+                                self._copy_inter, clear_buffer, self._root_inters, self._upstream)
 
     def _choose_program(self, clear_buffer: bool) -> None:
         """Run the backward program that returns the intermediates' gradients this backward
         keeps: every one, or with ``clear_buffer`` the ``persistent`` ones' (as they are now),
         made from the untouched backward the first time it is asked for."""
         inters = self.all_inters
-        positions = persistent_positions(inters) if clear_buffer else tuple(range(len(inters)))
+        positions = kept_positions(inters, self._root_inters, clear_buffer)
         if positions == self._positions:
             return
         program = self._programs.get(positions)
@@ -475,6 +480,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     rest = [] if keep_all else intermediates_beyond(nodes, fill)
     wanted = fill + rest
     first_inter = len(set(root_pos))
+    read = [fill.index(r) for r in roots_read(roots, nodes)]   # (their gradients too)
     traced: dict[str, list[int]] = {}
 
     def joint(*ts):
@@ -483,7 +489,8 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
         values = interpret(nodes, leaves, primals, wanted, channels_last=layout)
         diff = [k for k, p in enumerate(root_pos) if values[p].requires_grad]
         inputs = [primals[i] for i in grad_idx]
-        inter = [p for p in range(first_inter, len(wanted)) if values[p].requires_grad]
+        inter = [p for p in (*range(first_inter, len(wanted)), *read)
+                 if values[p].requires_grad]
         # (a root that needs a gradient over leaves that need none, ``z.need_grad = True``
         # on ``F.exp(a)``: nothing to differentiate with respect to, no backward to trace)
         grads = torch.autograd.grad([values[root_pos[k]] for k in diff],
@@ -521,7 +528,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     positions = tuple(range(len(inters)))
     raw = None
     if not keep_all:   # the backward returns the persistent ones' (others' when asked: below)
-        raw, positions = bw, persistent_positions(inters)
+        raw, positions = bw, kept_positions(inters, {id(fill[p]) for p in read}, True)
         bw = backward_returning(raw, len(grad_leaves), positions)
     bw, copy_grad, out_slots, copy_inter = finish_backward(bw, grad_leaves)
     return StaticPlan(roots, list(nodes), list(leaves), fill + kept, fw, bw, grad_leaves,

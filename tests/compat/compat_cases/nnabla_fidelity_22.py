@@ -14,35 +14,21 @@
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_cases.nnabla_pyfunc_helpers import square
 
 N = "nnabla."
 
 
+def _write_squares(inputs, outputs):
+    outputs[0].data.data = inputs[0].data.data ** 2
+
+
+def _add_square_grad(inputs, outputs, propagate_down, accum):
+    inputs[0].grad.data += 2 * inputs[0].data.data * outputs[0].grad.data
+
+
 def _square(PythonFunction):
-    class Square(PythonFunction):
-        @property
-        def name(self):
-            return "MySquare"
-
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            outputs[0].data.data = inputs[0].data.data ** 2
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            inputs[0].grad.data += 2 * inputs[0].data.data * outputs[0].grad.data
-
-    return Square()
+    return square(PythonFunction, _add_square_grad, name="MySquare", forward=_write_squares)
 
 
 @nnabla_case(names=[N + "Variable.data", N + "NdArray"],

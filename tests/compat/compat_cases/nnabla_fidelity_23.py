@@ -35,6 +35,7 @@ backward waited for those functions (``graph/_reader_order.py``; more cases in
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_cases.nnabla_pyfunc_helpers import square, write_square_grad
 
 _F = "nnabla.functions."
 
@@ -146,35 +147,10 @@ def given_array_of_another_dtype__cast_by_the_run(nn, F, PF, r):
 
 
 def _square(PythonFunction, seen):
-    class Square(PythonFunction):
-        @property
-        def name(self):
-            return "Square"
-
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            outputs[0].d = inputs[0].d ** 2
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            seen.append((bool(accum[0]), inputs[0].g.copy()))
-            g = 2 * inputs[0].d * outputs[0].g
-            if accum[0]:
-                inputs[0].g += g
-            else:
-                inputs[0].g = g
-
-    return Square()
+    def backward(inputs, outputs, propagate_down, accum):
+        seen.append((bool(accum[0]), inputs[0].g.copy()))
+        write_square_grad(inputs, outputs, accum)
+    return square(PythonFunction, backward)
 
 
 # how the leaf's gradient stands before the loss's backward -> what is done to it

@@ -21,7 +21,7 @@ leaf's gradient from before the backward (zeros for an inner Variable).
 import numpy as np
 
 from compat_harness import nnabla_case
-from compat_cases.nnabla_pyfunc_helpers import mul2, write_products
+from compat_cases.nnabla_pyfunc_helpers import mul2, square, write_products, write_square_grad
 
 _F = "nnabla.functions."
 
@@ -156,35 +156,10 @@ def late_need_grad__mean_subtraction_static_and_dynamic(nn, F, PF, r):
 
 
 def _square(PythonFunction, seen, tag, assign):
-    class Square(PythonFunction):
-        @property
-        def name(self):
-            return "Square"
-
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            outputs[0].d = inputs[0].d ** 2
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            seen.append((tag, bool(accum[0]), inputs[0].g.copy()))
-            g = 2 * inputs[0].d * outputs[0].g
-            if accum[0] and not assign:
-                inputs[0].g += g
-            else:
-                inputs[0].g = g
-
-    return Square()
+    def backward(inputs, outputs, propagate_down, accum):
+        seen.append((tag, bool(accum[0]), inputs[0].g.copy()))
+        write_square_grad(inputs, outputs, accum, assign)
+    return square(PythonFunction, backward)
 
 
 # graph -> loss from x (a leaf) or h = 2x, made by (F, Sq(tag, assign), x)

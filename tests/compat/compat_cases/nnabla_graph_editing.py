@@ -8,6 +8,7 @@ replaces, which is left a leaf sharing its arrays; a graph converter walks the r
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_cases.nnabla_pyfunc_helpers import square
 
 N = "nnabla."
 
@@ -120,31 +121,14 @@ def backward_from_an_output_set_no_grad(nn, F, r):
 
 
 def _square(PythonFunction, writes_input):
-    class Square(PythonFunction):
-        @property
-        def name(self):
-            return "MySquare"
+    def forward(inputs, outputs):
+        outputs[0].d = inputs[0].d ** 2
+        if writes_input:
+            inputs[0].d[0] = 10.0
 
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            outputs[0].d = inputs[0].d ** 2
-            if writes_input:
-                inputs[0].d[0] = 10.0
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            inputs[0].g = 2 * inputs[0].d * outputs[0].g
-    return Square()
+    def backward(inputs, outputs, propagate_down, accum):
+        inputs[0].g = 2 * inputs[0].d * outputs[0].g
+    return square(PythonFunction, backward, name="MySquare", forward=forward)
 
 
 @nnabla_case(names=[N + "function.PythonFunction"],

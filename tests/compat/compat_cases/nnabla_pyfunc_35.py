@@ -21,6 +21,7 @@ Stadyn left for later, and a ``PythonFunction`` under ``nn.grad`` and raising.
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_cases.nnabla_pyfunc_helpers import square, write_square_grad
 
 
 def _late_marks(nn, F, earlier_backward):
@@ -88,40 +89,18 @@ def late_need_grad__graph_built_forward_only(nn, F, PF, r):
 def _square(PythonFunction, calls, fails=None):
     """A PythonFunction computing x ** 2, noting its calls; ``fails``: "forward" or "backward"
     raises KeyError there."""
-    class Sq(PythonFunction):
-        @property
-        def name(self):
-            return "Sq"
+    def forward(inputs, outputs):
+        calls.append("forward_impl")
+        if fails == "forward":
+            raise KeyError("forward boom")
+        outputs[0].d = inputs[0].d ** 2
 
-        def min_outputs(self):
-            return 1
-
-        def grad_depends_output_data(self, i, o):
-            return False
-
-        def grad_depends_input_data(self, i, j):
-            return True
-
-        def setup_impl(self, inputs, outputs):
-            outputs[0].reset_shape(inputs[0].shape, True)
-
-        def forward_impl(self, inputs, outputs):
-            calls.append("forward_impl")
-            if fails == "forward":
-                raise KeyError("forward boom")
-            outputs[0].d = inputs[0].d ** 2
-
-        def backward_impl(self, inputs, outputs, propagate_down, accum):
-            calls.append("backward_impl")
-            if fails == "backward":
-                raise KeyError("backward boom")
-            g = 2 * inputs[0].d * outputs[0].g
-            if accum[0]:
-                inputs[0].g += g
-            else:
-                inputs[0].g = g
-
-    return Sq()
+    def backward(inputs, outputs, propagate_down, accum):
+        calls.append("backward_impl")
+        if fails == "backward":
+            raise KeyError("backward boom")
+        write_square_grad(inputs, outputs, accum)
+    return square(PythonFunction, backward, name="Sq", cls_name="Sq", forward=forward)
 
 
 def _raised(e):

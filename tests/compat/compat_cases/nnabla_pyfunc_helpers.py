@@ -1,6 +1,8 @@
 """A ``Mul2`` PythonFunction (``a * b``) shared by the NNabla case modules that probe what a
 ``PythonFunction``'s ``backward_impl`` sees (``nnabla_late_28``, ``nnabla_fidelity_27b``,
-``nnabla_pyfunc_36``).  Not a case module: it registers no case and is not in ``MODULES``.
+``nnabla_pyfunc_36``), and a one-input ``Square`` (``x ** 2``: ``nnabla_fidelity_22``,
+``nnabla_fidelity_23``, ``nnabla_fidelity_27b``, ``nnabla_graph_editing``,
+``nnabla_pyfunc_35``).  Not a case module: it registers no case and is not in ``MODULES``.
 
 Each module passes its own ``backward(inputs, outputs, propagate_down, accum)``: what it
 records and how it writes the inputs' gradients is what that module's cases compare.
@@ -52,3 +54,50 @@ def write_products(inputs, outputs, accum, assign, propagate_down=None):
             inputs[i].g += g
         else:
             inputs[i].g = g
+
+
+def _squares(inputs, outputs):
+    outputs[0].d = inputs[0].d ** 2
+
+
+def square(PythonFunction, backward, name="Square", cls_name="Square", forward=_squares):
+    """A new one-input ``PythonFunction`` computing ``x ** 2`` (its class named ``cls_name``,
+    NNabla's ``info.type_name``; its ``name`` property ``name``): ``forward(inputs, outputs)``
+    (``outputs[0].d = inputs[0].d ** 2`` unless given) and ``backward(inputs, outputs,
+    propagate_down, accum)``, each module's own (what it records, how it writes the input's
+    gradient)."""
+    class Square(PythonFunction):
+        @property
+        def name(self):
+            return name
+
+        def min_outputs(self):
+            return 1
+
+        def grad_depends_output_data(self, i, o):
+            return False
+
+        def grad_depends_input_data(self, i, j):
+            return True
+
+        def setup_impl(self, inputs, outputs):
+            outputs[0].reset_shape(inputs[0].shape, True)
+
+        def forward_impl(self, inputs, outputs):
+            forward(inputs, outputs)
+
+        def backward_impl(self, inputs, outputs, propagate_down, accum):
+            backward(inputs, outputs, propagate_down, accum)
+
+    Square.__name__ = cls_name
+    return Square()
+
+
+def write_square_grad(inputs, outputs, accum, assign=False):
+    """The input's gradient, ``2 x * outputs[0].g``: added where ``accum`` (and not
+    ``assign``), else written."""
+    g = 2 * inputs[0].d * outputs[0].g
+    if accum[0] and not assign:
+        inputs[0].g += g
+    else:
+        inputs[0].g = g

@@ -225,16 +225,7 @@ def static_mix__reshaped_view_read_after_its_source(nn, F, r):
     return res
 
 
-_SINK_SHARED = ("an op output that is an input of sink(one_input_grad=True) and is read by "
-                "another of its inputs too (m = l1*2): NNabla 1.39 fills l1.g with 1 and m's "
-                "function adds 2 (3); Stadyn's forward of the sink runs l1 as a root of its own, "
-                "whose gradient a plan does not keep, and graph/_backward_seed.filled_with_ones "
-                "gives it the 1 alone")
-
-
-@nnabla_case(names=[V + "backward", "nnabla.functions.sink", "nnabla.grad"],
-             known={"static l1.g": _SINK_SHARED, "dyn l1.g": _SINK_SHARED,
-                    "static second l1.g": _SINK_SHARED, "dyn second l1.g": _SINK_SHARED})
+@nnabla_case(names=[V + "backward", "nnabla.functions.sink", "nnabla.grad"])
 def static_mix__sink_fills_its_inputs_gradients(nn, F, r):
     """``F.sink(..., one_input_grad=True)``'s backward fills each input's ``g`` with 1
     (sink.cpp: ``inp->grad()->fill(1)``), a leaf's too (``a.g = 4`` before: 1, plus 3 from

@@ -28,6 +28,7 @@ from ...graph import Variable as _Variable
 from ._bn_stats import with_stats_as_nodes
 from ._function import named
 from ._overwritable import check_overwritable, check_unbranched, write_in_place
+from ._refusals import check_dropout_p
 
 __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
@@ -235,6 +236,7 @@ def multi_head_attention(query, key, value, num_heads, q_weight, k_weight, v_wei
         scores = _F.reshape(scores, (batch * heads, tgt_len, src_len))
     weights = _F.softmax(scores, axis=2)
     if dropout > 0:
+        check_dropout_p(dropout)        # (NNabla's F.dropout is set up at the call)
         weights = _F.dropout(weights, p=dropout)
     out = _F.batch_matmul(weights, v)  # (B*H, L_T, head_vdim)
     out = _F.reshape(_F.transpose(out, (1, 0, 2)), (tgt_len, batch, v_embed))

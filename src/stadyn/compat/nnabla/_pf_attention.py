@@ -19,6 +19,7 @@ from ...parametric import get_parameter_or_create, parameter_scope
 from ...parametric_functions import affine
 from ...parametric_functions import layer_normalization as _layer_normalization
 from ._composed import multi_head_attention as _mha
+from ._refusals import check_dropout_p
 from .initializer import ConstantInitializer, UniformInitializer, calc_uniform_lim_glorot
 
 __all__ = ["multi_head_attention", "transformer", "transformer_encode", "transformer_decode"]
@@ -98,7 +99,10 @@ def multi_head_attention(query, key, value, num_heads=12, dropout=0.0, k_embed_d
 
 
 def _dropped(x, dropout):
-    return _F.dropout(x, dropout) if dropout > 0 else x
+    if dropout <= 0:
+        return x
+    check_dropout_p(dropout)            # (NNabla's F.dropout is set up at the call)
+    return _F.dropout(x, dropout)
 
 
 def _feed_forward(x, embed_dim, dim_feedforward, dropout, activation, prefix):

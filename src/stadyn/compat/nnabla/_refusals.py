@@ -32,7 +32,11 @@ inputs and the user's line.
   ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``);
 * ``dropout`` takes NNabla's arguments ``x, p, seed`` only: Stadyn's ``output_mask`` and
   ``train_only`` are NNabla 1.39's ``TypeError`` (``dropout() got an unexpected keyword
-  argument``);
+  argument``); its ``p`` must be in ``[0, 1)`` (``Dropout::setup_impl``, dropout.cpp:32:
+  ``p = 2.0`` or ``-0.5`` is refused where Stadyn's op would scale by ``1 / (1 - p)``), also
+  inside ``F.multi_head_attention`` and the attention layers of ``PF``, which drop out when
+  their ``dropout`` is above 0 (:func:`check_dropout_p`); ``F.dropout``'s fourth argument is
+  NNabla's ``n_outputs`` (``functions.py``);
 * ``rnn``, ``lstm`` and ``gru`` check the shapes of their inputs as NNabla's ``setup_impl``
   does, and tell a lone ``weight`` or ``bias`` by its rank (``_rnn_refusals.py``).
 
@@ -58,7 +62,7 @@ from ...graph import format_location, get_auto_forward, user_location
 from ._rnn_refusals import RECURRENT, recurrent_problem
 
 __all__ = ["NNablaRefusal", "BINARY", "check_binary", "check_fused_batch_normalization",
-           "refusing_what_nnabla_refuses"]
+           "refusing_what_nnabla_refuses", "check_dropout_p"]
 
 # NNabla 1.39's functions on BaseTransformBinary (include/nbla/function/*.hpp: the
 # NBLA_DEFINE_TRANSFORM_BINARY* declarations, and add2.hpp)
@@ -289,9 +293,25 @@ def _check_top_k_data(x=None, k=None, abs=False, reduce=True, base_axis=1,  # no
         raise _refuse("top_k_data", "reduce must be true when with_index = true")
 
 
-def _check_dropout(*_, **kwargs):
+def check_dropout_p(p: Any) -> None:
+    """Refuse a dropout probability outside ``[0, 1)``, as NNabla 1.39's ``Dropout`` does when
+    it is set up (dropout.cpp:32, ``p_ >= 0. && p_ < 1.``; its ``RuntimeError``).
+
+    Example:
+        >>> check_dropout_p(0.5)
+        >>> check_dropout_p(1.0)
+        Traceback (most recent call last):
+        ...
+        stadyn.compat.nnabla._refusals.NNablaRefusal: dropout: NNabla 1.39 refuses this call: ...
+    """
+    if not 0.0 <= float(p) < 1.0:
+        raise _refuse("dropout", f"p must be between 0.0 and 1.0 (1.0 excluded), got {p}")
+
+
+def _check_dropout(x=None, p=0.5, *_, **kwargs):
     # NNabla 1.39's F.dropout(x, p=0.5, seed=-1, n_outputs=-1, outputs=None): Stadyn's op
     # has output_mask / train_only (and rule) there instead
+    check_dropout_p(p)
     for key in kwargs:
         if key in ("output_mask", "train_only"):
             raise TypeError(f"dropout() got an unexpected keyword argument {key!r} (Stadyn's "

@@ -45,6 +45,7 @@ from ._proto_variable import refusing_proto_variables as _refusing_proto_variabl
 from ._float_inputs import reading_floats as _reading_floats
 from ._index_dtypes import giving_uint64_indices as _giving_uint64
 from ._refusals import refusing_what_nnabla_refuses as _refusing
+from ._refusals import NNablaRefusal as _NNablaRefusal
 from ._registered_flags import honouring_registered_flags as _honouring_flags
 from ._rules import with_nnabla_rule as _with_nnabla_rule
 from ._bn_stats import adapter_axes as _adapter_axes
@@ -112,6 +113,31 @@ globals().update({_n: _counting_in_int32(_n, _writing_given_arrays(_n, _refusing
     _accepting_ndarrays(_honouring_flags(_refusing(_n, _reading_floats(_n, _giving_nnabla_variables(
         _with_stats_as_nodes(_n, _giving_uint64(_n, _with_nnabla_rule(_n, getattr(_F, _n))))))))))))
     for _n in __all__})
+
+def _taking_n_outputs(fn):
+    """NNabla 1.39's ``F.dropout(x, p=0.5, seed=-1, n_outputs=-1, outputs=None)`` on ``fn``
+    (the catalog's, whose fourth parameter is Stadyn's ``output_mask``): ``F.dropout(x, 0.5,
+    1, True)`` is one output there (``n_outputs=True`` is 1, ``-2`` one too), ``n_outputs=0``
+    NNabla's ``RuntimeError`` at setup, and ``n_outputs=n > 1`` gives ``n`` Variables, the
+    ``n - 1`` after the first 0-d zeros (checked on NNabla 1.39: its ``Dropout`` then makes
+    extra 0-d outputs it never writes; here each is a ``constant`` function's output)."""
+    @_functools.wraps(fn)
+    def call(x, p=0.5, seed=-1, n_outputs=-1, outputs=None, **kwargs):
+        n = int(n_outputs)
+        if n == 0:
+            raise _NNablaRefusal("dropout: NNabla 1.39 refuses this call: n_outputs must not "
+                                 f"be 0, got {n_outputs!r}")
+        if outputs is not None:
+            kwargs["outputs"] = outputs
+        y = fn(x, p, seed, **kwargs)
+        if n <= 1:
+            return y
+        extra = [_as_nnabla(_F.constant(0.0, ())) for _ in range(n - 1)]
+        return (y, *extra)
+    return call
+
+
+dropout = _taking_n_outputs(dropout)  # noqa: F821 - set from the catalog
 
 # NNabla's functions that are compositions of catalog ops (``_composed.py``).
 from . import _composed as _composed  # noqa: E402
