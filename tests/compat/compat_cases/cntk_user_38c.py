@@ -119,3 +119,42 @@ def user38_grouped_convolution_layers(C, r):
     y = C.convolution(W, img, auto_padding=[False, True, True], groups=2)
     res["low-level grouped"] = y.eval({img: r.randn(2, 4, 5, 5)})
     return res
+
+
+# -- 17. gradients by hand as Value objects (CNTK_203's policy gradient, as_numpy=False) ---------
+
+@cntk_case(names=["cntk.Function.grad", "cntk.Function.forward", "cntk.Function.backward",
+                  "cntk.core.Value.asarray", "cntk.core.Value.mask", "cntk.core.Value.shape"],
+           rtol=1e-5, atol=1e-6,
+           note="CNTK_203's policy gradient takes a model's gradients by hand and applies them "
+                "with a learner's update; here read as CNTK's Value objects (as_numpy=False, "
+                "which CNTK 2.7's grad and backward honour as forward does): grad w.r.t. a "
+                "parameter (one Value), w.r.t. a parameter and an input with outputs= (a dict "
+                "of Values and a Value), w.r.t. a ragged sequence input (padded, its mask), "
+                "and backward after forward; each Value's type, asarray(), shape and mask; "
+                "then the parameter gradients applied by sgd.update, the parameters after")
+def user38_gradients_as_values(C, r):
+    r.touch("cntk.Function.grad", "cntk.Function.forward", "cntk.Function.backward",
+            "cntk.core.Value.asarray", "cntk.core.Value.mask", "cntk.core.Value.shape")
+    x = C.input_variable(3, name="x", needs_gradient=True)
+    z = C.layers.Dense(2, activation=C.tanh, name="policy")(x)
+    res = {"parameters": r.set_params(z.parameters)}
+    X = r.randn(3, 3)
+    g = z.grad({x: X}, wrt=[z.W], as_numpy=False)
+    res["one"] = [type(g).__name__, g.asarray(), list(g.shape)]
+    grads, out = z.grad({x: X}, wrt=[z.W, z.b, x], outputs=[z.output], as_numpy=False)
+    res["several"] = sorted([k.name, type(v).__name__, list(v.shape)] for k, v in grads.items())
+    res["several values"] = dict((k.name, v.asarray()) for k, v in grads.items())
+    res["outputs"] = [type(out).__name__, out.asarray()]
+    s = C.sequence.input_variable(2, name="s", needs_gradient=True)
+    f = C.sequence.reduce_sum(s * s)
+    S = [r.randn(3, 2), r.randn(1, 2)]
+    gs = f.grad({s: S}, wrt=[s], as_numpy=False)
+    res["sequence"] = [type(gs).__name__, gs.asarray(), gs.mask, list(gs.shape)]
+    state, _ = f.forward({s: S}, [f.output], set([f.output]))
+    back = f.backward(state, {f.output: r.randn(2, 2)}, set([s]), as_numpy=False)
+    res["backward"] = [type(back[s]).__name__, back[s].asarray(), back[s].mask]
+    learner = C.sgd(z.parameters, C.learning_parameter_schedule(0.1))
+    learner.update(dict((p, grads[p].asarray()) for p in z.parameters), 3)
+    res["values"] = r.param_values(z.parameters)
+    return res
