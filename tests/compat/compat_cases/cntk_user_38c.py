@@ -158,3 +158,41 @@ def user38_gradients_as_values(C, r):
     learner.update(dict((p, grads[p].asarray()) for p in z.parameters), 3)
     res["values"] = r.param_values(z.parameters)
     return res
+
+
+# -- 18. what the programs above met and Stadyn leaves as it is ----------------------------------
+
+@cntk_case(names=["cntk.ops.pow", "cntk.ops.unpack_batch", "cntk.ops.to_batch",
+                  "cntk.Function.grad"],
+           rtol=1e-4, atol=1e-5,
+           known={"pow of a computed base, gradient":
+                  "CNTK 2.7 differentiates pow(b, e) w.r.t. a base b that another op computed "
+                  "as e * db/dx, as if b were 1 (pow(x + 1, 1.5) gives 1.5, pow(2 * x, 1.5) "
+                  "3.0; PowNode::BackpropTo, LinearAlgebraNodes.h:197-220, reads the base's "
+                  "value tensor, likely a buffer its memory sharing reused: not verified); "
+                  "Stadyn "
+                  "gives the derivative e * b ** (e - 1) * db/dx (stadyn/compat/cntk/"
+                  "_ops_math.py's pow, the native F.pow2)",
+                  "unpack_batch shape":
+                  "CNTK 2.7 shows unpack_batch(x)'s batch axis as a FreeDimension (-3), "
+                  "before and after a run; Stadyn's wrapped Variable shows 1 before a run "
+                  "and the last run's batch size after it (compat/cntk/_ops_shape.py "
+                  "unpack_batch, its output a plain tensor)"},
+           note="found while writing the round-38 programs: pow's gradient where its base is "
+                "an op's output (against one where the base is the input itself, which both "
+                "give as e * x ** (e - 1)), and unpack_batch's static shape")
+def user38_pow_and_unpack_batch(C, r):
+    r.touch("cntk.Function.grad")
+    x = C.input_variable(3, name="x", needs_gradient=True)
+    X = np.array([[0.5, 2.0, 3.0]], np.float32)
+    res = {"pow of the input, gradient": C.pow(x, 1.5).grad({x: X}),
+           "pow of a computed base": C.pow(x + 1, 1.5).eval({x: X}),
+           "pow of a computed base, gradient": [C.pow(x + 1, 1.5).grad({x: X}),
+                                                C.pow(x * 2, 1.5).grad({x: X})]}
+    u = C.unpack_batch(x)
+    before = list(u.shape)
+    values = u.eval({x: r.randn(4, 3)})
+    res["unpack_batch values"] = values
+    res["unpack_batch shape"] = [before, list(u.shape)]
+    res["to_batch shape"] = list(C.to_batch(u).shape)
+    return res
