@@ -160,10 +160,10 @@ def user38_gradients_as_values(C, r):
     return res
 
 
-# -- 18. what the programs above met and Stadyn leaves as it is ----------------------------------
+# -- 18. pow of a computed base (left as it is) and unpack_batch's shape ----------------------
 
 @cntk_case(names=["cntk.ops.pow", "cntk.ops.unpack_batch", "cntk.ops.to_batch",
-                  "cntk.Function.grad"],
+                  "cntk.Function.grad", "cntk.ops.reshape", "cntk.ops.slice"],
            rtol=1e-4, atol=1e-5,
            known={"pow of a computed base, gradient":
                   "CNTK 2.7 differentiates pow(b, e) w.r.t. a base b that another op computed "
@@ -172,15 +172,12 @@ def user38_gradients_as_values(C, r):
                   "value tensor, likely a buffer its memory sharing reused: not verified); "
                   "Stadyn "
                   "gives the derivative e * b ** (e - 1) * db/dx (stadyn/compat/cntk/"
-                  "_ops_math.py's pow, the native F.pow2)",
-                  "unpack_batch shape":
-                  "CNTK 2.7 shows unpack_batch(x)'s batch axis as a FreeDimension (-3), "
-                  "before and after a run; Stadyn's wrapped Variable shows 1 before a run "
-                  "and the last run's batch size after it (compat/cntk/_ops_shape.py "
-                  "unpack_batch, its output a plain tensor)"},
+                  "_ops_math.py's pow, the native F.pow2)"},
            note="found while writing the round-38 programs: pow's gradient where its base is "
                 "an op's output (against one where the base is the input itself, which both "
-                "give as e * x ** (e - 1)), and unpack_batch's static shape")
+                "give as e * x ** (e - 1)), and unpack_batch's static shape: its batch axis "
+                "a FreeDimension (-3) before and after a run, kept by ops over it (before "
+                "cntkuser38 Stadyn showed 1, then the last run's batch size)")
 def user38_pow_and_unpack_batch(C, r):
     r.touch("cntk.Function.grad")
     x = C.input_variable(3, name="x", needs_gradient=True)
@@ -195,4 +192,8 @@ def user38_pow_and_unpack_batch(C, r):
     res["unpack_batch values"] = values
     res["unpack_batch shape"] = [before, list(u.shape)]
     res["to_batch shape"] = list(C.to_batch(u).shape)
+    res["ops over it"] = [list((u * 2).shape), list(C.reduce_sum(u, axis=0).shape),
+                          list(C.reduce_sum(u, axis=1).shape),
+                          list(C.reshape(u, (3, 1), begin_axis=1).shape),
+                          list(C.slice(u, 1, 0, 2).shape)]
     return res
