@@ -239,10 +239,8 @@ class FunctionRuns:
         if layout is not None and any(unwrap(o).sequence_lengths is not None for o in wanted):
             refuse_unpacking(layout)        # (after the run, whose states go on, as CNTK's)
         values = {o: output_value(unwrap(o)) for o in wanted}
-        if not as_numpy:        # CNTK's Value objects (sequences padded, their lengths kept)
-            values = {o: Value._holding(v) if isinstance(v, np.ndarray) else
-                      Value._of_sequences(v) if isinstance(v, list) else v
-                      for o, v in values.items()}
+        if not as_numpy:
+            values = _as_values(values)
         pending = pending_assignments(assigns)
         if not keep:
             apply_assignments(pending)      # training: after the backward
@@ -346,7 +344,7 @@ class FunctionRuns:
                 out[v] = output_value(var, var.g if var.grad is not None else
                                 np.zeros(var.shape, np.float32))     # per sequence, too
             apply_assignments(state.assignments)
-            return out
+            return out if as_numpy else _as_values(out)
         finally:
             for v, g in saved:
                 v.grad = g
@@ -385,11 +383,13 @@ class FunctionRuns:
                 "during the forward call); begin every sequence, or call forward and backward")
         ones = values[root]
         ones = [np.ones_like(o) for o in ones] if isinstance(ones, list) else np.ones_like(ones)
-        grads = self.backward(state, {root: ones}, wrt)
+        grads = self.backward(state, {root: ones}, wrt, as_numpy)
         grads = grads[wrt[0]] if len(wrt) == 1 else grads
         if not outputs:
             return grads
         values = {o: values[o] for o in outputs}
+        if not as_numpy:            # (CNTK 2.7's Value objects, as forward's and backward's)
+            values = _as_values(values)
         return grads, (next(iter(values.values())) if len(values) == 1 else values)
 
     def train(self, minibatch_source, *args, **kwargs):
@@ -407,6 +407,13 @@ class FunctionRuns:
         return late("evaluate_function")(self, minibatch_source, minibatch_size, streams,
                                  model_inputs_to_streams, callbacks)
 
+
+
+def _as_values(arrays: dict) -> dict:
+    """CNTK's Value objects for ``{variable: array or list of sequences}`` (``as_numpy=False``
+    of ``forward``, ``backward`` and ``grad``): sequences padded, their lengths kept."""
+    return {o: Value._holding(v) if isinstance(v, np.ndarray) else
+            Value._of_sequences(v) if isinstance(v, list) else v for o, v in arrays.items()}
 
 
 def over_arguments(function, wanted: "list | None") -> tuple:

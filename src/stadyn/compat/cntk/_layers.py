@@ -102,18 +102,23 @@ _TAKING_SHARING = {_L.Convolution: _Convolution, _L.ConvolutionTranspose: _Convo
 
 
 def _convolution_layer(cls, op_name: str, takes_sharing: bool = True,
-                       takes_groups: bool = False, weights: str = CONVOLUTION):
+                       takes_groups: bool = False, weights: str = CONVOLUTION,
+                       groups_keyword: bool = True):
     """A CNTK convolution layer: ``sharing`` checked as CNTK 2.7 checks it (a list of the
     filter's rank or one value; ``Convolution1D``/``2D``/``3D`` take none) and
-    ``groups > 1`` refused (CNTK's layer does not do grouped convolutions: ``C.convolution``
-    does)."""
+    ``groups`` other than 1 refused (CNTK's layer does not do grouped convolutions:
+    ``C.convolution`` does; ``Convolution2D``/``3D`` hand their ``groups`` to it,
+    ``Convolution1D`` takes none)."""
     made = _layer(_TAKING_SHARING.get(cls, cls), op_name, cls, *_NATIVE_BASES.get(cls, ()),
                   numbers=_WEIGHTS, weights=weights)
     title = cls.__name__
 
     def make(*args, **kwargs):
-        if "sharing" in kwargs and not takes_sharing:
-            raise TypeError(f"{title}() got an unexpected keyword argument 'sharing'")
+        for keyword, taken in (("sharing", takes_sharing), ("groups", groups_keyword)):
+            if keyword in kwargs and not taken:
+                raise TypeError(f"{title}() got an unexpected keyword argument '{keyword}'")
+        if takes_groups and int(kwargs.get("groups", 1)) <= 0:
+            raise ValueError("Convolution: groups must be strictly positive, i.e. groups > 0.")
         if takes_groups and int(kwargs.get("groups", 1)) > 1:
             raise ValueError("Convolution: groups > 1, is not currently supported by "
                              "Convolution layer. For group convolution with groups > 1, use "
@@ -134,9 +139,12 @@ def _convolution_layer(cls, op_name: str, takes_sharing: bool = True,
 
 
 Convolution = _convolution_layer(_L.Convolution, "Convolution", takes_groups=True)
-Convolution1D = _convolution_layer(_L.Convolution1D, "Convolution", takes_sharing=False)
-Convolution2D = _convolution_layer(_L.Convolution2D, "Convolution", takes_sharing=False)
-Convolution3D = _convolution_layer(_L.Convolution3D, "Convolution", takes_sharing=False)
+Convolution1D = _convolution_layer(_L.Convolution1D, "Convolution", takes_sharing=False,
+                                   groups_keyword=False)
+Convolution2D = _convolution_layer(_L.Convolution2D, "Convolution", takes_sharing=False,
+                                   takes_groups=True)
+Convolution3D = _convolution_layer(_L.Convolution3D, "Convolution", takes_sharing=False,
+                                   takes_groups=True)
 ConvolutionTranspose = _convolution_layer(_L.ConvolutionTranspose, "ConvolutionTranspose",
                                           weights=RANKED)
 ConvolutionTranspose1D = _layer(_L.ConvolutionTranspose1D, "ConvolutionTranspose",

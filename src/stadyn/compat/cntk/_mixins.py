@@ -241,8 +241,9 @@ class VariableMixin:
         v = self.variable
         if v in G.SHAPELESS:
             return G.INFERRED_SHAPES.get(v, (-2,))
-        if not G.BATCH(v):         # (an input made with dynamic_axes=[]: its free dimensions)
-            free = free_dimensions(v)
+        if not G.BATCH(v):         # (an input made with dynamic_axes=[]: its free dimensions;
+            # unpack_batch's output: its batch, and what ops that keep it make of it)
+            free = free_dimensions(v) if v.parent is None else free_steps(v)
             return tuple(FREE_DIMENSION if k in free else d for k, d in enumerate(v.shape))
         lead = 2 if v.sequence_lengths is not None else 1   # a sequence axis too
         free = free_steps(v)        # sequence.unpack's padded steps, an input's free dimensions

@@ -35,7 +35,7 @@ from ._run_checks import check_each_run
 from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
 from ._cntk_attributes import CNTK_ATTRIBUTES
-from ._seq_axes import FREE_DIMENSION, free_steps
+from ._seq_axes import FREE_DIMENSION, free_steps, mark_free_axes
 
 __all__ = ["reshape", "splice", "transpose", "swapaxes",
            "expand_dims", "squeeze", "flatten", "pad", "one_hot", "zeros_like",
@@ -464,6 +464,7 @@ def unpack_batch(x, name: str = ""):
     """The batch axis of ``x`` becomes an ordinary first axis."""
     out = F.identity(_as_operand(x))
     G.BATCH.unmark(out)
+    mark_free_axes(out, [0])        # (the batch, shown as CNTK 2.7's FreeDimension, -3)
     return named(wrap(out), name, "UnpackBatchAxis")
 
 

@@ -14,19 +14,28 @@ On the sequence axis with a stride of 3 or more, CNTK 2.7's auto-padding too may
 steps, by an amount that depends on the longest sequence of the minibatch (its padded axis):
 the windows are computed at every step and every ``stride``-th kept from that start, read
 when the graph runs.
+
+``cntk.layers.Convolution(..., sequential=True)`` is the older spelling of the same layer
+(CNTK 2.7 splices past and future values into a window centred as above and convolves it:
+the same values, ``cntk/layers/layers.py``'s ``_window``): its ``b`` has one axis per filter
+axis, ``(num_filters, 1, ...)``, a stride along the sequence axis is its
+``NotImplementedError`` when the layer is applied, and a minibatch shorter than the window is
+taken (zeros outside the sequences); unpadded, a sequence left no step is its RuntimeError.
 """
 
 from __future__ import annotations
 
+import inspect
 import math
 
 from ... import functions as F
 from ... import sequence as S
 from ...layers import Layer, default_override_or, glorot_uniform, resolve
 from ...cntk_semantics import convolution as window_convolution
+from ._layers import Convolution as _static_convolution
 from ._layers import LayerFunction, _native
 
-__all__ = ["SequentialConvolution"]
+__all__ = ["Convolution", "SequentialConvolution"]
 
 
 def _tuple(value, n: int) -> tuple:
@@ -63,8 +72,9 @@ class _SequentialConvolution(Layer):
     """The layer (see :func:`SequentialConvolution`)."""
 
     def __init__(self, filter_shape, num_filters, activation, init, pad, strides, bias,
-                 init_bias, reduction_rank, dilation, name):
+                 init_bias, reduction_rank, dilation, name, windowed: bool = False):
         super().__init__(name)
+        self.windowed = windowed       # Convolution(sequential=True)'s: b of the filter's rank
         self.filter_shape = tuple(int(k) for k in _tuple(filter_shape, 1))
         n = len(self.filter_shape)
         self.num_filters = num_filters
@@ -76,10 +86,12 @@ class _SequentialConvolution(Layer):
 
     @property
     def kind(self) -> str:
-        return "sequentialconvolution"
+        return "convolution" if self.windowed else "sequentialconvolution"
 
     def apply(self, x):
         n = len(self.filter_shape)
+        if self.windowed and self.strides[0] != 1:
+            raise NotImplementedError("windowed convolution with stride not yet implemented")
         values, _ = S.unpack(x, 0.0)                       # (B, T, [C,] *spatial)
         if self.reduction_rank == 0:
             values = F.stack(values, axis=2)
@@ -109,13 +121,16 @@ class _SequentialConvolution(Layer):
                                    self.dilation)
         y = F.transpose(y, (0, 2, 1) + tuple(range(3, 3 + n - 1)))   # (B, T', K, *spatial')
         if self.bias:
-            b = self.parameter("b", (k,) + (1,) * (n - 1), self.init_bias)
+            b = self.parameter("b", (k,) + (1,) * (n - 1 + self.windowed), self.init_bias)
             y = F.add2(y, F.reshape(b, (1, 1, k) + (1,) * (n - 1)))
         if not self.num_filters:
             y = F.sum(y, axis=2)
-        # (refuses a minibatch shorter than the window, or a sequence left no step, as CNTK)
-        lengths = F.sequence_window_lengths(x.sequence_lengths, self.filter_shape[0], span,
-                                            self.strides[0], self.pad[0])
+        # (refuses a minibatch shorter than the window, or a sequence left no step, as CNTK;
+        # the windowed layer's past and future values read zeros past the longest sequence
+        # too, so it refuses a sequence left no step only: CNTK's "AddSequence" RuntimeError)
+        kernel = 1 if self.windowed else self.filter_shape[0]
+        lengths = F.sequence_window_lengths(x.sequence_lengths, kernel, span, self.strides[0],
+                                            self.pad[0])
         y = S.to_sequence(y, lengths)
         return self.activation(y) if self.activation is not None else y
 
@@ -141,7 +156,17 @@ def SequentialConvolution(filter_shape, num_filters=None,
         >>> [a.shape for a in y.eval({x: [np.ones((5, 2, 6), np.float32)]})]
         [(3, 4, 5)]
     """
-    kind = "SequentialConvolution"
+    return _sequence_convolution("SequentialConvolution", False, filter_shape, num_filters,
+                                 activation, init, pad, strides, sharing, bias, init_bias,
+                                 reduction_rank, transpose_weight, dilation, groups, op_name,
+                                 name)
+
+
+def _sequence_convolution(kind: str, windowed: bool, filter_shape, num_filters, activation,
+                          init, pad, strides, sharing, bias, init_bias, reduction_rank,
+                          transpose_weight, dilation, groups, op_name, name) -> LayerFunction:
+    """The layer of :func:`SequentialConvolution` (``windowed``: of ``Convolution(...,
+    sequential=True)``), its options resolved under ``kind``'s default options."""
     if reduction_rank not in (0, 1):
         raise NotImplementedError("Convolution: reduction_rank must be 0 or 1")
     if transpose_weight:
@@ -157,5 +182,24 @@ def SequentialConvolution(filter_shape, num_filters=None,
     layer = _SequentialConvolution(
         filter_shape, num_filters, activation, resolve(kind, "init", init),
         resolve(kind, "pad", pad), strides, resolve(kind, "bias", bias),
-        resolve(kind, "init_bias", init_bias), reduction_rank, dilation, name)
+        resolve(kind, "init_bias", init_bias), reduction_rank, dilation, name, windowed)
     return LayerFunction(layer, op_name, name)
+
+
+_SEQUENCE_OPTIONS = inspect.signature(SequentialConvolution).parameters
+
+
+def Convolution(*args, **kwargs) -> LayerFunction:
+    if not (kwargs.get("sequential") if "sequential" in kwargs or len(args) < 3 else args[2]):
+        return _static_convolution(*args, **kwargs)
+    given = _static_convolution.__signature__.bind(*args, **kwargs).arguments
+    given.pop("sequential")
+    given.pop("max_temp_mem_size_in_samples", None)
+    options = dict((k, p.default) for k, p in _SEQUENCE_OPTIONS.items()
+                   if k != "max_temp_mem_size_in_samples")
+    options.update(given)
+    return _sequence_convolution("Convolution", True, **options)
+
+
+Convolution.__doc__ = _static_convolution.__doc__
+Convolution.__signature__ = _static_convolution.__signature__

@@ -26,7 +26,7 @@ from .._axis import Axis
 from .._defaults import default_override_or, get_default_override, is_default_override
 from .._blocks import BlockFunction
 from .._function import Function
-from .._layers import (Activation, AveragePooling, BatchNormalization, Convolution, Convolution1D,
+from .._layers import (Activation, AveragePooling, BatchNormalization, Convolution1D,
                       Convolution2D, Convolution3D, ConvolutionTranspose, ConvolutionTranspose1D,
                       ConvolutionTranspose2D, ConvolutionTranspose3D, Dense, Dropout, Embedding,
                       For, GlobalAveragePooling, GlobalMaxPooling, Identity, Label,
@@ -34,7 +34,7 @@ from .._layers import (Activation, AveragePooling, BatchNormalization, Convoluti
                       Sequential, SequentialClique, Stabilizer, default_options,
                       default_options_for, identity)
 from .._attention import AttentionModel
-from .._seq_conv import SequentialConvolution
+from .._seq_conv import Convolution, SequentialConvolution
 from .._recurrent import GRU, LSTM, Fold, Recurrence, RecurrenceFrom, RNNStep
 from .._sequence_layers import (Delay, ForwardDeclaration, PastValueWindow, RNNUnit,
                                UnfoldFrom)
