@@ -48,13 +48,13 @@ class FunctionStep:
 
     def __init__(self, fn: Any):
         self.fn = fn
-        arity = step_arity(fn)
         # its states: the arguments without a default but the last (CNTK 2.7 makes a Function
-        # of the required ones: C.plus's name='' is none)
+        # of the required ones: C.plus's name='' is none; a cell bound by a default,
+        # lambda h, c, x, cell=cell: ..., is the step's own)
         self.n_states = max(step_arity(fn, required=True) - 1, 1)
         self.state_shapes = _inner_state_shapes(fn, self.n_states)
         if self.state_shapes is None:
-            self.state_shapes = _probed_state_shapes(fn, self.n_states, arity)
+            self.state_shapes = _probed_state_shapes(fn, self.n_states, self.n_states + 1)
         # the step called on placeholders (its states of unknown shapes), where no cell gives
         # them: the same trial state_shapes_for replays over candidate shapes
         self._tried = None
@@ -150,7 +150,8 @@ class FunctionStep:
         fn = getattr(self.fn, "_fn", self.fn)
         try:
             with auto_seeds_kept():     # (a layer the step makes takes no seed here)
-                out = fn(*[placeholder(name=f"state{k}") for k in range(step_arity(fn))])
+                out = fn(*[placeholder(name=f"state{k}")
+                           for k in range(step_arity(fn, required=True))])
         except Exception:       # (a step Stadyn cannot call so: none known)
             return []
         found: list = []

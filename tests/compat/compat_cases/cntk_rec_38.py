@@ -1,0 +1,88 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 with a recurrence's step (cntkrec38):
+the parameters' order of a step applying a ``Dense`` with a self-stabilized cell, the state
+shape of a step applying a layer (CNTK's loop validation, pass by pass, as for a step without
+one), and NumPy values given as initial states."""
+
+import functools
+
+from compat_harness import cntk_case
+from compat_outcomes import as_returned, builtin_type, outcome
+
+
+def _refusal(exc):
+    """What CNTK 2.7 raised: its built-in type, and the first line of a TypeError's message
+    (``argument h was passed an object that is not a Variable or Function``; its
+    NotImplementedError's is SWIG's, Stadyn's its own)."""
+    out = {"raises": builtin_type(exc)}
+    if isinstance(exc, TypeError):
+        out["message"] = str(exc).splitlines()[0]
+    return out
+
+
+_outcome = functools.partial(outcome, convert=as_returned, raised=_refusal)
+
+
+def _positional_values(np, params):
+    """Give each parameter, in the order listed, a value made from its position there and its
+    shape (as a program restoring a list of arrays by position does)."""
+    for k, p in enumerate(params):
+        shape = tuple(int(d) for d in p.shape)
+        n = int(np.prod(shape)) if shape else 1
+        value = np.sin(np.arange(n, dtype=np.float32) * 0.7 + k) * (0.2 + 0.05 * k)
+        p.value = value.reshape(shape).astype(np.float32)
+
+
+def _dense_steps(C):
+    """``{name: step}``: a Dense applied after (or before) a cell in a Python step, the cell
+    self-stabilized or not."""
+    steps = {}
+    for stab in (True, False):
+        tag = " stabilized" if stab else ""
+        for kind in ("GRU", "RNNStep"):
+            cell = getattr(C.layers, kind)(4, enable_self_stabilization=stab)
+            dense = C.layers.Dense(4)
+            steps["dense(" + kind + tag + ")"] = \
+                (lambda cell, dense: lambda h, v: dense(cell(h, v)))(cell, dense)
+        lstm = C.layers.LSTM(4, enable_self_stabilization=stab)
+        dense = C.layers.Dense(4)
+
+        def lstm_step(h, c, v, lstm=lstm, dense=dense):
+            a, b = lstm(h, c, v).outputs
+            return dense(a), b
+        steps["dense(LSTM" + tag + ") h"] = lstm_step
+        gru = C.layers.GRU(4, enable_self_stabilization=stab)
+        first = C.layers.Dense(4)
+        steps["GRU" + tag + " of dense(x)"] = \
+            (lambda gru, first: lambda h, v: gru(h, first(v)))(gru, first)
+    return steps
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Dense", "cntk.layers.GRU",
+                  "cntk.layers.LSTM", "cntk.layers.RNNStep"],
+           note="a Python step applying a Dense after a self-stabilized cell (dense(gru(h, "
+                "x))): CNTK 2.7 lists the Recurrence's parameters [W, b, b, W, H, alpha, H1], "
+                "the Dense block's own first, as without the stabilizer; Stadyn listed the "
+                "Dense's b last ([W, b, W, H, alpha, H1, b]; GRU of dense(x): [b, W, b, W, H, "
+                "alpha, H1] for [b, W, H, alpha, H1, W, b]): the step's view, replayed without "
+                "the stabilizer's softplus(alpha) (hoisted out of the loop), lost the blocks "
+                "recorded on the values it replayed, so its walk went op by op.  Values set "
+                "by position in that order gave other numbers, silently",
+           known={"dense(LSTM stabilized) h inputs": "CNTK 2.7 shows the self-stabilized LSTM "
+                  "applied in the step as its block of two outputs (inputs b, W, H, the "
+                  "stabilizer's 3 constants, alpha, then the PastValues and x); Stadyn's view "
+                  "of a Python step shows such a cell op by op (a block of several outputs "
+                  "is not carried through the step replayed without its softplus(alpha): "
+                  "_recurrent_views._replayed_blocks), so it lists the initial states and x "
+                  "before its parameters (as recurrence__stabilized_cell_in_step_function's "
+                  "lstm inputs); its parameters' order is CNTK's"})
+def recurrence__dense_with_a_stabilized_cell(C, r, np):
+    x = C.sequence.input_variable(3)
+    data = [r.randn(4, 3).astype(np.float32), r.randn(2, 3).astype(np.float32)]
+    res = {}
+    for key, step in _dense_steps(C).items():
+        z = C.layers.Recurrence(step)(x)
+        res[key + " parameters"] = [[p.name, list(p.shape)] for p in z.parameters]
+        res[key + " inputs"] = [[p.name, list(p.shape)] for p in z.inputs]
+        _positional_values(np, z.parameters)
+        res[key + " out"] = z.eval({x: data})
+    return res
