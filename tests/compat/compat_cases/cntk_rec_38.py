@@ -86,3 +86,61 @@ def recurrence__dense_with_a_stabilized_cell(C, r, np):
         _positional_values(np, z.parameters)
         res[key + " out"] = z.eval({x: data})
     return res
+
+
+def _layer_steps(C, np):
+    """``{name: (make, keywords of the Recurrence)}``: ``make()`` gives a step applying a
+    layer, the layer made anew."""
+    g = C.glorot_uniform(seed=1)
+    D = functools.partial(C.layers.Dense, init=g)
+
+    def seq():
+        return C.layers.Sequential([D(2), D(5)])
+
+    def on(layer, step):        # (the step over a layer of its own)
+        return lambda: (lambda d: lambda h, v: step(d, h, v))(layer())
+    made = {
+        "h + reduce_sum(Dense(2)(x))": on(lambda: D(2), lambda d, h, v: h + C.reduce_sum(d(v))),
+        "h + Dense(1)(x)": on(lambda: D(1), lambda d, h, v: h + d(v)),
+        "h + reduce_sum(Dense(2)(x + h))": on(lambda: D(2),
+                                              lambda d, h, v: h + C.reduce_sum(d(v + h))),
+        "h + reduce_sum(Sequential(Dense 2, Dense 5)(x))": on(
+            seq, lambda d, h, v: h + C.reduce_sum(d(v))),
+        "h + reduce_sum(Embedding(4)(x), axis 0)": on(
+            lambda: C.layers.Embedding(4, init=g), lambda d, h, v: h + C.reduce_sum(d(v), axis=0)),
+        "Dense(3)(splice(h, x))": on(lambda: D(3), lambda d, h, v: d(C.splice(h, v))),
+        "Dense(3)(x) + h": on(lambda: D(3), lambda d, h, v: d(v) + h),
+        "Dense(4)(h) + x": on(lambda: D(4), lambda d, h, v: d(h) + v),
+        "Dense(3)(h) + x": on(lambda: D(3), lambda d, h, v: d(h) + v),
+        "tanh(Dense(2)(x)) * h": on(lambda: D(2), lambda d, h, v: C.tanh(d(v)) * h),
+        "h * 0.5 + Dense(2)(x)": on(lambda: D(2), lambda d, h, v: h * 0.5 + d(v)),
+        "Dense(4)(h * x)": on(lambda: D(4), lambda d, h, v: d(h * v)),
+    }
+    steps = {key: (make, {}) for key, make in made.items()}
+    steps["h + reduce_sum(Dense(2)(x)), initial state (3,)"] = (
+        made["h + reduce_sum(Dense(2)(x))"],
+        {"initial_state": C.constant(np.zeros(3, np.float32))})
+    return steps
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Dense", "cntk.layers.Embedding",
+                  "cntk.layers.Sequential", "cntk.ops.reduce_sum", "cntk.ops.splice"],
+           note="the state of a Python step applying a layer: CNTK 2.7 validates the loop "
+                "pass by pass as for a step without one (Function.cpp:395-448), the layer's "
+                "output unknown where its operand is, known where it reads x alone: h + "
+                "reduce_sum(Dense(2)(x)) over (4,) steps is (1,), the sum's.  Stadyn took "
+                "such a step's state from a search starting at the input step's shape "
+                "((4,): the sum repeated 4 times, silently), and refused an initial state of "
+                "(3,) (CNTK 2.7: (3,))")
+def recurrence__state_shape_of_a_layer_step(C, r, np):
+    x = C.sequence.input_variable(4)
+    data = [r.randn(3, 4).astype(np.float32), r.randn(1, 4).astype(np.float32)]
+    res = {}
+    for key, (make, kwargs) in sorted(_layer_steps(C, np).items()):
+        def run(make=make, kwargs=kwargs):
+            z = C.layers.Recurrence(make(), **kwargs)(x)
+            return {"shape": list(z.shape),
+                    "parameters": sorted(list(p.shape) for p in z.parameters),
+                    "values": z.eval({x: data})}
+        res[key] = _outcome(run)
+    return res

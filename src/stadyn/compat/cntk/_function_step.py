@@ -19,7 +19,7 @@ from ..._random import auto_seeds_kept
 from ...graph import Variable
 from . import _graph as G
 from ._adapt import unwrap, wrap
-from ._dry_layers import dry_fixed_point
+from ._dry_layers import dry_fixed_point, dry_layers
 from ._step_delays import delayed_sequences, given, step_delays
 from ._step_state_shapes import _where, fixed_point_shapes, trial
 from ._step_values import note_step_blocks
@@ -59,7 +59,7 @@ class FunctionStep:
         # them: the same trial state_shapes_for replays over candidate shapes
         self._tried = None
         if self.state_shapes is None and self.n_states > 1:
-            self._tried = trial(fn, self.n_states)
+            self._tried = trial(fn, self.n_states, layers=True)
             if self._tried is None:
                 # (no cell found, and the step is no function of its states alone either)
                 raise _states_not_found(fn, self.n_states)
@@ -94,9 +94,10 @@ class FunctionStep:
     def _search(self, step_shape: tuple, inits: Any) -> Any:
         """:meth:`state_shapes_for`'s search over input steps of ``step_shape`` (initial
         states of the shapes ``inits``)."""
-        shapes = fixed_point_shapes(self.fn, step_shape, self.n_states, self._tried, inits)
-        if shapes is None and self.n_states == 1:   # (a step applying a layer: Dense(3)'s
-            shapes = dry_fixed_point(self.fn, step_shape)   # state, (3,), as CNTK 2.7's)
+        shapes = fixed_point_shapes(self.fn, step_shape, self.n_states, self._tried, inits,
+                                    dry=dry_layers)     # (a layer it applies: applied dry)
+        if shapes is None and self.n_states == 1:   # (a step refusing the passes' shapes:
+            shapes = dry_fixed_point(self.fn, step_shape)   # d(splice(reshape(h, (6,)), x)))
         return shapes
 
     def sequence_inputs(self, x: Any) -> list:
