@@ -144,3 +144,61 @@ def recurrence__state_shape_of_a_layer_step(C, r, np):
                     "values": z.eval({x: data})}
         res[key] = _outcome(run)
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RecurrenceFrom", "cntk.layers.Fold",
+                  "cntk.layers.UnfoldFrom", "cntk.layers.LSTM", "cntk.ops.sequence.past_value",
+                  "cntk.layers.Delay"],
+           note="an initial state that is no Python number, Variable or Function: CNTK 2.7's "
+                "Recurrence (and Fold) calls its RecurrenceFrom Function on it as it is made, "
+                "a TypeError 'argument h (c, a: the state's place) was passed an object that "
+                "is not a Variable or Function' (functions.py:303) for a NumPy array or a "
+                "list, RecurrenceFrom and UnfoldFrom applied to one the same; a NumPy scalar "
+                "(np.float32(2); np.float64 is a Python float) its NotImplementedError from "
+                "Constant(value, shape=(1)).  Stadyn computed with them.  past_value and Delay "
+                "take a NumPy array (both)")
+def recurrence__numpy_initial_states(C, r, np):
+    x = C.sequence.input_variable(3)
+    data = [r.randn(2, 3).astype(np.float32)]
+    ones = np.ones(3, np.float32)
+    L = C.layers
+
+    def values(make):
+        def run():
+            z = make()
+            return {"shape": list(z.shape), "values": z.eval({z.arguments[0]: data})}
+        return _outcome(run)
+    rows = {
+        "Recurrence np.ones(3) made": lambda: L.Recurrence(C.plus, initial_state=ones),
+        "Recurrence np.ones(3) float64": lambda: L.Recurrence(C.plus, initial_state=np.ones(3))(x),
+        "Recurrence list": lambda: L.Recurrence(C.plus, initial_state=[1.0, 2.0, 3.0])(x),
+        "Recurrence 0-d array": lambda: L.Recurrence(C.plus,
+                                                     initial_state=np.array(2.0, np.float32))(x),
+        "Recurrence np.float32(2)": lambda: L.Recurrence(C.plus,
+                                                         initial_state=np.float32(2))(x),
+        "Recurrence np.int64(2)": lambda: L.Recurrence(C.plus, initial_state=np.int64(2))(x),
+        "Recurrence np.float64(2)": lambda: L.Recurrence(C.plus,
+                                                         initial_state=np.float64(2))(x),
+        "Recurrence 2": lambda: L.Recurrence(C.plus, initial_state=2)(x),
+        "Recurrence True": lambda: L.Recurrence(C.plus, initial_state=True)(x),
+        "Fold np.ones(3)": lambda: L.Fold(C.plus, initial_state=ones)(x),
+        "Fold np.float32(2)": lambda: L.Fold(C.plus, initial_state=np.float32(2))(x),
+        "LSTM np.ones(3)": lambda: L.Recurrence(L.LSTM(3), initial_state=ones)(x),
+        "LSTM (0, np.ones(3))": lambda: L.Recurrence(L.LSTM(3), initial_state=(0, ones))(x),
+        "three states (0, 0, np.ones(3))": lambda: L.Recurrence(
+            lambda h, c, a, v: (h + v, c + v, a + v), initial_state=(0, 0, ones))(x),
+        "RecurrenceFrom np.ones(3)": lambda: L.RecurrenceFrom(C.plus)(ones, x),
+        "RecurrenceFrom 1.0": lambda: L.RecurrenceFrom(C.plus)(1.0, x),
+        "RecurrenceFrom LSTM (Constant, np.ones(3))": lambda: L.RecurrenceFrom(L.LSTM(3))(
+            C.constant(ones), ones, x),
+        "UnfoldFrom np.ones(3)": lambda: L.UnfoldFrom(lambda h: h + 1)(ones, x),
+        "past_value np.ones(3)": lambda: C.sequence.past_value(x, initial_state=ones),
+        "Delay np.ones(3)": lambda: L.Delay(initial_state=ones)(x),
+    }
+    res = {}
+    for key, make in rows.items():
+        if key.endswith(" made"):
+            res[key] = _outcome(lambda: list(make().shape))
+        else:
+            res[key] = values(make)
+    return res
