@@ -66,6 +66,8 @@ class FunctionStep:
         # the states' shapes found over input steps of each shape (state_shapes_for): the
         # search applies the step (a layer it applies: twice, dry) each time otherwise
         self._found: dict = {}
+        # what _step_refusals finds of the step once (the states its output leaves unread)
+        self.refusal_memo: dict = {}
         # the parameters its recordings read (the layers it applies, the values it reads), in
         # CNTK 2.7's order of a walk of its result: the recurrence's, once applied
         self.parameters: list = []

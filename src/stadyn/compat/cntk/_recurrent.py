@@ -108,7 +108,8 @@ class StatesLayer(LayerFunction):
         out = super().__call__(*args)
         if isinstance(step, FunctionStep) and not self.layer.return_full_state:
             refuse_unread_states(step.fn, step.n_states, out, self.kind,
-                                 lambda: step.state_shapes_for(sample_shape(args[-1]), init))
+                                 lambda: step.state_shapes_for(sample_shape(args[-1]), init),
+                                 step.refusal_memo)
         v = getattr(out, "variable", None)
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
         if kind == "lstm" and isinstance(v, Variable) and not self.own_name and \
