@@ -202,3 +202,31 @@ def recurrence__numpy_initial_states(C, r, np):
         else:
             res[key] = values(make)
     return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Sequential", "cntk.layers.Dense"],
+           note="the parameters of a recurrence of a Python step applying a Sequential, made "
+                "over an input that an earlier model already ran on: CNTK 2.7 lists them as "
+                "over a fresh input, the Sequential's last layer first",
+           known={"Sequential after a run": "Stadyn lists [W (4, 2), b (2,), W (2, 5), b (5,)] "
+                  "where CNTK 2.7 lists [W (2, 5), b (5,), W (4, 2), b (2,)], silently: the "
+                  "input holds the batch of the earlier run, the step's view replayed over it "
+                  "raises (CloneShapeError 'Plus: Left operand shape [1] is not compatible "
+                  "with right operand shape [1]', in _recurrent_views.FunctionStepView's "
+                  "rebuild; _graph_views._fed_since_shaped does not catch it), the view is "
+                  "forgotten for good and the walk takes the recurrence as one node "
+                  "(_graph_views._in_walk_order), the Sequential op by op; over a fresh input "
+                  "the order is CNTK's (row 'Sequential on a fresh input')"})
+def recurrence__step_parameters_after_the_input_ran(C, r, np):
+    g = C.glorot_uniform(seed=1)
+    res = {}
+    x = C.sequence.input_variable(4)
+    s = C.layers.Sequential([C.layers.Dense(2, init=g), C.layers.Dense(5, init=g)])
+    z = C.layers.Recurrence(lambda h, v: h + C.reduce_sum(s(v)))(x)
+    res["Sequential on a fresh input"] = [list(p.shape) for p in z.parameters]
+    y = C.sequence.input_variable(4)
+    C.layers.Recurrence(C.plus)(y).eval({y: [r.randn(3, 4).astype(np.float32)]})
+    t = C.layers.Sequential([C.layers.Dense(2, init=g), C.layers.Dense(5, init=g)])
+    z = C.layers.Recurrence(lambda h, v: h + C.reduce_sum(t(v)))(y)
+    res["Sequential after a run"] = [list(p.shape) for p in z.parameters]
+    return res
