@@ -27,13 +27,13 @@ def _cells(C):
                 "listed an unnamed scalar of value 0 in its place, the stabiliser's scale "
                 "hoisted out of the loop, and setting it changed nothing)",
            known={k + " inputs": "CNTK 2.7 shows the cell applied inside the step as one "
-                  "block (an RNNStep of inputs W, H, the stabiliser's 3 constants, alpha, b, then "
+                  "block (an LSTM of inputs b, W, H, the stabiliser's 3 constants, alpha, then "
                   "the PastValue and x), so the Function's inputs list the parameters before "
                   "the initial state and x; Stadyn's view of a Python step shows a "
                   "self-stabilised cell op by op (_step_views.mark_step_inside leaves it "
                   "unmarked, no block), whose walk meets x first, so it passes the arguments "
                   "through a Tuple (_recurrent_views.FunctionStepView) and lists the initial "
-                  "state and x first" for k in ("rnnstep", "lstm", "gru")})
+                  "state and x first" for k in ("lstm",)})
 def recurrence__stabilized_cell_in_step_function(C, r, np):
     res = {}
     x = C.sequence.input_variable(3)

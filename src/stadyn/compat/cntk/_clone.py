@@ -136,13 +136,15 @@ def _copy_input(v: Variable) -> Variable:
 
 
 def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
-            clone_inputs: bool = False, own_streams: bool = False) -> list[Variable]:
+            clone_inputs: bool = False, own_streams: bool = False,
+            blocks: "dict | None" = None) -> list[Variable]:
     """The graph computing ``roots`` made again with each op call replayed: Variables in
     ``substitutions`` (``{old: new}``) replaced, parameters shared, cloned or frozen
     (``method``), inputs kept or (``clone_inputs``) cloned, names, op names and blocks carried
     over, values the sequence-begin flags spliced in (:func:`~._graph.mark_spliced`) left out;
     with ``own_streams`` each random op made again with a stream of its own, from where its
-    stream stood when last saved (``RandomStream.restarted``: CNTK 2.7's clone).
+    stream stood when last saved (``RandomStream.restarted``: CNTK 2.7's clone).  ``blocks``
+    (``{id(old value): Block}``): blocks to carry over besides those :data:`BLOCKS` records.
     Returns the new roots."""
     mapping: dict[int, Variable] = {id(old): new for old, new in substitutions.items()}
     for old, new in substitutions.items():
@@ -234,6 +236,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             if old is not None and id(old) in substituted:
                 continue        # (a substitute is what it is: not labelled as what it replaces)
             block = BLOCKS.get(old) if old is not None else None
+            if block is None and blocks and old is not None:
+                block = blocks.get(id(old))
             new = mapping.get(id(old)) if old is not None else None
             if block is not None and new is not None and new is not old and \
                     _arguments_carried(block, mapping):

@@ -19,7 +19,7 @@ from ..._random import auto_seeds_kept
 from ...graph import Variable
 from . import _graph as G
 from ._adapt import unwrap, wrap
-from ._dry_layers import dry_fixed_point
+from ._dry_layers import dry_fixed_point, dry_layers
 from ._step_delays import delayed_sequences, given, step_delays
 from ._step_state_shapes import _where, fixed_point_shapes, trial
 from ._step_values import note_step_blocks
@@ -48,24 +48,26 @@ class FunctionStep:
 
     def __init__(self, fn: Any):
         self.fn = fn
-        arity = step_arity(fn)
         # its states: the arguments without a default but the last (CNTK 2.7 makes a Function
-        # of the required ones: C.plus's name='' is none)
+        # of the required ones: C.plus's name='' is none; a cell bound by a default,
+        # lambda h, c, x, cell=cell: ..., is the step's own)
         self.n_states = max(step_arity(fn, required=True) - 1, 1)
         self.state_shapes = _inner_state_shapes(fn, self.n_states)
         if self.state_shapes is None:
-            self.state_shapes = _probed_state_shapes(fn, self.n_states, arity)
+            self.state_shapes = _probed_state_shapes(fn, self.n_states, self.n_states + 1)
         # the step called on placeholders (its states of unknown shapes), where no cell gives
         # them: the same trial state_shapes_for replays over candidate shapes
         self._tried = None
         if self.state_shapes is None and self.n_states > 1:
-            self._tried = trial(fn, self.n_states)
+            self._tried = trial(fn, self.n_states, layers=True)
             if self._tried is None:
                 # (no cell found, and the step is no function of its states alone either)
                 raise _states_not_found(fn, self.n_states)
         # the states' shapes found over input steps of each shape (state_shapes_for): the
         # search applies the step (a layer it applies: twice, dry) each time otherwise
         self._found: dict = {}
+        # what _step_refusals finds of the step once (the states its output leaves unread)
+        self.refusal_memo: dict = {}
         # the parameters its recordings read (the layers it applies, the values it reads), in
         # CNTK 2.7's order of a walk of its result: the recurrence's, once applied
         self.parameters: list = []
@@ -94,9 +96,10 @@ class FunctionStep:
     def _search(self, step_shape: tuple, inits: Any) -> Any:
         """:meth:`state_shapes_for`'s search over input steps of ``step_shape`` (initial
         states of the shapes ``inits``)."""
-        shapes = fixed_point_shapes(self.fn, step_shape, self.n_states, self._tried, inits)
-        if shapes is None and self.n_states == 1:   # (a step applying a layer: Dense(3)'s
-            shapes = dry_fixed_point(self.fn, step_shape)   # state, (3,), as CNTK 2.7's)
+        shapes = fixed_point_shapes(self.fn, step_shape, self.n_states, self._tried, inits,
+                                    dry=dry_layers)     # (a layer it applies: applied dry)
+        if shapes is None and self.n_states == 1:   # (a step refusing the passes' shapes:
+            shapes = dry_fixed_point(self.fn, step_shape)   # d(splice(reshape(h, (6,)), x)))
         return shapes
 
     def sequence_inputs(self, x: Any) -> list:
@@ -150,7 +153,8 @@ class FunctionStep:
         fn = getattr(self.fn, "_fn", self.fn)
         try:
             with auto_seeds_kept():     # (a layer the step makes takes no seed here)
-                out = fn(*[placeholder(name=f"state{k}") for k in range(step_arity(fn))])
+                out = fn(*[placeholder(name=f"state{k}")
+                           for k in range(step_arity(fn, required=True))])
         except Exception:       # (a step Stadyn cannot call so: none known)
             return []
         found: list = []

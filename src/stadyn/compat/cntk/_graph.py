@@ -278,20 +278,24 @@ def passed_on_value(v: Variable) -> Variable:
     return v
 
 
-def walk_operands(roots: list[Variable], leaves: list[Variable]) -> list[Variable]:
+def walk_operands(roots: list[Variable], leaves: list[Variable],
+                  stop: bool = False) -> list[Variable]:
     """``leaves`` (those the roots depend on) in CNTK's order for ``Function.arguments``: depth
     first, each node before its operands, operands in (Python's) order, a block seen from
     outside (its operands are the variables bound to its arguments); then any reached only
-    inside a block (a recurrence's step reading an outer value), in their given order."""
+    inside a block (a recurrence's step reading an outer value), in their given order.
+    ``stop``: ``leaves`` computed by ops are leaves too, not walked through (a step's view
+    over ``PastValue`` views)."""
     found: list[Variable] = []
     seen: set[int] = set()
+    stops = {id(v) for v in leaves} if stop else set()
     stack = list(reversed(roots))
     while stack:
         v = stack.pop()
         if id(v) in seen:
             continue
         seen.add(id(v))
-        kind, first = classify(v)
+        kind, first = ("leaf", v) if id(v) in stops else classify(v)
         if kind == "leaf":
             found.append(v)
         elif kind == "block":

@@ -25,6 +25,7 @@ from ._layer_signatures import bound, cntk_signature
 from ._layers import LayerFunction, _native
 from ._layers_function import refuse_typed_steps
 from ._layers_identity import FULL_STATES
+from ._mixins import GraphObject
 from ._recurrent_views import (SLICE_SHOWN, VIEWED, VIEWED_STEPS, FoldSlice, FunctionStepView,
                                StepView)
 from ._run_checks import at_first_run
@@ -96,6 +97,8 @@ class StatesLayer(LayerFunction):
     """
 
     def __call__(self, *args):
+        if self.kind == "RecurrenceFrom":       # (its initial states: CNTK 2.7's TypeError)
+            refuse_values(args[:-1], _STATE_NAMES)
         step = getattr(self.layer, "step", None)
         if isinstance(step, FunctionStep) and args:     # (CNTK 2.7's refusals: _step_refusals)
             init = list(args[:-1]) if self.kind == "RecurrenceFrom" else \
@@ -105,7 +108,8 @@ class StatesLayer(LayerFunction):
         out = super().__call__(*args)
         if isinstance(step, FunctionStep) and not self.layer.return_full_state:
             refuse_unread_states(step.fn, step.n_states, out, self.kind,
-                                 lambda: step.state_shapes_for(sample_shape(args[-1]), init))
+                                 lambda: step.state_shapes_for(sample_shape(args[-1]), init),
+                                 step.refusal_memo)
         v = getattr(out, "variable", None)
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
         if kind == "lstm" and isinstance(v, Variable) and not self.own_name and \
@@ -225,14 +229,61 @@ def _step(step_function: Any, kind: str = "Recurrence"):
     return FunctionStep(step_function)
 
 
+# the names of the states of CNTK 2.7's RecurrenceFrom Function (recurrence_from_1/2/3,
+# cntk/layers/sequence.py:268-273), which its TypeErrors name
+_STATE_NAMES = ("h", "c", "a")
+
+
+def refuse_values(values: "list | tuple", names: "tuple | list") -> None:
+    """CNTK 2.7's TypeError for a value given a Function's argument (``names``, in order) that
+    is no Variable or Function (a NumPy array, a list): ``RecurrenceFrom(step)(np.ones(3),
+    x)``, ``Recurrence(step, initial_state=np.ones(3))`` (whose Function calls its
+    RecurrenceFrom on it as it is made), ``UnfoldFrom(g)(np.ones(3), x)``
+    (``Function._replace_args_type_check``, cntk/ops/functions.py:303).
+
+    Example:
+        >>> import numpy as np
+        >>> try:
+        ...     refuse_values([np.ones(3)], ("h",))
+        ... except TypeError as e:
+        ...     print(e)
+        argument h was passed an object that is not a Variable or Function
+    """
+    for k, v in enumerate(values):
+        if v is None or isinstance(v, (GraphObject, Variable)) or \
+                getattr(type(v), "_cntk_function", False):
+            continue
+        what = f"argument {names[k]}" if k < len(names) else f"positional argument {k}"
+        raise TypeError(f"{what} was passed an object that is not a Variable or Function")
+
+
 def _initial(initial_state: Any, layer: str) -> Any:
     """The initial state(s) as the layer ``layer`` is made with them: a number becomes a
     Constant of shape ``(1,)`` (None a scalar 0), made once for every application and state,
     as CNTK 2.7 makes it (listed among the model's ``constants``), of ``default_options``'
-    type where the layer is made (float32 unless ``dtype=np.float64``), whatever the input's."""
+    type where the layer is made (float32 unless ``dtype=np.float64``), whatever the input's.
+    CNTK 2.7's refusals as the layer is made: a NumPy scalar (``np.float32(0.5)``; a Python
+    number or ``np.float64`` is made a Constant) is its NotImplementedError, a value that is
+    no number, Variable or Function (a NumPy array, a list) its TypeError
+    (:func:`refuse_values`)."""
     initial_state = _L.resolve(layer, "initial_state", initial_state)
+    made = _initial_state(initial_state, layer)
+    given = initial_state if isinstance(initial_state, tuple) else (initial_state,)
+    refuse_values([None if np.isscalar(s) else s for s in given], _STATE_NAMES)
+    return made
+
+
+def _initial_state(initial_state: Any, layer: str) -> Any:
+    """:func:`_initial` of the value(s) ``initial_state`` (numbers made Constants)."""
+    if np.isscalar(initial_state) and not isinstance(initial_state, (float, int)):
+        # (CNTK 2.7's Constant(value, shape=(1)) of a NumPy scalar or a string: SWIG's
+        # overloads take Python numbers only, cntk/layers/blocks.py:63-64)
+        raise NotImplementedError(
+            f"{layer}: initial_state={initial_state!r} ({type(initial_state).__name__}) "
+            "is no Python number: Wrong number or type of arguments for overloaded function "
+            "'new_Constant' (give float(value) or a Constant)")
     if isinstance(initial_state, tuple):
-        return tuple(_initial(s, layer) for s in initial_state)
+        return tuple(_initial_state(s, layer) for s in initial_state)
     if initial_state is None:
         return unwrap(Constant(0.0))
     if np.isscalar(initial_state) and not isinstance(initial_state, (str, bytes)):

@@ -15,7 +15,8 @@ Example:
 from __future__ import annotations
 
 from ... import functions as F
-from ...graph import Variable, auto_forward, keep_with, shown_only
+from ...graph import (Variable, auto_forward, keep_with, replayed_from, shown_only,
+                      topological_nodes)
 from ...ops import recurrence_states
 from . import _graph as G
 from ._clone import rebuild
@@ -120,12 +121,18 @@ class FunctionStepView:
         # (values hoisted out of the step, a stabiliser's softplus(alpha): the view reads
         # what the loop is fed for them, as CNTK's step reads the outside graph)
         fed = list(node.inputs[len(node.inputs) - len(step.captured):]) if step.captured else []
+        blocks = _replayed_blocks(step.outputs)
         try:
             with auto_forward(False):       # (nodes to show, never values to compute)
-                if _met_out_of_order(step.outputs, own):
+                made = rebuild(list(step.outputs), dict(zip(own + step.captured, arguments + fed)),
+                               blocks=blocks)
+                # (the order the view's walk meets the arguments in, its blocks carried)
+                if _met_out_of_order(made, arguments):
                     arguments = list(G.block_of_outputs(tuple(arguments), "Tuple", "",
                                                         tuple(arguments)))
-                made = rebuild(list(step.outputs), dict(zip(own + step.captured, arguments + fed)))
+                    made = rebuild(list(step.outputs),
+                                   dict(zip(own + step.captured, arguments + fed)),
+                                   blocks=blocks)
         except Exception:       # (a step whose ops take no whole sequence: no view, the
             return None         # recurrence shown as one node, as before)
         for v in made_between(made, {id(a) for a in pasts + sequences + fed}):
@@ -136,9 +143,34 @@ class FunctionStepView:
         return made[0]
 
 
+def _replayed_blocks(outputs: list) -> dict:
+    """``{id(value): Block}``: the blocks of one output (a ``Dense``, a ``GRU`` cell) that a
+    step's graph, replayed without what it computes from no state (a self-stabilized cell's
+    softplus of alpha: ``graph.hoist_invariants``), recorded on the values it replayed, each
+    over the replayed arguments, for the view to show as the step with nothing hoisted shows
+    them (CNTK 2.7 lists ``dense(gru(h, x))``'s parameters ``[W, b, b, W, H, alpha, H1]``,
+    the Dense block's own first)."""
+    replayed: dict = {}
+    for node in topological_nodes(list(outputs)):
+        for o in node.outputs:
+            if o is not None and replayed_from(o) is not None:
+                replayed[id(replayed_from(o))] = o
+    found = {}
+    for o in replayed.values():
+        recorded = replayed_from(o)
+        block = G.BLOCKS.get(recorded)
+        if block is None or o in G.BLOCKS or len(G.outputs_of(recorded)) > 1:
+            continue
+        found[id(o)] = G.Block(block.op_name, block.name,
+                               tuple(replayed.get(id(a), a) for a in block.arguments),
+                               block.attributes, block.options)
+    return found
+
+
 def _met_out_of_order(outputs: list, arguments: list) -> bool:
-    """Whether a walk of ``outputs`` meets ``arguments`` (a step's states, then its
-    sequences) in another order than theirs."""
+    """Whether a walk of ``outputs`` (a step's view) meets ``arguments`` (its ``PastValue``
+    views, then its sequences) in another order than theirs."""
     wanted = {id(a) for a in arguments}
-    met = [v for v in G.walk_operands(list(outputs), list(arguments)) if id(v) in wanted]
+    met = [v for v in G.walk_operands(list(outputs), list(arguments), stop=True)
+           if id(v) in wanted]
     return [id(v) for v in met] != [id(a) for a in arguments]

@@ -33,7 +33,7 @@ from ._mixins import GraphObject
 from ._ops_math import alias
 from ._loops import as_loop_sequence, close_loops
 from ._recurrent import RNNStep as _RNNUnit
-from ._recurrent import StatesLayer
+from ._recurrent import StatesLayer, refuse_values
 from ._variables import Variable as _Variable
 from ._variables import constant, placeholder
 
@@ -274,6 +274,7 @@ class _UnfoldLayer(LayerFunction):
             given.insert(0, initial_state)
         if dynamic_axes_like is not None:
             given.append(dynamic_axes_like)
+        refuse_values(given, ("initial_state", "dynamic_axes_like"))    # (CNTK's TypeError)
         out = super().__call__(*given)
         if not isinstance(out, GraphObject) or out.variable.parent is None:
             return out                      # (waiting for a placeholder's shape)

@@ -21,6 +21,7 @@ Example:
 from __future__ import annotations
 
 import contextlib
+import threading
 from typing import Any
 
 from ._adapt import unwrap, wrap
@@ -28,9 +29,18 @@ from ._adapt import unwrap, wrap
 __all__ = ["step_delays", "delayed_sequences", "in_step", "given"]
 
 _DELAYS = ("past_value", "future_value", "delay")
-# the delayed steps given to the step being called: [iterator over them] (one per level of
-# steps being recorded: a step inside another's)
-_GIVEN: list = []
+# the delayed steps given to the step being called, per thread: [iterator over them] (one
+# per level of steps being recorded: a step inside another's); a thread recording its own
+# step, or none, takes nothing of another's
+_LOCAL = threading.local()
+
+
+def _given() -> list:
+    """This thread's stack of the delays given to the steps being called."""
+    stack = getattr(_LOCAL, "given", None)
+    if stack is None:
+        stack = _LOCAL.given = []
+    return stack
 
 
 def step_delays(fn: Any, n_states: int, where: str) -> "tuple[Any, list]":
@@ -75,20 +85,22 @@ def delayed_sequences(x_placeholder: Any, delays: list, x: Any) -> list:
 def given(steps: list):
     """While a step is called: its delays, one step of each sequence
     :func:`delayed_sequences` made, given out in turn by :func:`in_step`."""
-    _GIVEN.append(iter(list(steps)))
+    stack = _given()
+    stack.append(iter(list(steps)))
     try:
         yield
     finally:
-        _GIVEN.pop()
+        stack.pop()
 
 
 def in_step(x: Any, op: str) -> Any:
     """The step of its delay the step being called gets for its call ``op`` (``past_value``
     ...) on ``x``, a value of one step (no sequence axis); None where no step is being called
     with delays, or ``x`` has a sequence axis (a delay over a whole sequence)."""
-    if not _GIVEN or getattr(unwrap(x), "sequence_lengths", None) is not None:
+    stack = _given()
+    if not stack or getattr(unwrap(x), "sequence_lengths", None) is not None:
         return None
-    step = next(_GIVEN[-1], None)
+    step = next(stack[-1], None)
     if step is None:
         raise RuntimeError(f"{op} inside a recurrence step: the step applies more delays "
                            "than it did called on placeholders")

@@ -78,27 +78,22 @@ def _meeting_op(fn: Any, n_states: int, k: int) -> "str | None":
     return None
 
 
-def refuse_unread_states(fn: Any, n_states: int, out: Any, kind: str, shapes: Any) -> None:
+def refuse_unread_states(fn: Any, n_states: int, out: Any, kind: str, shapes: Any,
+                         memo: "dict | None" = None) -> None:
     """Make a run of the recurrence ``out`` (of the step ``fn`` of ``n_states`` states, whose
     shapes ``shapes()`` gives, without ``return_full_state``) raise CNTK 2.7's RuntimeError
-    where its output does not read every state (directly, or through a state it reads)."""
+    where its output does not read every state (directly, or through a state it reads).
+    ``memo``: a dict kept with the step, where the states it leaves unread are found once (the
+    step called on placeholders at its first application, not at each)."""
     from ._run_checks import InvalidAtRunError, refuse_when_run
     v = unwrap(out)
     if n_states < 2 or not isinstance(v, Variable):
         return
-    calls = _called(fn, n_states)
-    if calls is None:
-        return
-    states, _, outs = calls
-    from ._deferred_reads import reads
-    reached, todo = {0}, [0]
-    while todo:
-        i = todo.pop()
-        for j, s in enumerate(states):
-            if j not in reached and (_is(outs[i], s) or reads(outs[i], s)):
-                reached.add(j)
-                todo.append(j)
-    unread = [j for j in range(n_states) if j not in reached]
+    unread = memo.get("unread") if memo is not None else None
+    if unread is None:
+        unread = _unread_states(fn, n_states)
+        if memo is not None:
+            memo["unread"] = unread
     if not unread:
         return
     try:
@@ -111,6 +106,24 @@ def refuse_unread_states(fn: Any, n_states: int, out: Any, kind: str, shapes: An
                        "corresponding ComputationNode in the network (CNTK 2.7 runs no "
                        "recurrence whose output reads not every state: return_full_state=True "
                        "runs it)", InvalidAtRunError)
+
+
+def _unread_states(fn: Any, n_states: int) -> list:
+    """The states (by position) the output of the step ``fn`` reads neither directly nor
+    through the states it reads, the step called on placeholders; none where it cannot be."""
+    calls = _called(fn, n_states)
+    if calls is None:
+        return []
+    states, _, outs = calls
+    from ._deferred_reads import reads
+    reached, todo = {0}, [0]
+    while todo:
+        i = todo.pop()
+        for j, s in enumerate(states):
+            if j not in reached and (_is(outs[i], s) or reads(outs[i], s)):
+                reached.add(j)
+                todo.append(j)
+    return [j for j in range(n_states) if j not in reached]
 
 
 def _called(fn: Any, n_states: int) -> "tuple | None":

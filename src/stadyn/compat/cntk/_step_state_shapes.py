@@ -22,6 +22,7 @@ Example:
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import numpy as np
@@ -35,24 +36,31 @@ MAX_PASSES = 128        # CNTK's maxNumValidationPassesAllowed (Function.cpp:399
 
 
 def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any = None,
-                       initial_shapes: Any = None) -> Any:
+                       initial_shapes: Any = None, dry: Any = None) -> Any:
     """The shapes of the ``n_states`` states of the step ``fn`` (no recurrent cell inside) over
     input steps of ``step_shape``, as CNTK 2.7 infers them through the loop (the module's
     rule), each state's initial value of the shape in ``initial_shapes`` (default ``(1,)``,
     the Constant a recurrence's ``initial_state=0`` makes; None for one of unknown shape).
-    None where the step refuses the shapes a pass gives it (or applies a layer, which the
-    trial would build).  A state the step keeps changing (``splice(h, x)``) and an output the
-    initial state does not broadcast with are refused with CNTK 2.7's RuntimeErrors.
-    ``tried``: :func:`trial`'s result for the step where the caller has it already."""
+    None where the step refuses the shapes a pass gives it (or, without ``dry``, applies a
+    layer, which the trial would build).  A state the step keeps changing (``splice(h, x)``)
+    and an output the initial state does not broadcast with are refused with CNTK 2.7's
+    RuntimeErrors.  ``tried``: :func:`trial`'s result for the step where the caller has it
+    already.  ``dry``: a context (``_dry_layers.dry_layers``) each pass runs in, in which a
+    layer the step applies is applied as a copy built anew (CNTK 2.7's layer of an inferred
+    input axis takes the shape the pass gives it: ``h + reduce_sum(d(x))`` with ``d =
+    Dense(2)`` is ``(1,)``, the sum's, as in a step without the layer); a layer applied to a
+    value of unknown shape gives one of unknown shape, as any op but an elementwise one."""
     from ._deferred_loops import _stand_in as input_variable    # (a sequence's: a step's
     if tried is None:                                           # delays read its steps)
-        tried = trial(fn, n_states)
+        tried = trial(fn, n_states, layers=dry is not None)
     if tried is None:
         return None
+    dry = dry if dry is not None else contextlib.nullcontext
     states, x, outs = tried
     inits = list(initial_shapes) if initial_shapes is not None else [(1,)] * n_states
     inits = [None if s is None else tuple(s) for s in inits]
-    built = _first_pass(states, x, outs, step_shape)
+    with dry():
+        built = _first_pass(states, x, outs, step_shape)
     for _ in range(MAX_PASSES - 1):
         shapes = [_past_value_shape(out, init, fn) for out, init in zip(built, inits)]
         if any(s is None for s in shapes):
@@ -61,7 +69,7 @@ def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any
         bound[id(x.variable)] = input_variable(tuple(step_shape))
         memo: dict = {}
         try:
-            with auto_seeds_kept():
+            with auto_seeds_kept(), dry():
                 now = [tuple(o._replay(bound, memo).shape) for o in outs]
         except Exception:       # (not these shapes: an op of the step refuses them)
             return None
@@ -126,11 +134,12 @@ def _where(fn: Any, quoted: bool = True) -> str:
         (f" ({code.co_filename}:{code.co_firstlineno})" if code else "")
 
 
-def trial(fn: Any, n_states: int) -> Any:
+def trial(fn: Any, n_states: int, layers: bool = False) -> Any:
     """``(state placeholders, input placeholder, new states)`` of the step ``fn`` called on
     placeholders without a shape, each new state waiting (a ``Deferred``); None where the step
-    cannot be called so, gives other than ``n_states`` states, or applies a layer (which the
-    trial would build)."""
+    cannot be called so, gives other than ``n_states`` states, or (unless ``layers``: the
+    caller replays it with its layers applied dry) applies a layer, which a replay would
+    build."""
     from ._deferred import Deferred
     from ._deferred_shapes import _applies_a_layer
     from ._variables import placeholder
@@ -144,8 +153,8 @@ def trial(fn: Any, n_states: int) -> Any:
     except Exception:       # (a step the trial cannot run: its shape stays unknown)
         return None
     outs = list(out) if isinstance(out, (tuple, list)) else [out]
-    if len(outs) != n_states or not all(isinstance(o, Deferred) and not _applies_a_layer(o)
-                                        for o in outs):
+    if len(outs) != n_states or not all(isinstance(o, Deferred) and
+                                        (layers or not _applies_a_layer(o)) for o in outs):
         return None
     return states, x, outs
 
