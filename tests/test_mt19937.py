@@ -224,7 +224,7 @@ def _stepped_words(state: list[int], blocks: int) -> list[int]:
     return out
 
 
-@pytest.mark.parametrize("blocks", [0, 1, 2, 3, 155, 156, 310, 311, 312, 313, 623, 700])
+@pytest.mark.parametrize("blocks", [0, 1, 2, 3, 15, 16, 155, 156, 310, 311, 312, 313, 623, 700])
 def test_advance_is_the_engine_stepped_word_by_word(blocks):
     """Whole blocks at once (in pieces of 311 words, the last shorter) give the words of the
     plain step, for counts on either side of the piece's and the state's sizes."""
