@@ -209,3 +209,40 @@ def test_normal_values_of_many_engines_are_boosts():
         want, used = _boost_normals(numbers.tolist(), 20001)
         np.testing.assert_array_equal(mt.normal_doubles(r, 20001), want)
         assert int(r()) == int(numbers[used])
+
+
+def _stepped_words(state: list[int], blocks: int) -> list[int]:
+    """The raw words of the next ``blocks`` states, word by word as ``std::mt19937_64``'s
+    ``_M_gen_rand`` makes them (libstdc++ random.tcc; n = 312, m = 156, r = 31 lower bits)."""
+    upper, lower, matrix = 0xFFFFFFFF80000000, 0x7FFFFFFF, 0xB5026F5AA96619E9
+    x, out = list(state), []
+    for _ in range(blocks):
+        for i in range(312):
+            y = (x[i] & upper) | (x[(i + 1) % 312] & lower)
+            x[i] = x[(i + 156) % 312] ^ (y >> 1) ^ (matrix if y & 1 else 0)
+        out.extend(x)
+    return out
+
+
+@pytest.mark.parametrize("blocks", [0, 1, 2, 3, 15, 16, 155, 156, 310, 311, 312, 313, 623, 700])
+def test_advance_is_the_engine_stepped_word_by_word(blocks):
+    """Whole blocks at once (in pieces of 311 words, the last shorter) give the words of the
+    plain step, for counts on either side of the piece's and the state's sizes."""
+    state = mt._seeded(blocks + 3, 312, 6364136223846793005, 62, 64, np.uint64)
+    got = mt._advance_64(state, blocks)
+    assert got.dtype == np.uint64 and len(got) == 312 * blocks
+    assert got.tolist() == _stepped_words(state.tolist(), blocks)
+
+
+def test_a_seeded_state_is_the_cpp_seeding_and_a_fresh_array_each_time():
+    """``seed_seq``-less seeding (``x[i] = f * (x[i-1] ^ (x[i-1] >> 62)) + i``), kept for a
+    seed seen before: the copy handed out can be changed without changing the next one."""
+    first = mt._seeded(5489, 312, 6364136223846793005, 62, 64, np.uint64)
+    p, want = 5489, [5489]
+    for i in range(1, 312):
+        p = (6364136223846793005 * (p ^ (p >> 62)) + i) % 2 ** 64
+        want.append(p)
+    assert first.tolist() == want
+    first[:] = 0
+    assert mt._seeded(5489, 312, 6364136223846793005, 62, 64, np.uint64).tolist() == want
+    assert mt.MT19937_64(5489).take(10000)[-1] == 9981545732273789042   # the C++ standard's

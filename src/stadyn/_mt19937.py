@@ -31,13 +31,38 @@ _LOWER = np.uint64(0x7FFFFFFF)
 def _seeded(seed: int, words: int, multiplier: int, shift: int, bits: int,
             dtype: type) -> np.ndarray:
     """The Mersenne Twister's initial state: ``x[i] = multiplier * (x[i-1] ^ (x[i-1] >> shift))
-    + i`` modulo ``2**bits``, from ``x[0] = seed``."""
+    + i`` modulo ``2**bits``, from ``x[0] = seed``: a fresh array, copied from
+    :func:`_seeded_kept`'s."""
+    return _seeded_kept(int(seed), words, multiplier, shift, bits, np.dtype(dtype)).copy()
+
+
+@functools.lru_cache(maxsize=64)
+def _seeded_kept(seed: int, words: int, multiplier: int, shift: int, bits: int,
+                 dtype: np.dtype) -> np.ndarray:
+    """:func:`_seeded`'s state (read-only), kept for the last 64 seeds: each word needs the
+    one before, a Python loop (~75 us of CPU for ``mt19937_64``'s 312 words, more than drawing
+    a parameter of a few hundred values), and CNTK draws every parameter from one seed where
+    its fixed seed is set (``set_fixed_random_seed``)."""
     mask = (1 << bits) - 1
-    state = [int(seed) & mask]
+    p = seed & mask
+    state = [p]
+    append = state.append
     for i in range(1, words):
-        p = state[-1]
-        state.append((multiplier * (p ^ (p >> shift)) + i) & mask)
-    return np.array(state, dtype=dtype)
+        p = (multiplier * (p ^ (p >> shift)) + i) & mask
+        append(p)
+    out = np.fromiter(state, dtype, words)
+    out.flags.writeable = False
+    return out
+
+
+#: :func:`_advance_64`'s operands, as arrays of its step's length (a NumPy scalar operand costs
+#: a conversion every call)
+_STEP = _N - 1
+_UPPER_INT, _LOWER_INT, _MATRIX_INT = int(_UPPER), int(_LOWER), int(_MATRIX)
+_UPPER_STEP = np.full(_STEP, _UPPER, np.uint64)
+_LOWER_STEP = np.full(_STEP, _LOWER, np.uint64)
+_ONE_STEP = np.ones(_STEP, np.uint64)
+_MATRIX_STEP = np.full(_STEP, _MATRIX, np.uint64)
 
 
 def _advance_64(state: np.ndarray, blocks: int) -> np.ndarray:
@@ -47,39 +72,91 @@ def _advance_64(state: np.ndarray, blocks: int) -> np.ndarray:
     without copies: the state block after block, for many blocks at once.  ``z`` reads words at
     least ``n - 1`` back, so it is computed ``n - 1`` words at a time; the xor reads words
     ``n - m`` back, so it takes those ``n - 1`` words in two pieces (``n - m``, then the rest,
-    which read the first piece)."""
-    n, m = len(state), _M
-    step = n - 1
-    x = np.empty((blocks + 1) * n, np.uint64)
+    which read the first piece).  Each piece is nine NumPy calls on preallocated arrays (the
+    sequence allows no wider ones), so a call costs about those calls' overhead a block."""
+    n, h, step = len(state), len(state) - _M, _STEP
+    assert n == _N, "a state of mt19937_64 has 312 words"
+    total = (blocks + 1) * n
+    x = np.empty(total, np.uint64)
     x[:n] = state
-    y, t = np.empty(step, np.uint64), np.empty(step, np.uint64)
-    one = np.uint64(1)
-    for j in range(n, len(x), step):
-        k = min(step, len(x) - j)
-        z, w = y[:k], t[:k]
-        np.bitwise_and(x[j - n:j - n + k], _UPPER, out=z)
-        np.bitwise_and(x[j - n + 1:j - n + 1 + k], _LOWER, out=w)
-        np.bitwise_or(z, w, out=z)
-        np.bitwise_and(z, one, out=w)
-        np.multiply(w, _MATRIX, out=w)                  # A's matrix where the low bit is set
-        np.right_shift(z, one, out=z)
-        np.bitwise_xor(z, w, out=z)
-        a = min(k, n - m)
-        np.bitwise_xor(x[j - (n - m):j - (n - m) + a], z[:a], out=x[j:j + a])
+    z, t = np.empty(step, np.uint64), np.empty(step, np.uint64)
+    j = n
+    rows = (total - n) // step
+    if rows >= 16:                                      # (views made once pay from here on)
+        _advance_rows(x, rows, z, t)
+        j += rows * step
+    while j < total:
+        k = min(step, total - j)
+        if k <= 8:              # a few last words, one by one (they read no word of theirs)
+            back, mid = x[j - n:j - n + k + 1].tolist(), x[j - h:j - h + k].tolist()
+            for i in range(k):
+                y = (back[i] & _UPPER_INT) | (back[i + 1] & _LOWER_INT)
+                mid[i] ^= (y >> 1) ^ (_MATRIX_INT if y & 1 else 0)
+            x[j:total] = mid
+            break
+        upper, lower, one, matrix = _UPPER_STEP, _LOWER_STEP, _ONE_STEP, _MATRIX_STEP
+        zk, tk = z, t
+        if k < step:                                    # (the last few words)
+            upper, lower, one, matrix = upper[:k], lower[:k], one[:k], matrix[:k]
+            zk, tk = z[:k], t[:k]
+        low = x[j - n + 1:j - n + 1 + k]
+        np.bitwise_and(x[j - n:j - n + k], upper, out=zk)
+        np.bitwise_and(low, lower, out=tk)
+        np.bitwise_or(zk, tk, out=zk)
+        np.bitwise_and(low, one, out=tk)                # (zk's low bit is low's)
+        np.multiply(tk, matrix, out=tk)                 # A's matrix where the low bit is set
+        np.right_shift(zk, one, out=zk)
+        np.bitwise_xor(zk, tk, out=zk)
+        a = min(k, h)
+        np.bitwise_xor(x[j - h:j - h + a], zk[:a], out=x[j:j + a])
         if k > a:                                       # (these read the words just made)
-            np.bitwise_xor(x[j:j + k - a], z[a:], out=x[j + a:j + k])
+            np.bitwise_xor(x[j:j + k - a], zk[a:], out=x[j + a:j + k])
+        j += k
     return x[n:]
+
+
+def _advance_rows(x: np.ndarray, rows: int, z: np.ndarray, t: np.ndarray) -> None:
+    """:func:`_advance_64`'s first ``rows`` pieces of ``n - 1`` words into ``x`` (its state
+    in ``x[:n]``), each piece's operands and results rows of strided views of ``x`` made
+    once (a view of a row costs less than the slices of each piece)."""
+    n, h, step = _N, _N - _M, _STEP
+    s = x.strides[0]
+
+    def view(start: int, width: int) -> np.ndarray:
+        return np.lib.stride_tricks.as_strided(x[start:], (rows, width), (step * s, s))
+
+    older, old_low = view(0, step), view(1, step)
+    back1, out1 = view(n - h, h), view(n, h)
+    back2, out2 = view(n, step - h), view(n + h, step - h)
+    z1, z2 = z[:h], z[h:]
+    upper, lower, one, matrix = _UPPER_STEP, _LOWER_STEP, _ONE_STEP, _MATRIX_STEP
+    for r in range(rows):
+        low = old_low[r]
+        np.bitwise_and(older[r], upper, out=z)
+        np.bitwise_and(low, lower, out=t)
+        np.bitwise_or(z, t, out=z)
+        np.bitwise_and(low, one, out=t)
+        np.multiply(t, matrix, out=t)
+        np.right_shift(z, one, out=z)
+        np.bitwise_xor(z, t, out=z)
+        np.bitwise_xor(back1[r], z1, out=out1[r])
+        np.bitwise_xor(back2[r], z2, out=out2[r])
+
+
+#: :func:`_temper_64`'s shifts and masks
+_TEMPERING = tuple(np.uint64(v) for v in (29, 0x5555555555555555, 17, 0x71D67FFFEDA60000,
+                                          37, 0xFFF7EEE000000000, 43))
 
 
 def _temper_64(x: np.ndarray) -> np.ndarray:
     """``mt19937_64``'s output of raw words ``x``, in place (a piece at a time, so that the
     temporaries stay in cache); returns ``x``."""
-    s29, s17, s37, s43 = (np.uint64(k) for k in (29, 17, 37, 43))
+    s29, d, s17, b, s37, c, s43 = _TEMPERING
     for i in range(0, len(x), 1 << 15):
         p = x[i:i + (1 << 15)]
-        p ^= (p >> s29) & np.uint64(0x5555555555555555)
-        p ^= (p << s17) & np.uint64(0x71D67FFFEDA60000)
-        p ^= (p << s37) & np.uint64(0xFFF7EEE000000000)
+        p ^= (p >> s29) & d
+        p ^= (p << s17) & b
+        p ^= (p << s37) & c
         p ^= p >> s43
     return x
 
