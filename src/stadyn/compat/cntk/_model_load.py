@@ -99,7 +99,7 @@ def _record_parameter_order(legacy, roots: list) -> None:
     mine = {G.uid_of(v): v for v in G.walk_leaves(roots, stored=True)
             if G.kind_of(v) == "parameter"}
     if sorted(uids) == sorted(mine):        # (each parameter found once, by its file's uid)
-        G.record_parameter_order(roots, [mine[u] for u in uids])
+        G.record_parameter_order([mine[u] for u in uids])
 
 
 def untyped_shown_op(legacy) -> str:
