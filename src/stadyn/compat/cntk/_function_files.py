@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...parametric import ParameterRegistry
 from . import _graph as G
 from ._function_runs import RunState
 from ._late import late
@@ -100,17 +101,21 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Any:
         if not names:
             return _loaded(path, format, decoded=decoded)
     # a Function saved untyped: it waits for operands, as it did when saved; each application
-    # decodes the file anew (their types are written into the decoded file)
-    return waiting_function(names, lambda *values: _loaded(model, format, names, values),
+    # decodes the file anew (their types are written into the decoded file), its parameters
+    # those of the first (CNTK 2.7's applications share the loaded Function's parameters)
+    registry = ParameterRegistry()
+    return waiting_function(names, lambda *values: _loaded(model, format, names, values,
+                                                           registry=registry),
                             untyped_shown_op(decoded))
 
 
-def _loaded(model, format, names=(), values=(), decoded=None) -> Any:
+def _loaded(model, format, names=(), values=(), decoded=None, registry=None) -> Any:
     """The Function saved in ``model``; ``names`` of its untyped arguments: it applied to
     ``values``, their types given to those arguments (CNTK infers them so); ``decoded``: the
-    file as read already (of no untyped arguments)."""
+    file as read already (of no untyped arguments); ``registry``: where its parameters are
+    kept from one application to the next."""
     given = dict(zip(names, values))
-    roots, combine, uid = load_roots(model, format, given, decoded)
+    roots, combine, uid = load_roots(model, format, given, decoded, registry)
     if given:
         loaded = _loaded_function(roots, combine, uid)
         return loaded(*[given[a.name] for a in loaded.arguments])

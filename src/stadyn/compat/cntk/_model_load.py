@@ -164,8 +164,8 @@ def _refused_if(when, error: type, reason: str):
     return check
 
 
-def load_roots(model, format, types: "dict | None" = None,
-               legacy=None) -> "tuple[list, str | None, str | None]":
+def load_roots(model, format, types: "dict | None" = None, legacy=None,
+               registry=None) -> "tuple[list, str | None, str | None]":
     """The outputs (Stadyn Variables) of the graph saved in ``model`` (a file name, or the
     file's bytes), with CNTK's names, blocks and inputs restored; the name of the Combine
     function they are the outputs of (None if they are not a combine's: a model of one output,
@@ -173,11 +173,14 @@ def load_roots(model, format, types: "dict | None" = None,
     ``types``: for a file of untyped arguments (:func:`untyped_arguments`), the Variables
     whose types each (by name) is given, as the Function is applied to them.  ``legacy``: the
     file as :func:`untyped_arguments` decoded it, where it was (and no ``types`` change it), or
-    :data:`STADYN_FILE` where it told the file is Stadyn's."""
+    :data:`STADYN_FILE` where it told the file is Stadyn's.  ``registry``: a CNTK file's
+    parameters and constants are taken from it where an earlier load of the file put them
+    (keeping their values), and put there else: each application of a loaded Function of
+    untyped arguments reads the same parameters, as in CNTK 2.7."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
         with model_path(model) as path:
-            return load_roots(path, format, types)
+            return load_roots(path, format, types, registry=registry)
     path = os.fspath(model)
     root = None
     v1_uids: dict = {}
@@ -206,9 +209,13 @@ def load_roots(model, format, types: "dict | None" = None,
         # (a function CNTK 2.7 loads but refuses when run: a stand-in refused at every run,
         # its copies in a clone or an application too (_clone.rebuild); a typed file is
         # refused as loaded)
-        network = serialize.load_cntk(legacy, defer_refusals=not types) \
-            if legacy.format.startswith("cntk") else \
-            serialize.load(path)
+        if legacy.format.startswith("cntk"):
+            kept = [(v, np.array(v.d)) for _, v in registry.items()] if registry else []
+            network = serialize.load_cntk(legacy, defer_refusals=not types, registry=registry)
+            for var, value in kept:         # (the build sets them to the file's values)
+                var.d = value
+        else:
+            network = serialize.load(path)
     else:
         network = serialize.load(path)
     unbatched, sparse = _file_input_kinds(legacy, network) if root is not None else \
