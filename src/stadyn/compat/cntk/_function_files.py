@@ -10,11 +10,12 @@ from typing import Any
 
 from ...parametric import ParameterRegistry
 from . import _graph as G
+from ._adapt import wrap
 from ._function_runs import RunState
 from ._late import late
 from ._model_file import ModelFormat
 from ._model_load import (load_roots, model_path, restore_parameters, untyped_arguments,
-                          untyped_shown_op)
+                          untyped_file_parameters, untyped_shown_op)
 from ._model_save import save_roots
 from ._signature import waiting_function
 
@@ -104,9 +105,12 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Any:
     # decodes the file anew (their types are written into the decoded file), its parameters
     # those of the first (CNTK 2.7's applications share the loaded Function's parameters)
     registry = ParameterRegistry()
-    return waiting_function(names, lambda *values: _loaded(model, format, names, values,
-                                                           registry=registry),
-                            untyped_shown_op(decoded))
+    waiting = waiting_function(names, lambda *values: _loaded(model, format, names, values,
+                                                              registry=registry),
+                               untyped_shown_op(decoded))
+    # (its parameters listed before it is applied, as CNTK 2.7 lists the file's)
+    waiting._parameters = tuple(wrap(v) for v in untyped_file_parameters(decoded, registry))
+    return waiting
 
 
 def _loaded(model, format, names=(), values=(), decoded=None, registry=None) -> Any:

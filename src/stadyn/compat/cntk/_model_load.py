@@ -85,6 +85,27 @@ def file_leaf_order(legacy, python_order: bool = True) -> list[str]:
                                      list(combine.inputs), python_order)
 
 
+def untyped_file_parameters(legacy, registry) -> list:
+    """The parameters of a CNTK v2 file of untyped arguments (``legacy``, decoded by
+    :func:`untyped_arguments`), in the order CNTK 2.7's loaded Function lists them before it
+    is applied (``untyped.model``: ``[Parameter773 (3, 2), Parameter774 (2,)]``), made with
+    the file's values and uids and put in ``registry`` under their uids, where each
+    application's :func:`load_roots` takes them from."""
+    made: dict = {}
+    for uid in file_leaf_order(legacy, python_order=False):
+        p = legacy.parameters.get(uid)
+        if p is None or p.kind != "parameter" or uid in made:
+            continue
+        var = registry.get(uid)
+        if var is None:
+            var = Variable.from_numpy_array(p.value, need_grad=True)
+            G.set_uid(var, uid)
+            G.LEAF_NAMES[var] = p.name
+            registry.set(uid, var)
+        made[uid] = var
+    return list(made.values())
+
+
 def _record_parameter_order(legacy, roots: list) -> None:
     """Record, for a loaded CNTK v2 file's ``roots``, its parameters in the order CNTK 2.7's
     loaded Function lists them: its walk of the file's graph, each function's operands as
