@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 import stadyn.compat.cntk as C
@@ -57,3 +58,19 @@ def test_a_function_made_of_a_loaded_file_lists_its_parameters_as_cntk(key, form
     # (CNTK 2.7: [W, b, W, b(4), b(12), W, H, H1])
     m = C.load_model(os.path.join(FIXTURES, key))
     assert [[p.name, list(p.shape)] for p in _made(m, form).parameters] == shown
+
+
+def test_a_cntk_checkpoint_of_a_loaded_model_applied_restores_into_its_parameters():
+    # CNTK 2.7 trained cntk_two_dense.model applied to a new input one SGD step and saved the
+    # checkpoint (make_checkpoint.py); the restore matches parameters by CNTK's order, which
+    # Stadyn's m(x) listed otherwise on e177574e: ModelFileError "parameter 'b' has shape
+    # (4,), the trainer's 'b' (12,) (another network)"
+    ref = np.load(os.path.join(FIXTURES, "cntk_loaded_derived38", "applied.npz"))
+    m = C.load_model(os.path.join(FIXTURES, "cntk_step_dense37", "cntk_two_dense.model"))
+    x = C.sequence.input_variable(3, name="x2")
+    z = m(x)
+    loss = C.sequence.reduce_sum(C.reduce_sum(z))
+    trainer = C.Trainer(z, (loss, None), [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    trainer.restore_from_checkpoint(os.path.join(FIXTURES, "cntk_loaded_derived38", "applied.ckp"))
+    for k, p in enumerate(z.parameters):
+        np.testing.assert_array_equal(p.value, ref[f"p{k}"])
