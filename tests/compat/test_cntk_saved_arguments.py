@@ -178,3 +178,40 @@ def test_an_untyped_function_saved_after_applying_applies_to_other_shapes(tmp_pa
         x = C.input_variable(5, name="x")
         z = C.load_model(str(f))(C.constant(table), x)
         np.testing.assert_allclose(z.eval({x: xv}), wanted)
+
+
+@pytest.mark.parametrize("name", ["untyped.model", "untyped_stadyn.model"])
+def test_an_untyped_loaded_functions_applications_share_its_parameters(name):
+    # CNTK 2.7 (load_model(untyped.model) applied to two pairs of inputs): both applications
+    # list [Parameter773 (3, 2), Parameter774 (2,)], the same parameters -- W set through the
+    # first is the second's (its value [[2, 2], ..]).  Before rmB38 each application decoded
+    # the file into parameters of its own (the same uids): the second kept the file's W
+    # ([-0.802, -0.797], ..) and a learner over the first never changed the second
+    g = C.load_model(str(FIXTURES / name))
+    a1, b1 = C.input_variable(3, name="a1"), C.input_variable(2, name="b1")
+    a2, b2 = C.input_variable(3, name="a2"), C.input_variable(2, name="b2")
+    first, second = g(a1, b1), g(a2, b2)
+    assert [p.uid for p in first.parameters] == [p.uid for p in second.parameters]
+    w, bias = first.parameters
+    w.value = np.full((3, 2), 2.0, np.float32)
+    assert all(p is q or p == q for p, q in zip(first.parameters, second.parameters))
+    av, bv = np.array([[1, 2, 3]], np.float32), np.array([[0.5, -1]], np.float32)
+    wanted = av @ np.full((3, 2), 2.0, np.float32) + bias.value + bv       # Dense(2)(a) + b
+    np.testing.assert_allclose(second.eval({a2: av, b2: bv}), wanted, rtol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["untyped.model", "untyped_stadyn.model"])
+def test_an_untyped_loaded_function_lists_its_parameters_before_it_is_applied(name):
+    # CNTK 2.7: load_model(untyped.model).parameters [Parameter773 (3, 2), Parameter774 (2,)]
+    # before any application, the ones its applications read (the file's values); Stadyn
+    # raised ValueError ("its parameters are known once it is applied") before rmB38
+    from stadyn import serialize
+    g = C.load_model(str(FIXTURES / name))
+    before = g.parameters
+    stored = serialize.read_legacy_model(str(FIXTURES / name)).parameters
+    assert [(p.uid, p.shape) for p in before] == [
+        (uid, tuple(p.value.shape)) for uid, p in stored.items() if p.kind == "parameter"]
+    for p in before:
+        np.testing.assert_array_equal(p.value, stored[p.uid].value)
+    applied = g(C.input_variable(3), C.input_variable(2))
+    assert all(p == q for p, q in zip(before, applied.parameters))

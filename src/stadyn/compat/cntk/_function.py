@@ -367,7 +367,7 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding, Fu
         function's among its inputs."""
         found = [v for v in self._own_leaves() if G.kind_of(v) == "parameter"]
         if self._view == "composite":       # (a loaded CNTK file's: in its walk's order)
-            found = G.in_parameter_order(self._roots(), found)
+            found = G.in_parameter_order(found)
         return tuple(wrap(v) for v in found)
 
     @property

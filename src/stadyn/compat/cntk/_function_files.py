@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from typing import Any
 
+from ...parametric import ParameterRegistry
 from . import _graph as G
+from ._adapt import wrap
 from ._function_runs import RunState
 from ._late import late
 from ._model_file import ModelFormat
 from ._model_load import (load_roots, model_path, restore_parameters, untyped_arguments,
-                          untyped_shown_op)
+                          untyped_file_parameters, untyped_shown_op)
 from ._model_save import save_roots
 from ._signature import waiting_function
 
@@ -100,17 +102,24 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Any:
         if not names:
             return _loaded(path, format, decoded=decoded)
     # a Function saved untyped: it waits for operands, as it did when saved; each application
-    # decodes the file anew (their types are written into the decoded file)
-    return waiting_function(names, lambda *values: _loaded(model, format, names, values),
-                            untyped_shown_op(decoded))
+    # decodes the file anew (their types are written into the decoded file), its parameters
+    # those of the first (CNTK 2.7's applications share the loaded Function's parameters)
+    registry = ParameterRegistry()
+    waiting = waiting_function(names, lambda *values: _loaded(model, format, names, values,
+                                                              registry=registry),
+                               untyped_shown_op(decoded))
+    # (its parameters listed before it is applied, as CNTK 2.7 lists the file's)
+    waiting._parameters = tuple(wrap(v) for v in untyped_file_parameters(decoded, registry))
+    return waiting
 
 
-def _loaded(model, format, names=(), values=(), decoded=None) -> Any:
+def _loaded(model, format, names=(), values=(), decoded=None, registry=None) -> Any:
     """The Function saved in ``model``; ``names`` of its untyped arguments: it applied to
     ``values``, their types given to those arguments (CNTK infers them so); ``decoded``: the
-    file as read already (of no untyped arguments)."""
+    file as read already (of no untyped arguments); ``registry``: where its parameters are
+    kept from one application to the next."""
     given = dict(zip(names, values))
-    roots, combine, uid = load_roots(model, format, given, decoded)
+    roots, combine, uid = load_roots(model, format, given, decoded, registry)
     if given:
         loaded = _loaded_function(roots, combine, uid)
         return loaded(*[given[a.name] for a in loaded.arguments])

@@ -45,6 +45,19 @@ def _as_method(method: Any) -> str:
     raise ValueError(f"clone: method must be a CloneMethod, got {method!r}")
 
 
+def _carry_parameter_order(old_roots: list, new_roots: list) -> None:
+    """A clone's new parameters keep the order recorded for a loaded file's
+    (``G.record_parameter_order``): CNTK 2.7's clone of a loaded Function lists them as the
+    loaded one does.  The two graphs are walked alike, so their parameters pair by place."""
+    def parameters(roots):
+        return [v for v in G.walk_leaves(roots, stored=True) if G.kind_of(v) == "parameter"]
+    old = parameters(old_roots)
+    if G.has_parameter_order(old):
+        new = parameters(new_roots)
+        if len(old) == len(new):
+            G.carry_parameter_order(old, new)
+
+
 class FunctionRebuilding(ArgumentBinding):
     """A Function's rebuilding methods (mixed into :class:`~stadyn.compat.cntk.Function`).
 
@@ -106,6 +119,8 @@ class FunctionRebuilding(ArgumentBinding):
             roots = self._rebuilt_on(keyed, what)
         else:
             roots = clone_graph(self._roots(), subs, method)
+            if method == "clone":
+                _carry_parameter_order(self._roots(), roots)
         combined = self._combine()
         if combined is not None:        # a combine's copy is a combine of the same name
             return late("combine_outputs")(roots, combined.name)

@@ -31,7 +31,8 @@ from ._graph_records import (BATCH, BLOCKS, CALLS, COMPOSITE_NAMES, FUNCTION_NAM
                              SPARSE_OUTPUTS, STEP_VALUES, UNTYPED_INPUTS, Block)
 from ._graph_placeholders import (bind_placeholder, follow_sequence_axis, not_found,
                                   placeholder_like, reads, replace_placeholder)
-from ._graph_shown import (ARGUMENT_ORDER, Combine, cntk_name, first_output, function_outputs,
+from ._graph_shown import (ARGUMENT_ORDER, Combine, carry_parameter_order, cntk_name,
+                           has_parameter_order, first_output, function_outputs,
                            in_argument_order, in_parameter_order, kind_of, link_outputs,
                            made_by_cntk_op, mark_block, mark_outputs, name_of,
                            name_sequence_axis, new_uid, op_name_of, operand_order, outputs_of,
@@ -66,7 +67,8 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "mark_spliced",
            "seen_through", "shown_inputs", "is_splice_leaf",
            "record_argument_order", "in_argument_order", "ARGUMENT_ORDER", "new_uid",
-           "record_parameter_order", "in_parameter_order",
+           "record_parameter_order", "in_parameter_order", "carry_parameter_order",
+           "has_parameter_order",
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
            "step_output_of",
            "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",

@@ -26,7 +26,8 @@ from ._graph_records import (BLOCKS, INNER_OPS, INPUTS, LEAF_NAMES, OUTPUT_INDEX
 from ._spliced import seen_through
 
 __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
-           "record_parameter_order", "in_parameter_order",
+           "record_parameter_order", "in_parameter_order", "carry_parameter_order",
+           "has_parameter_order",
            "show_operands_in_order", "operand_order", "in_argument_order", "cntk_name", "kind_of",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
@@ -77,27 +78,54 @@ def record_argument_order(root: Variable, arguments: list[Variable]) -> None:
 
 
 # The order of a loaded CNTK file's parameters, as CNTK 2.7's loaded Function lists them, by
-# each of the Function's roots: ``(the roots, the parameters)``, held weakly
+# each of those parameters: the parameters, held weakly (a value holds no key)
 PARAMETER_ORDER: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
 
 
-def record_parameter_order(roots: list[Variable], parameters: list[Variable]) -> None:
-    """Record ``parameters`` as the order of the parameters of the Function of ``roots``."""
-    entry = (tuple(weakref.ref(r) for r in roots), tuple(weakref.ref(p) for p in parameters))
-    for root in roots:
-        PARAMETER_ORDER[root] = entry
+def record_parameter_order(parameters: list[Variable]) -> None:
+    """Record ``parameters`` (a loaded file's, all of them) as the order CNTK 2.7 lists them in
+    wherever a Function's walk enters their graph."""
+    entry = tuple(weakref.ref(p) for p in parameters)
+    for p in parameters:
+        PARAMETER_ORDER[p] = entry
 
 
-def in_parameter_order(roots: list[Variable], parameters: list[Variable]) -> list[Variable]:
-    """``parameters`` (a Function's, in the walk's order) in the order recorded for the
-    Function of ``roots`` (:func:`record_parameter_order`), where one was recorded for these
-    roots and these parameters; else as they are."""
-    entry = PARAMETER_ORDER.get(roots[0]) if roots else None
-    if entry is None or [r() for r in entry[0]] != list(roots):
+def has_parameter_order(parameters: list[Variable]) -> bool:
+    """Whether an order is recorded for any of ``parameters`` (:func:`record_parameter_order`)."""
+    return any(p in PARAMETER_ORDER for p in parameters)
+
+
+def carry_parameter_order(old: list[Variable], new: list[Variable]) -> None:
+    """Record for ``new`` (a clone's parameters, each made from the one of ``old`` at its
+    place) the order recorded for ``old`` (:func:`record_parameter_order`)."""
+    made = dict(zip(map(id, old), new))
+    for group in {PARAMETER_ORDER[p] for p in old if p in PARAMETER_ORDER}:
+        members = [ref() for ref in group]
+        if all(m is not None and id(m) in made for m in members):
+            record_parameter_order([made[id(m)] for m in members])
+
+
+def in_parameter_order(parameters: list[Variable]) -> list[Variable]:
+    """``parameters`` (a Function's, in the walk's order) with each loaded file's parameters
+    (:func:`record_parameter_order`) in their recorded order, where the walk meets the first
+    of them: CNTK 2.7's depth-first walk enters the loaded graph once and lists it as the
+    loaded Function does (``m(x)``, ``m + 1``, ``m.clone(...)``).  A file's parameters the
+    Function does not all read (a part of the loaded graph) are left in the walk's order."""
+    if not has_parameter_order(parameters):
         return parameters
-    order = [p() for p in entry[1]]
-    if sorted(map(id, order)) != sorted(map(id, parameters)):
-        return parameters
+    held = {id(p) for p in parameters}
+    done: set[int] = set()
+    order = []
+    for p in parameters:
+        if id(p) in done:
+            continue
+        group = [ref() for ref in PARAMETER_ORDER.get(p, ())]
+        if not group or not all(g is not None and id(g) in held for g in group):
+            group = [p]
+        for g in group:
+            if id(g) not in done:
+                done.add(id(g))
+                order.append(g)
     return order
 
 

@@ -85,6 +85,27 @@ def file_leaf_order(legacy, python_order: bool = True) -> list[str]:
                                      list(combine.inputs), python_order)
 
 
+def untyped_file_parameters(legacy, registry) -> list:
+    """The parameters of a CNTK v2 file of untyped arguments (``legacy``, decoded by
+    :func:`untyped_arguments`), in the order CNTK 2.7's loaded Function lists them before it
+    is applied (``untyped.model``: ``[Parameter773 (3, 2), Parameter774 (2,)]``), made with
+    the file's values and uids and put in ``registry`` under their uids, where each
+    application's :func:`load_roots` takes them from."""
+    made: dict = {}
+    for uid in file_leaf_order(legacy, python_order=False):
+        p = legacy.parameters.get(uid)
+        if p is None or p.kind != "parameter" or uid in made:
+            continue
+        var = registry.get(uid)
+        if var is None:
+            var = Variable.from_numpy_array(p.value, need_grad=True)
+            G.set_uid(var, uid)
+            G.LEAF_NAMES[var] = p.name
+            registry.set(uid, var)
+        made[uid] = var
+    return list(made.values())
+
+
 def _record_parameter_order(legacy, roots: list) -> None:
     """Record, for a loaded CNTK v2 file's ``roots``, its parameters in the order CNTK 2.7's
     loaded Function lists them: its walk of the file's graph, each function's operands as
@@ -99,7 +120,7 @@ def _record_parameter_order(legacy, roots: list) -> None:
     mine = {G.uid_of(v): v for v in G.walk_leaves(roots, stored=True)
             if G.kind_of(v) == "parameter"}
     if sorted(uids) == sorted(mine):        # (each parameter found once, by its file's uid)
-        G.record_parameter_order(roots, [mine[u] for u in uids])
+        G.record_parameter_order([mine[u] for u in uids])
 
 
 def untyped_shown_op(legacy) -> str:
@@ -164,8 +185,8 @@ def _refused_if(when, error: type, reason: str):
     return check
 
 
-def load_roots(model, format, types: "dict | None" = None,
-               legacy=None) -> "tuple[list, str | None, str | None]":
+def load_roots(model, format, types: "dict | None" = None, legacy=None,
+               registry=None) -> "tuple[list, str | None, str | None]":
     """The outputs (Stadyn Variables) of the graph saved in ``model`` (a file name, or the
     file's bytes), with CNTK's names, blocks and inputs restored; the name of the Combine
     function they are the outputs of (None if they are not a combine's: a model of one output,
@@ -173,11 +194,14 @@ def load_roots(model, format, types: "dict | None" = None,
     ``types``: for a file of untyped arguments (:func:`untyped_arguments`), the Variables
     whose types each (by name) is given, as the Function is applied to them.  ``legacy``: the
     file as :func:`untyped_arguments` decoded it, where it was (and no ``types`` change it), or
-    :data:`STADYN_FILE` where it told the file is Stadyn's."""
+    :data:`STADYN_FILE` where it told the file is Stadyn's.  ``registry``: a CNTK file's
+    parameters and constants are taken from it where an earlier load of the file put them
+    (keeping their values), and put there else: each application of a loaded Function of
+    untyped arguments reads the same parameters, as in CNTK 2.7."""
     from ... import serialize
     if isinstance(model, (bytes, bytearray)):
         with model_path(model) as path:
-            return load_roots(path, format, types)
+            return load_roots(path, format, types, registry=registry)
     path = os.fspath(model)
     root = None
     v1_uids: dict = {}
@@ -206,9 +230,13 @@ def load_roots(model, format, types: "dict | None" = None,
         # (a function CNTK 2.7 loads but refuses when run: a stand-in refused at every run,
         # its copies in a clone or an application too (_clone.rebuild); a typed file is
         # refused as loaded)
-        network = serialize.load_cntk(legacy, defer_refusals=not types) \
-            if legacy.format.startswith("cntk") else \
-            serialize.load(path)
+        if legacy.format.startswith("cntk"):
+            kept = [(v, np.array(v.d)) for _, v in registry.items()] if registry else []
+            network = serialize.load_cntk(legacy, defer_refusals=not types, registry=registry)
+            for var, value in kept:         # (the build sets them to the file's values)
+                var.d = value
+        else:
+            network = serialize.load(path)
     else:
         network = serialize.load(path)
     unbatched, sparse = _file_input_kinds(legacy, network) if root is not None else \
