@@ -59,15 +59,39 @@ def test_text_format_chunks_grow_while_the_next_sequence_still_fits(tmp_path):
     assert d.chunk_sizes().tolist() == [5]
 
 
+class _FramedCTF(CTFDeserializer):
+    """A text file read as frame mode reads HTK features: its sequences cut into frames."""
+
+    frames_in_frame_mode = True
+
+
 def test_frame_mode_counts_a_chunks_frames(tmp_path):
     lines = ["%d |x %d\n" % (s, k) for s, k in [(0, 0), (0, 1), (0, 2), (1, 3), (2, 4), (2, 5)]]
-    d = _ctf(tmp_path, lines)
+    (tmp_path / "d.ctf").write_text("".join(lines))
+    d = _FramedCTF(tmp_path / "d.ctf", StreamDefs(x=StreamDef(shape=1)))
     d.chunk_bytes = 25       # sequence 0 (21 bytes; with 1, 28), then 1 and 2 (7 + 14 bytes)
     assert d.chunk_sizes().tolist() == [1, 2]
     src = MinibatchSource(d, frame_mode=True, max_sweeps=1)
     assert src._composite.chunk_sizes().tolist() == [3, 3]
     seen = src.next_minibatch(6)["x"].data.ravel().tolist()
     assert sorted(seen) == [0, 1, 2, 3, 4, 5]
+
+
+def test_frame_mode_keeps_a_text_files_chunks_of_sequences(tmp_path):
+    # CNTK 2.7 cuts no text file's sequences in frame mode (cases cntk_io_38
+    # frame_mode__refused_then_*): its chunks stay chunks of sequences, a minibatch counts a
+    # sequence by its lines, and one of 3 lines is refused; a minibatch of another size then
+    # reads it again (CNTK 2.7 on this file: RuntimeError, RuntimeError, [3])
+    lines = ["%d |x %d\n" % (s, k) for s, k in [(0, 0), (0, 1), (0, 2), (1, 3), (2, 4), (2, 5)]]
+    d = _ctf(tmp_path, lines)
+    d.chunk_bytes = 25
+    src = MinibatchSource(d, frame_mode=True, max_sweeps=1, randomize=False)
+    assert src._composite.chunk_sizes().tolist() == [1, 2]
+    with pytest.raises(RuntimeError, match="sequence of 3 samples"):
+        src.next_minibatch(3)
+    with pytest.raises(RuntimeError, match="sequence of 3 samples"):
+        src.next_minibatch(1)
+    assert src.next_minibatch(1)["x"].data.ravel().tolist() == [3]
 
 
 def test_the_two_windows_are_exclusive(tmp_path):

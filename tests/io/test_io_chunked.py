@@ -90,14 +90,19 @@ def test_size_stream_makes_the_minibatch_size_count_that_stream():
     assert plain.next_minibatch(2)["y"].num_samples == 1     # 3 steps already exceed 2
 
 
-def test_frame_mode_cuts_sequences_into_frames():
+def test_frame_mode_refuses_sequences_and_reads_on():
+    # CNTK 2.7 cuts no Python deserializer's sequences into frames: its frame packer refuses
+    # each minibatch holding one of several steps, and the next minibatch reads on (case
+    # cntk_io_38 frame_mode__user_deserializer, two_chunks: RuntimeError twice, then [5])
     chunks = [{"x": [np.array([[0], [1]], np.float32), np.array([[2], [3], [4]], np.float32)]},
               {"x": [np.array([[5]], np.float32)]}]
     src = MinibatchSource(ListChunks(chunks, {"x": (1,)}), randomize=False, max_sweeps=1,
                           frame_mode=True)
-    assert src.next_minibatch(4)["x"].data[:, 0].tolist() == [0, 1, 2, 3]
-    mb = src.next_minibatch(4)
-    assert mb["x"].data[:, 0].tolist() == [4, 5] and mb["x"].end_of_sweep
+    for steps in (2, 3):
+        with pytest.raises(RuntimeError, match=f"sequence of {steps} samples"):
+            src.next_minibatch(1)
+    assert src.next_minibatch(1)["x"].data[:, 0].tolist() == [5]
+    assert src.next_minibatch(1) == {}
 
 
 def test_joined_by_position_with_another_deserializer():

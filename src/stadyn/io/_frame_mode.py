@@ -36,7 +36,9 @@ class FrameComposite:
     without sequences is used as it is.  Where no deserializer is one that CNTK 2.7 cuts into
     frames (:attr:`Deserializer.frames_in_frame_mode`: HTK features, MLF labels), every
     sequence stays one sample, and reading one of more than one step is a
-    :class:`NonFrameSequenceError`, as in CNTK.
+    :class:`NonFrameSequenceError`, as in CNTK.  A minibatch still counts such a sequence by
+    its steps (``sample_counts``), as CNTK 2.7's randomizer does when it fills a minibatch, so
+    the refusal comes with the minibatch CNTK's comes with.
 
     Example:
         >>> from stadyn.io import CTFDeserializer, StreamDef, StreamDefs
@@ -58,6 +60,9 @@ class FrameComposite:
         lengths = composite.lengths
         self._starts = None
         self._whole: np.ndarray | None = None   # the sequences' lengths where none is cut
+        #: what each sample counts in a minibatch's size: its steps where sequences stay
+        #: whole (None: one each)
+        self.sample_counts: np.ndarray | None = None
         if lengths is None:
             self.specs, self.lengths = composite.specs, None
             return
@@ -65,7 +70,7 @@ class FrameComposite:
                       for name, spec in composite.specs.items()}
         self.lengths = None
         if not any(getattr(d, "frames_in_frame_mode", False) for d in self.deserializers):
-            self._whole = np.asarray(lengths, dtype=np.int64)
+            self._whole = self.sample_counts = np.asarray(lengths, dtype=np.int64)
             return
         self._starts = np.concatenate([[0], np.cumsum(lengths)]).astype(np.int64)
         if self._starts[-1] == 0:

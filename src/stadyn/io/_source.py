@@ -25,7 +25,7 @@ import numpy as np
 
 from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
-from ._frame_mode import FrameComposite
+from ._frame_mode import FrameComposite, NonFrameSequenceError
 from ._local_timeline import local_timeline_walk, marker_met, restore_marker
 from ._partitions import END_OF_ENDLESS, partition_walk
 from ._cntk_order import block_order, chunk_window_default, tumbling_order
@@ -204,7 +204,7 @@ class MinibatchSource:
         if frame_mode:
             self._composite = FrameComposite(self._composite)
         self._sweep_length = len(self._composite)
-        self._lengths = self._composite.lengths
+        self._lengths = self._composite.sample_counts if frame_mode else self._composite.lengths
         if max_samples == FULL_DATA_SWEEP:
             max_samples, max_sweeps = INFINITELY_REPEAT, min(max_sweeps, 1)
         if max_samples < 0 or max_sweeps < 0:
@@ -231,6 +231,7 @@ class MinibatchSource:
         self._partitions = self._check_partition(num_data_partitions, partition_index)
         self._position = 0
         self._samples = 0
+        self._refused: tuple[int, int] | None = None    # the last given before a refusal
         # CNTK 2.7's reader counts sequences from the start of the sweep it was last set at
         # (its first read, a change of minibatch size or partition, a restore): which
         # partition a sequence is given to counts from there (``_partitions.py``)
@@ -473,17 +474,27 @@ class MinibatchSource:
         end, taken = self._plan(self._position, self._samples, n)
         if end == self._position:
             return {}
-        if self.num_workers == 0:
-            positions = self._partition_positions(self._position, end, count, index)
-            batch = self._composite.materialize(*self._job(positions), self._seed)
-        else:
-            batch = self._gather_from_workers(end, n, count, index)
+        try:
+            if self.num_workers == 0:
+                positions = self._partition_positions(self._position, end, count, index)
+                batch = self._composite.materialize(*self._job(positions), self._seed)
+            else:
+                batch = self._gather_from_workers(end, n, count, index)
+        except NonFrameSequenceError:   # (CNTK 2.7's packer has taken the minibatch it refuses:
+            self._reset_jobs()          # the next one follows it, FramePacker.cpp:20-25)
+            self._refused = self._refused or (self._position, self._samples)
+            self._position, self._samples = end, self._samples + taken
+            raise
         return self._deliver(batch, end, taken, targets)
 
     def _reconfigure(self, config: tuple[int, int, int] | None) -> None:
         """A new (minibatch size, partitions, partition) or a restore: CNTK 2.7 sets its
         reader to its position again, and its count of sequences, which decides the partition
         of each unrandomized sequence, starts again from that sweep's first sequence."""
+        if self._refused is not None:   # (after minibatches frame mode refused, CNTK's shim
+            if config is not None:      # sets its reader back to the last minibatch it gave)
+                self._position, self._samples = self._refused
+            self._refused = None
         self._reader_config = config
         sweep = max(self._sweep_length, 1)
         self._partition_base = self._position // sweep * sweep
@@ -492,6 +503,7 @@ class MinibatchSource:
                  targets: list[tuple[Hashable, StreamInformation]]) -> dict:
         end_of_sweep = end // self._sweep_length > self._position // self._sweep_length
         self._position, self._samples = end, self._samples + taken
+        self._refused = None
         result = _Minibatch()
         for key, info in targets:
             b = batch[info.name]
@@ -550,8 +562,9 @@ class MinibatchSource:
 
     def get_checkpoint_state(self) -> dict:
         """The reading position, a JSON-serialisable dict (see :meth:`restore_from_checkpoint`)."""
-        state = {"version": _STATE_VERSION, "position": self._position,
-                 "samples": self._samples, "sweep_length": self._sweep_length,
+        position, samples = self._refused or (self._position, self._samples)
+        state = {"version": _STATE_VERSION, "position": position,
+                 "samples": samples, "sweep_length": self._sweep_length,
                  "randomization_seed": self._seed, "randomize": self._randomize}
         if marker_met(self):        # (a partition's reader stopped right after a sweep's end)
             state["sweep_end_reported"] = True

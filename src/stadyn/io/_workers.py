@@ -22,6 +22,7 @@ from __future__ import annotations
 import collections
 import multiprocessing as mp
 import multiprocessing.connection as mp_connection
+import pickle
 import signal
 import time
 import traceback
@@ -61,10 +62,21 @@ def default_start_method() -> str:
 
 def _pack_exception(exc: BaseException) -> dict[str, Any]:
     if isinstance(exc, DataError):
-        return {"kind": "data", "reason": exc.reason, "path": exc.path, "line": exc.line,
-                "record": exc.record}
+        return {"kind": "data", "class": _picklable_class(exc), "reason": exc.reason,
+                "path": exc.path, "line": exc.line, "record": exc.record}
     return {"kind": "other", "type": type(exc).__name__, "message": str(exc),
             "traceback": traceback.format_exc()}
+
+
+def _picklable_class(exc: DataError) -> type:
+    """The class of ``exc`` when the main process can be sent it (a DataError that is also a
+    built-in error, CNTK's RuntimeError of a text file or of frame mode, stays one), else
+    DataError."""
+    try:
+        pickle.dumps(type(exc))
+    except (pickle.PicklingError, AttributeError, TypeError):
+        return DataError
+    return type(exc)
 
 
 def _layout(batch: dict[str, StreamBatch]) -> tuple[list, list[np.ndarray], int]:
@@ -337,8 +349,10 @@ class WorkerPool:
                 for s, d in data.items()}
 
     def _unpack_exception(self, worker: _Worker, info: dict) -> BaseException:
-        if info["kind"] == "data":
-            return DataError(info["reason"], info["path"], info["line"], info["record"])
+        if info["kind"] == "data":     # (its class's own __init__ may take other arguments)
+            err = info["class"].__new__(info["class"])
+            DataError.__init__(err, info["reason"], info["path"], info["line"], info["record"])
+            return err
         return WorkerError(f"reader worker {worker.index} (pid {worker.process.pid}) raised "
                            f"{info['type']}: {info['message']}\n\nworker traceback:\n"
                            f"{info['traceback']}")
