@@ -32,7 +32,8 @@ import numpy as np
 
 from .._mt19937 import MT19937_64
 from ._deserializer import Deserializer, pad_sequences
-from ._source import MinibatchData, MinibatchSource, _Minibatch
+from ._minibatch_data import Minibatch, MinibatchData
+from ._source import MinibatchSource
 
 __all__ = ["UtteranceSource", "utterance_order", "AUTO_RANDOMIZATION_RANGE"]
 
@@ -147,11 +148,11 @@ class _Iterator:
 
 
 def sequences_minibatch(source: MinibatchSource, input_map: Mapping[Hashable, Any] | None,
-                        rows: Any, end_of_sweep: bool) -> _Minibatch:
+                        rows: Any, end_of_sweep: bool) -> Minibatch:
     """A minibatch of one sequence a row, for the sources that place sequences themselves
     (this one, the truncated and the language-model sentence sources): ``rows(name)`` gives
     the rows' steps of stream ``name``, padded here."""
-    result = _Minibatch()
+    result = Minibatch()
     for key, info in source._resolve_input_map(input_map):
         parts = rows(info.name)
         padded = pad_sequences(parts, parts[0].shape[1:], parts[0].dtype)
