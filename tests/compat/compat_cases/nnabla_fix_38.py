@@ -141,3 +141,34 @@ def fix38__dropout_probability_outside_0_1_refused(nn, F, PF, r):
             res[k + "F.multi_head_attention dropout=%s" % p] = _outcome(fn)
         nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=["nnabla.functions.dropout"])
+def fix38__dropout_probability_as_nnablas_float(nn, F, r):
+    """NNabla 1.39's ``Dropout`` keeps ``p`` as a C++ ``float`` (dropout.hpp:58) and checks
+    that (dropout.cpp:32): ``0.99999999`` is ``1.0`` there and refused at the call, static and
+    dynamic (Stadyn took it: its static forward divided by ``1 - p`` in double precision, its
+    dynamic call raised ShapeError, a ValueError); ``-1e-50`` is ``-0.0``, taken (Stadyn
+    refused it), ``0.99999997`` is below 1, taken.  ``n_outputs`` is an integer: ``"2"`` is
+    NNabla's TypeError (Stadyn read it as 2), ``2.0`` two outputs."""
+    r.touch("nnabla.functions.dropout")
+    res = {}
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3) + 1)
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        for p in (0.99999999, 1.0 + 1e-9, -1e-50, -1e-30, 0.99999997):
+            def shape():
+                y = F.dropout(x, p, 1)
+                return list(y.shape)
+            res[k + "p=%r" % p] = _outcome(shape)
+
+        def tiny_negative():
+            y = F.dropout(x, -1e-50, 1)
+            y.forward()
+            return y.d.copy()
+        res[k + "p=-1e-50 values"] = _outcome(tiny_negative)
+        for n in ("2", 2.0):
+            res[k + "n_outputs=%r" % (n,)] = _outcome(lambda: _shapes(F.dropout(x, 0.5, 1, n)))
+        nn.set_auto_forward(False)
+    return res
