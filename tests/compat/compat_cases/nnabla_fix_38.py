@@ -172,3 +172,42 @@ def fix38__dropout_probability_as_nnablas_float(nn, F, r):
             res[k + "n_outputs=%r" % (n,)] = _outcome(lambda: _shapes(F.dropout(x, 0.5, 1, n)))
         nn.set_auto_forward(False)
     return res
+
+
+_HALF_SUM = ("a reduction (an op declared 'float': F.sum, F.mean, losses, softmax) made in a "
+             "half context computes in fp32 (float32 2.62356) where NNabla 1.39's computes in "
+             "fp16 (float16 2.623): graph/_precision.py keeps 'float' ops' fp32")
+
+
+@nnabla_case(names=["nnabla.context_scope", "nnabla.ext_utils.get_extension_context",
+                    "nnabla.functions.tanh", "nnabla.functions.relu", "nnabla.functions.exp",
+                    "nnabla.functions.sigmoid", "nnabla.functions.abs",
+                    "nnabla.functions.reshape", "nnabla.functions.sum"],
+             known={"static sum": _HALF_SUM, "dyn sum": _HALF_SUM})
+def fix38__any_op_in_a_half_context(nn, F, r):
+    """An element-wise function made in ``cpu:half`` over a float32 Variable computes in fp16
+    on NNabla 1.39 (its ``.d`` float16: ``F.tanh`` gives ``[0.1229, 0.00010002, 0.9868]``);
+    Stadyn's ops declared ``any`` followed their float32 input (``[0.122833, 1e-4,
+    0.986614]``, float32).  ``F.reshape`` in place keeps the input's float32 array on both.
+    Static and dynamic; the values as float32 with their dtype."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch("nnabla.context_scope", "nnabla.ext_utils.get_extension_context",
+            "nnabla.functions.tanh", "nnabla.functions.relu", "nnabla.functions.exp",
+            "nnabla.functions.sigmoid", "nnabla.functions.abs", "nnabla.functions.reshape",
+            "nnabla.functions.sum")
+    half = EU.get_extension_context("cpu", type_config="half")
+    fns = [("tanh", F.tanh), ("relu", F.relu), ("exp", F.exp), ("sigmoid", F.sigmoid),
+           ("abs", F.abs), ("add2", lambda v: v + v), ("mul2", lambda v: v * v),
+           ("reshape", lambda v: F.reshape(v, (3, 1))), ("sum", F.sum)]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        for name, fn in fns:
+            x = nn.Variable.from_numpy_array(np.array([0.12345678, 1e-4, 2.5], np.float32))
+            with nn.context_scope(half):
+                y = fn(x)
+            y.forward()
+            res[k + name] = [str(y.d.dtype), y.d.astype(np.float32).ravel().tolist()]
+        nn.set_auto_forward(False)
+    return res
