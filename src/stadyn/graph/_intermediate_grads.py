@@ -44,7 +44,7 @@ from ._tracing import program_module
 from ._variable import FunctionNode, Variable, topological_nodes
 
 __all__ = ["keep_intermediate_grads", "retain_intermediate_grads", "take_retained_grads",
-           "intermediates_of", "intermediates_beyond", "persistent_positions",
+           "intermediates_of", "intermediates_beyond",
            "backward_returning", "roots_read", "keep_grads_of_roots", "kept_positions"]
 
 
@@ -252,20 +252,6 @@ def intermediates_beyond(nodes: Sequence[FunctionNode], fill: Sequence[Variable]
                 seen.add(id(v))
                 out.append(v)
     return out
-
-
-def persistent_positions(variables: Sequence[Variable]) -> tuple[int, ...]:
-    """The positions of the ``persistent`` Variables among ``variables``: the intermediates
-    whose gradients a ``backward(clear_buffer=True)`` keeps.
-
-    Example:
-        >>> import stadyn as sd, stadyn.functions as F
-        >>> a, b = F.relu(sd.Variable((2,))), F.tanh(sd.Variable((2,)))
-        >>> b.persistent = True
-        >>> persistent_positions([a, b])
-        (1,)
-    """
-    return tuple(k for k, v in enumerate(variables) if v._persistent)
 
 
 def backward_returning(raw: fx.GraphModule, n_leaf_grads: int, positions: Sequence[int]
