@@ -162,3 +162,22 @@ def test_a_sinks_inputs_read_by_one_another():
         s.backward(clear_buffer=clear)
         assert (float(l1.g), float(m.g), float(l2.g)) == (9.0, 4.0, 1.0)
         assert x.g.tolist() == [18.0, 18.0] and float(m.d) == 12.0
+
+
+@pytest.mark.parametrize("clear", [False, True], ids=["keep", "clear_buffer"])
+def test_a_sinks_inputs_read_by_one_another_in_an_eager_plan(clear):
+    """As above with an op that cannot be traced below the sink (its plan runs eagerly): NNabla
+    1.39 gives l1.g = 9, m.g = 4 with ``clear_buffer=True`` too (case
+    ``nnabla:fix38__roots_read_by_another_root_get_gradients``, the static plan's numbers);
+    the eager plan dropped the roots' gradients under ``clear_buffer`` (l1.g, m.g 1, 1)."""
+    spec = OpSpec.from_function(lambda t: t * 1.0, 1, name="same", traceable=False)
+    x = sd.Variable.from_numpy_array(np.array([1.0, 2.0], np.float32), need_grad=True)
+    l1 = apply(spec, (F.sum(x * 2.0),), {})
+    m = l1 * 2.0
+    l2 = F.sum(m * 3.0)
+    s = F.sink(l1, m, l2)
+    s.forward()
+    assert "runs eagerly" in s._plan.code
+    s.backward(clear_buffer=clear)
+    assert (float(l1.g), float(m.g), float(l2.g)) == (9.0, 4.0, 1.0)
+    assert x.g.tolist() == [18.0, 18.0] and float(l1.d) == 6.0 and float(m.d) == 12.0

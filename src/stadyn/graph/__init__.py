@@ -6,6 +6,7 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_forward_again.py`` — a forward run again for a backward (the marks changed since, or a
   Variable not the root of its last forward), and what such a run must not do;
 * ``_plan.py`` — lowering a subgraph to a :class:`StaticPlan` (or an :class:`EagerPlan`);
+* ``_eager_plan.py`` — :class:`EagerPlan`, a graph that cannot be lowered run with autograd;
 * ``_trial_plan.py`` — :class:`TrialPlan`, a graph run eagerly until lowering it pays;
 * ``_own_streams.py`` — :class:`GeneratorSeed`, a seed holding its generators; :class:`NodeSeed`,
   a random op's own plain seed with the node's generator (kept across plans, seeded anew when
@@ -69,7 +70,8 @@ from ._function_hooks import (set_function_post_hook, set_function_pre_hook,
                               unset_function_post_hook, unset_function_pre_hook)
 from ._tracing import collector_paused, program_module, realize, trace_fake
 from ._grad_marks import replaying_a_forward
-from ._plan import EagerPlan, StaticPlan, build_plan, untraceable_ops
+from ._eager_plan import EagerPlan
+from ._plan import StaticPlan, build_plan, untraceable_ops
 from ._trial_plan import TrialPlan
 from ._own_streams import GeneratorSeed, NodeSeed
 from ._plan_reuse import graph_structure

@@ -26,7 +26,7 @@ from __future__ import annotations
 import weakref
 
 from ._grad_marks import gradient_marks
-from ._plan import EagerPlan
+from ._eager_plan import EagerPlan
 from ._variable import FunctionNode
 from ._versions import gradient_marks_version
 

@@ -23,7 +23,8 @@ from ._draw_states import replays, same_draws
 from ._grad_marks import (gradient_marks, given_back, marks_to_replay, mark_gradients_changed,
                           program_side_effects, READS_WRITTEN_LEAF, ReplayGuard, SideEffect,
                           written_leaves)
-from ._plan import EagerPlan, StaticPlan
+from ._eager_plan import EagerPlan
+from ._plan import StaticPlan
 from ._subgraph import leaf_tensor
 from ._trial_plan import TrialPlan
 from ._variable import FunctionNode, Variable

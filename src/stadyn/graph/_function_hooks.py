@@ -87,7 +87,7 @@ def hooks_set() -> bool:
 
 class HookedPlan:
     """A static graph run op by op with the function hooks (see the module docstring); the
-    plan interface of :class:`~stadyn.graph._plan.EagerPlan`.  Its backward, too, runs op by
+    plan interface of :class:`~stadyn.graph._eager_plan.EagerPlan`.  Its backward, too, runs op by
     op: each op is given its inputs cut from the graph (``_cut``), and its gradients come from
     torch's autograd over its own piece of the recorded forward, in NNabla's order (the deepest
     function first; of equal depth, the one reached first from the root, its inputs in order).

@@ -44,7 +44,7 @@ from ._tracing import program_module
 from ._variable import FunctionNode, Variable, topological_nodes
 
 __all__ = ["keep_intermediate_grads", "retain_intermediate_grads", "take_retained_grads",
-           "intermediates_of", "intermediates_beyond", "persistent_positions",
+           "intermediates_of", "intermediates_beyond",
            "backward_returning", "roots_read", "keep_grads_of_roots", "kept_positions"]
 
 
@@ -172,7 +172,9 @@ def retain_intermediate_grads(variables: Sequence[Variable], clear_buffer: bool,
     NNabla's ``backward(clear_buffer=True)`` frees those, and keeps a branch's that needs no
     gradient, its gradient too (what a ``PythonFunction``'s ``backward_impl`` reading it
     sees, case ``nnabla_pyfunc_36.python_function__input_needing_no_gradient``); a static
-    graph's forward keeps its roots', ``spare``, and the values the program holds stay,
+    graph's forward keeps its roots', ``spare``, and their gradients where the backward
+    passes through them, as a static plan's (``kept_positions``: a sink's inputs read by one
+    another keep theirs), and the values the program holds stay,
     ``_held_values.py``: ``nodes`` are the graph's, whose inputs are Stadyn's references to
     them).  ``values``
     gives the tensors of the Variables (by ``id``) whose run left them no value (an eager run
@@ -190,12 +192,13 @@ def retain_intermediate_grads(variables: Sequence[Variable], clear_buffer: bool,
         (1, [0.0])
     """
     kept = []
-    spared = {id(v) for v in spare}
+    roots = {id(v) for v in spare}
+    spared = set(roots)
     if clear_buffer:                # a value the program holds stays (_held_values.py)
         spared |= held_variables(nodes, variables, spare)
     for v in variables:
         t = values.get(id(v), v._data) if values else v._data
-        if clear_buffer and not v._persistent:
+        if clear_buffer and not v._persistent and id(v) not in roots:
             passed = t is not None and t.requires_grad and not v._stops_grad
             if passed or t is None:    # (one needing no gradient keeps what it holds)
                 v._grad = None
@@ -249,20 +252,6 @@ def intermediates_beyond(nodes: Sequence[FunctionNode], fill: Sequence[Variable]
                 seen.add(id(v))
                 out.append(v)
     return out
-
-
-def persistent_positions(variables: Sequence[Variable]) -> tuple[int, ...]:
-    """The positions of the ``persistent`` Variables among ``variables``: the intermediates
-    whose gradients a ``backward(clear_buffer=True)`` keeps.
-
-    Example:
-        >>> import stadyn as sd, stadyn.functions as F
-        >>> a, b = F.relu(sd.Variable((2,))), F.tanh(sd.Variable((2,)))
-        >>> b.persistent = True
-        >>> persistent_positions([a, b])
-        (1,)
-    """
-    return tuple(k for k, v in enumerate(variables) if v._persistent)
 
 
 def backward_returning(raw: fx.GraphModule, n_leaf_grads: int, positions: Sequence[int]

@@ -15,9 +15,9 @@
 
 A :class:`StaticPlan` replays the forward under ``no_grad`` and runs the backward program on
 ``backward()``, accumulating into the leaves' ``.grad``: no autograd tape per iteration, which
-is where static beats dynamic.  An :class:`EagerPlan` has the same interface and interprets the
-nodes with torch's autograd (an op declared ``traceable=False``, or a failed trace).  Plans are
-cached by the runner (``_runner.py``).
+is where static beats dynamic.  An :class:`~stadyn.graph.EagerPlan` (``_eager_plan.py``) has
+the same interface and interprets the nodes with torch's autograd (an op declared
+``traceable=False``, or a failed trace).  Plans are cached by the runner (``_runner.py``).
 """
 
 from __future__ import annotations
@@ -33,26 +33,25 @@ from .._memory import keep_freed_cpu_memory
 from ._backward_seed import input_seeds
 from ._grad_buffers import accumulate_grads, grad_out_buffer
 from ._held_values import count_tables, free_passed
-from ._intermediate_grads import (backward_returning, intermediates_beyond, intermediates_of,
-                                  keep_grads_of_roots, kept_positions, roots_read,
-                                  retain_intermediate_grads, take_retained_grads)
+from ._intermediate_grads import (backward_returning, intermediates_beyond,
+                                  keep_grads_of_roots, kept_positions, roots_read)
 from ._interpret import Shapes, interpret, refresh_shapes
 from ._labels import tidy_ranges
-from ._late_views import late_views, view_hooks
+from ._late_views import late_views
 from ._deferred_layout import channels_last_only, defer
+from ._eager_plan import EagerPlan, differentiates, inner_graphs
 from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
 from ._numerics import not_finite
 from ._partition import partition
-from ._reader_order import readers_before
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
                       drop_dead_code, plan_passes, write_products_into_buffers)
-from ._subgraph import Subgraph, leaf_tensor, run_tensor
+from ._subgraph import Subgraph, leaf_tensor
 from ._tracing import collector_paused, realize, trace_fake
 from ._shared_values import outputs_saved, saved_as_held, set_output
 from ._variable import FunctionNode, Variable
 
-__all__ = ["StaticPlan", "EagerPlan", "build_plan", "untraceable_ops", "holds_loop"]
+__all__ = ["StaticPlan", "build_plan", "untraceable_ops", "holds_loop"]
 
 
 def untraceable_ops(nodes) -> list[str]:
@@ -271,105 +270,6 @@ class StaticPlan:
         return buffer
 
 
-class EagerPlan:
-    """A static graph run by interpreting its nodes eagerly, with torch's autograd for backward.
-
-    Used when the graph holds an op declared ``traceable=False`` (e.g. a collective) or when
-    tracing fails; same interface as :class:`StaticPlan`, same results, none of its speed-up.
-
-    Example:
-        >>> import torch, stadyn as sd
-        >>> from stadyn.graph import OpSpec, apply
-        >>> spec = OpSpec.from_function(lambda x: x * 2, 1, name="twice", traceable=False)
-        >>> x = sd.Variable.from_numpy_array([1.0, 2.0], need_grad=True)
-        >>> y = apply(spec, (x,), {})
-        >>> y.forward()
-        >>> y._plan.code, y.d.tolist()
-        ('# runs eagerly: holds op(s) that cannot be traced: twice', [2.0, 4.0])
-    """
-
-    __slots__ = ("roots", "nodes", "leaves", "fill", "diff_roots", "saved", "has_backward",
-                 "reason", "shapes", "marks", "marks_seen", "keep_all", "_others", "_inter_values",
-                 "_differentiates", "_after", "__weakref__")
-
-    def __init__(self, roots, nodes, leaves, fill, needs_backward: bool, reason: str):
-        # its own fill (a list another plan shares would be counted for both: count_tables)
-        self.roots, self.nodes, self.leaves, self.fill = roots, nodes, leaves, list(fill)
-        count_tables(self)              # Stadyn's references, not the program's
-        mine = {id(v) for v in fill}
-        self._others = [ref for node in nodes for ref in node._outputs
-                        if (v := ref()) is not None and id(v) not in mine]
-        # The intermediates given no value and their tensors of the last run, whose gradients
-        # a backward keeps (NNabla's clear_no_need_grad keeps every one's)
-        self._inter_values: dict = {}
-        self.marks, self.marks_seen, self.keep_all = None, -1, True     # as StaticPlan's
-        self.shapes = Shapes(nodes)
-        self.has_backward = needs_backward
-        self.diff_roots: list[Variable] = []
-        self.saved: list | None = None
-        self.reason = reason
-        self._differentiates = _differentiates(nodes)
-        self._after = view_hooks(nodes, leaves)     # views read after their source's op
-
-    def _interpret(self, tensors: list, wanted: list, release=None, shapes=None) -> list:
-        """``wanted``'s values from the leaves' ``tensors``, op by op; with autograd where a
-        backward may follow or a ``grad`` op differentiates (as traced), detached for the latter
-        (``release``, ``shapes``: :func:`~stadyn.graph.interpret`'s)."""
-        with torch.set_grad_enabled(self.has_backward or self._differentiates):
-            outs = interpret(self.nodes, self.leaves, tensors, wanted, name_errors=True,
-                             release=release, shapes=shapes, after=self._after)
-        if self._differentiates and not self.has_backward:
-            outs = [t.detach() for t in outs]
-        return outs
-
-    @property
-    def code(self) -> str:
-        return f"# runs eagerly: {self.reason}"
-
-    def run(self) -> None:
-        self.shapes.restore()
-        tensors = [run_tensor(v) for v in self.leaves]
-        others = [v for ref in self._others if (v := ref()) is not None] if self.has_backward \
-            else []
-        outs = self._interpret(tensors, self.fill + others)
-        self._inter_values = {id(v): t for v, t in zip(others, outs[len(self.fill):])}
-        outs = outs[:len(self.fill)]
-        for v, t in zip(self.fill, outs):
-            set_output(v, t)
-            if v._shape != tuple(t.shape):               # an op's shape depends on values
-                v._shape = tuple(t.shape)
-        self.diff_roots = [r for r in self.roots if r._data is not None and r._data.requires_grad]
-        self.saved = outs if self.has_backward else None
-
-    def _tensor_of(self, v: Variable) -> torch.Tensor | None:
-        """``v``'s tensor in the last run (a leaf's, an output's or an intermediate's)."""
-        if v.parent is None:
-            return leaf_tensor(v)
-        held = next((t for u, t in zip(self.fill, self.saved or ()) if u is v), None)
-        return held if held is not None else self._inter_values.get(id(v))
-
-    def run_backward(self, root: Variable, seed: torch.Tensor, clear_buffer: bool) -> None:
-        if self.saved is None:
-            raise StadynError("backward: the buffers of the last forward were cleared "
-                              "(backward(clear_buffer=True) ran already); run forward again")
-        kept = retain_intermediate_grads(intermediates_of(root), clear_buffer, self.nodes,
-                                         self._inter_values, self.roots)
-        # the run's own value of the root: the root may hold another since (a backward run
-        # again from an inner Variable gives it back the value it held: outputs_held)
-        data, seeds = [], []
-        for u, t in ((root, seed), *input_seeds(root).values()):
-            value = next((d for v, d in zip(self.fill, self.saved) if v is u), u._data)
-            if u is root or value.requires_grad:
-                data.append(value)
-                seeds.append(t)
-        with readers_before(root.parent, self.nodes, self._tensor_of):
-            torch.autograd.backward(data, seeds, retain_graph=not clear_buffer)
-        take_retained_grads(kept)
-        if clear_buffer:
-            self.saved = None
-            self._inter_values = {}
-
-
 def check_gradients(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
                     grad_leaves: Sequence[Variable], grads: Sequence, root: Variable,
                     seed: torch.Tensor) -> None:
@@ -464,7 +364,7 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
         # so no op's saved output is detached into the trace (an unrolled LSTM saves most of
         # its values).  A graph holding a ``grad`` op differentiates inside its forward,
         # whatever the mode: traced with gradients on.
-        grad = torch.is_grad_enabled() or _differentiates(nodes)
+        grad = torch.is_grad_enabled() or differentiates(nodes)
         with torch.set_grad_enabled(grad):
             fw = trace_fake(forward_only, *leaf_tensors)
         plan_passes(fw)
@@ -538,20 +438,6 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
                       restore_layout=bool(layout))
 
 
-def _inner_graphs(node) -> list:
-    """The node lists of the graphs ``node`` holds as attributes (a recurrence's step)."""
-    return [inner for a in list(node.args) + list(node.kwargs.values())
-            if not isinstance(a, Variable) and isinstance(inner := getattr(a, "nodes", None),
-                                                          list)]
-
-
-def _differentiates(nodes) -> bool:
-    """Whether a ``grad`` op is among ``nodes`` or in a graph one of them holds as an attribute
-    (a recurrence's step)."""
-    return any(node.spec.name == "grad" or any(_differentiates(g) for g in _inner_graphs(node))
-               for node in nodes)
-
-
 def holds_loop(node) -> bool:
     """Whether the op ``node`` holds a graph as an attribute, which it runs step after step (a
     recurrence's step): a trace of a graph holding it unrolls that loop.
@@ -561,7 +447,7 @@ def holds_loop(node) -> bool:
         >>> holds_loop(F.tanh(sd.Variable((2,))).parent)
         False
     """
-    return bool(_inner_graphs(node))
+    return bool(inner_graphs(node))
 
 
 def keep_read_values(fw: fx.GraphModule, n_fill: int, rest: Sequence[Variable]

@@ -8,7 +8,9 @@ inputs according to its declared ``precision``:
   statistics, updated in place) unchanged (batch normalisation's mixed-type kernels);
 * ``"float"`` — half inputs up to fp32 (losses, softmax, reductions: where range or accuracy
   matters);
-* ``"any"``   — no cast; the op follows its inputs' types (element-wise ops).
+* ``"any"``   — no cast; the op follows its inputs' types (element-wise ops); made in a half
+  context by NNabla's API (a node bound to it), fp32 inputs read as half, as NNabla computes
+  every function of a ``cpu:half`` context in fp16 (``_half_context_cast``).
 
 The same casts run in dynamic mode and in the traced static programs, so both modes compute the
 same thing.  The context is the one in effect at the run, or the one bound to an op's node when
@@ -70,7 +72,10 @@ def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict
     bound = node.context
     half = current if bound is None else bound.half_dtype
     if half is not None:
-        return cast_arguments(node.spec.precision, args, kwargs, half)
+        precision = node.spec.precision
+        if bound is not None and precision == "any":
+            precision = _half_context_cast(node)
+        return cast_arguments(precision, args, kwargs, half)
     # A float context bound (every NNabla function's): only a half argument is cast, and
     # there rarely is one: looked for before any list is made (the dynamic hot path).
     if bound is None or not (_has_half(args) or (kwargs and _has_half(kwargs.values()))):
@@ -99,6 +104,17 @@ def _float_context_cast(node) -> str:
     ``nnabla_user_37.user37_float16_images_in_a_float_net``)."""
     keeps = node.spec.keeps_input_dtype
     return "any" if keeps is not None and keeps(node.attrs) else "float"
+
+
+def _half_context_cast(node) -> str:
+    """How a node bound to a half context (an NNabla function made in one) reads the inputs of
+    an op declared ``"any"``: ``"half"`` (an fp32 input read as fp16: NNabla 1.39's
+    ``F.tanh``, ``F.relu``, ``x * 3.3`` of a float32 Variable made in ``cpu:half`` compute
+    in fp16, their ``.d`` float16), but ``"any"`` for an op whose NNabla output is its input's
+    array (``OpSpec.keeps_input_dtype``: ``F.reshape`` in place stays float32 there), as
+    :func:`_float_context_cast` (case ``nnabla_fix_38.fix38__any_op_in_a_half_context``)."""
+    keeps = node.spec.keeps_input_dtype
+    return "any" if keeps is not None and keeps(node.attrs) else "half"
 
 
 def cast_arguments(precision: str, args: list, kwargs: dict, dtype: torch.dtype

@@ -60,7 +60,8 @@ from ._labels import _active as _labelling
 from ._labels import BUILD_LABEL, LABEL_PREFIX
 from ._numerics import _policy as _checks
 from ._layout import plan_layout
-from ._plan import EagerPlan, StaticPlan, build_plan, needs_backward_pass
+from ._eager_plan import EagerPlan
+from ._plan import StaticPlan, build_plan, needs_backward_pass
 from ._backward_seed import backward_seed, filled_with_ones, unit_inputs
 from ._deferred_backward import Deferred, deferrable, outputs_held
 from ._draw_states import drawing, keep, replays, same_draws

@@ -9,7 +9,7 @@ import torch
 
 from ._interpret import _current as _shapes_owner
 from ._interpret import release_points
-from ._plan import EagerPlan
+from ._eager_plan import EagerPlan
 from ._shared_values import drop_stale, set_output
 from ._subgraph import run_tensor, value_key
 from ._variable import Variable

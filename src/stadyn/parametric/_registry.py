@@ -40,6 +40,30 @@ class ParameterRegistry:
     def __init__(self) -> None:
         self._params: OrderedDict[str, Variable] = OrderedDict()
         self._claimed: set[str] = set()
+        # each scope path entered (parameter_scope), first time, -> the newest parameter's path
+        # then (None: before all): NNabla 1.39 makes a scope's dict when it is entered, which
+        # places it among its siblings (compat.nnabla's get_parameters order, _scope_order.py)
+        self.entered: OrderedDict[str, str | None] = OrderedDict()
+
+    def note_entered(self, scope: str) -> None:
+        """Note ``scope`` (a path; each scope above it too) as entered now, after the newest
+        parameter, unless it was entered before (:attr:`entered`).
+
+        >>> reg = ParameterRegistry()
+        >>> reg.note_entered("b"); reg.set("x", Variable((1,))); reg.note_entered("b/c")
+        >>> dict(reg.entered)
+        {'b': None, 'b/c': 'x'}
+        """
+        if not scope or scope in self.entered:
+            return
+        try:
+            last = next(reversed(self._params), None)
+        except TypeError:               # (a mapping with no reversed(): a weak one)
+            keys = list(self._params)
+            last = keys[-1] if keys else None
+        parts = scope.split("/")
+        for k in range(1, len(parts) + 1):
+            self.entered.setdefault("/".join(parts[:k]), last)
 
     def claim(self, prefix: str) -> str:
         """A scope path for a new layer: ``prefix``, or ``prefix_1``, ``prefix_2``, ... if taken
@@ -159,6 +183,7 @@ def parameter_scope(name: str, scope: Any = None):
                              "stadyn.parameter_registry(ParameterRegistry()) to keep parameters "
                              "apart")
     with name_scope(name):
+        _current.get().note_entered(current_scope())
         yield
 
 

@@ -141,3 +141,73 @@ def fix38__dropout_probability_outside_0_1_refused(nn, F, PF, r):
             res[k + "F.multi_head_attention dropout=%s" % p] = _outcome(fn)
         nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=["nnabla.functions.dropout"])
+def fix38__dropout_probability_as_nnablas_float(nn, F, r):
+    """NNabla 1.39's ``Dropout`` keeps ``p`` as a C++ ``float`` (dropout.hpp:58) and checks
+    that (dropout.cpp:32): ``0.99999999`` is ``1.0`` there and refused at the call, static and
+    dynamic (Stadyn took it: its static forward divided by ``1 - p`` in double precision, its
+    dynamic call raised ShapeError, a ValueError); ``-1e-50`` is ``-0.0``, taken (Stadyn
+    refused it), ``0.99999997`` is below 1, taken.  ``n_outputs`` is an integer: ``"2"`` is
+    NNabla's TypeError (Stadyn read it as 2), ``2.0`` two outputs."""
+    r.touch("nnabla.functions.dropout")
+    res = {}
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3) + 1)
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        for p in (0.99999999, 1.0 + 1e-9, -1e-50, -1e-30, 0.99999997):
+            def shape():
+                y = F.dropout(x, p, 1)
+                return list(y.shape)
+            res[k + "p=%r" % p] = _outcome(shape)
+
+        def tiny_negative():
+            y = F.dropout(x, -1e-50, 1)
+            y.forward()
+            return y.d.copy()
+        res[k + "p=-1e-50 values"] = _outcome(tiny_negative)
+        for n in ("2", 2.0):
+            res[k + "n_outputs=%r" % (n,)] = _outcome(lambda: _shapes(F.dropout(x, 0.5, 1, n)))
+        nn.set_auto_forward(False)
+    return res
+
+
+_HALF_SUM = ("a reduction (an op declared 'float': F.sum, F.mean, losses, softmax) made in a "
+             "half context computes in fp32 (float32 2.62356) where NNabla 1.39's computes in "
+             "fp16 (float16 2.623): graph/_precision.py keeps 'float' ops' fp32")
+
+
+@nnabla_case(names=["nnabla.context_scope", "nnabla.ext_utils.get_extension_context",
+                    "nnabla.functions.tanh", "nnabla.functions.relu", "nnabla.functions.exp",
+                    "nnabla.functions.sigmoid", "nnabla.functions.abs",
+                    "nnabla.functions.reshape", "nnabla.functions.sum"],
+             known={"static sum": _HALF_SUM, "dyn sum": _HALF_SUM})
+def fix38__any_op_in_a_half_context(nn, F, r):
+    """An element-wise function made in ``cpu:half`` over a float32 Variable computes in fp16
+    on NNabla 1.39 (its ``.d`` float16: ``F.tanh`` gives ``[0.1229, 0.00010002, 0.9868]``);
+    Stadyn's ops declared ``any`` followed their float32 input (``[0.122833, 1e-4,
+    0.986614]``, float32).  ``F.reshape`` in place keeps the input's float32 array on both.
+    Static and dynamic; the values as float32 with their dtype."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch("nnabla.context_scope", "nnabla.ext_utils.get_extension_context",
+            "nnabla.functions.tanh", "nnabla.functions.relu", "nnabla.functions.exp",
+            "nnabla.functions.sigmoid", "nnabla.functions.abs", "nnabla.functions.reshape",
+            "nnabla.functions.sum")
+    half = EU.get_extension_context("cpu", type_config="half")
+    fns = [("tanh", F.tanh), ("relu", F.relu), ("exp", F.exp), ("sigmoid", F.sigmoid),
+           ("abs", F.abs), ("add2", lambda v: v + v), ("mul2", lambda v: v * v),
+           ("reshape", lambda v: F.reshape(v, (3, 1))), ("sum", F.sum)]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        for name, fn in fns:
+            x = nn.Variable.from_numpy_array(np.array([0.12345678, 1e-4, 2.5], np.float32))
+            with nn.context_scope(half):
+                y = fn(x)
+            y.forward()
+            res[k + name] = [str(y.d.dtype), y.d.astype(np.float32).ravel().tolist()]
+        nn.set_auto_forward(False)
+    return res

@@ -57,6 +57,8 @@ import functools
 import inspect
 from typing import Any, Callable
 
+import numpy as np
+
 from ..._errors import ShapeError
 from ...graph import format_location, get_auto_forward, user_location
 from ._rnn_refusals import RECURRENT, recurrent_problem
@@ -295,7 +297,9 @@ def _check_top_k_data(x=None, k=None, abs=False, reduce=True, base_axis=1,  # no
 
 def check_dropout_p(p: Any) -> None:
     """Refuse a dropout probability outside ``[0, 1)``, as NNabla 1.39's ``Dropout`` does when
-    it is set up (dropout.cpp:32, ``p_ >= 0. && p_ < 1.``; its ``RuntimeError``).
+    it is set up (dropout.cpp:32, ``p_ >= 0. && p_ < 1.``; its ``RuntimeError``), on ``p``
+    as the ``float`` it keeps (dropout.hpp:58): ``0.99999999`` is ``1.0`` there, refused,
+    and ``-1e-50`` is ``-0.0``, taken.
 
     Example:
         >>> check_dropout_p(0.5)
@@ -304,7 +308,7 @@ def check_dropout_p(p: Any) -> None:
         ...
         stadyn.compat.nnabla._refusals.NNablaRefusal: dropout: NNabla 1.39 refuses this call: ...
     """
-    if not 0.0 <= float(p) < 1.0:
+    if not 0.0 <= np.float32(p) < 1.0:
         raise _refuse("dropout", f"p must be between 0.0 and 1.0 (1.0 excluded), got {p}")
 
 

@@ -7,7 +7,9 @@ holds a parameter keeps that place: ``with parameter_scope("b"): pass``, then ``
 creation order; :func:`parameter_scope` notes each scope path as it is entered, after which
 parameter (``None``: before all), and :func:`ordered_keys` gives the registry's paths in
 NNabla's order, the nested dicts walked depth-first, each scope placed where it was first
-entered or got its first parameter, whichever came first.  That order is kept per registry
+entered or got its first parameter, whichever came first (the scopes entered are noted by
+:func:`stadyn.parameter_scope` itself, ``ParameterRegistry.entered``: a program mixing it
+with NNabla's gets NNabla's order).  That order is kept per registry
 and made again only when the registry's paths or the scopes entered changed (a comparison of
 the path list), not at every call.  :func:`clear_parameters` forgets the scopes it clears, as
 NNabla empties the current scope's dict.
@@ -38,13 +40,12 @@ __all__ = ["parameter_scope", "clear_parameters", "ordered_keys"]
 
 
 class _Order:
-    """One registry's scopes as entered (path -> the parameter path before it, or None) and
-    the order last made from them (for the path list ``keys`` and ``entered_count`` scopes)."""
+    """The order last made from one registry's paths and scopes entered (for the path list
+    ``keys`` and ``entered_count`` scopes)."""
 
-    __slots__ = ("entered", "keys", "entered_count", "order")
+    __slots__ = ("keys", "entered_count", "order")
 
     def __init__(self) -> None:
-        self.entered: OrderedDict[str, str | None] = OrderedDict()
         self.keys: list | None = None
         self.entered_count = -1
         self.order: list = []
@@ -62,8 +63,9 @@ def _order_of(registry) -> _Order:
 
 @contextlib.contextmanager
 def parameter_scope(name: str, scope: Any = None):
-    """NNabla's ``nn.parameter_scope(name)``: Stadyn's (:func:`stadyn.parameter_scope`), the
-    scope noted as entered for :func:`ordered_keys` (``'a/b'`` enters ``a`` and ``a/b``).
+    """NNabla's ``nn.parameter_scope(name)``: Stadyn's (:func:`stadyn.parameter_scope`), which
+    notes the scope as entered in the registry (``ParameterRegistry.entered``, read by
+    :func:`ordered_keys`; ``'a/b'`` enters ``a`` and ``a/b``), Stadyn's own scopes too.
 
     Example:
         >>> import stadyn as sd
@@ -73,13 +75,6 @@ def parameter_scope(name: str, scope: Any = None):
         'net/fc/W'
     """
     with _parametric.parameter_scope(name, scope):
-        registry = _parametric.current_registry()
-        order = _order_of(registry)
-        if current_scope() not in order.entered:
-            last = next(reversed(registry), None)
-            parts = current_scope().split("/")
-            for k in range(1, len(parts) + 1):
-                order.entered.setdefault("/".join(parts[:k]), last)
         yield
 
 
@@ -100,12 +95,10 @@ def clear_parameters() -> None:
         ['z', 'k/w']
     """
     _parametric.clear_parameters()
-    order = _ORDERS.get(_parametric.current_registry())
-    if order is None:
-        return
+    entered = _parametric.current_registry().entered
     head = current_scope()
-    for path in [p for p in order.entered if not head or p.startswith(head + "/")]:
-        del order.entered[path]
+    for path in [p for p in entered if not head or p.startswith(head + "/")]:
+        del entered[path]
 
 
 def ordered_keys(registry) -> list:
@@ -113,11 +106,12 @@ def ordered_keys(registry) -> list:
     docstring; the example there)."""
     order = _order_of(registry)
     keys = list(registry)
-    if keys == order.keys and len(order.entered) == order.entered_count:
+    entered = registry.entered
+    if keys == order.keys and len(entered) == order.entered_count:
         return order.order
     tree: OrderedDict = OrderedDict()
     after: dict = {}                # a parameter path -> the scopes entered right after it
-    for path, last in order.entered.items():
+    for path, last in entered.items():
         after.setdefault(last if last is None or last in registry else None, []).append(path)
     for path in after.get(None, ()):
         _node(tree, path.split("/"))
@@ -126,7 +120,7 @@ def ordered_keys(registry) -> list:
         _node(tree, scopes)[leaf] = key
         for path in after.get(key, ()):
             _node(tree, path.split("/"))
-    order.keys, order.entered_count = keys, len(order.entered)
+    order.keys, order.entered_count = keys, len(entered)
     order.order = list(_walk(tree))
     return order.order
 

@@ -123,6 +123,9 @@ def _taking_n_outputs(fn):
     extra 0-d outputs it never writes; here each is a ``constant`` function's output)."""
     @_functools.wraps(fn)
     def call(x, p=0.5, seed=-1, n_outputs=-1, outputs=None, **kwargs):
+        if isinstance(n_outputs, (str, bytes)):       # (int() would read "2" as 2)
+            raise TypeError("dropout(): n_outputs must be an integer, got "
+                            f"{type(n_outputs).__name__} {n_outputs!r}")
         n = int(n_outputs)
         if n == 0:
             raise _NNablaRefusal("dropout: NNabla 1.39 refuses this call: n_outputs must not "
