@@ -1,5 +1,6 @@
 """Variations on the round-38 CNTK 2.7 user programs (review of cntkuser38): ``unpack_batch``
-over values with free axes of their own and over sequences; each run unchanged on CNTK 2.7 and on
+over values with free axes of their own and over sequences, ``Convolution(sequential=True)``
+dilated along the sequence axis; each run unchanged on CNTK 2.7 and on
 ``stadyn.compat.cntk``."""
 
 from compat_harness import cntk_case
@@ -27,4 +28,33 @@ def rmF38_unpack_batch_free_axes(C, r):
     res["free input values"] = u.eval({x: r.randn(2, 4, 3)})
     res["unpacked steps values"] = v.eval({s: [r.randn(3, 3), r.randn(1, 3)]})
     res["shapes after a run"] = [list(u.shape), list(v.shape)]
+    return res
+
+
+# -- Convolution(sequential=True) dilated along the sequence axis ---------------------------------
+
+@cntk_case(names=["cntk.layers.Convolution"], rtol=1e-4, atol=1e-5,
+           note="CNTK 2.7's Convolution(sequential=True) splices filter_shape[0] steps into "
+                "a window and convolves it unpadded (cntk/layers/layers.py, convolve): a "
+                "dilation above 1 along the sequence axis leaves no output there, its reshape's "
+                "ValueError when the layer is applied (before rmF38 Stadyn computed a dilated "
+                "convolution along the sequence); a filter of 1 step takes any dilation there, "
+                "and dilation 1 is computed (values compared; dilating a spatial axis is CNTK "
+                "2.7's RuntimeError on a CPU only, 'Dilated convolution on CPU is not yet "
+                "implemented', and not run here)")
+def rmF38_sequential_convolution_dilation(C, r):
+    res = {}
+    for name, filt, dil, shape in [("(3,) dilation 2", (3,), 2, (2,)),
+                                   ("(3, 3) dilation (2, 1)", (3, 3), (2, 1), (1, 6)),
+                                   ("(2, 3) dilation (3, 1)", (2, 3), (3, 1), (1, 6)),
+                                   ("(1, 3) dilation (2, 1)", (1, 3), (2, 1), (1, 5))]:
+        x = C.sequence.input_variable(shape)
+        res[name] = outcome(lambda: list(C.layers.Convolution(
+            filt, 2, sequential=True, pad=True, dilation=dil)(x).shape))
+    x = C.sequence.input_variable((1, 6), name="img")
+    conv = C.layers.Convolution((3, 3), 2, sequential=True, pad=True, dilation=(1, 1))
+    y = conv(x)
+    conv.W.value = r.param_value("W", conv.W.shape)
+    conv.b.value = r.param_value("b", conv.b.shape)
+    res["dilation 1 values"] = y.eval({x: [r.randn(3, 1, 6), r.randn(2, 1, 6)]})
     return res

@@ -19,8 +19,9 @@ when the graph runs.
 (CNTK 2.7 splices past and future values into a window centred as above and convolves it:
 the same values, ``cntk/layers/layers.py``'s ``_window``): its ``b`` has one axis per filter
 axis, ``(num_filters, 1, ...)``, a stride along the sequence axis is its
-``NotImplementedError`` when the layer is applied, and a minibatch shorter than the window is
-taken (zeros outside the sequences); unpadded, a sequence left no step is its RuntimeError.
+``NotImplementedError`` when the layer is applied (a dilation there its ValueError), and a
+minibatch shorter than the window is taken (zeros outside the sequences); unpadded, a
+sequence left no step is its RuntimeError.
 """
 
 from __future__ import annotations
@@ -92,6 +93,14 @@ class _SequentialConvolution(Layer):
         n = len(self.filter_shape)
         if self.windowed and self.strides[0] != 1:
             raise NotImplementedError("windowed convolution with stride not yet implemented")
+        if self.windowed and self.dilation[0] != 1 and self.filter_shape[0] > 1:
+            # (CNTK 2.7 convolves the window it splices, filter_shape[0] steps, unpadded:
+            # dilated, the filter no longer fits in it, and its reshape refuses the empty axis)
+            raise ValueError(
+                f"Convolution(sequential=True): a dilation of {self.dilation[0]} along the "
+                f"sequence axis leaves no output of the window of {self.filter_shape[0]} steps "
+                f"(CNTK 2.7: 'Reshape: Operand (sub-)dimensions '[0]' incompatible with "
+                f"desired replacement (sub-)dimensions '[]''); dilate the spatial axes only")
         values, _ = S.unpack(x, 0.0)                       # (B, T, [C,] *spatial)
         if self.reduction_rank == 0:
             values = F.stack(values, axis=2)
