@@ -109,3 +109,50 @@ def rmF38_pow_gradient_released_base(C, r):
         C.reduce_sum(C.pow(C.times(x, W) - y, 2)).grad({x: X, y: Y}, wrt=[W])]
     res["values"] = [C.pow(x + 1, 1.5).eval({x: X}), C.pow(x * x, 2).eval({x: X})]
     return res
+
+
+# -- classification_error(topN > 1) and cosine_distance of operands without the batch axis -------
+
+@cntk_case(names=["cntk.losses.cosine_distance", "cntk.metrics.classification_error",
+                  "cntk.ops.constant"],
+           rtol=1e-5, atol=1e-6,
+           note="CNTK 2.7 builds classification_error(..., topN=2) of a constant output or "
+                "target (a scalar, shape ()) and refuses every run, RuntimeError 'Expected "
+                "MBLayout in Input 0' (the target; 1, the output); before rmF38 Stadyn gave "
+                "0.0 for two constants (shape (1,)) and a ShapeError (ValueError) as it was "
+                "made for one.  cosine_distance: a batched operand beside a constant is "
+                "refused when run (RuntimeError, 'SetDims: MBLayout must be set first'), two "
+                "constants of one column ((3,), (1, 3)) are computed, of several ((2, 3), "
+                "(3, 1)) refused (RuntimeError, 'Resize: Cannot resize the matrix because it "
+                "is a view.'), of shapes that broadcast ((3,), (2, 3)) refused (ValueError, "
+                "'InnerProduct: ...'); before rmF38 Stadyn computed them all; batched "
+                "operands' values compared beside")
+def rmF38_constants_without_batch_axis(C, r):
+    def k(*shape):
+        return C.constant(r.randn(*shape), name="k")
+
+    x = C.input_variable(3, name="x")
+    X = r.randn(2, 3)
+    hot = C.input_variable(3, name="hot")
+    H = np.eye(3, dtype=np.float32)[[2, 0]]
+    res = {}
+    for name, make, feed in [
+            ("topN 2, two constants", lambda: C.classification_error(k(3), k(3), topN=2), {}),
+            ("topN 3, two matrices", lambda: C.classification_error(k(2, 3), k(2, 3), topN=3),
+             {}),
+            ("topN 2, constant output", lambda: C.classification_error(k(3), hot, topN=2),
+             {hot: H}),
+            ("topN 2, constant target", lambda: C.classification_error(x, k(3), topN=2),
+             {x: X}),
+            ("cosine, input and constant", lambda: C.cosine_distance(x, k(3)), {x: X}),
+            ("cosine, constant and input", lambda: C.cosine_distance(k(3), x), {x: X}),
+            ("cosine, (3,)", lambda: C.cosine_distance(k(3), k(3)), {}),
+            ("cosine, (1, 3)", lambda: C.cosine_distance(k(1, 3), k(1, 3)), {}),
+            ("cosine, (2, 3)", lambda: C.cosine_distance(k(2, 3), k(2, 3)), {}),
+            ("cosine, (3, 1)", lambda: C.cosine_distance(k(3, 1), k(3, 1)), {}),
+            ("cosine, (3,) and (2, 3)", lambda: C.cosine_distance(k(3), k(2, 3)), {})]:
+        f = make()
+        res[name] = [list(f.shape), outcome(lambda: f.eval(feed))]
+    res["batched"] = [C.classification_error(x, hot, topN=2).eval({x: X, hot: H}),
+                      C.cosine_distance(x, hot).eval({x: X, hot: H})]
+    return res
