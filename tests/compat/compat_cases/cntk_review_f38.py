@@ -156,3 +156,41 @@ def rmF38_constants_without_batch_axis(C, r):
     res["batched"] = [C.classification_error(x, hot, topN=2).eval({x: X, hot: H}),
                       C.cosine_distance(x, hot).eval({x: X, hot: H})]
     return res
+
+
+# -- Convolution(sequential=True) and SequentialConvolution: options CNTK 2.7 takes or refuses -----
+
+@cntk_case(names=["cntk.layers.Convolution", "cntk.layers.SequentialConvolution"],
+           rtol=1e-4, atol=1e-5,
+           note="CNTK 2.7 pads sharing to the filter's rank before its 'if not sharing' "
+                "check (cntk/layers/layers.py, Convolution and SequentialConvolution), so "
+                "sharing=False is taken and the kernel shared: the values of sharing=True "
+                "(before rmF38 Stadyn's NotImplementedError); a sharing or strides list of "
+                "another length than the filter's is its ValueError; a stride along the "
+                "sequence axis of Convolution(sequential=True) is its NotImplementedError as "
+                "the layer is made (CNTK's layer is built on placeholders; before rmF38 "
+                "Stadyn's when applied), and the layer applied to an input without a "
+                "sequence axis its RuntimeError (PastValue; before rmF38 Stadyn's ValueError)")
+def rmF38_sequential_convolution_options(C, r):
+    s = C.sequence.input_variable(2, name="s")
+    S = [r.randn(4, 2), r.randn(2, 2)]
+    res = {}
+    for name, make in [("Convolution", lambda sh: C.layers.Convolution(
+                            (3,), 2, sequential=True, pad=True, sharing=sh)),
+                       ("SequentialConvolution", lambda sh: C.layers.SequentialConvolution(
+                           (3,), 2, pad=True, sharing=sh))]:
+        outs = []
+        for sharing in (True, False):
+            y = make(sharing)(s)
+            for p in sorted(y.parameters, key=lambda p: p.name):
+                p.value = r.param_value(name + p.name, p.shape)
+            outs.append(outcome(lambda: y.eval({s: S})))
+        res[name + ", sharing True, False"] = outs
+    res["sharing of 2 for a filter of 1"] = outcome(
+        lambda: C.layers.Convolution((3,), 2, sequential=True, sharing=[True, True])(s).shape)
+    res["made with a stride along the sequence"] = outcome(
+        lambda: type(C.layers.Convolution((3,), 2, sequential=True, strides=2)).__name__)
+    x = C.input_variable((2, 5), name="x")
+    res["input without a sequence axis"] = outcome(
+        lambda: C.layers.Convolution((3,), 2, sequential=True, pad=True)(x).shape)
+    return res

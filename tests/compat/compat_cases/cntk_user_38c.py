@@ -33,7 +33,7 @@ def _set_sorted(r, params):
                 "parameters after; an even window (2,) unpadded over steps of (2, 5) with a "
                 "spatial filter axis (3, 2), no num_filters and reduction_rank=0, and "
                 "default_options(pad=True) reaching it; what CNTK refuses: a stride along the "
-                "sequence axis (NotImplementedError when applied), sequences shorter than an "
+                "sequence axis (NotImplementedError as made), sequences shorter than an "
                 "unpadded window, beside longer ones or not (RuntimeError when evaluated); "
                 "a padded window of 5 over sequences of 2 and 1 steps is computed (zeros "
                 "outside them; CNTK's SequentialConvolution refuses it)")
