@@ -33,7 +33,7 @@ def _set_sorted(r, params):
                 "parameters after; an even window (2,) unpadded over steps of (2, 5) with a "
                 "spatial filter axis (3, 2), no num_filters and reduction_rank=0, and "
                 "default_options(pad=True) reaching it; what CNTK refuses: a stride along the "
-                "sequence axis (NotImplementedError when applied), sequences shorter than an "
+                "sequence axis (NotImplementedError as made), sequences shorter than an "
                 "unpadded window, beside longer ones or not (RuntimeError when evaluated); "
                 "a padded window of 5 over sequences of 2 and 1 steps is computed (zeros "
                 "outside them; CNTK's SequentialConvolution refuses it)")
@@ -168,9 +168,10 @@ def user38_gradients_as_values(C, r):
            known={"pow of a computed base, gradient":
                   "CNTK 2.7 differentiates pow(b, e) w.r.t. a base b that another op computed "
                   "as e * db/dx, as if b were 1 (pow(x + 1, 1.5) gives 1.5, pow(2 * x, 1.5) "
-                  "3.0; PowNode::BackpropTo, LinearAlgebraNodes.h:197-220, reads the base's "
-                  "value tensor, likely a buffer its memory sharing reused: not verified); "
-                  "Stadyn "
+                  "3.0; PowNode::BackpropTo, LinearAlgebraNodes.h:204-219, reads the base's "
+                  "value buffer, which its memory sharing handed on, PowNode declaring no "
+                  "use of it, ComputationNode.h:2497: here it holds the root's gradient, 1; "
+                  "rmF38_pow_gradient_released_base varies it); Stadyn "
                   "gives the derivative e * b ** (e - 1) * db/dx (stadyn/compat/cntk/"
                   "_ops_math.py's pow, the native F.pow2)"},
            note="found while writing the round-38 programs: pow's gradient where its base is "

@@ -99,6 +99,8 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         1.0
     """
     _topn_checked({"topN": topN, "axis": axis})
+    if int(topN) > 1 and not (batched(output_vector) and batched(target_vector)):
+        return _topn_refused_when_run(output_vector, target_vector, name)
     refuse_mixed_axes("TransposeTimes", (output_vector, target_vector), 0, "Hardmax")
     axis = _python_axis(axis)
     if int(topN) == 1 and axis is None:
@@ -142,6 +144,21 @@ def classification_error(output_vector, target_vector, axis=-1, topN: int = 1,
         show_topn_constant(made.variable)                                  # after its operands)
         return made
     return _loss_block(made, name, (output_vector, target_vector), "Minus", one=True)
+
+
+def _topn_refused_when_run(output_vector, target_vector, name: str):
+    """``classification_error(..., topN > 1)`` of an output or target without the batch axis
+    (a constant): CNTK 2.7 builds it, a scalar, and refuses every run, its ClassificationError
+    node (inputs: the target, then the output) expecting a minibatch layout on both."""
+    out = F.mul_scalar(F.add2(F.sum(operand(output_vector)), F.sum(operand(target_vector))),
+                       0.0)
+    made = named(wrap(one_op(out, output_vector, target_vector)), name, "ClassificationError")
+    missing = 0 if not batched(target_vector) else 1
+    refuse_when_run(out, f"Node '{made.root_function.uid}' (ClassificationError operation): "
+                    f"Expected MBLayout in Input {missing}.\nclassification_error with topN > "
+                    f"1: its {('target', 'output')[missing]} has no batch axis (CNTK 2.7 "
+                    "counts the minibatch's samples; give it an input's samples)", RuntimeError)
+    return made
 
 
 def _classification_error_of_matrices(output_vector, target_vector, name: str):
@@ -413,7 +430,37 @@ def cosine_distance(x, y, name: str = ""):
     dot = F.sum(operand(xy), axis=sample_axes(xy))
     out = S.cos_distance_of(dot, S.inverse_norm(operand(x), sample_axes(x)),
                             S.inverse_norm(operand(y), sample_axes(y)))
-    return named(wrap(one_op(out, x, y)), name, "CosDistance")
+    made = named(wrap(one_op(out, x, y)), name, "CosDistance")
+    _refuse_unbatched_cosines(out, made, x, y)
+    return made
+
+
+def _refuse_unbatched_cosines(out, made, x, y) -> None:
+    """What CNTK 2.7 builds as ``cosine_distance`` but refuses when it runs: one operand with
+    the batch axis and one without (a constant), or two without where either holds more than
+    one column (its matrix view of ``(2, 3)`` or ``(3, 1)`` is several; ``(3,)`` and ``(1, 3)``
+    run; two of shapes that broadcast, ``(3,)`` and ``(2, 3)``, are its ValueError)."""
+    if batched(x) and batched(y):
+        return
+    error = RuntimeError
+    if batched(x) or batched(y):
+        why = ("one operand has the batch axis and the other (a constant?) has none; CNTK "
+               "2.7 takes both per sample")
+        words = "SetDims: MBLayout must be set first, before calling this function."
+    elif tuple(sample_shape(x)) != tuple(sample_shape(y)):
+        why = (f"operands of shapes {tuple(sample_shape(x))} and {tuple(sample_shape(y))} "
+               "without the batch axis: CNTK 2.7 broadcasts no constant here")
+        words, error = "InnerProduct: Matrices a and b should have same dimension.", ValueError
+    else:
+        columns = [math.prod(sample_shape(v)[:-1]) for v in (x, y)]
+        if max(columns) <= 1:
+            return
+        why = (f"operands of shapes {tuple(sample_shape(x))} and {tuple(sample_shape(y))} "
+               "without the batch axis: CNTK 2.7 reads each as columns of its last axis, "
+               "and gives one value only")
+        words = "Resize: Cannot resize the matrix because it is a view."
+    refuse_when_run(out, f"Node '{made.root_function.uid}' (CosDistance operation): {words}"
+                    f"\ncosine_distance: {why}", error)
 
 
 def fmeasure(output, target, beta: float = 1, name: str = ""):

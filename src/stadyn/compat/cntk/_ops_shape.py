@@ -461,10 +461,17 @@ def to_batch(x, name: str = ""):
 
 
 def unpack_batch(x, name: str = ""):
-    """The batch axis of ``x`` becomes an ordinary first axis."""
-    out = F.identity(_as_operand(x))
+    """The batch axis of ``x`` becomes an ordinary first axis (an ``x`` with a sequence axis
+    is refused, as CNTK 2.7 refuses it)."""
+    operand = _as_operand(x)
+    if operand.sequence_lengths is not None:
+        raise RuntimeError("UnpackBatch: only support input with batch axis and no sequence "
+                           "axis. (unpack_batch of a sequence: CNTK 2.7 refuses it; unpack "
+                           "its steps first with sequence.unpack)")
+    out = F.identity(operand)
     G.BATCH.unmark(out)
-    mark_free_axes(out, [0])        # (the batch, shown as CNTK 2.7's FreeDimension, -3)
+    # (the batch, shown as CNTK 2.7's FreeDimension, -3, and the operand's own free axes)
+    mark_free_axes(out, {0} | free_steps(operand))
     return named(wrap(out), name, "UnpackBatchAxis")
 
 

@@ -19,8 +19,10 @@ when the graph runs.
 (CNTK 2.7 splices past and future values into a window centred as above and convolves it:
 the same values, ``cntk/layers/layers.py``'s ``_window``): its ``b`` has one axis per filter
 axis, ``(num_filters, 1, ...)``, a stride along the sequence axis is its
-``NotImplementedError`` when the layer is applied, and a minibatch shorter than the window is
-taken (zeros outside the sequences); unpadded, a sequence left no step is its RuntimeError.
+``NotImplementedError`` as the layer is made (a dilation there its ValueError when applied,
+an input without a sequence axis its RuntimeError), and a
+minibatch shorter than the window is taken (zeros outside the sequences); unpadded, a
+sequence left no step is its RuntimeError.
 """
 
 from __future__ import annotations
@@ -34,6 +36,7 @@ from ...layers import Layer, default_override_or, glorot_uniform, resolve
 from ...cntk_semantics import convolution as window_convolution
 from ._layers import Convolution as _static_convolution
 from ._layers import LayerFunction, _native
+from ._run_checks import refuse_when_run
 
 __all__ = ["Convolution", "SequentialConvolution"]
 
@@ -83,6 +86,7 @@ class _SequentialConvolution(Layer):
         self.strides = tuple(int(s) for s in _tuple(strides, n))
         self.dilation = tuple(int(d) for d in _tuple(dilation, n))
         self.reduction_rank = reduction_rank
+        self.unshared = False           # (SequentialConvolution(sharing=False): see apply)
 
     @property
     def kind(self) -> str:
@@ -90,8 +94,19 @@ class _SequentialConvolution(Layer):
 
     def apply(self, x):
         n = len(self.filter_shape)
-        if self.windowed and self.strides[0] != 1:
-            raise NotImplementedError("windowed convolution with stride not yet implemented")
+        if self.windowed and x.sequence_lengths is None:
+            raise RuntimeError("PastValue/FutureValue Function: the input has no sequence "
+                               "axis\nConvolution(sequential=True): CNTK 2.7 splices past and "
+                               "future values of the steps of a sequence; make the input with "
+                               "sequence.input_variable")
+        if self.windowed and self.dilation[0] != 1 and self.filter_shape[0] > 1:
+            # (CNTK 2.7 convolves the window it splices, filter_shape[0] steps, unpadded:
+            # dilated, the filter no longer fits in it, and its reshape refuses the empty axis)
+            raise ValueError(
+                f"Convolution(sequential=True): a dilation of {self.dilation[0]} along the "
+                f"sequence axis leaves no output of the window of {self.filter_shape[0]} steps "
+                f"(CNTK 2.7: 'Reshape: Operand (sub-)dimensions '[0]' incompatible with "
+                f"desired replacement (sub-)dimensions '[]''); dilate the spatial axes only")
         values, _ = S.unpack(x, 0.0)                       # (B, T, [C,] *spatial)
         if self.reduction_rank == 0:
             values = F.stack(values, axis=2)
@@ -132,7 +147,13 @@ class _SequentialConvolution(Layer):
         lengths = F.sequence_window_lengths(x.sequence_lengths, kernel, span, self.strides[0],
                                             self.pad[0])
         y = S.to_sequence(y, lengths)
-        return self.activation(y) if self.activation is not None else y
+        y = self.activation(y) if self.activation is not None else y
+        if self.unshared:       # (CNTK 2.7 builds it; its node refuses the kernel when run)
+            refuse_when_run(y, "Convolution weight matrix W should have dimension [(filter "
+                            "shape) x (input channels) x (output channels)]\n"
+                            "SequentialConvolution(sharing=False): CNTK 2.7 takes it as made "
+                            "and refuses it when run", RuntimeError)
+        return y
 
 
 def SequentialConvolution(filter_shape, num_filters=None,
@@ -171,8 +192,15 @@ def _sequence_convolution(kind: str, windowed: bool, filter_shape, num_filters, 
         raise NotImplementedError("Convolution: reduction_rank must be 0 or 1")
     if transpose_weight:
         raise NotImplementedError("Convolution: transpose_weight option currently not supported")
-    if not sharing:
-        raise NotImplementedError("Convolution: sharing option currently must be True")
+    n = len(_tuple(filter_shape, 1))
+    for what, value in (("strides", strides), ("sharing", sharing)):
+        if len(_tuple(value, n)) != n:         # (CNTK 2.7's _pad_to_shape)
+            raise ValueError(f"{what} parameter ({value}) must be a scalar or have same number "
+                             f"of elements as the filter_shape parameter ({filter_shape})")
+    # (CNTK 2.7 checks ``not sharing`` of the padded tuple, never empty: sharing=False is
+    # taken, the windowed layer's kernel shared; SequentialConvolution's refused when run)
+    if windowed and _tuple(strides, n)[0] != 1:      # (CNTK's _window, as the layer is made)
+        raise NotImplementedError("windowed convolution with stride not yet implemented")
     if groups <= 0:
         raise ValueError("Convolution: groups must be strictly positive, i.e. groups > 0.")
     if groups > 1:
@@ -183,6 +211,7 @@ def _sequence_convolution(kind: str, windowed: bool, filter_shape, num_filters, 
         filter_shape, num_filters, activation, resolve(kind, "init", init),
         resolve(kind, "pad", pad), strides, resolve(kind, "bias", bias),
         resolve(kind, "init_bias", init_bias), reduction_rank, dilation, name, windowed)
+    layer.unshared = not windowed and not all(_tuple(sharing, n))
     return LayerFunction(layer, op_name, name)
 
 
