@@ -67,23 +67,15 @@ def rmF38_sequential_convolution_dilation(C, r):
 @cntk_case(names=["cntk.ops.pow", "cntk.Function.grad", "cntk.Function.forward",
                   "cntk.Function.backward"],
            rtol=1e-4, atol=1e-5,
-           known={"released base, gradients":
-                  "CNTK 2.7's PowNode declares no use of its inputs' values in its gradient "
-                  "(it keeps BinaryElementWiseNode's InputUsedInComputingInputNodesGradients "
-                  "false, ComputationNode.h:2497, though BackpropTo reads the base and the "
-                  "exponent, LinearAlgebraNodes.h:204-219), so its memory sharing lets another "
-                  "matrix reuse the buffer of a base or exponent another op computed (x + 1, "
-                  "2 * x, x * x, z - y: ops that themselves need no values back) before the "
-                  "gradient reads it: CNTK reads whatever that buffer holds then, the root's "
-                  "gradient here (1, or 4 for a root gradient of 4: pow(x + 1, 1.5) gives "
-                  "1.5 * g, 12 for g = 4), 0 under a reduce_sum (gradient 0), 1 in a squared "
-                  "error through pow; not a rule of the kernel but of the buffer plan. Stadyn "
-                  "gives the derivative (stadyn/compat/cntk/_ops_math.py's pow, F.pow2)"},
            note="pow's gradient against CNTK 2.7 where its base or exponent is an op's output: "
                 "where that op keeps its own output for its gradient (exp, sigmoid) or the "
                 "base is the input itself or a constant, both give the derivative; where it "
                 "does not (x + 1, 2 * x, x * x, a times minus a label), CNTK 2.7 reads a "
-                "reused buffer (the known row; see docs/cntk-names.md, 'pow')")
+                "reused buffer, whose content depends on the whole process's buffer plan: "
+                "pow(x + 1, 1.5).grad gave 1.5 with this case run alone and the derivative "
+                "(1.837...) in a whole regeneration (test_references_match_a_fresh_run), so "
+                "those gradients are not compared; Stadyn gives the derivative (see "
+                "docs/cntk-names.md, 'pow')")
 def rmF38_pow_gradient_released_base(C, r):
     r.touch("cntk.Function.grad", "cntk.Function.forward", "cntk.Function.backward")
     x = C.input_variable(3, name="x", needs_gradient=True)
@@ -98,15 +90,6 @@ def rmF38_pow_gradient_released_base(C, r):
                                     C.pow(x, 1.5).grad({x: X}),
                                     C.pow(2.0, x + 1).grad({x: X}),
                                     seeded(C.pow(C.exp(x), 1.5), 4.0)]}
-    y = C.input_variable(2, name="y")
-    W = C.parameter((3, 2), name="W")
-    W.value = r.param_value("W", (3, 2))
-    Y = r.randn(2, 2)
-    res["released base, gradients"] = [
-        C.pow(x + 1, 1.5).grad({x: X}), seeded(C.pow(x + 1, 1.5), 4.0),
-        C.pow(x * x, 2).grad({x: X}), C.reduce_sum(C.pow(x + 1, 1.5)).grad({x: X}),
-        C.pow(x + 1, x).grad({x: X}),
-        C.reduce_sum(C.pow(C.times(x, W) - y, 2)).grad({x: X, y: Y}, wrt=[W])]
     res["values"] = [C.pow(x + 1, 1.5).eval({x: X}), C.pow(x * x, 2).eval({x: X})]
     return res
 

@@ -165,18 +165,12 @@ def user38_gradients_as_values(C, r):
 @cntk_case(names=["cntk.ops.pow", "cntk.ops.unpack_batch", "cntk.ops.to_batch",
                   "cntk.Function.grad", "cntk.ops.reshape", "cntk.ops.slice"],
            rtol=1e-4, atol=1e-5,
-           known={"pow of a computed base, gradient":
-                  "CNTK 2.7 differentiates pow(b, e) w.r.t. a base b that another op computed "
-                  "as e * db/dx, as if b were 1 (pow(x + 1, 1.5) gives 1.5, pow(2 * x, 1.5) "
-                  "3.0; PowNode::BackpropTo, LinearAlgebraNodes.h:204-219, reads the base's "
-                  "value buffer, which its memory sharing handed on, PowNode declaring no "
-                  "use of it, ComputationNode.h:2497: here it holds the root's gradient, 1; "
-                  "rmF38_pow_gradient_released_base varies it); Stadyn "
-                  "gives the derivative e * b ** (e - 1) * db/dx (stadyn/compat/cntk/"
-                  "_ops_math.py's pow, the native F.pow2)"},
            note="found while writing the round-38 programs: pow's gradient where its base is "
-                "an op's output (against one where the base is the input itself, which both "
-                "give as e * x ** (e - 1)), and unpack_batch's static shape: its batch axis "
+                "the input itself (both give e * x ** (e - 1); where another op computed the "
+                "base, CNTK 2.7 reads a buffer its memory sharing reused: 1.5 when this case "
+                "ran alone, the derivative in a whole regeneration, so it is not compared: "
+                "rmF38_pow_gradient_released_base, docs/cntk-names.md 'pow'), and "
+                "unpack_batch's static shape: its batch axis "
                 "a FreeDimension (-3) before and after a run, kept by ops over it (before "
                 "cntkuser38 Stadyn showed 1, then the last run's batch size)")
 def user38_pow_and_unpack_batch(C, r):
@@ -184,9 +178,7 @@ def user38_pow_and_unpack_batch(C, r):
     x = C.input_variable(3, name="x", needs_gradient=True)
     X = np.array([[0.5, 2.0, 3.0]], np.float32)
     res = {"pow of the input, gradient": C.pow(x, 1.5).grad({x: X}),
-           "pow of a computed base": C.pow(x + 1, 1.5).eval({x: X}),
-           "pow of a computed base, gradient": [C.pow(x + 1, 1.5).grad({x: X}),
-                                                C.pow(x * 2, 1.5).grad({x: X})]}
+           "pow of a computed base": C.pow(x + 1, 1.5).eval({x: X})}
     u = C.unpack_batch(x)
     before = list(u.shape)
     values = u.eval({x: r.randn(4, 3)})
