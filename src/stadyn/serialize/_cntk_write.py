@@ -368,6 +368,10 @@ def cntk_v2_bytes(outputs: Sequence[Variable], inputs: Mapping[str, Variable],
                                                       "parameter or a value inside a layer")
         ends.append(produced[id(v)][0])
     made = w.whole(ends)
+    if len(outputs) == 1 and recurrences.get(id(outputs[0])) == "":
+        # (an unnamed Recurrence, RecurrenceFrom or Fold: CNTK 2.7 writes the layer's Combine
+        # of its output as the root, not the step's last op; a named one's NoOp is its root)
+        made = None
     if combine_name is None and made is not None:
         root = made                 # (one function's outputs, TopK's two: it is the root)
     else:
