@@ -143,11 +143,18 @@ def write_protobuf_states(path: str | os.PathLike, states: Mapping[str, Mapping[
     atomic_write(os.fspath(path), write)
 
 
-def is_nnabla_protobuf_states(head: bytes) -> bool:
-    """Whether a file starting with ``head`` (its first 9 bytes, or all of a shorter one) is
-    NNabla's ``.protobuf`` state file rather than Stadyn's safetensors container (an 8-byte
-    header length, then ``{``), which Stadyn wrote for any suffix but ``.h5`` before."""
-    return not (len(head) >= 9 and head[8:9] == b"{")
+def is_nnabla_protobuf_states(head: bytes, size: int) -> bool:
+    """Whether a file of ``size`` bytes starting with ``head`` (its first 9 bytes, or all of a
+    shorter one) is NNabla's ``.protobuf`` state file rather than Stadyn's safetensors
+    container, which Stadyn wrote for any suffix but ``.h5`` before: an 8-byte little-endian
+    header length, a JSON header of that length (``{`` first) within the file.  A ``{`` at
+    byte 8 alone does not tell them apart: NNabla's message has one there when its first
+    parameter's entry is 15744 to 15871 bytes long (the second byte of that length); its
+    bytes 3 to 7 (field 40's key ``c2 02`` among them) make the "header length" far larger
+    than any file."""
+    if len(head) < 9 or head[8:9] != b"{":
+        return True
+    return 8 + int.from_bytes(head[:8], "little") > size
 
 
 class _Reader:
