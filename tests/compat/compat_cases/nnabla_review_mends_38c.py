@@ -4,9 +4,14 @@ it), and a ``.protobuf`` state file whose byte 8 is ``{`` (NNabla's ``Optimizer`
 when its first parameter's entry is 15744 to 15871 bytes long), saved and loaded back.
 """
 
+import functools
+
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import nnabla_refusal, outcome
+
+_error = functools.partial(outcome, convert=lambda _: "computes", raised=nnabla_refusal)
 
 SV = "nnabla.solvers."
 
@@ -90,4 +95,36 @@ def rm38c_protobuf_states_brace_at_byte_8(nn, F, PF, S, r):
         res["m " + k] = s.pstate["m"].d.astype(np.float32)
     res["m dtype after load"] = sorted({str(s.pstate["m"].d.dtype)
                                         for s in fresh.get_states().values()})
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.clip_grad_by_value", "nnabla.functions.einsum"])
+def rm38c_clip_grad_and_einsum_arguments(nn, F, PF, S, r):
+    """What NNabla 1.39 raises for ``F.clip_grad_by_value`` with a number or a NumPy array as
+    ``min``/``max`` (``AssertionError``: its inputs must be Variables) and for ``F.einsum``
+    without ``equation=`` by keyword (``KeyError``) or with an empty one (``RuntimeError``),
+    in both modes; Stadyn raised a ShapeError (a ``ValueError``: "'float' object has no
+    attribute 'to'", "give equation=") or, for an array, a ``TypeError``."""
+    x = nn.Variable.from_numpy_array(np.arange(6, dtype=np.float32).reshape(2, 3))
+    x.need_grad = True
+    lo = nn.Variable.from_numpy_array(np.full((2, 3), -2, np.float32))
+    hi = nn.Variable.from_numpy_array(np.full((2, 3), 5, np.float32))
+    calls = {
+        "clip floats": lambda: F.clip_grad_by_value(x, -2.0, 5.0),
+        "clip ints": lambda: F.clip_grad_by_value(x, -2, 5),
+        "clip numpy scalars": lambda: F.clip_grad_by_value(x, np.float32(-2), np.float32(5)),
+        "clip numpy arrays": lambda: F.clip_grad_by_value(x, lo.d.copy(), hi.d.copy()),
+        "clip max a number": lambda: F.clip_grad_by_value(x, lo, 5.0),
+        "clip Variables": lambda: F.clip_grad_by_value(x, lo, hi),
+        "einsum without equation": lambda: F.einsum(x, x),
+        "einsum a list without equation": lambda: F.einsum([x, x]),
+        "einsum equation by position": lambda: F.einsum(x, x, "ij,ij->i"),
+        "einsum empty equation": lambda: F.einsum(x, x, equation=""),
+        "einsum": lambda: F.einsum(x, x, equation="ij,ij->i"),
+    }
+    res = {}
+    for mode in (False, True):
+        for key, call in calls.items():
+            with nn.auto_forward(mode):
+                res["%s %s" % ("dynamic" if mode else "static", key)] = _error(call)
     return res
