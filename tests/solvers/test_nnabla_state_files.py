@@ -185,3 +185,24 @@ def test_a_protobuf_state_file_with_a_brace_at_byte_8_loads(tmp_path):
         state = fresh.get_states()[pname]
         assert state.t == 1
         np.testing.assert_allclose(state.pstate["m"].d, np.full(size, 0.1), rtol=1e-6)
+
+
+def test_a_protobuf_state_file_without_states_is_empty_and_loads(tmp_path):
+    # NNabla 1.39 writes a solver without parameters as an empty Optimizer (0 bytes: its
+    # solver field unset) and loads such a file as no states (w keeps t 0); Stadyn wrote
+    # f2 01 00 and refused both its own file and NNabla's ("no solver states")
+    empty = S.Adam(0.1)
+    empty.set_parameters({})
+    empty.save_states(tmp_path / "empty.protobuf")
+    assert (tmp_path / "empty.protobuf").read_bytes() == b""
+    s, params = _solver(S.Adam)
+    _step(s, params, 1.0)
+    before = {k: (v.t, v.pstate["mean"].d.copy()) for k, v in s.get_states().items()}
+    s.load_states(tmp_path / "empty.protobuf")
+    for k, v in s.get_states().items():
+        assert v.t == before[k][0] == 1
+        np.testing.assert_array_equal(v.pstate["mean"].d, before[k][1])
+    # a message of other fields and no states (not an Optimizer) is still refused
+    (tmp_path / "other.protobuf").write_bytes(b"\xc2\x0c\x02\x0a\x00")
+    with pytest.raises(sd.ModelFileError, match="other.protobuf: no solver states"):
+        s.load_states(tmp_path / "other.protobuf")
