@@ -61,3 +61,12 @@ def test_r_div_scalar_keeps_the_dtype_a_number_gives(dtype, want):
     if got is None:
         pytest.skip("the op's kernel is not reachable as a plain function")
     assert got.dtype == want == (6.0 / x).dtype
+
+
+def test_arange_whose_float32_sum_sticks_is_refused():
+    # 16777216 + 1 is 16777216 in float32: NNabla 1.39's counting loop (arange.cpp:33-38)
+    # never ends; Stadyn returned 20000003 values, the last 3222787 all 16777216
+    with pytest.raises(ValueError,
+                       match=r"arange\(0, 20000000.0, 1\): .*sticks at 16777216\.0 .*never ends"):
+        F.arange(0, 2e7, 1)
+    assert np.float32(np.float32(16777216) + np.float32(1)) == np.float32(16777216)

@@ -161,3 +161,48 @@ def test_a_damaged_protobuf_state_file_names_itself(tmp_path):
         path.write_bytes(bad)
         with pytest.raises(sd.ModelFileError, match="states.protobuf: "):
             s.load_states(path)
+
+
+def test_a_protobuf_state_file_with_a_brace_at_byte_8_loads(tmp_path):
+    # NNabla's message has '{' (0x7b) at byte 8 when its first parameter's entry is 15744 to
+    # 15871 bytes long: f2 01 | solver length (3 bytes) | c2 02 | entry length 80 7b.  Stadyn
+    # took such a file for its safetensors container ("header too large"); NNabla 1.39 reads
+    # it (t 1, m 0.1 each: Momentum's lr * g after one step of g = 1)
+    w = sd.Variable.from_numpy_array(np.zeros(3929, np.float32), need_grad=True)
+    b = sd.Variable.from_numpy_array(np.zeros(300, np.float32), need_grad=True)
+    s = S.Momentum(0.1, 0.9)
+    s.set_parameters({"W": w, "b": b})
+    w.g, b.g = np.ones(3929, np.float32), np.ones(300, np.float32)
+    s.update()
+    path = tmp_path / "states.protobuf"
+    s.save_states(path)
+    assert path.read_bytes()[:9].hex() == "f201d48401c202807b"
+    assert _optimizer_message(path)["W"][0] == 1
+    fresh = S.Momentum(0.1, 0.9)
+    fresh.set_parameters({"W": w, "b": b})
+    fresh.load_states(path)
+    for pname, size in (("W", 3929), ("b", 300)):
+        state = fresh.get_states()[pname]
+        assert state.t == 1
+        np.testing.assert_allclose(state.pstate["m"].d, np.full(size, 0.1), rtol=1e-6)
+
+
+def test_a_protobuf_state_file_without_states_is_empty_and_loads(tmp_path):
+    # NNabla 1.39 writes a solver without parameters as an empty Optimizer (0 bytes: its
+    # solver field unset) and loads such a file as no states (w keeps t 0); Stadyn wrote
+    # f2 01 00 and refused both its own file and NNabla's ("no solver states")
+    empty = S.Adam(0.1)
+    empty.set_parameters({})
+    empty.save_states(tmp_path / "empty.protobuf")
+    assert (tmp_path / "empty.protobuf").read_bytes() == b""
+    s, params = _solver(S.Adam)
+    _step(s, params, 1.0)
+    before = {k: (v.t, v.pstate["mean"].d.copy()) for k, v in s.get_states().items()}
+    s.load_states(tmp_path / "empty.protobuf")
+    for k, v in s.get_states().items():
+        assert v.t == before[k][0] == 1
+        np.testing.assert_array_equal(v.pstate["mean"].d, before[k][1])
+    # a message of other fields and no states (not an Optimizer) is still refused
+    (tmp_path / "other.protobuf").write_bytes(b"\xc2\x0c\x02\x0a\x00")
+    with pytest.raises(sd.ModelFileError, match="other.protobuf: no solver states"):
+        s.load_states(tmp_path / "other.protobuf")

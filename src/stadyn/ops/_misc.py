@@ -95,7 +95,9 @@ def arange(start, stop, step=1):
     float32, computed as NNabla 1.39 does (``function/generic/arange.cpp``): ``start``,
     ``stop`` and ``step`` rounded to float32 and each value the previous one plus ``step`` in
     float32, the count too.  The rounding adds up: ``F.arange(0, 100, 0.1)`` has 1001 values,
-    the last 99.99905, as NNabla's (``torch.arange`` gives 1000).
+    the last 99.99905, as NNabla's (``torch.arange`` gives 1000).  A sum that stops growing
+    short of ``stop`` (``F.arange(0, 2e7, 1)`` sticks at 16777216) is a ``ValueError``:
+    NNabla's loop never ends there.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -114,7 +116,13 @@ def arange(start, stop, step=1):
     steps[0] = first
     values = np.add.accumulate(steps, dtype=np.float32)
     inside = values < last if delta > 0 else values > last
-    count = int(np.argmin(inside)) if not inside.all() else inside.size
+    if inside.all():
+        # the sum stopped growing short of stop: NNabla's counting loop (arange.cpp:33-38)
+        # never ends there; the values would repeat the stuck one
+        raise ValueError(f"arange({start}, {stop}, {step}): in float32 the running sum sticks "
+                         f"at {float(values[-1])!r} (adding {float(delta)!r} no longer changes it) "
+                         f"and never reaches {float(last)!r}; NNabla 1.39's loop never ends")
+    count = int(np.argmin(inside))
     return torch.from_numpy(values[:count].copy()).to(get_current_context().device)
 
 

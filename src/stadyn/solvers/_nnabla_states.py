@@ -135,7 +135,8 @@ def write_protobuf_states(path: str | os.PathLike, states: Mapping[str, Mapping[
             entry = _field(1, key.encode("utf-8")) + _field(2, _state_parameter(value))
             body += _field(2, entry)
         entries.append(_field(40, _field(1, name.encode("utf-8")) + _field(2, body)))
-    data = _field(30, b"".join(entries))
+    # no parameters: an empty message, no bytes at all (NNabla's; its solver field unset)
+    data = _field(30, b"".join(entries)) if entries else b""
 
     def write(tmp: str) -> None:
         with open(tmp, "wb") as f:
@@ -143,11 +144,18 @@ def write_protobuf_states(path: str | os.PathLike, states: Mapping[str, Mapping[
     atomic_write(os.fspath(path), write)
 
 
-def is_nnabla_protobuf_states(head: bytes) -> bool:
-    """Whether a file starting with ``head`` (its first 9 bytes, or all of a shorter one) is
-    NNabla's ``.protobuf`` state file rather than Stadyn's safetensors container (an 8-byte
-    header length, then ``{``), which Stadyn wrote for any suffix but ``.h5`` before."""
-    return not (len(head) >= 9 and head[8:9] == b"{")
+def is_nnabla_protobuf_states(head: bytes, size: int) -> bool:
+    """Whether a file of ``size`` bytes starting with ``head`` (its first 9 bytes, or all of a
+    shorter one) is NNabla's ``.protobuf`` state file rather than Stadyn's safetensors
+    container, which Stadyn wrote for any suffix but ``.h5`` before: an 8-byte little-endian
+    header length, a JSON header of that length (``{`` first) within the file.  A ``{`` at
+    byte 8 alone does not tell them apart: NNabla's message has one there when its first
+    parameter's entry is 15744 to 15871 bytes long (the second byte of that length); its
+    bytes 3 to 7 (field 40's key ``c2 02`` among them) make the "header length" far larger
+    than any file."""
+    if len(head) < 9 or head[8:9] != b"{":
+        return True
+    return 8 + int.from_bytes(head[:8], "little") > size
 
 
 class _Reader:
@@ -231,14 +239,19 @@ def _read_state_parameter(reader: _Reader, data: bytes, where: str) -> np.ndarra
 
 def read_protobuf_states(path: str | os.PathLike) -> "OrderedDict[str, dict[str, Any]]":
     """``{parameter: {state name: array, "t": steps}}`` from NNabla's ``.protobuf`` state file,
-    in the file's order; a file that is not one is a :class:`ModelFileError` naming it."""
+    in the file's order; a file that is not one is a :class:`ModelFileError` naming it.  An
+    ``Optimizer`` with no states (an empty file: NNabla's for a solver without parameters)
+    gives none, as NNabla 1.39 loads it; other fields and no states (a parameter file) are
+    refused."""
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
     reader = _Reader(data, path)
     out: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    other = False
     for number, wire, solver in reader.fields():
         if number != 30 or wire != _LEN:
+            other = True
             continue
         for n, w, entry in reader.fields(solver):
             if n != 40 or w != _LEN:
@@ -253,7 +266,7 @@ def read_protobuf_states(path: str | os.PathLike) -> "OrderedDict[str, dict[str,
                     state[key] = _read_state_parameter(
                         reader, value, f"{path}: state {key!r} of {name!r}")
             out[name] = state
-    if not out:
+    if not out and other:
         raise ModelFileError(f"{path}: no solver states (an NNabla Optimizer message with "
                              f"solver.states)")
     return out

@@ -120,15 +120,15 @@ class Solver(SolverStates, Optimizer):
         return OrderedDict(self._params)
 
     def _checked_hyper(self, key: str, value: Any) -> float:
-        """``value`` of hyperparameter ``key`` as a float: a finite number, a learning rate not
-        negative.  The constructor's rule, also applied to every loaded state."""
+        """``value`` of hyperparameter ``key`` as a float: a finite number.  The constructor's
+        rule, also applied to every loaded state.  A negative learning rate is taken, as
+        NNabla 1.39 takes it (gradient ascent: ``Sgd(-0.1)`` moves ``1`` with gradient ``0.5``
+        to ``1.05``; ``set_learning_rate(-1.0)`` too)."""
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise ArgumentError(f"{self.name}: {key} must be a number, got {value!r}")
         value = float(value)
         if not math.isfinite(value):
             raise StadynError(f"{self.name}: {key} must be finite, got {value}")
-        if key == self._lr_name and value < 0:
-            raise StadynError(f"{self.name}: invalid learning rate {value}")
         return value
 
     def _init_state(self, p: torch.Tensor) -> dict[str, Any]:

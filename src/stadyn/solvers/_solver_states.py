@@ -283,7 +283,7 @@ class SolverStates:
         nnabla_file = os.fspath(path).endswith(".h5")
         if os.fspath(path).endswith(".protobuf"):
             with open(path, "rb") as f:
-                nnabla_file = is_nnabla_protobuf_states(f.read(9))
+                nnabla_file = is_nnabla_protobuf_states(f.read(9), os.fstat(f.fileno()).st_size)
         if nnabla_file:
             states = read_h5_states(path) if os.fspath(path).endswith(".h5") else \
                 read_protobuf_states(path)

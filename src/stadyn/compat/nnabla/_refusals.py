@@ -37,6 +37,10 @@ inputs and the user's line.
   inside ``F.multi_head_attention`` and the attention layers of ``PF``, which drop out when
   their ``dropout`` is above 0 (:func:`check_dropout_p`); ``F.dropout``'s fourth argument is
   NNabla's ``n_outputs`` (``functions.py``);
+* ``clip_grad_by_value`` takes ``min`` and ``max`` as Variables: a number or a NumPy array
+  there is NNabla's ``AssertionError`` (``All inputs must be Variable``); ``einsum`` needs
+  ``equation=`` by keyword (NNabla's wrapper reads ``kw['equation']``: its ``KeyError``), not
+  empty (a ``RuntimeError``);
 * ``rnn``, ``lstm`` and ``gru`` check the shapes of their inputs as NNabla's ``setup_impl``
   does, and tell a lone ``weight`` or ``bias`` by its rank (``_rnn_refusals.py``).
 
@@ -55,6 +59,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import numbers
 from typing import Any, Callable
 
 import numpy as np
@@ -322,6 +327,28 @@ def _check_dropout(x=None, p=0.5, *_, **kwargs):
                             f"F.dropout has it, NNabla 1.39's takes x, p, seed)")
 
 
+def _check_clip_grad_by_value(x=None, min=None, max=None, *_, **__):  # noqa: A002
+    # NNabla 1.39's functions check every input is a Variable (function.pyx.tmpl, whose
+    # message formats the type of a generator expression); Stadyn's op would fail inside
+    for arg, value in (("min", min), ("max", max)):
+        if isinstance(value, (numbers.Number, np.ndarray, np.generic)):
+            raise AssertionError(
+                "All inputs must be Variable. [<class 'generator'>] (NNabla 1.39's "
+                f"clip_grad_by_value takes {arg} as a Variable of x's shape, got "
+                f"{type(value).__name__}; called at {format_location(user_location())})")
+
+
+def _check_einsum(*_, **kwargs):
+    # NNabla 1.39's F.einsum(*x, **kw) reads kw['equation'] (a positional string is one more
+    # input there); an empty equation fails its C++ preprocessing (a RuntimeError)
+    if "equation" not in kwargs:
+        raise KeyError("equation (NNabla 1.39's F.einsum takes it by keyword only, "
+                       f"F.einsum(a, b, equation='ij,jk->ik'); called at "
+                       f"{format_location(user_location())})")
+    if kwargs["equation"] == "":
+        raise _refuse("einsum", "value error in preprocess: the equation is empty")
+
+
 def _recurrent_checker(name: str, fn: Callable) -> Callable:
     # the arguments bound as ``fn`` binds them: one given by position read by its own name
     signature = inspect.signature(fn)
@@ -357,6 +384,8 @@ _CHECKS: dict[str, Callable] = {
     "fused_convolution": _check_fused_convolution,
     "top_k_data": _check_top_k_data,
     "dropout": _check_dropout,
+    "clip_grad_by_value": _check_clip_grad_by_value,
+    "einsum": _check_einsum,
 }
 
 
