@@ -297,3 +297,27 @@ def recurrence__dense_of_the_state_inferred(C, r, np):
             return [list(z.shape), [list(p.shape) for p in z.parameters]]
         res[f"{name} made"] = _outcome(made)
     return res
+
+
+@cntk_case(names=["cntk.layers.Fold", "cntk.layers.Sequential", "cntk.layers.Dense"],
+           note="the parameters of a Fold of a Python step applying a Sequential (CNTK 2.7: the "
+                "step's graph walked from the Sequence::Slice, the Sequential's last layer "
+                "first), forwards and backwards, over a fresh input and one an earlier model "
+                "ran on; the Fold's values")
+def fold__step_parameters(C, r, np):
+    g = C.glorot_uniform(seed=1)
+    res = {}
+    data = [np.arange(8, dtype=np.float32).reshape(2, 4) / 8,
+            np.ones((3, 4), np.float32) / 4]
+    for ran in ("fresh", "after a run"):
+        for back in (False, True):
+            y = C.sequence.input_variable(4)
+            if ran != "fresh":
+                C.layers.Recurrence(C.plus)(y).eval({y: [r.randn(3, 4).astype(np.float32)]})
+            t = C.layers.Sequential([C.layers.Dense(2, init=g), C.layers.Dense(5, init=g)])
+            z = C.layers.Fold(lambda h, v: h + C.reduce_sum(t(v)), go_backwards=back)(y)
+            key = f"{'backwards' if back else 'forwards'} {ran}"
+            res[f"{key} parameters"] = [list(p.shape) for p in z.parameters]
+            res[f"{key} arguments"] = [list(a.shape) for a in z.arguments]
+            res[f"{key} value"] = z.eval({y: data})
+    return res
