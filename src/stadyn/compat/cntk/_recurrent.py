@@ -371,9 +371,18 @@ class _FoldLayer(StatesLayer):
         (``GRU``, ``RNNStep``, ``LSTM``; one state): its root's input the ``Sequence::Slice``
         block ``last`` (Stadyn's ``sequence_last``), over the recurrence, whose step the walks
         see as the cell's block over a ``PastValue`` of its output (``StepView``); the
-        recurrence itself still one fused op."""
+        recurrence itself still one fused op.  A Python step's Fold (one state) likewise, its
+        step the step's graph replayed (``FunctionStepView``), so its parameters are listed
+        in the order of CNTK 2.7's walk (``Sequential([Dense(2), Dense(5)])``'s last first)."""
         states = last.parent.inputs[0]
         kind = getattr(getattr(self.layer, "step", None), "kind", None)
+        if isinstance(getattr(self.layer, "step", None), FunctionStep) and out in G.BLOCKS \
+                and len(self.outputs) == 1 and states.parent is not None and \
+                states.parent.spec.name == "recurrence" and states not in G.BLOCKS:
+            G.BLOCKS[states] = G.Block("Recurrence", "", (states.parent.inputs[0],))
+            G.note_step_view(states, FunctionStepView())
+            G.note_step_view(out, FoldSlice())
+            return
         if out not in G.BLOCKS or len(self.outputs) != 1 or states.parent is None or \
                 states.parent.spec.name not in VIEWED or kind not in VIEWED_STEPS or \
                 (kind != "lstm" and self.layer.step.op_by_op) or states in G.BLOCKS:

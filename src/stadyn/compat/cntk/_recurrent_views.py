@@ -15,7 +15,9 @@ Example:
 from __future__ import annotations
 
 from ... import functions as F
-from ...graph import (Variable, auto_forward, keep_with, replayed_from, shown_only,
+from ..._errors import ShapeError
+from ...graph import (Variable, auto_forward, keep_with, new_lengths, replayed_from,
+                      set_sequence_axis, shown_only,
                       topological_nodes)
 from ...ops import recurrence_states
 from . import _graph as G
@@ -116,31 +118,69 @@ class FunctionStepView:
         op = "FutureValue" if states.go_backwards else "PastValue"
         pasts = [G.past_value_view(out, op, k, shape) for k, shape in enumerate(states.shapes)]
         sequences = [node.inputs[k] for k in states.sequences]
-        arguments = pasts + sequences
         own = list(step.states) + list(step.inputs)
         # (values hoisted out of the step, a stabiliser's softplus(alpha): the view reads
         # what the loop is fed for them, as CNTK's step reads the outside graph)
         fed = list(node.inputs[len(node.inputs) - len(step.captured):]) if step.captured else []
         blocks = _replayed_blocks(step.outputs)
-        try:
-            with auto_forward(False):       # (nodes to show, never values to compute)
-                made = rebuild(list(step.outputs), dict(zip(own + step.captured, arguments + fed)),
-                               blocks=blocks)
-                # (the order the view's walk meets the arguments in, its blocks carried)
-                if _met_out_of_order(made, arguments):
-                    arguments = list(G.block_of_outputs(tuple(arguments), "Tuple", "",
-                                                        tuple(arguments)))
-                    made = rebuild(list(step.outputs),
-                                   dict(zip(own + step.captured, arguments + fed)),
-                                   blocks=blocks)
-        except Exception:       # (a step whose ops take no whole sequence: no view, the
-            return None         # recurrence shown as one node, as before)
+        made = None
+        for stand_in in (False, True):
+            try:
+                made = _replayed(step, own, pasts + sequences, fed, blocks, stand_in)
+                break
+            except ShapeError:  # (the step's ops over a batch an earlier run left: over
+                continue        # stand-ins of one step each, seen through)
+            except Exception:   # (a step whose ops take no whole sequence: no view, the
+                return None     # recurrence shown as one node, as before)
+        if made is None:
+            return None
         for v in made_between(made, {id(a) for a in pasts + sequences + fed}):
             shown_only(v.parent)
             G.mark_view(v)
         for past, output in zip(pasts, made):
             G.read_by_past_value(past, output)
         return made[0]
+
+
+def _replayed(step, own: list, arguments: list, fed: list, blocks: dict,
+              stand_in: bool) -> list:
+    """The step's outputs replayed over ``arguments`` (its ``PastValue`` views, then its
+    sequences) and ``fed`` (its captured values), none of it run.  ``stand_in``: each
+    argument of a sequence axis read through a stand-in of one step of one sequence
+    (:func:`_stand_in`) that the walks see through, its blocks shown over the argument, for
+    a step whose ops cannot take the batch an earlier run left in an argument (a
+    ``reduce_sum`` of a ``Dense`` once a sequence of 3 was evaluated: its axes are the
+    step's)."""
+    read = [_stand_in(a) for a in arguments] if stand_in else list(arguments)
+    with auto_forward(False):       # (nodes to show, never values to compute)
+        made = rebuild(list(step.outputs), dict(zip(own + step.captured, read + fed)),
+                       blocks=blocks)
+        # (the order the view's walk meets the arguments in, its blocks carried)
+        if _met_out_of_order(made, arguments):
+            tupled = G.block_of_outputs(tuple(read), "Tuple", "", tuple(arguments))
+            G.show_combined(tupled[0], arguments)       # (not the stand-ins)
+            made = rebuild(list(step.outputs), dict(zip(own + step.captured,
+                                                        list(tupled) + fed)), blocks=blocks)
+    if stand_in:        # (the blocks replayed over a stand-in show what it stands for)
+        for v in made_between(made, {id(a) for a in arguments + fed}):
+            block = G.BLOCKS.get(v)
+            if block is not None and any(G.seen_through(a) is not a for a in block.arguments):
+                G.BLOCKS[v] = G.Block(block.op_name, block.name,
+                                      tuple(G.seen_through(a) for a in block.arguments),
+                                      block.attributes, block.options)
+    return made
+
+
+def _stand_in(v: Variable) -> Variable:
+    """A leaf of ``v``'s shape on one sequence of one step (``v`` itself where it has no
+    sequence axis) that the walks, clones and saves see as ``v`` (``_graph.mark_spliced``):
+    what a step's view reads for ``v``, whatever batch an earlier run left in it."""
+    if v.sequence_lengths is None or v.ndim < 2 or tuple(v.shape[:2]) == (1, 1):
+        return v
+    one = Variable((1, 1) + tuple(v.shape[2:]), dtype=v.dtype)
+    set_sequence_axis(one, new_lengths())
+    G.mark_spliced(one, v)
+    return one
 
 
 def _replayed_blocks(outputs: list) -> dict:
