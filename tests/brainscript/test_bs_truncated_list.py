@@ -289,3 +289,28 @@ def test_a_past_value_outside_a_loop_is_tested_on_whole_sequences(tmp_path):
         totals.append((float(final[0]), int(final[1])))
     assert totals[0][1] == totals[1][1] == 44
     np.testing.assert_allclose(totals[0][0], totals[1][0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("epoch", [20, 50])
+def test_a_test_commands_epoch_size_over_a_truncated_list_is_cntk_exes_epoch(tmp_path, epoch):
+    # a test command's epochSize starts the reader's epoch of that many samples with no sweep
+    # limit (SimpleEvaluator.h:97-99, ReaderShim.cpp:108-112, Reader.h:49): CNTK 2.7's
+    # Evaluator over MinibatchSource(max_samples=epochSize, truncation_length=4) (refs
+    # "test_epochs").  20: 24 samples (the slots' sequences finish); 50, past the sweep's 44:
+    # 51 samples in 5 minibatches, the second sweep's first sequence too (until rmD38 Stadyn's
+    # test stopped at the sweep's end: 44 samples, 5 minibatches of other values)
+    reader = READER.replace("DATA", str(HERE / "seq.ctf"))
+    test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 12
+    epochSize = {epoch} ; numMBsToShowResult = 1
+    {reader} }}"""
+    log = pyio.StringIO()
+    run(str(_with_command(tmp_path, "test", test)), out=log)
+    ref = REFS["test_epochs"][str(epoch)]
+    got = _results(log.getvalue())[-len(ref):]
+    assert [n for _, n in got] == [n for _, n in ref]
+    np.testing.assert_allclose([v for v, _ in got], [s / n for s, n in ref], rtol=1e-5)
+    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
+                       log.getvalue())[-1]
+    assert (int(final[0]), int(final[2])) == (len(ref), sum(n for _, n in ref))
+    np.testing.assert_allclose(float(final[1]), sum(s for s, _ in ref) / int(final[2]),
+                               rtol=1e-5)
