@@ -28,10 +28,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from .. import schedules as SC
 from .._errors import StadynError
+from .._random import seed_torch
 from ..train import TrainingCallback
 from ._accumulators import counted_once, logged_so_far
 from ._autoadjust import AutoAdjust, LRState, after_epoch
@@ -177,7 +177,7 @@ class CNTKProgress(TrainingCallback):
                 log.raw(data_parallel_init_line(bits))
             self.dp_bits_now = bits
         # (CNTK's size_t arithmetic wraps: so does this, where torch takes 64 bits.)
-        torch.manual_seed((setting.seed_offset * sgd.max_epochs + epoch) % 2 ** 64)
+        seed_torch((setting.seed_offset * sgd.max_epochs + epoch) % 2 ** 64)
         if self.criterion is not None:
             # SGD.cpp: randSeedBase = parallelWorkerIdx * maxEpochs + epoch (the rank once
             # parallel training has started: at the first epoch, parallelizationStartEpoch 1)
