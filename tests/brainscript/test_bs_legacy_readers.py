@@ -227,6 +227,13 @@ def test_htkdeserializers_truncated_is_cntk_2s_truncated_packer(quick_e2e, monke
     np.testing.assert_array_equal(mb.data[2], values[first + second:first + second + 10])
     # read other than by a train command: whole utterances
     assert make_source(reader).next_minibatch(first)["features"].lengths.tolist() == [first]
+    # a test, eval or cv command and a cvReader read the same pieces (the packing mode is the
+    # reader's, whatever the action: HTKMLFReader.cpp:72-86); until rmD38 whole utterances
+    source = make_source(reader, evaluating=True)
+    assert isinstance(source, TruncatedSequenceSource) and source.parallel == 2
+    mb = source.next_minibatch(20)["features"]
+    assert mb.lengths.tolist() == [20, 20] and source.layout.begins == [True, True]
+    np.testing.assert_array_equal(mb.data[1], values[first:first + 20])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -632,3 +639,50 @@ def test_lmsequencereader_fill_mode_by_hand(tmp_path):
         words = mb["words"]
         seen.append([words.data[k, :n].argmax(-1).tolist() for k, n in enumerate(words.lengths)])
     assert seen == [[[0, 1, 2], [0, 2, 2]], [[0, 1, 2, 1]], [[0, 1, 1]], [[0, 2]]]
+
+
+def test_htkdeserializers_truncated_test_command_reads_pieces_with_the_state_carried(
+        quick_e2e, monkeypatch, tmp_path):
+    # readerType = "HTKDeserializers" with frameMode = false ; truncated = true packs truncated
+    # for a test command too (HTKMLFReader.cpp:72-86): with nbruttsineachrecurrentiter = 2 and
+    # no truncationLength, minibatchSize = 100 reads 2 slots of 100 frames, the LSTM's state
+    # carried from a slot's piece to the next, so the totals are the whole utterances' (the
+    # same test with truncated = false) in more minibatches (until rmD38: whole utterances)
+    text = _cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
+    text = text.replace("command = speechCreate:speechTrain", "command = speechTrain:speechTest")
+    network = """{
+        features = Input ((1 : 363)) ; labels = Input {132}
+        x = FlattenDimensions (Transpose (features), 1, 2)
+        z = DenseLayer {132} (RecurrentLSTMLayer {3} (x))
+        ce = CrossEntropyWithSoftmax (labels, z) ; err = ClassificationError (labels, z)
+        criterionNodes = (ce) ; evaluationNodes = (err) }"""
+    text = text.replace('BS.Network.Load("$modelPath$.initial")', network)
+    reader = text[text.index("    reader = {"):]
+    reader = reader[:reader.index("\n    }\n") + 7]
+    six = reader.replace("glob_0000.scp", "cv.scp").replace(
+        "nbruttsineachrecurrentiter = 32", "nbruttsineachrecurrentiter = 2").replace(
+        'readerType = "HTKMLFReader"', 'readerType = "HTKDeserializers" ; frameMode = false\n'
+        "        truncated = TRUNC").replace('"blockRandomize"', '"none"')
+    text += ("speechTest = {\n    action = \"test\" ; minibatchSize = 100\n"
+             "    numMBsToShowResult = 1\n    BrainScriptNetworkBuilder = " + network
+             + "\n" + six + "}\n")
+    scp = (quick_e2e["data"] / "glob_0000.scp").read_text().splitlines()
+    (quick_e2e["data"] / "cv.scp").write_text("\n".join(scp[:6]) + "\n")
+    monkeypatch.chdir(quick_e2e["data"])
+    finals = []
+    for trunc in ("true", "false"):
+        config = tmp_path / f"lstm_{trunc}.cntk"
+        config.write_text(text.replace("TRUNC", trunc))
+        log = pyio.StringIO()
+        run(str(config), [f"DataDir={quick_e2e['data']}", f"RunDir={tmp_path}", "DeviceId=-1",
+                          "truncated=false", "speechTrain=[SGD=[epochSize=200]]",
+                          "speechTrain=[SGD=[maxEpochs=1]]",
+                          "speechTrain=[reader=[nbruttsineachrecurrentiter=2]]"], out=log)
+        finals.append(re.findall(r"Final Results: Minibatch\[1-(\d+)\]: err = (\S+) \* (\d+); "
+                                 r"ce = (\S+) \* (\d+)", log.getvalue())[-1])
+    lengths = [b - a + 1 for a, b in quick_e2e["ranges"][:6]]
+    (mbs, err, n, ce, m), whole = finals
+    assert int(n) == int(m) == int(whole[2]) == sum(lengths)
+    np.testing.assert_allclose([float(err), float(ce)], [float(whole[1]), float(whole[3])],
+                               rtol=1e-5)
+    assert int(mbs) > int(whole[0])

@@ -289,3 +289,75 @@ def test_a_past_value_outside_a_loop_is_tested_on_whole_sequences(tmp_path):
         totals.append((float(final[0]), int(final[1])))
     assert totals[0][1] == totals[1][1] == 44
     np.testing.assert_allclose(totals[0][0], totals[1][0], rtol=1e-6)
+
+
+@pytest.mark.parametrize("epoch", [20, 50])
+def test_a_test_commands_epoch_size_over_a_truncated_list_is_cntk_exes_epoch(tmp_path, epoch):
+    # a test command's epochSize starts the reader's epoch of that many samples with no sweep
+    # limit (SimpleEvaluator.h:97-99, ReaderShim.cpp:108-112, Reader.h:49): CNTK 2.7's
+    # Evaluator over MinibatchSource(max_samples=epochSize, truncation_length=4) (refs
+    # "test_epochs").  20: 24 samples (the slots' sequences finish); 50, past the sweep's 44:
+    # 51 samples in 5 minibatches, the second sweep's first sequence too (until rmD38 Stadyn's
+    # test stopped at the sweep's end: 44 samples, 5 minibatches of other values)
+    reader = READER.replace("DATA", str(HERE / "seq.ctf"))
+    test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 12
+    epochSize = {epoch} ; numMBsToShowResult = 1
+    {reader} }}"""
+    log = pyio.StringIO()
+    run(str(_with_command(tmp_path, "test", test)), out=log)
+    ref = REFS["test_epochs"][str(epoch)]
+    got = _results(log.getvalue())[-len(ref):]
+    assert [n for _, n in got] == [n for _, n in ref]
+    np.testing.assert_allclose([v for v, _ in got], [s / n for s, n in ref], rtol=1e-5)
+    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
+                       log.getvalue())[-1]
+    assert (int(final[0]), int(final[2])) == (len(ref), sum(n for _, n in ref))
+    np.testing.assert_allclose(float(final[1]), sum(s for s, _ in ref) / int(final[2]),
+                               rtol=1e-5)
+
+
+def test_sgd_truncated_with_a_text_reader_spreads_rates_over_the_last_minibatchs_rows(tmp_path):
+    # readerType = "CNTKTextFormatReader" packs whole sequences; SGD's truncated = true spreads
+    # a per-minibatch rate and momentum over minibatchSize x the parallel sequences its shim
+    # reports at each epoch's start (SGD.cpp:549, 630): 1 before any minibatch
+    # (ReaderShim.cpp:79), then the rows of the last one read (ReaderShim.cpp:352), the
+    # first-fit packing of its sequences (Sequences.h:202-250).  Sequences of 5, 1, 3, 2, 1
+    # steps in minibatches of 6 samples are [5, 1] and [3, 2, 1] (CNTK 2.7's MinibatchSource
+    # gives 2 and 3 sequences of 6 samples), the last packed in 2 rows (3 | 2 + 1).  So epoch 1
+    # takes 0.3 / 6 per sample and a momentum of 0.9 per 6 samples, epochs 2 and 3 0.3 / 12 and
+    # 0.9 per 12 samples (the effective momentum logged, per minibatchSize = 6: 0.9 ** 0.5).
+    # Until rmD38 every epoch took epoch 1's.
+    rng = np.random.RandomState(3)
+    data = tmp_path / "rows.ctf"
+    with open(data, "w") as f:
+        for s, n in enumerate([5, 1, 3, 2, 1]):
+            for _ in range(n):
+                x, y = rng.uniform(-1, 1, 2), rng.randint(0, 2)
+                f.write(f"{s} |x {x[0]:.3f} {x[1]:.3f} |y {1 - y} {y}\n")
+    path = tmp_path / "rows.cntk"
+    path.write_text(f"""command = train
+deviceId = -1 ; traceLevel = 1
+train = {{
+    action = "train" ; modelPath = "{tmp_path}/model" ; truncated = true
+    SGD = {{ epochSize = 0 ; maxEpochs = 3 ; minibatchSize = 6 ; learningRatesPerMB = 0.3 }}
+    BrainScriptNetworkBuilder = {{
+        x = Input {{2}} ; y = Input {{2}}
+        W = ParameterTensor {{(2:2), initValueScale = 1}} ; b = ParameterTensor {{2}}
+        ce = CrossEntropyWithSoftmax (y, W * x + b)
+        featureNodes = (x) ; labelNodes = (y) ; criterionNodes = (ce)
+    }}
+    reader = {{ readerType = "CNTKTextFormatReader" ; file = "{data}" ; randomize = false
+        input = {{ x = {{ dim = 2 ; format = "dense" }} ; y = {{ dim = 2 ; format = "dense" }} }} }}
+}}
+""")
+    log = pyio.StringIO()
+    run(str(path), out=log)
+    starts = re.findall(r"Starting Epoch (\d): learning rate per sample = (\S+)  effective "
+                        r"momentum = (\S+)  momentum as time constant = (\S+) samples",
+                        log.getvalue())
+    expected = []
+    for epoch, rows in ((1, 1), (2, 2), (3, 2)):
+        per_sample = np.float32(0.9) ** (1 / (6 * rows))
+        expected.append((str(epoch), f"{np.float32(0.3) / (6 * rows):f}",
+                         f"{per_sample ** 6:f}", f"{-1 / np.log(per_sample):.1f}"))
+    assert starts == expected

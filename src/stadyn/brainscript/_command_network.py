@@ -362,6 +362,10 @@ class InputSource:
         #: samples, in order (None where it fed none): the write action writes each sequence
         #: of their values with its steps, as cntk.exe
         self.framed_lengths: list[int] | None = None
+        # the sequence lengths of the first input by name in the last minibatch read (a
+        # sample count for data of no sequences): :attr:`parallel_rows`
+        self._last_lengths: Any = None
+        self._first_by_name = min(inputs, key=lambda pair: pair[0])[1] if inputs else None
         streams = list(source.streams)
         self.pairs: list[tuple[Variable, str]] = []
         for name, var in inputs:
@@ -449,6 +453,12 @@ class InputSource:
         if not minibatch:
             return data, count
         self._check_layouts(minibatch)
+        if self._first_by_name is not None:       # (packed when asked: parallel_rows)
+            first = minibatch[self._first_by_name]
+            self._last_lengths = (
+                int(first.num_samples) if self._first_by_name.sequence_lengths is None else
+                first.lengths if first.lengths is not None else
+                [int(first.data.shape[1])] * int(first.data.shape[0]))
         for var, stream in self.pairs:
             mb = minibatch[var]
             count = mb.num_samples
@@ -474,6 +484,17 @@ class InputSource:
                                          mb.lengths if sequence else None, mb.is_sparse)
         return data, count
 
+    @property
+    def parallel_rows(self) -> int:
+        """The rows (parallel sequences) of the last minibatch :meth:`read` gave, of the first
+        input by name, as cntk.exe's reader shim reports them (ReaderShim.cpp:350-352: the
+        first-fit packing of MBLayout::InitAsPackedSequences; a sample a row for data of no
+        sequences); 1 before any (its ``nbruttsineachrecurrentiter`` default, :79)."""
+        last = self._last_lengths
+        if last is None:
+            return 1
+        return last if isinstance(last, int) else _packed_rows([int(n) for n in last])
+
     def _check_layouts(self, minibatch: dict) -> None:
         """cntk.exe's check that the Inputs sharing the default layout got data of one layout
         (ReaderShim.cpp:318-335): the same sequences of the same lengths."""
@@ -494,6 +515,24 @@ class InputSource:
                     f"'{name}', but layouts generated from the input data are incompatible on "
                     "this axis. Are you using different sequence lengths? Did you consider "
                     f"adding a DynamicAxis() to the Input nodes?{command}", *self.reader_loc)
+
+
+def _packed_rows(lengths: list[int]) -> int:
+    """The rows cntk.exe's MBLayout packs sequences of ``lengths`` into (Sequences.h:202-250:
+    as wide as the longest; each sequence, in order, in the first row with room left, else a
+    new row).
+
+    >>> _packed_rows([3, 2, 1]), _packed_rows([4, 4, 1])
+    (2, 3)
+    """
+    width, used = max(lengths, default=0), []
+    for n in lengths:
+        row = next((k for k, u in enumerate(used) if u + n <= width), None)
+        if row is None:
+            used.append(n)
+        else:
+            used[row] += n
+    return len(used)
 
 
 class Validation:

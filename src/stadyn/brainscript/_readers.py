@@ -464,11 +464,13 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
     if truncation and (pieces or evaluating):   # truncated BPTT (_bptt_source)
         return TruncatedSequenceSource(made, truncation, randomize=reader.randomize,
                                        randomization_seed=seed, max_sweeps=max_sweeps, **window)
-    if reader.extra.get("bpttParallel") is not None and pieces:     # HTKDeserializers'
+    # HTKDeserializers' (truncated for every action: HTKMLFReader.cpp:72-86; its write command
+    # reads whole utterances here)
+    if reader.extra.get("bpttParallel") is not None and (pieces or evaluating):
         return TruncatedSequenceSource(made, int(reader.extra["truncationLength"]) or None,
                                        int(reader.extra["bpttParallel"]),
                                        randomize=reader.randomize, randomization_seed=seed,
-                                       **window)
+                                       max_sweeps=max_sweeps, **window)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=frame_mode, **window)

@@ -61,7 +61,7 @@ from ._ndl_counts import ndl_seeds_kept
 from ._network_source import loaded_network, network_for
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
-from ._bptt_source import TruncatedSequenceSource, is_composite
+from ._bptt_source import TruncatedSequenceSource, is_composite, truncation_length
 from ._readers import OpenedReaders, command_sequence_streams, make_source, reader_deserializers
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
@@ -76,6 +76,10 @@ from ._write_command import write_command
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
            "format_criterion"]
 
+# the readers of one deserializer made with a ReaderShim (CNTKTextFormatReader, ImageReader,
+# CNTKBinaryReader: their Exports.cpp), which reports its last minibatch's rows as the parallel
+# sequences (ReaderShim.cpp:79, 352)
+_SHIM_READERS = {"cntktextformatreader", "imagereader", "cntkbinaryreader"}
 _EVAL_MINIBATCH = 40960               # CNTK's default minibatchSize of test/eval
 
 
@@ -215,6 +219,7 @@ class _Runner:
         opened.callback(source.close)
         truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource, TruncatedSequenceSource)
         carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
+        reader_rows = False     # the reader reports its last minibatch's rows (CNTKProgress)
         if sgd_rec.get_bool("truncated", False, inherited=True):
             # a rate or momentum per minibatch is per minibatchSize x the reader's parallel
             # sequences (SGD.h:142-158); CNTK 2's readers say 0 (Exports.cpp:26-31 of
@@ -223,6 +228,10 @@ class _Runner:
                                          TruncatedSequenceSource))   # (its .parallel: 0 too)
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel if legacy else
                                       0 if is_composite(cmd.reader) else 1)
+            # a CNTKTextFormatReader's or ImageReader's shim: 1 until a minibatch is read, then
+            # its rows, read again at each epoch's start (ReaderShim.cpp:79, 352; SGD.cpp:549,
+            # 630)
+            reader_rows = str(cmd.reader.reader_type or "").lower() in _SHIM_READERS
         reader_loc = record_loc(rec, "reader")
         inputs = network.input_source([criterion] + evals, source, reader_loc, cmd.name)
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
@@ -244,6 +253,8 @@ class _Runner:
         rates = network.library.learning_rate_multipliers
         # each epoch's momentum is its entry, set at its start (CNTKProgress moves the clock)
         clock = EpochClock()
+        if reader_rows:
+            clock.reader_parallel = lambda: inputs.parallel_rows
         learners = make_learners(params, sgd, sgd_rec, sgd.epoch_size,
                                  {k for k, p in params.items() if id(p) in exempt},
                                  {k: rates[id(p)][1] for k, p in params.items() if id(p) in rates},
@@ -441,7 +452,11 @@ class _Runner:
         # a node holding an accumulated result is logged as its value so far, counted once
         accumulated = network.accumulated(nodes)
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
-        source = make_source(cmd.reader, max_sweeps=1, warn=log.raw,
+        # one sweep; a truncated list's epoch of epochSize samples has no sweep limit
+        # (ReaderShim.cpp:108-112, Reader.h:49: an epoch past the sweep reads on into the next)
+        sweeps = io.INFINITELY_REPEAT if cmd.epoch_size and \
+            truncation_length(cmd.reader, frame_mode=False) else 1
+        source = make_source(cmd.reader, max_sweeps=sweeps, warn=log.raw,
                              evaluating=not whole_sequences_instead(nodes),
                              opened=self.opened.take(cmd.reader))
         inputs = network.input_source(nodes, source, record_loc(rec, "reader"), cmd.name)

@@ -234,6 +234,12 @@ class EpochClock:
 
     def __init__(self) -> None:
         self.epoch = 0
+        #: the parallel sequences the training reader reports at an epoch's start, where
+        #: SGD's truncated = true reads them from a CNTKTextFormatReader or ImageReader
+        #: (ReaderShim.cpp:79, 352: the rows of the last minibatch read; None: not read)
+        self.reader_parallel: Callable[[], int] | None = None
+        #: the epoch's momentum per sample computed with them, set at the epoch's start
+        self.momentum: float | None = None
 
 
 class _EpochMomenta(SC.Schedule):
@@ -247,6 +253,8 @@ class _EpochMomenta(SC.Schedule):
         self._momenta, self._clock = list(momenta), clock
 
     def value_at(self, samples_seen: int) -> float:
+        if self._clock.momentum is not None:
+            return self._clock.momentum
         return per_epoch(self._momenta, self._clock.epoch)
 
 

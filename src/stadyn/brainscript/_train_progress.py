@@ -21,6 +21,7 @@ each epoch and minibatch.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable, Sequence
@@ -28,10 +29,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
-import torch
 
 from .. import schedules as SC
 from .._errors import StadynError
+from .._random import seed_torch
 from ..train import TrainingCallback
 from ._accumulators import counted_once, logged_so_far
 from ._autoadjust import AutoAdjust, LRState, after_epoch
@@ -177,7 +178,7 @@ class CNTKProgress(TrainingCallback):
                 log.raw(data_parallel_init_line(bits))
             self.dp_bits_now = bits
         # (CNTK's size_t arithmetic wraps: so does this, where torch takes 64 bits.)
-        torch.manual_seed((setting.seed_offset * sgd.max_epochs + epoch) % 2 ** 64)
+        seed_torch((setting.seed_offset * sgd.max_epochs + epoch) % 2 ** 64)
         if self.criterion is not None:
             # SGD.cpp: randSeedBase = parallelWorkerIdx * maxEpochs + epoch (the rank once
             # parallel training has started: at the first epoch, parallelizationStartEpoch 1)
@@ -195,6 +196,10 @@ class CNTKProgress(TrainingCallback):
         if self.clock is not None:
             self.clock.epoch = epoch
         self.mb_size = per_epoch(sgd.minibatch_size, epoch)
+        rows = None if self.clock is None or self.clock.reader_parallel is None else \
+            self.clock.reader_parallel()
+        if rows is not None:    # the reader's parallel sequences now (EpochClock)
+            sgd = dataclasses.replace(sgd, parallel_sequences=rows)
         self.lr = cntk_learning_rate(sgd, epoch)
         adjusted = setting.auto_adjust is not None and epoch >= self.fixed_epochs
         if adjusted:
@@ -219,10 +224,14 @@ class CNTKProgress(TrainingCallback):
                 save_model(setting.model_path, *self.model_parts)
             raise TrainingComplete()
         m = cntk_momentum(sgd, epoch)       # (cntk.exe's error where it is per minibatch)
+        if rows is not None:
+            self.clock.momentum = m         # (the learners' momentum: _sgd._EpochMomenta)
         if setting.trace_level > 0:
             tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
             log.raw()
-            effective = m ** effective_minibatch_size(sgd, epoch, rates=False)
+            # (not a legacy reader: the minibatch size as it is, SGD.cpp:622-627)
+            effective = m ** (self.mb_size if rows is not None else
+                              effective_minibatch_size(sgd, epoch, rates=False))
             log(f"Starting Epoch {epoch + 1}: learning rate per sample = {self.lr:f}  effective "
                 f"momentum = {effective:f}  momentum as time constant = {tc:.1f} samples")
             log.raw()
