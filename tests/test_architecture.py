@@ -51,7 +51,8 @@ FACADES = {"stadyn.__main__": "cli", "stadyn.functions": "functions",
            "stadyn.amp": "amp", "stadyn.compat": "compat.cntk"}
 LEAF_MODULES = {"stadyn._errors", "stadyn._random", "stadyn._fileutil", "stadyn._logging",
                 "stadyn._extras", "stadyn._version", "stadyn._tensorfile", "stadyn._memory",
-                "stadyn._mt19937", "stadyn._gf2", "stadyn._libstdcxx_random"}
+                "stadyn._mt19937", "stadyn._cpp_normal", "stadyn._gf2",
+                "stadyn._libstdcxx_random"}
 
 # Exceptions the architecture makes on purpose (docs/architecture.md says why).
 PERMANENT = {

@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 
 from stadyn import _gf2
+from stadyn import _cpp_normal as cn
 from stadyn import _mt19937 as mt
 
 HERE = os.path.join(os.path.dirname(__file__), "fixtures", "mt19937_64_discard")
@@ -126,7 +127,7 @@ def test_the_engines_polynomial_is_that_of_each_bit_of_its_words():
 def _boost_normals(numbers: list[int], count: int) -> tuple[list[float], int]:
     """Boost 1.60's ``normal_distribution<double>`` (ziggurat) over ``numbers``, one try at a
     time: ``count`` values and how many numbers they took."""
-    tx, ty = (t.tolist() for t in mt._ziggurat_tables())
+    tx, ty = (t.tolist() for t in cn._ziggurat_tables())
     at = 0
 
     def draw() -> int:
@@ -185,7 +186,7 @@ def test_normal_values_tried_at_once_are_boosts_tried_one_by_one(trial):
     ahead = r.take(2000)
     r.give_back(np.concatenate([forced, ahead]))
     want, used = _boost_normals(np.concatenate([forced, ahead]).tolist(), count)
-    got = mt.normal_doubles(r, count)
+    got = cn.normal_doubles(r, count)
     np.testing.assert_array_equal(got, np.array(want))
     assert int(r()) == int(np.concatenate([forced, ahead])[used])    # where the engine stands
 
@@ -196,8 +197,8 @@ def test_a_piece_that_ends_inside_a_try_is_taken_up_again_from_that_try():
         u = np.concatenate([rs.integers(0, 2**64, 6, dtype=np.uint64), _forced(rs, 4)])
         tail = rs.integers(0, 2**64, 200, dtype=np.uint64)
         want, _ = _boost_normals(np.concatenate([u, tail]).tolist(), 12)
-        values, used = mt._ziggurat(u, 12)
-        rest, _ = mt._ziggurat(np.concatenate([u[used:], tail]), 12 - len(values))
+        values, used = cn._ziggurat(u, 12)
+        rest, _ = cn._ziggurat(np.concatenate([u[used:], tail]), 12 - len(values))
         np.testing.assert_array_equal(np.concatenate([values, rest]), want)
 
 
@@ -207,7 +208,7 @@ def test_normal_values_of_many_engines_are_boosts():
         numbers = r.take(30000)
         r.give_back(numbers)
         want, used = _boost_normals(numbers.tolist(), 20001)
-        np.testing.assert_array_equal(mt.normal_doubles(r, 20001), want)
+        np.testing.assert_array_equal(cn.normal_doubles(r, 20001), want)
         assert int(r()) == int(numbers[used])
 
 

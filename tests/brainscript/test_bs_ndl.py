@@ -16,7 +16,8 @@ import pytest
 
 import stadyn as sd
 from stadyn._errors import ConfigError
-from stadyn._mt19937 import normal_floats, uniform_floats
+from stadyn._cpp_normal import normal_floats
+from stadyn._mt19937 import uniform_floats
 from stadyn.brainscript import StadynLibrary, build_network, load_config, parse_config
 from stadyn.brainscript._blocks import command_config
 from stadyn.brainscript._network_library import reached_ids

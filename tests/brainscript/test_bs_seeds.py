@@ -20,7 +20,8 @@ import numpy as np
 import pytest
 
 import stadyn as sd
-from stadyn._mt19937 import normal_floats, uniform_floats
+from stadyn._cpp_normal import normal_floats
+from stadyn._mt19937 import uniform_floats
 from stadyn._random import restart_auto_seeds
 from stadyn.brainscript import StadynLibrary, build_network, load_config, run, run_config
 from stadyn.brainscript._model_files import load_model_parameters

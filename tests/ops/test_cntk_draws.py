@@ -16,7 +16,8 @@ import torch
 
 import stadyn as sd
 import stadyn.functions as F
-from stadyn._mt19937 import MT19937_64, normal_doubles
+from stadyn._cpp_normal import normal_doubles
+from stadyn._mt19937 import MT19937_64
 from stadyn.ops import CNTKStream, RandomStream
 from stadyn.ops._cntk_distributions import mask_doubles, uniform_doubles
 from stadyn.ops._cntk_draws import cntk_draw, cntk_sample

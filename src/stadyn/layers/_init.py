@@ -15,8 +15,8 @@ import numpy as np
 
 from .. import _random
 from .._errors import ParameterError
-from .._mt19937 import (MT19937_64, normal_doubles, normal_floats, truncated_normal_draws,
-                        uniform_floats)
+from .._cpp_normal import normal_doubles, normal_floats, truncated_normal_draws
+from .._mt19937 import MT19937_64, uniform_floats
 
 __all__ = ["CNTKInitializer", "glorot_uniform", "glorot_normal", "xavier", "he_uniform",
            "he_normal", "uniform", "normal", "truncated_normal", "bilinear", "constant", "zeros",

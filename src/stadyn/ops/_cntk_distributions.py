@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from .._mt19937 import MT19937_64, normal_doubles
+from .._cpp_normal import normal_doubles
+from .._mt19937 import MT19937_64
 
 __all__ = ["gumbel_doubles", "inclusion_frequencies", "mask_doubles", "normal_count",
            "normal_draw", "sample_classes", "uniform_doubles"]
