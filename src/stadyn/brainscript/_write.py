@@ -47,7 +47,8 @@ from .. import io
 from .._errors import ConfigError
 from ..graph import Variable, forward_all, training
 from ..train import feed
-from ._command_network import InputSource, loc_of
+from ._command_network import loc_of
+from ._input_source import InputSource
 from ._config import ConfigRecord
 from ._legacy_readers import LEGACY_READERS
 
