@@ -51,6 +51,7 @@ from ._bptt_packer import TruncatedPacker
 from ._lm_sentence_source import LMSentenceSource
 from ._tools import (compute_mean, convert_cifar10, dump_rec, make_image_list, make_map_file,
                      pack_list)
+from ._reader_errors import ReaderError
 from ._workers import WorkerError
 
 __all__ = [
@@ -63,7 +64,7 @@ __all__ = [
     # sources
     "MinibatchSource", "MinibatchData", "MinibatchSourceFromData", "FULL_DATA_SWEEP",
     "INFINITELY_REPEAT", "INFINITE_SAMPLES", "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS",
-    "WorkerError", "UtteranceSource", "TruncatedUtteranceSource", "TruncatedLayout",
+    "WorkerError", "ReaderError", "UtteranceSource", "TruncatedUtteranceSource", "TruncatedLayout",
     "TruncatedPacker",
     "LMSentenceSource",
     "utterance_order", "AUTO_RANDOMIZATION_RANGE", "state_at_samples",

@@ -26,6 +26,7 @@ from .._errors import DataError
 from .._fileutil import refuse_special_file
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
+from ._reader_errors import reader_errors
 from ._streams import StreamDef, iter_stream_defs
 
 __all__ = ["CBFDeserializer", "write_cbf", "CBF_MAGIC"]
@@ -89,6 +90,7 @@ class CBFDeserializer(Deserializer):
         (2, (2, 3))
     """
 
+    @reader_errors
     def __init__(self, filename: str | os.PathLike, streams: Mapping[str, StreamDef] | None = None):
         self.path = os.path.abspath(os.fspath(filename))
         refuse_special_file(self.path, DataError)
@@ -251,6 +253,7 @@ class CBFDeserializer(Deserializer):
         return {i.stream: StreamSpec((i.dim,), np.dtype(np.float32), i.sparse, True)
                 for i in self._inputs}
 
+    @reader_errors
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         seqs = [self._sequence(int(i)) for i in ids]

@@ -3,15 +3,14 @@ CNTK 2.7's ``TextParser`` reads it, numbers by ``TryReadRealNumber``'s grammar."
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 import warnings
-from typing import Callable
 
 import numpy as np
 
 from .._errors import DataError
+from ._reader_errors import ReaderError, reader_errors
 
 # CNTK's number grammar (TextParser::TryReadRealNumber): a sign, digits, then either a period
 # with optional digits (an exponent only after at least one of them) or an exponent.
@@ -21,29 +20,15 @@ _NUMBERS = re.compile(rf"\s*(?:{_NUM}(?:\s+|\Z))*", re.ASCII)
 _GRAMMAR = "CNTK's CTF reads decimal numbers like 3, -1.5, 2.5e-3 (no nan, inf or .5)"
 
 
-class TextFormatError(RuntimeError, DataError):
+class TextFormatError(ReaderError):
     """A CTF file that cannot be read (malformed text, a value an input cannot hold, no
     file): a DataError naming the file and line, and a RuntimeError, the type CNTK 2.7's text
     reader raises (TextParser.cpp / Indexer.cpp RuntimeError)."""
 
-    def __init__(self, message: str, path: str | None = None, line: int | None = None,
-                 record: int | None = None):
-        DataError.__init__(self, message, path, line, record)
 
-
-def text_format_errors(method: Callable) -> Callable:
-    """``method`` with every DataError it raises raised as a :class:`TextFormatError` (same
-    message, file and line)."""
-    @functools.wraps(method)
-    def wrapped(*args, **kwargs):
-        try:
-            return method(*args, **kwargs)
-        except TextFormatError:
-            raise
-        except DataError as err:
-            raise TextFormatError(err.reason, err.path, err.line, err.record) \
-                .with_traceback(err.__traceback__) from None
-    return wrapped
+#: ``method`` with every DataError it raises raised as a :class:`TextFormatError` (same
+#: message, file and line).
+text_format_errors = reader_errors(error=TextFormatError)
 
 
 class InputField:

@@ -14,6 +14,7 @@ from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._htk_file import HTKHeader, ScriptEntry, decode_frames, read_htk_features, \
     read_htk_header, read_script_file
 from ._random import SampleRandom
+from ._reader_errors import reader_errors
 from ._streams import StreamDef, iter_stream_defs
 
 __all__ = ["HTKFeatureDeserializer", "splice_frames"]
@@ -159,6 +160,7 @@ class HTKFeatureDeserializer(Deserializer):
 
     frames_in_frame_mode = True     # (CNTK 2.7 cuts its utterances into frames there)
 
+    @reader_errors
     def __init__(self, streams: dict[str, StreamDef], *, pairing: str = "key"):
         if pairing not in ("key", "position"):
             raise ValueError(f"HTKFeatureDeserializer: pairing must be 'key' or 'position', "
@@ -263,6 +265,7 @@ class HTKFeatureDeserializer(Deserializer):
                             f"frame; {e.key!r} has {frames.shape[0]}", e.path)
         return splice_frames(frames, s.left, s.right)
 
+    @reader_errors
     def read_steps(self, ids: Sequence[int], steps: np.ndarray,
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         """Frame ``steps[k]`` of utterance ``ids[k]`` (spliced with its neighbours), reading
@@ -293,6 +296,7 @@ class HTKFeatureDeserializer(Deserializer):
             out[s.name] = StreamBatch(rows)
         return out
 
+    @reader_errors
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         out = {}

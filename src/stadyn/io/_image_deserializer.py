@@ -12,6 +12,7 @@ from ._deserializer import Deserializer, StreamBatch, StreamSpec, stack_samples
 from ._image import ImageReadError, ZipArchives, decode_image, read_file_bytes, require_cv2
 from ._map_file import MapTable, read_map_table, scan_image_folder
 from ._random import SampleRandom
+from ._reader_errors import reader_errors
 from ._streams import Record, StreamDef, StreamDefs, iter_stream_defs
 from ._transforms import (Crop, Mean, Scale, Transform, color, crop, mean, pipeline_channels,
                           pipeline_output_shape, scale)
@@ -166,6 +167,7 @@ class ImageDeserializer(Deserializer):
         ((3, 4, 4), [0.0, 0.0, 1.0])
     """
 
+    @reader_errors
     def __init__(self, map_file: str | os.PathLike, streams: dict[str, StreamDef] | None = None,
                  *, channel_order: str = "bgr"):
         self.path = os.path.abspath(os.fspath(map_file))
@@ -248,6 +250,7 @@ class ImageDeserializer(Deserializer):
             self._h_zips = ZipArchives()
         return self._h_zips.read(self._table.paths[entry], member)
 
+    @reader_errors
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         views = self._pipeline.views

@@ -19,6 +19,7 @@ from .._errors import DataError
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._files import read_text_file
 from ._random import SampleRandom
+from ._reader_errors import reader_errors
 from ._streams import StreamDef, iter_stream_defs
 
 __all__ = ["HTKMLFDeserializer", "MLFUtterance", "read_mlf", "read_state_list"]
@@ -182,6 +183,7 @@ class HTKMLFDeserializer(Deserializer):
 
     frames_in_frame_mode = True     # (CNTK 2.7 cuts its utterances into frames there)
 
+    @reader_errors
     def __init__(self, label_mapping_file: str | os.PathLike, streams: dict[str, StreamDef],
                  phoneBoundaries: bool = False):
         defs = list(iter_stream_defs(streams))
@@ -231,6 +233,7 @@ class HTKMLFDeserializer(Deserializer):
     def stream_specs(self) -> dict[str, StreamSpec]:
         return {self._name: StreamSpec((self._dim,), np.dtype(np.float32), True, True)}
 
+    @reader_errors
     def read_steps(self, ids: Sequence[int], steps: np.ndarray,
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         """The one-hot label of frame ``steps[k]`` of utterance ``ids[k]``."""
@@ -247,6 +250,7 @@ class HTKMLFDeserializer(Deserializer):
             out[j, row[2]] = 2.0 if boundary else 1.0
         return {self._name: StreamBatch(out)}
 
+    @reader_errors
     def read_batch(self, ids: Sequence[int],
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         arrays = [self._utterances[self._keys[int(i)]].labels(self._dim, self._phone_boundaries)
