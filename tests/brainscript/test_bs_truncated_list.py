@@ -316,6 +316,35 @@ def test_a_test_commands_epoch_size_over_a_truncated_list_is_cntk_exes_epoch(tmp
                                rtol=1e-5)
 
 
+@pytest.mark.parametrize("epoch", [20, 50])
+def test_a_test_commands_epoch_size_over_whole_sequences_has_no_sweep_limit(tmp_path, epoch):
+    # the same over a reader of whole sequences (no truncationLength): cntk.exe's evaluator
+    # starts the epoch of epochSize samples with no sweep limit either (SimpleEvaluator.h:97-99,
+    # ReaderShim.cpp:108-112, Reader.h:49), CNTK 2.7's Evaluator over
+    # MinibatchSource(max_samples=epochSize) (refs "test_epochs_whole").  20: 10, 9 and 5 samples
+    # (the whole sequence that crosses the 20th); 50: the sweep's 44 in 5 minibatches, then the
+    # second sweep's first sequence (7 samples, 51 in all).  Until bsepoch38 Stadyn's test read
+    # one sweep only: 44 samples in 5 minibatches, a different mean, no error
+    # (truncated = false: the config's top-level truncated = true is the training's)
+    reader = READER.replace("DATA", str(HERE / "seq.ctf")).replace(
+        "truncationLength = 4", "truncated = false")
+    assert "truncationLength" not in reader
+    test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 12
+    epochSize = {epoch} ; numMBsToShowResult = 1
+    {reader} }}"""
+    log = pyio.StringIO()
+    run(str(_with_command(tmp_path, "test", test)), out=log)
+    ref = REFS["test_epochs_whole"][str(epoch)]
+    got = _results(log.getvalue())[-len(ref):]
+    assert [n for _, n in got] == [n for _, n in ref]
+    np.testing.assert_allclose([v for v, _ in got], [s / n for s, n in ref], rtol=1e-5)
+    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
+                       log.getvalue())[-1]
+    assert (int(final[0]), int(final[2])) == (len(ref), sum(n for _, n in ref))
+    np.testing.assert_allclose(float(final[1]), sum(s for s, _ in ref) / int(final[2]),
+                               rtol=1e-5)
+
+
 def test_sgd_truncated_with_a_text_reader_spreads_rates_over_the_last_minibatchs_rows(tmp_path):
     # readerType = "CNTKTextFormatReader" packs whole sequences; SGD's truncated = true spreads
     # a per-minibatch rate and momentum over minibatchSize x the parallel sequences its shim

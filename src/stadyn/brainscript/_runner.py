@@ -61,7 +61,7 @@ from ._ndl_counts import ndl_seeds_kept
 from ._network_source import loaded_network, network_for
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
-from ._bptt_source import TruncatedSequenceSource, is_composite, truncation_length
+from ._bptt_source import TruncatedSequenceSource, is_composite
 from ._readers import OpenedReaders, command_sequence_streams, make_source, reader_deserializers
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
@@ -452,10 +452,10 @@ class _Runner:
         # a node holding an accumulated result is logged as its value so far, counted once
         accumulated = network.accumulated(nodes)
         sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
-        # one sweep; a truncated list's epoch of epochSize samples has no sweep limit
-        # (ReaderShim.cpp:108-112, Reader.h:49: an epoch past the sweep reads on into the next)
-        sweeps = io.INFINITELY_REPEAT if cmd.epoch_size and \
-            truncation_length(cmd.reader, frame_mode=False) else 1
+        # one sweep; an epoch of epochSize samples has no sweep limit, truncated or not
+        # (SimpleEvaluator.h:97-99, ReaderShim.cpp:108-112, Reader.h:49: an epoch past the
+        # sweep reads on into the next)
+        sweeps = io.INFINITELY_REPEAT if cmd.epoch_size else 1
         source = make_source(cmd.reader, max_sweeps=sweeps, warn=log.raw,
                              evaluating=not whole_sequences_instead(nodes),
                              opened=self.opened.take(cmd.reader))
