@@ -65,3 +65,33 @@ def io_edges_negative_partition(C, r):
             x=C.io.StreamDef(field="x", shape=1))), randomize=False, max_sweeps=1)
         res[tag] = _result(lambda: len(src.next_minibatch(2, **kw)))
     return res
+
+
+# Stadyn's Base64ImageDeserializer opens its file when it is made; CNTK 2.7's when the
+# MinibatchSource over it is made.  Same type, RuntimeError, on both.
+_EARLY = ("Stadyn raises when the deserializer is made; CNTK 2.7 when the MinibatchSource over "
+          "it is made (its Python deserializer is a configuration).  Same type, RuntimeError")
+
+
+@cntk_case(name="io_edges__base64_missing",
+           names=["cntk.io.Base64ImageDeserializer"],
+           known={"missing_at": _EARLY},
+           note="a missing Base64 image file: CNTK 2.7's RuntimeError (\"Could not open ... for "
+                "reading.\")")
+def io_edges_base64_missing(C, r):
+    res = {}
+    steps = [("deserializer", lambda _: C.io.Base64ImageDeserializer(
+                 "missing_b64.txt", C.io.StreamDefs(
+                     im=C.io.StreamDef(field="image", transforms=[]),
+                     lab=C.io.StreamDef(field="label", shape=2)))),
+             ("MinibatchSource", lambda d: C.io.MinibatchSource(d, randomize=False,
+                                                                max_sweeps=1))]
+    value = None
+    for step, fn in steps:
+        got = _result(functools.partial(fn, value))
+        if "raises" in got:
+            res["missing"], res["missing_at"] = got["raises"], step
+            return res
+        value = got["returns"]
+    res["missing"], res["missing_at"] = "reads", None
+    return res
