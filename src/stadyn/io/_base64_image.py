@@ -13,6 +13,7 @@ from .._fileutil import refuse_special_file
 from ._image import ImageReadError
 from ._image_deserializer import ImageDeserializer
 from ._map_file import MapTable
+from ._reader_errors import reader_errors
 from ._streams import StreamDef, StreamDefs
 
 __all__ = ["Base64ImageDeserializer"]
@@ -85,6 +86,7 @@ class Base64ImageDeserializer(ImageDeserializer):
         ((3, 2, 3), [0.0, 1.0])
     """
 
+    @reader_errors
     def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef] | None = None,
                  *, channel_order: str = "bgr"):
         self.path = os.path.abspath(os.fspath(filename))

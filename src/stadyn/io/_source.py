@@ -431,15 +431,21 @@ class MinibatchSource:
         if not len(positions):   # (the data ends before another of its own: CNTK 2.7's
             self._position, self._samples = end, self._samples + walked   # reader is there)
             return {}
-        if self.num_workers == 0:
-            batch = self._composite.materialize(*self._job(positions), self._seed)
-        else:  # one job at a time: the next partition minibatch is not planned ahead
-            self._reset_jobs()
-            job_id = self._next_job_id
-            self._next_job_id += 1
-            pool = self._ensure_pool()
-            pool.submit(job_id, *self._job(positions))
-            batch = pool.wait(job_id)
+        try:
+            if self.num_workers == 0:
+                batch = self._composite.materialize(*self._job(positions), self._seed)
+            else:  # one job at a time: the next partition minibatch is not planned ahead
+                self._reset_jobs()
+                job_id = self._next_job_id
+                self._next_job_id += 1
+                pool = self._ensure_pool()
+                pool.submit(job_id, *self._job(positions))
+                batch = pool.wait(job_id)
+        except NonFrameSequenceError:   # (taken and refused, as next_minibatch's: the
+            self._reset_jobs()          # partition's next minibatch follows it)
+            self._refused = self._refused or (self._position, self._samples)
+            self._position, self._samples = end, self._samples + walked
+            raise
         return self._deliver(batch, end, walked, targets)
 
     def _local_timeline_minibatch(self, n: int, count: int, index: int,

@@ -354,6 +354,13 @@ class MinibatchSource(_io.MinibatchSource):
         if self._max_samples == 0:      # (ReaderBase.cpp:25, when the reader starts an epoch)
             raise RuntimeError("Epoch size cannot be 0. (max_samples=0: CNTK 2.7 reads no "
                                "minibatch of such a source)")
+        for name, value in (("num_data_partitions", num_data_partitions),
+                            ("partition_index", partition_index)):
+            if isinstance(value, numbers.Integral) and value < 0:   # (a size_t to SWIG)
+                raise NotImplementedError(
+                    f"Wrong number or type of arguments for overloaded function "
+                    f"'MinibatchSource_get_next_minibatch'. ({name}={value}: CNTK 2.7 takes "
+                    f"an unsigned count)")
         if self._packer is not None:
             batch = self._packer.next_minibatch(minibatch_size_in_samples, input_map,
                                                 num_data_partitions, partition_index)
