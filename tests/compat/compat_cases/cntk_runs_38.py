@@ -60,3 +60,23 @@ def requested_outputs_outside_the_compiled_set(C, r):
     run("keep h, then grad k", [("keep", ["h"]), ("grad", ["k"])])
     run("keep h, then forward h", [("keep", ["h"]), ("forward", ["h"])])
     return res
+
+
+@cntk_case(names=["cntk.unpack_batch", "cntk.reshape"],
+           note="reshapes with a -1 of unpack_batch's output (its batch a free dimension): "
+                "CNTK 2.7 shows the inferred axis as -3 ((-1,) is (-3,), (3, -1) is (3, -3)); "
+                "Stadyn showed the size of the batch it was built with ((6,), (3, 2)); the "
+                "values of runs of two batch sizes")
+def reshape_of_unpack_batch_keeps_the_free_axis(C, r):
+    r.touch("cntk.unpack_batch", "cntk.reshape")
+    y = C.input_variable((3, 2))
+    ub = C.unpack_batch(y)
+    res = {}
+    for target in [(-1,), (3, -1), (-1, 2), (-1, 3, 2), (-1, 6)]:
+        z = C.reshape(ub, target)
+        res["shape %s" % (target,)] = list(z.shape)
+        for n in (4, 2):
+            res["%s, batch %d" % (target, n)] = np.asarray(
+                z.eval({y: np.arange(n * 6, dtype=np.float32).reshape(n, 3, 2)}))
+        res["shape %s after runs" % (target,)] = list(z.shape)
+    return res
