@@ -56,7 +56,7 @@ MODULES = {
              "cntk_io_38", "cntk_user_38", "cntk_user_38b", "cntk_user_38c", "cntk_rec_38",
              "cntk_review_f38",
              "cntk_io_errors_38",
-             "cntk_io_edges_38",
+             "cntk_io_edges_38", "cntk_runs_38",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],

@@ -34,6 +34,7 @@ from ._fed_data import (refuse_data_type, refuse_fed_layouts_that_differ, unbatc
                         unbatched_sample)
 from ._deferred_runs import not_provided, typeless_data, unbound_placeholders
 from ._late import late
+from ._requested_outputs import RequestedOutputs
 from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_flags,
@@ -49,7 +50,8 @@ class RunState:
     (:class:`SequenceBegins`, made at its first run), whether its graph may run and whether
     its runs are checked for NaN (CNTK's checked mode, read at its first run)."""
 
-    __slots__ = ("begins", "runnable", "checked", "required", "runs", "__weakref__")
+    __slots__ = ("begins", "runnable", "checked", "required", "runs", "requested",
+                 "__weakref__")
 
     def __init__(self):
         self.begins: SequenceBegins | None = None
@@ -61,6 +63,9 @@ class RunState:
         # the runs made so far: a forward's kept state is good for the backward while no
         # later run has replaced the values it kept
         self.runs = 0
+        # the outputs its runs may request (CNTK 2.7 compiles the graph for those of its
+        # first training-phase run)
+        self.requested = RequestedOutputs()
 
     def recurrences(self, roots: list[Variable]) -> SequenceBegins | None:
         """The recurrences of the graph of the Function's outputs ``roots`` whose states its
@@ -255,6 +260,7 @@ class FunctionRuns:
         data = arguments[0] if isinstance(arguments, tuple) else arguments
         refuse_function_keys(data)
         self._refuse_unfed_root(arguments)
+        self._run_state().requested.check(self, wanted, keep)
         flags = self._bind(arguments, "forward" if keep else "eval", given, undo)
         state = self._run_state()
         self._refuse_missing(state, None if outputs is None else wanted, given)

@@ -79,6 +79,10 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
         if begin is None and end is None and lead_axes(x) == 1:    # (the whole sample, the
             # free axis' part inferred at each run)
             return named(wrap(F.reshape_trailing(v, shape, base_axis=1)), name, "Reshape")
+    if begin is None and end is None and lead_axes(x) == 0 and -1 in shape and free_steps(v):
+        # a value without a batch axis (unpack_batch's) whose free axis a -1 takes in: its
+        # size inferred at each run, shown as -3 (CNTK 2.7: (-3, 3, 2) to (3, -1) is (3, -3))
+        return named(wrap(F.reshape_trailing(v, shape, base_axis=0)), name, "Reshape")
     out = _reshape_after_steps(v, shape, begin, end) if lead_axes(x) == 1 else None
     if out is None:
         out = S.reshape_sample(v, shape, batched(x), begin, end, sequence=lead_axes(x) == 2)
