@@ -332,12 +332,13 @@ def _reader_open_gaps(reader, pieces: bool) -> list[str]:
 def _truncated_rates_gaps(cmd) -> list[str]:
     """A train command's SGD ``truncated = true`` with a deserializers reader and a rate or
     momentum per minibatch: cntk.exe's RuntimeError (``_sgd.effective_minibatch_size``), as
-    the runner finds it at the first epoch."""
+    the runner finds it at the start of the first epoch that cannot spread it
+    (``cntk_learning_rate``/``cntk_momentum``, SGD.cpp:549, 630)."""
     import dataclasses
 
     from stadyn.brainscript._bptt_source import is_composite
     from stadyn.brainscript._blocks import sgd_block
-    from stadyn.brainscript._sgd import learning_rates_per_sample, momenta_per_sample
+    from stadyn.brainscript._sgd import cntk_learning_rate, cntk_momentum
 
     if cmd.action != "train" or cmd.sgd is None or not is_composite(cmd.reader) or \
             not cmd.reader.deserializers:
@@ -346,8 +347,9 @@ def _truncated_rates_gaps(cmd) -> list[str]:
         if not sgd_block(cmd.record).get_bool("truncated", False, inherited=True):
             return []
         sgd = dataclasses.replace(cmd.sgd, parallel_sequences=0)
-        learning_rates_per_sample(sgd)
-        momenta_per_sample(sgd)
+        for epoch in range(sgd.max_epochs):
+            cntk_learning_rate(sgd, epoch)
+            cntk_momentum(sgd, epoch)
     except Exception as exc:  # noqa: BLE001 - any failure is a finding
         return [_label(exc)]
     return []
