@@ -291,6 +291,24 @@ def test_a_past_value_outside_a_loop_is_tested_on_whole_sequences(tmp_path):
     np.testing.assert_allclose(totals[0][0], totals[1][0], rtol=1e-6)
 
 
+def _check_test_epoch(tmp_path, reader: str, epoch: int, ref) -> None:
+    """A test command of ``epochSize = epoch`` over ``reader`` logs CNTK 2.7's minibatches
+    ``ref`` (``[sum, samples]`` each) and their Final Results line."""
+    test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 12
+    epochSize = {epoch} ; numMBsToShowResult = 1
+    {reader} }}"""
+    log = pyio.StringIO()
+    run(str(_with_command(tmp_path, "test", test)), out=log)
+    got = _results(log.getvalue())[-len(ref):]
+    assert [n for _, n in got] == [n for _, n in ref]
+    np.testing.assert_allclose([v for v, _ in got], [s / n for s, n in ref], rtol=1e-5)
+    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
+                       log.getvalue())[-1]
+    assert (int(final[0]), int(final[2])) == (len(ref), sum(n for _, n in ref))
+    np.testing.assert_allclose(float(final[1]), sum(s for s, _ in ref) / int(final[2]),
+                               rtol=1e-5)
+
+
 @pytest.mark.parametrize("epoch", [20, 50])
 def test_a_test_commands_epoch_size_over_a_truncated_list_is_cntk_exes_epoch(tmp_path, epoch):
     # a test command's epochSize starts the reader's epoch of that many samples with no sweep
@@ -300,20 +318,7 @@ def test_a_test_commands_epoch_size_over_a_truncated_list_is_cntk_exes_epoch(tmp
     # 51 samples in 5 minibatches, the second sweep's first sequence too (until rmD38 Stadyn's
     # test stopped at the sweep's end: 44 samples, 5 minibatches of other values)
     reader = READER.replace("DATA", str(HERE / "seq.ctf"))
-    test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 12
-    epochSize = {epoch} ; numMBsToShowResult = 1
-    {reader} }}"""
-    log = pyio.StringIO()
-    run(str(_with_command(tmp_path, "test", test)), out=log)
-    ref = REFS["test_epochs"][str(epoch)]
-    got = _results(log.getvalue())[-len(ref):]
-    assert [n for _, n in got] == [n for _, n in ref]
-    np.testing.assert_allclose([v for v, _ in got], [s / n for s, n in ref], rtol=1e-5)
-    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
-                       log.getvalue())[-1]
-    assert (int(final[0]), int(final[2])) == (len(ref), sum(n for _, n in ref))
-    np.testing.assert_allclose(float(final[1]), sum(s for s, _ in ref) / int(final[2]),
-                               rtol=1e-5)
+    _check_test_epoch(tmp_path, reader, epoch, REFS["test_epochs"][str(epoch)])
 
 
 @pytest.mark.parametrize("epoch", [20, 50])
@@ -329,20 +334,7 @@ def test_a_test_commands_epoch_size_over_whole_sequences_has_no_sweep_limit(tmp_
     reader = READER.replace("DATA", str(HERE / "seq.ctf")).replace(
         "truncationLength = 4", "truncated = false")
     assert "truncationLength" not in reader
-    test = f"""test = {{ action = "test" ; modelPath = "{tmp_path}/model" ; minibatchSize = 12
-    epochSize = {epoch} ; numMBsToShowResult = 1
-    {reader} }}"""
-    log = pyio.StringIO()
-    run(str(_with_command(tmp_path, "test", test)), out=log)
-    ref = REFS["test_epochs_whole"][str(epoch)]
-    got = _results(log.getvalue())[-len(ref):]
-    assert [n for _, n in got] == [n for _, n in ref]
-    np.testing.assert_allclose([v for v, _ in got], [s / n for s, n in ref], rtol=1e-5)
-    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)",
-                       log.getvalue())[-1]
-    assert (int(final[0]), int(final[2])) == (len(ref), sum(n for _, n in ref))
-    np.testing.assert_allclose(float(final[1]), sum(s for s, _ in ref) / int(final[2]),
-                               rtol=1e-5)
+    _check_test_epoch(tmp_path, reader, epoch, REFS["test_epochs_whole"][str(epoch)])
 
 
 def test_sgd_truncated_with_a_text_reader_spreads_rates_over_the_last_minibatchs_rows(tmp_path):
