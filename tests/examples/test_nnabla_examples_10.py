@@ -10,13 +10,18 @@ driver (``nnabla_examples_10.py``; reference ``refs/nnabla139_examples_10.json``
 How close the runs can be is NNabla's own.  Before the first update the loss agrees to 1e-5
 and the error to a pixel (a near-tie of two classes' scores).  The updates then part: batch
 normalizations over the encoder's 5 x 5 maps of one picture make the gradients turn on
-rounding, and NNabla 1.39 run again with its initial weights scaled by 1 + 1e-6 gives a second
-training loss of 1.268 against its own 1.390 (Stadyn's: 1.209), first-step gradients up to 23 %
-of their largest value away (Stadyn's: as far).  So the later training losses are not
-compared; the validation pass (the test-mode graph, on the running statistics) is stable, and
-is compared: its loss within 1e-3 (the perturbed NNabla's is 4e-4 away) and its error.  Both
-frameworks save the image-pooling branch's running variance as NaN (the unbiased variance of
-one value per channel).
+rounding (NNabla 1.39 run again with its initial weights scaled by 1 + 1e-6 gives a second
+training loss of 1.268 against its own 1.390; first-step gradients up to 23 % of their largest
+value away), so the later training losses are not compared.  The validation pass (the
+test-mode graph, on the running statistics) moves less, but it moves: NNabla 1.39 itself gives
+1.07739 on the machine that made the reference and 1.07793 on another, and 12 runs with its
+initial parameters multiplied by 1 + 1e-6 * (random signs) span 1.07602 .. 1.07834 (mean
+1.07750, standard deviation 7.3e-4; ``nnabla_examples_10_spread.py``, reference
+``refs/nnabla139_examples_10_spread.json``).  Stadyn's runs spread alike (1.0795 on one
+thread, 1.07689 on two, 1.07803 and 1.0775 perturbed).  So the validation loss is compared
+with NNabla's spread: within 4 of its standard deviations of its mean; the validation error
+(the same in every run of both) to 1e-3.  Both frameworks save the image-pooling branch's
+running variance as NaN (the unbiased variance of one value per channel).
 
 The program is not part of this repository: the test reads it from a copy of nnabla-examples,
 ``$STADYN_NNABLA_EXAMPLES`` (a checkout, or a bare git repository whose HEAD is archived), by
@@ -32,7 +37,7 @@ import pytest
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 HERE = os.path.join(ROOT, "tests", "examples")
 sys.path.insert(0, HERE)
-from program_copies import nnabla_examples_run  # noqa: E402
+from program_copies import committed_reference, nnabla_examples_run  # noqa: E402
 from nnabla_examples_10 import PROGRAMS  # noqa: E402
 
 
@@ -79,9 +84,18 @@ def test_deeplabv3plus_first_step_loses_what_nnabla_139_loses(runs):
 
 
 def test_deeplabv3plus_validates_as_nnabla_139_does(runs):
-    """The validation pass after two steps (test mode, the running statistics)."""
+    """The validation pass after two steps (test mode, the running statistics), against the
+    spread of NNabla 1.39's own runs whose initial parameters differ by rounding (see the
+    module docstring)."""
     mine, real = runs
-    np.testing.assert_allclose(_given(mine, "Validation loss"), _given(real, "Validation loss"),
-                               rtol=1e-3)
+    spread = [_given(run, "Validation loss")[0][1]
+              for run in committed_reference("nnabla139_examples_10_spread.json")["runs"]]
+    assert len(spread) == 12
+    center, width = np.mean(spread), np.std(spread, ddof=1)
+    # NNabla's unperturbed run (the reference) lies in its own spread
+    assert abs(_given(real, "Validation loss")[0][1] - center) <= 4 * width
+    (step, loss), = _given(mine, "Validation loss")
+    assert step == 2
+    assert abs(loss - center) <= 4 * width, (loss, center, width)
     np.testing.assert_allclose(_given(mine, "Validation error"),
                                _given(real, "Validation error"), atol=1e-3)
