@@ -120,7 +120,9 @@ def _record_parameter_order(legacy, roots: list) -> None:
     mine = {G.uid_of(v): v for v in G.walk_leaves(roots, stored=True)
             if G.kind_of(v) == "parameter"}
     if sorted(uids) == sorted(mine):        # (each parameter found once, by its file's uid)
-        G.record_parameter_order([mine[u] for u in uids])
+        G.record_parameter_order([mine[u] for u in uids],
+                                 [v for node in topological_nodes(roots) for v in node.outputs
+                                  if v is not None])
 
 
 def untyped_shown_op(legacy) -> str:
