@@ -215,3 +215,17 @@ def test_an_untyped_loaded_function_lists_its_parameters_before_it_is_applied(na
         np.testing.assert_array_equal(p.value, stored[p.uid].value)
     applied = g(C.input_variable(3), C.input_variable(2))
     assert all(p == q for p, q in zip(before, applied.parameters))
+
+
+PLACEHOLDERS = json.loads((FIXTURES / "placeholders.json").read_text())
+
+
+@pytest.mark.parametrize("name", sorted(PLACEHOLDERS))
+def test_a_loaded_files_arguments_and_placeholders_are_listed_as_cntk(name):
+    # CNTK 2.7 (placeholders.json, its list_placeholders.py): gather(table, indices), stored
+    # Gather(indices, table), loaded untyped lists the arguments [table, indices] and the
+    # placeholders [indices, table], as its walk of the stored operands meets them; on
+    # 91ee42a2 Stadyn listed the placeholders [table, indices]
+    m = C.load_model(str(FIXTURES / name))
+    assert {"arguments": [a.name for a in m.arguments],
+            "placeholders": [p.name for p in m.placeholders]} == PLACEHOLDERS[name]

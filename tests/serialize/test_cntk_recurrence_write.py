@@ -278,6 +278,26 @@ def test_a_past_value_loop_from_the_default_initial_state_is_written_for_cntk(tm
             assert float(np.asarray(init["value"])) == 0.0
 
 
+def test_a_past_value_loop_is_written_with_cntks_ops(tmp_path):
+    # CNTK 2.7's cntk_pv_default.model holds Tanh(Plus(PastValue(Tanh, Constant), x)): one
+    # PastValue, no Reshape.  Stadyn's file (made by make_models.py --stadyn) held, before
+    # cntkload39, a second PastValue of the Plus no op read (close_loops carries each op's
+    # output) and three Reshapes between a step's values and its sequence of one step, the
+    # root a Reshape (CNTK 2.7 loads it so: block_inputs.json)
+    from stadyn.serialize._cntk_format import OP_NAMES, _decode_file
+
+    def ops(file):
+        with open(file, "rb") as f:
+            functions = _decode_file(file, f.read())["primitive_functions"]
+        return sorted(OP_NAMES[f["op"]] for f in functions)
+    make = _make()
+    path = str(tmp_path / "pv_default.model")
+    make.save(C, make.build(C, "pv_default"), path)
+    theirs = ops(os.path.join(FIXTURES, "cntk_pv_default.model"))
+    assert theirs == ["PastValue", "Plus", "Tanh"]
+    assert ops(path) == theirs
+
+
 with open(os.path.join(FIXTURES, "parameters.json")) as _f:
     LISTED = json.load(_f)
 @pytest.mark.parametrize("fmt", ["model", "dnn"])

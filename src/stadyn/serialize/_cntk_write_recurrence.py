@@ -104,6 +104,23 @@ def _check_initial(w, inits, states) -> None:
                                                      "or one per element of the state")
 
 
+def _step_adapters(nodes, step) -> set:
+    """The ids of the reshapes among ``nodes`` that only turn one step of ``step`` into a
+    sequence of one step (a state or an input sequence read as ``(B, 1, *s)``) or back (a new
+    state ``(B, *s)`` of one): Stadyn's, not ops of CNTK's step, whose values are a step's."""
+    given = {id(v) for v in list(step.states) + list(step.inputs)}
+    results = {id(v) for v in step.outputs}
+    found = set()
+    for node in nodes:
+        if node.spec.name != "reshape" or len(node.inputs) != 1 or node.outputs[0] is None:
+            continue
+        i, o = tuple(node.inputs[0].shape), tuple(node.outputs[0].shape)
+        if (id(node.inputs[0]) in given and o == i[:1] + (1,) + i[1:]) or \
+                (id(node.outputs[0]) in results and i == o[:1] + (1,) + o[1:]):
+            found.add(id(node))
+    return found
+
+
 def _reads(nodes, outputs, v) -> bool:
     """Whether the step of ``nodes`` making ``outputs`` reads ``v`` (an op of it, or as a new
     state itself)."""
@@ -286,6 +303,7 @@ def recurrence_rule(rules: dict, different: dict):
                                                      "(CNTK 2.7's Recurrence refuses one: "
                                                      "'has 1 unused arguments')")
         likes = [_Step((1, 1) + tuple(s.shape[1:]), x.dtype) for s in step.outputs]
+        adapters = _step_adapters(nodes, step)
         delay = "FutureValue" if attrs.get("go_backwards") else "PastValue"
 
         def ops(w_, reads: dict, cells: bool = False) -> list:
@@ -303,6 +321,9 @@ def recurrence_rule(rules: dict, different: dict):
             biases = {}                     # (id(the sum's node) -> the bias it adds last)
             try:
                 for node in nodes:
+                    if id(node) in adapters and id(node.inputs[0]) in made:
+                        made[id(node.outputs[0])] = made[id(node.inputs[0])]
+                        continue            # (one step as a sequence of one: no op of CNTK's)
                     if layer is not None and layer.several(node):
                         continue            # (a cell of several outputs: written whole)
                     here = layer.scope(node) if layer is not None else None
@@ -357,10 +378,13 @@ def recurrence_rule(rules: dict, different: dict):
         # placeholder named by that output's uid, as CNTK 2.7 lists a value read before it is
         # written), the ops reading each input sequence itself (several: CNTK 2.7's loop of
         # PastValue over ops of them all, closed by replace_placeholders)
-        laters = [f"Placeholder{next(w.count)}" for _ in likes]
-        delayed = [w.function(delay, [later, i], {"offset": P.size_t(1)})
+        # (a state the step does not read, an op's output a loop closed by
+        # replace_placeholders carries: no delay, as CNTK 2.7 writes none)
+        read = [_reads(nodes, (), s) for s in step.states]
+        laters = [f"Placeholder{next(w.count)}" if r else None for r in read]
+        delayed = [w.function(delay, [later, i], {"offset": P.size_t(1)}) if later else None
                    for later, i in zip(laters, init_uids)]
-        reads = {id(s): d + "_Output_0" for s, d in zip(step.states, delayed)}
+        reads = {id(s): d + "_Output_0" for s, d in zip(step.states, delayed) if d}
         sequences = dict(zip((id(v) for v in step.inputs), uids[:n_seq]))
         roots = ops(w, {**reads, **sequences}, cells=True)
         outside = {*sequences.values(), *reads.values(), *captured.values()}
@@ -369,6 +393,8 @@ def recurrence_rule(rules: dict, different: dict):
             # function's output, would repoint the delay at a value outside the loop)
             raise CntkWriteUnsupported("recurrence", "a step whose new state is what it reads")
         for d, root, i, like in zip(delayed, roots, init_uids, likes):
+            if d is None:
+                continue
             entry = next(f for f in w.functions if f["uid"].value == d)
             entry["inputs"] = P.vector([P.text(root), P.text(i)])
             w.placeholder(like, root, x)

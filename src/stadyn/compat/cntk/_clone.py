@@ -18,7 +18,8 @@ from ._run_checks import refusal_carried
 from ._shown_constants import show_constants, shown_constants
 from ._graph import (BATCH, BLOCKS, CALLS, INNER_OPS, INPUTS, LEAF_NAMES,
                      PLACEHOLDERS, SEQUENCE_AXES,
-                     SHAPELESS, SPARSE, Block, combined_inside, kind_of, link_outputs,
+                     SHAPELESS, SPARSE, Block, carry_loaded_graph, combined_inside, kind_of,
+                     link_outputs,
                      made_by_cntk_op,
                      operand_order, outputs_of, primitive_op_name, seen_through, set_op_name,
                      set_uid, show_combined, show_operands_in_order, uid_of)
@@ -228,6 +229,7 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             new.name = old.name
             if made_by_cntk_op(old):
                 set_op_name(new, primitive_op_name(old))
+            carry_loaded_graph(old, new)
             if BATCH.unmarked(old):     # (one number for the minibatch: a v1 criterion, ...)
                 BATCH.unmark(new)
             mapping[id(old)] = new

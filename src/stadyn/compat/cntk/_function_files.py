@@ -15,7 +15,8 @@ from ._function_runs import RunState
 from ._late import late
 from ._model_file import ModelFormat
 from ._model_load import (load_roots, model_path, restore_parameters, untyped_arguments,
-                          untyped_file_parameters, untyped_shown_op)
+                          untyped_file_parameters, untyped_placeholder_order,
+                          untyped_shown_op)
 from ._model_save import save_roots
 from ._signature import waiting_function
 
@@ -110,6 +111,8 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Any:
                                untyped_shown_op(decoded))
     # (its parameters listed before it is applied, as CNTK 2.7 lists the file's)
     waiting._parameters = tuple(wrap(v) for v in untyped_file_parameters(decoded, registry))
+    # (its placeholders in the order CNTK 2.7's walk of the stored operands meets them)
+    waiting.__dict__["_placeholder_order"] = untyped_placeholder_order(decoded)
     return waiting
 
 

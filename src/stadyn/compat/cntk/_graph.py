@@ -31,7 +31,8 @@ from ._graph_records import (BATCH, BLOCKS, CALLS, COMPOSITE_NAMES, FUNCTION_NAM
                              SPARSE_OUTPUTS, STEP_VALUES, UNTYPED_INPUTS, Block)
 from ._graph_placeholders import (bind_placeholder, follow_sequence_axis, not_found,
                                   placeholder_like, reads, replace_placeholder)
-from ._graph_shown import (ARGUMENT_ORDER, Combine, carry_parameter_order, cntk_name,
+from ._graph_shown import (ARGUMENT_ORDER, Combine, carry_loaded_graph, carry_parameter_order,
+                           cntk_name, met_before_loaded_graph,
                            has_parameter_order, first_output, function_outputs,
                            in_argument_order, in_parameter_order, kind_of, link_outputs,
                            made_by_cntk_op, mark_block, mark_outputs, name_of,
@@ -68,7 +69,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "seen_through", "shown_inputs", "is_splice_leaf",
            "record_argument_order", "in_argument_order", "ARGUMENT_ORDER", "new_uid",
            "record_parameter_order", "in_parameter_order", "carry_parameter_order",
-           "has_parameter_order",
+           "has_parameter_order", "carry_loaded_graph", "parameters_met_first",
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
            "step_output_of",
            "note_step_op", "STEP_BLOCKS", "note_step_view", "past_value_view",
@@ -330,3 +331,13 @@ def walk_leaves(roots: list[Variable], stop: list[Variable] = (),
                     seen.add(id(v))
                     leaves.append(v)
     yield from cntk_cell_order(leaves)
+
+
+def parameters_met_first(roots: list[Variable]) -> set[int]:
+    """The ids of the loaded files' parameters that the walk of :func:`walk_leaves` (its
+    ``stored`` order) meets before it enters their file's graph, read by an op of the
+    Function's own: CNTK 2.7's ``plus(times(h, H1), m(x))`` lists ``H1`` first, then the
+    rest of ``m``'s in ``m``'s order (``G.in_parameter_order``)."""
+    walked = [v for depth in (0, -1) for root in roots
+              for _, v in search(classify(root), lambda n: True, depth, stored=True)]
+    return met_before_loaded_graph(walked)

@@ -27,7 +27,7 @@ from ._spliced import seen_through
 
 __all__ = ["name_sequence_axis", "ARGUMENT_ORDER", "record_argument_order",
            "record_parameter_order", "in_parameter_order", "carry_parameter_order",
-           "has_parameter_order",
+           "has_parameter_order", "carry_loaded_graph", "met_before_loaded_graph",
            "show_operands_in_order", "operand_order", "in_argument_order", "cntk_name", "kind_of",
            "name_of", "set_op_name", "Combine", "mark_outputs", "link_outputs", "first_output",
            "outputs_of", "function_outputs", "mark_block", "made_by_cntk_op", "op_name_of",
@@ -80,14 +80,30 @@ def record_argument_order(root: Variable, arguments: list[Variable]) -> None:
 # The order of a loaded CNTK file's parameters, as CNTK 2.7's loaded Function lists them, by
 # each of those parameters: the parameters, held weakly (a value holds no key)
 PARAMETER_ORDER: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+# A token per loaded file's graph (one per load, carried to its copies), by each of its
+# parameters and each value its ops compute: where a walk enters that graph
+_LOADED_GRAPH: "weakref.WeakKeyDictionary[Variable, object]" = weakref.WeakKeyDictionary()
 
 
-def record_parameter_order(parameters: list[Variable]) -> None:
+def record_parameter_order(parameters: list[Variable], computed: list[Variable] = ()) -> None:
     """Record ``parameters`` (a loaded file's, all of them) as the order CNTK 2.7 lists them in
-    wherever a Function's walk enters their graph."""
+    wherever a Function's walk enters their graph: an op of ``computed`` (the values the
+    file's ops compute)."""
     entry = tuple(weakref.ref(p) for p in parameters)
+    token = object()
     for p in parameters:
         PARAMETER_ORDER[p] = entry
+        _LOADED_GRAPH[p] = token
+    for v in computed:
+        _LOADED_GRAPH[v] = token
+
+
+def carry_loaded_graph(old: Variable, new: Variable) -> None:
+    """``new`` (a copy of the value ``old``) computed by an op of the loaded graph ``old`` is
+    computed in (:func:`record_parameter_order`), if any."""
+    token = _LOADED_GRAPH.get(old)
+    if token is not None:
+        _LOADED_GRAPH[new] = token
 
 
 def has_parameter_order(parameters: list[Variable]) -> bool:
@@ -95,22 +111,31 @@ def has_parameter_order(parameters: list[Variable]) -> bool:
     return any(p in PARAMETER_ORDER for p in parameters)
 
 
-def carry_parameter_order(old: list[Variable], new: list[Variable]) -> None:
-    """Record for ``new`` (a clone's parameters, each made from the one of ``old`` at its
-    place) the order recorded for ``old`` (:func:`record_parameter_order`)."""
-    made = dict(zip(map(id, old), new))
-    for group in {PARAMETER_ORDER[p] for p in old if p in PARAMETER_ORDER}:
-        members = [ref() for ref in group]
-        if all(m is not None and id(m) in made for m in members):
-            record_parameter_order([made[id(m)] for m in members])
+def met_before_loaded_graph(walked: list[Variable]) -> set[int]:
+    """The ids of the loaded files' parameters among ``walked`` (a walk's nodes, in order)
+    that the walk meets before it enters their file's graph (an op of it): an op of the
+    Function reading them itself (``times(h, H1)`` before ``m(x)``)."""
+    entered, early = set(), set()
+    for v in walked:
+        token = _LOADED_GRAPH.get(v)
+        if token is None:
+            continue
+        if v not in PARAMETER_ORDER:
+            entered.add(token)
+        elif token not in entered:
+            early.add(id(v))
+    return early
 
 
-def in_parameter_order(parameters: list[Variable]) -> list[Variable]:
+def in_parameter_order(parameters: list[Variable], early: "set[int]" = frozenset()
+                       ) -> list[Variable]:
     """``parameters`` (a Function's, in the walk's order) with each loaded file's parameters
     (:func:`record_parameter_order`) in their recorded order, where the walk meets the first
     of them: CNTK 2.7's depth-first walk enters the loaded graph once and lists it as the
     loaded Function does (``m(x)``, ``m + 1``, ``m.clone(...)``).  A file's parameters the
-    Function does not all read (a part of the loaded graph) are left in the walk's order."""
+    Function does not all read (a part of the loaded graph) are left in the walk's order; so
+    are those whose ids are in ``early`` (:func:`met_before_loaded_graph`), met before the
+    walk enters the loaded graph, and left out of their graph's order."""
     if not has_parameter_order(parameters):
         return parameters
     held = {id(p) for p in parameters}
@@ -120,13 +145,29 @@ def in_parameter_order(parameters: list[Variable]) -> list[Variable]:
         if id(p) in done:
             continue
         group = [ref() for ref in PARAMETER_ORDER.get(p, ())]
-        if not group or not all(g is not None and id(g) in held for g in group):
+        if id(p) in early or not group or \
+                not all(g is not None and id(g) in held for g in group):
             group = [p]
+        else:
+            group = [g for g in group if id(g) not in early]
         for g in group:
             if id(g) not in done:
                 done.add(id(g))
                 order.append(g)
     return order
+
+
+def carry_parameter_order(old: list[Variable], new: list[Variable]) -> None:
+    """Record for ``new`` (a clone's parameters, each made from the one of ``old`` at its
+    place) the order recorded for ``old`` (:func:`record_parameter_order`), entered where
+    the copies of ``old``'s graph's ops are (:func:`carry_loaded_graph`)."""
+    made = dict(zip(map(id, old), new))
+    for group in {PARAMETER_ORDER[p] for p in old if p in PARAMETER_ORDER}:
+        members = [ref() for ref in group]
+        if all(m is not None and id(m) in made for m in members):
+            record_parameter_order([made[id(m)] for m in members])
+            for m in members:
+                carry_loaded_graph(m, made[id(m)])
 
 
 _OPERAND_ORDER = "compat.cntk: the order CNTK lists the op's operands in"

@@ -23,7 +23,7 @@ from ._seq_axes import free_steps, mark_free_axes
 from ._shown_constants import show_constants, show_topn_constant
 
 __all__ = ["load_roots", "STADYN_FILE", "restore_parameters", "untyped_arguments",
-           "untyped_shown_op", "model_path"]
+           "untyped_shown_op", "model_path", "untyped_placeholder_order"]
 
 #: what :func:`untyped_arguments` gives for a file its first bytes tell is Stadyn's own
 STADYN_FILE = "a Stadyn model file"
@@ -49,13 +49,31 @@ def untyped_arguments(path, format) -> "tuple[list[str], object]":
     main = legacy.networks.get("main")
     if legacy.format != "cntk-v2" or main is None:
         return [], legacy
+    return _untyped_names(legacy), legacy
+
+
+def _untyped_names(legacy, python_order: bool = True) -> list[str]:
+    """The names of the untyped arguments of the CNTK v2 file ``legacy`` (decoded), in the
+    order CNTK 2.7's walk meets them: each function's operands in Python's order, or
+    (``python_order`` False) as stored."""
+    from ... import serialize
+    main = legacy.networks["main"]
     untyped = {uid: v.meta.get("name") or uid for uid, v in main.variables.items()
                if _untyped(v)}
     seen: list[str] = []
-    for uid in serialize.cntk_leaf_order(main.functions, _walk_starts(legacy)):
+    for uid in serialize.cntk_leaf_order(main.functions, _walk_starts(legacy), python_order):
         if uid in untyped and untyped[uid] not in seen:
             seen.append(untyped[uid])
-    return seen, legacy
+    return seen
+
+
+def untyped_placeholder_order(legacy) -> list[str]:
+    """The names of the untyped arguments of the CNTK v2 file ``legacy`` (decoded, one of
+    :func:`untyped_arguments`) in the order CNTK 2.7's loaded Function lists them among its
+    ``placeholders``: each function's operands as stored (``gather(table, indices)``, stored
+    ``Gather(indices, table)``: ``[indices, table]``; its ``arguments`` ``[table,
+    indices]``)."""
+    return _untyped_names(legacy, python_order=False)
 
 
 def _walk_starts(legacy) -> list:
@@ -120,7 +138,9 @@ def _record_parameter_order(legacy, roots: list) -> None:
     mine = {G.uid_of(v): v for v in G.walk_leaves(roots, stored=True)
             if G.kind_of(v) == "parameter"}
     if sorted(uids) == sorted(mine):        # (each parameter found once, by its file's uid)
-        G.record_parameter_order([mine[u] for u in uids])
+        G.record_parameter_order([mine[u] for u in uids],
+                                 [v for node in topological_nodes(roots) for v in node.outputs
+                                  if v is not None])
 
 
 def untyped_shown_op(legacy) -> str:

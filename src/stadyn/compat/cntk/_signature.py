@@ -238,10 +238,15 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
 
     @property
     def placeholders(self) -> tuple:
-        """The arguments still placeholders."""
+        """The arguments still placeholders (a loaded file's in the order its walk meets
+        them: ``_placeholder_order``, its names)."""
         if self._typed is not None:
             return self._typed.placeholders
-        return tuple(p for p in self._placeholders if p.name not in self._given)
+        found = [p for p in self._placeholders if p.name not in self._given]
+        order = self.__dict__.get("_placeholder_order")
+        if order and all(p.name in order for p in found):
+            found.sort(key=lambda p: order.index(p.name))
+        return tuple(found)
 
     @property
     def signature(self) -> tuple:
