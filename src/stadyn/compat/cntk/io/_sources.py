@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .... import io as _io
+from ._configs import opened
 from .._sequence_begin import refuse_unpacking
 from .._sparse_sequences import sparse_sequences
 from .._values import Value
@@ -294,6 +295,8 @@ class MinibatchSource(_io.MinibatchSource):
                          truncation_length)
         if not randomize:       # (CNTK sets both windows to 0, whatever was given)
             randomization_window_in_chunks = randomization_window_in_samples = None
+        # (CNTK 2.7 opens the deserializers' files here: a bad one raises now)
+        deserializers = opened(deserializers)
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
                          frame_mode=frame_mode, **kwargs)
