@@ -211,11 +211,6 @@ def ioerr39_image_map(C, r):
 
 @cntk_case(name="ioerr39__base64",
            names=["cntk.io.Base64ImageDeserializer"],
-           known=dict((k, "CNTK 2.7 leaves an image it cannot decode out of its minibatch and "
-                          "raises only past max_errors; Stadyn raises at once "
-                          "(io/_image_deserializer.py read_batch)")
-                      for k in ("mixed_0", "mixed_1", "mixed_2", "pair_0", "pair_1", "pair_2",
-                                "single_1", "single_2")),
            note="6 base64 images of which line 3 is not base64 and line 4 not an image, "
                 "max_errors 0, 1 and 2, and one of which lines 3 and 4 are not images "
                 "(one whole minibatch): CNTK 2.7 warns, leaves the sequence out, and raises a "
