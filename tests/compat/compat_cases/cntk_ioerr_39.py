@@ -4,10 +4,12 @@ then minibatches of 2 sequences -- gives the samples of each minibatch or the bu
 raised, so a minibatch given before the error (or one with sequences left out) is compared
 too.  Over a CTF file (missing, empty, a bad value on line 1 or 3, a line without ``|``),
 a CBF file (empty, cut short), HTK features (a header cut short, a frame range past the
-file's end), an MLF (a label missing from the state list, a missing MLF), an image map (an
-image that does not exist on line 3) and base64 images (a line that is not base64 or not an
-image, with ``max_errors`` 0 and 1).  Every case writes its files in its own working
-folder."""
+file's end), an MLF (a missing MLF), an image map (an image that does not exist on line 3,
+one that is not an image on line 4) and base64 images (lines that are not base64 or not an
+image, with ``max_errors`` 0, 1 and 2).  Every case writes its files in its own working
+folder.  Not here: an MLF label missing from the state list, on which CNTK 2.7 ends the
+process ("frame range state 'zz' is not found in the statelist", then ``terminate``, at
+the first ``next_minibatch``; Stadyn raises its ReaderError naming the MLF line)."""
 
 import base64
 import functools
