@@ -234,3 +234,47 @@ def ioerr39_base64(C, r):
                 C, functools.partial(C.io.Base64ImageDeserializer, path, _image_streams(C)),
                 max_errors=errors)
     return res
+
+
+# -- what the streams declare against what the files hold -----------------------------------
+
+_READ_TIME = ("CNTK 2.7 finds this when it reads the chunk, at the first next_minibatch; "
+              "Stadyn when it indexes the file (through stadyn.compat.cntk: at MinibatchSource)")
+
+
+@cntk_case(name="ioerr39__declared",
+           names=["cntk.io.CBFDeserializer", "cntk.io.CTFDeserializer",
+                  "cntk.io.ImageDeserializer", "cntk.io.Base64ImageDeserializer"],
+           known={"b64_label": _READ_TIME + " (Base64ImageDeserializer.cpp:87-89: a label "
+                               "past the label dimension; io/_base64_image.py)",
+                  "ctf_noname": _READ_TIME + " (a stream whose input no line has; "
+                                "io/_ctf.py _finish_init reads the first sequence)",
+                  "cbf_noname": "CNTK 2.7's CBF reader reads the file's inputs whatever the "
+                                "StreamDefs name (here 'x' under its own name); Stadyn refuses "
+                                "a stream the file lacks (io/_cbf.py _apply)",
+                  "cbf_dim": "CNTK 2.7's CBF reader takes the file's dimension (1) over the "
+                             "declared shape (3); Stadyn refuses the mismatch (io/_cbf.py "
+                             "_apply)"},
+           note="a map label and a base64 label past the label stream's shape, a CTF and a "
+                "CBF stream naming an input the file does not have, a CBF stream declaring "
+                "another dimension than the file's")
+def ioerr39_declared(C, r):
+    for i in range(3):
+        _write("im%d.png" % i, _png(2, 2, 10 * i))
+    _write("lab.txt", "im0.png\t0\nim1.png\t5\nim2.png\t1\n")
+    _write("b64lab.txt", "".join("%d\t%s\n" % (label, base64.b64encode(_png(2, 2, 9))
+                                               .decode("ascii")) for label in (0, 7, 1)))
+    _write("good.cbf", _cbf_bytes([1.0, 2.0, 3.0]))
+    _write("ok.ctf", "|x 1\n|x 2\n")
+
+    def streams(field, shape):
+        return C.io.StreamDefs(s=C.io.StreamDef(field=field, shape=shape))
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return {
+        "map_label": _steps(C, functools.partial(C.io.ImageDeserializer, "lab.txt",
+                                                 _image_streams(C))),
+        "b64_label": _steps(C, functools.partial(C.io.Base64ImageDeserializer, "b64lab.txt",
+                                                 _image_streams(C))),
+        "cbf_noname": _steps(C, lambda: C.io.CBFDeserializer("good.cbf", streams("y", 1))),
+        "cbf_dim": _steps(C, lambda: C.io.CBFDeserializer("good.cbf", streams("x", 3))),
+        "ctf_noname": _steps(C, lambda: C.io.CTFDeserializer("ok.ctf", streams("y", 1)))}
