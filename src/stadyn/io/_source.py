@@ -24,7 +24,8 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 
 from ._composite import Composite
-from ._deserializer import Deserializer, StreamBatch, concat_batches, drop_invalid
+from ._deserializer import (INVALID_ROWS, Deserializer, StreamBatch, concat_batches,
+                           drop_invalid)
 from ._frame_mode import FrameComposite, NonFrameSequenceError
 from ._minibatch_data import Minibatch, MinibatchData
 from ._local_timeline import local_timeline_walk, marker_met, restore_marker
@@ -348,6 +349,11 @@ class MinibatchSource:
             pass
         if not pieces:  # this partition's share of the minibatch is empty
             return self._composite.materialize(*self._job(np.zeros(0, np.int64)), self._seed)
+        if any(INVALID_ROWS in p for p in pieces):  # (a piece with no rows left out has
+            pieces = [p if INVALID_ROWS in p else   # no marks: none of its rows are marked)
+                      {**p, INVALID_ROWS: StreamBatch(np.zeros(next(iter(p.values())).rows,
+                                                               dtype=bool))}
+                      for p in pieces]
         return {s: concat_batches([p[s] for p in pieces]) for s in pieces[0]}
 
     # -- the public reading API
