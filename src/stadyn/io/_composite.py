@@ -8,7 +8,7 @@ from typing import Sequence
 import numpy as np
 
 from .._errors import DataError
-from ._deserializer import Deserializer, StreamBatch, StreamSpec
+from ._deserializer import INVALID_ROWS, Deserializer, StreamBatch, StreamSpec
 from ._random import SampleRandom
 
 __all__ = ["Composite", "DuplicateStreamError"]
@@ -192,6 +192,12 @@ class Composite:
         for stream, (d, index) in enumerate(zip(self.deserializers, self.maps)):
             sub = ids if index is None else index[ids]
             batch = d.read_batch(sub, _Rngs(seed, sweeps, positions, stream))
+            if INVALID_ROWS in batch:   # (rows one left out: marked for every stream)
+                batch = dict(batch)
+                invalid = batch.pop(INVALID_ROWS).data
+                if INVALID_ROWS in out:
+                    invalid = invalid | out[INVALID_ROWS].data
+                out[INVALID_ROWS] = StreamBatch(invalid)
             if self._broadcast[stream]:
                 batch = {name: _broadcast(b, self.lengths[ids] if self.lengths is not None
                                           else np.ones(len(ids), np.int64))

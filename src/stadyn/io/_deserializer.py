@@ -12,7 +12,12 @@ from .._errors import DataError
 from ._random import SampleRandom
 
 __all__ = ["Deserializer", "StreamBatch", "StreamSpec", "stack_samples", "pad_sequences",
-           "concat_batches"]
+           "concat_batches", "INVALID_ROWS", "drop_invalid"]
+
+#: The key under which a batch marks its rows a deserializer could not read and left out
+#: (a bool ``StreamBatch``; ``ImageDeserializer.skips_undecodable``): :func:`drop_invalid`
+#: removes them.  No stream can have this name (``StreamDefs`` names are identifiers).
+INVALID_ROWS = "\x00invalid"
 
 
 @dataclass(frozen=True)
@@ -218,3 +223,30 @@ def _padded(arrays: Sequence[np.ndarray], t_max: int) -> list[np.ndarray]:
         else:
             out.append(a)
     return out
+
+
+def drop_invalid(batch: dict[str, StreamBatch]) -> tuple[dict[str, StreamBatch], int]:
+    """``batch`` without the rows its ``INVALID_ROWS`` marks, and how many there were.
+
+    Example:
+        >>> b = {'x': StreamBatch(np.arange(3.0)[:, None]),
+        ...      INVALID_ROWS: StreamBatch(np.array([False, True, False]))}
+        >>> kept, dropped = drop_invalid(b)
+        >>> kept['x'].data.ravel().tolist(), dropped, sorted(kept)
+        ([0.0, 2.0], 1, ['x'])
+    """
+    if INVALID_ROWS not in batch:
+        return batch, 0
+    batch = dict(batch)
+    invalid = np.asarray(batch.pop(INVALID_ROWS).data, dtype=bool)
+    keep = np.flatnonzero(~invalid)
+    out = {}
+    for name, b in batch.items():
+        lengths = None if b.lengths is None else b.lengths[keep]
+        data = b.data[keep]
+        stored = None if b.stored is None else b.stored[keep]
+        if lengths is not None:
+            data = data[:, :int(lengths.max(initial=0))]
+            stored = None if stored is None else stored[:, :data.shape[1]]
+        out[name] = StreamBatch(data, lengths, stored)
+    return out, int(invalid.sum())

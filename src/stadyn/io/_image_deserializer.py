@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
+import warnings
 from typing import Sequence
 
 import numpy as np
 
 from .._errors import DataError
-from ._deserializer import Deserializer, StreamBatch, StreamSpec, stack_samples
+from ._deserializer import INVALID_ROWS, Deserializer, StreamBatch, StreamSpec, stack_samples
 from ._image import ImageReadError, ZipArchives, decode_image, read_file_bytes, require_cv2
 from ._map_file import MapTable, read_map_table, scan_image_folder
 from ._random import SampleRandom
@@ -167,6 +168,12 @@ class ImageDeserializer(Deserializer):
         ((3, 4, 4), [0.0, 0.0, 1.0])
     """
 
+    #: Whether an image that cannot be read or decoded is left out (with a warning) rather
+    #: than an error: its rows are marked in the batch's ``INVALID_ROWS``, which a source that
+    #: counts them removes (CNTK 2.7's base64 image reader through its ``MinibatchSource``,
+    #: ``max_errors``; set by ``stadyn.compat.cntk``'s ``MinibatchSource``).
+    skips_undecodable: bool = False
+
     @reader_errors
     def __init__(self, map_file: str | os.PathLike, streams: dict[str, StreamDef] | None = None,
                  *, channel_order: str = "bgr"):
@@ -257,19 +264,31 @@ class ImageDeserializer(Deserializer):
         entries = np.asarray(ids, dtype=np.int64) // views
         out: dict[str, StreamBatch] = {}
         if self._image_stream is not None:
-            images = []
+            images, invalid = [], np.zeros(len(entries), dtype=bool)
             for k, entry in enumerate(entries.tolist()):
                 try:
                     data = self._read_bytes(entry)
                     images.append(self._pipeline.sample(data, rngs[k], int(ids[k]) % views))
                 except ImageReadError as exc:
                     path, line = self._where(entry)
-                    raise DataError(f"image {self._table.entry(entry).location!r}: {exc}",
-                                    path, line) from None
-            where = [self._describe(e) for e in entries.tolist()] if len(
+                    message = f"image {self._table.entry(entry).location!r}: {exc}"
+                    if not self.skips_undecodable:
+                        raise DataError(message, path, line) from None
+                    warnings.warn(str(DataError(message + "; the sequence is left out of its "
+                                                "minibatch", path, line)), stacklevel=3)
+                    invalid[k] = True
+            valid = entries[~invalid].tolist()
+            where = [self._describe(e) for e in valid] if len(
                 {im.shape for im in images}) > 1 else ()
-            out[self._image_stream] = StreamBatch(
-                self._pipeline.finish(images, self._image_stream, self.path, where))
+            stacked = self._pipeline.finish(images, self._image_stream, self.path, where) \
+                if images else np.zeros((0,) + (self.stream_specs()[self._image_stream].shape
+                                                or (0,)), np.float32)
+            if invalid.any():       # (rows of zeros the source removes, INVALID_ROWS)
+                full = np.zeros((len(entries),) + stacked.shape[1:], np.float32)
+                full[~invalid] = stacked
+                stacked = full
+                out[INVALID_ROWS] = StreamBatch(invalid)
+            out[self._image_stream] = StreamBatch(stacked)
         if self._label_stream is not None:
             out[self._label_stream] = StreamBatch(
                 one_hot(self._table.labels[entries], self._num_classes))

@@ -24,11 +24,13 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 
 from ._composite import Composite
-from ._deserializer import Deserializer, StreamBatch, concat_batches
+from ._deserializer import (INVALID_ROWS, Deserializer, StreamBatch, concat_batches,
+                           drop_invalid)
 from ._frame_mode import FrameComposite, NonFrameSequenceError
 from ._minibatch_data import Minibatch, MinibatchData
 from ._local_timeline import local_timeline_walk, marker_met, restore_marker
 from ._partitions import END_OF_ENDLESS, partition_walk
+from ._reader_errors import ReaderError
 from ._cntk_order import block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
 from ._workers import WorkerPool
@@ -144,6 +146,10 @@ class MinibatchSource:
         self._position = 0
         self._samples = 0
         self._refused: tuple[int, int] | None = None    # the last given before a refusal
+        # sequences a deserializer left out (an undecodable base64 image), counted against
+        # max_invalid_sequences as CNTK 2.7's SequenceCleaner counts them (ReaderUtil.h)
+        self._invalid = 0
+        self.max_invalid_sequences = 0
         # CNTK 2.7's reader counts sequences from the start of the sweep it was last set at
         # (its first read, a change of minibatch size or partition, a restore): which
         # partition a sequence is given to counts from there (``_partitions.py``)
@@ -343,6 +349,11 @@ class MinibatchSource:
             pass
         if not pieces:  # this partition's share of the minibatch is empty
             return self._composite.materialize(*self._job(np.zeros(0, np.int64)), self._seed)
+        if any(INVALID_ROWS in p for p in pieces):  # (a piece with no rows left out has
+            pieces = [p if INVALID_ROWS in p else   # no marks: none of its rows are marked)
+                      {**p, INVALID_ROWS: StreamBatch(np.zeros(next(iter(p.values())).rows,
+                                                               dtype=bool))}
+                      for p in pieces]
         return {s: concat_batches([p[s] for p in pieces]) for s in pieces[0]}
 
     # -- the public reading API
@@ -416,6 +427,15 @@ class MinibatchSource:
         end_of_sweep = end // self._sweep_length > self._position // self._sweep_length
         self._position, self._samples = end, self._samples + taken
         self._refused = None
+        batch, invalid = drop_invalid(batch)
+        self._invalid += invalid
+        # (CNTK 2.7 checks the count at every minibatch that has a sequence left, those after
+        # the one that left some out too: ReaderUtil.h's SequenceCleaner::Clean)
+        if self._invalid > self.max_invalid_sequences and any(b.rows for b in batch.values()):
+            raise ReaderError(
+                f"Number of invalid sequences '{self._invalid}' in the input exceeded the "
+                f"specified maximum number '{self.max_invalid_sequences}' (max_errors; the "
+                f"warnings name each sequence left out)")
         result = Minibatch()
         for key, info in targets:
             b = batch[info.name]

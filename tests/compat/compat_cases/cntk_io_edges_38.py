@@ -67,15 +67,8 @@ def io_edges_negative_partition(C, r):
     return res
 
 
-# Stadyn's Base64ImageDeserializer opens its file when it is made; CNTK 2.7's when the
-# MinibatchSource over it is made.  Same type, RuntimeError, on both.
-_EARLY = ("Stadyn raises when the deserializer is made; CNTK 2.7 when the MinibatchSource over "
-          "it is made (its Python deserializer is a configuration).  Same type, RuntimeError")
-
-
 @cntk_case(name="io_edges__base64_missing",
            names=["cntk.io.Base64ImageDeserializer"],
-           known={"missing_at": _EARLY},
            note="a missing Base64 image file: CNTK 2.7's RuntimeError (\"Could not open ... for "
                 "reading.\")")
 def io_edges_base64_missing(C, r):

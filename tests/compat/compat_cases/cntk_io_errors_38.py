@@ -37,17 +37,8 @@ def _first_error(C, res, tag, make):
     return res
 
 
-# Stadyn's deserializers open and index their files when they are made; CNTK 2.7's Python
-# deserializers only hold a configuration, and the C++ deserializer is made (and fails) in the
-# MinibatchSource constructor.  The type is the same; only the step differs.
-_EARLY = ("Stadyn raises when the deserializer is made; CNTK 2.7 when the MinibatchSource over "
-          "it is made (its Python deserializer is a configuration; the C++ one opens the file "
-          "in the MinibatchSource constructor).  Same type, RuntimeError, on both")
-
-
 @cntk_case(name="io_errors__cbf",
            names=["cntk.io.CBFDeserializer", "cntk.io.MinibatchSource.next_minibatch"],
-           known={"missing_at": _EARLY, "not_cbf_at": _EARLY},
            note="a missing CBF file and a text file given as CBF: CNTK's RuntimeError "
                 "(BinaryChunkDeserializer.cpp's header checks)")
 def io_errors_cbf(C, r):
@@ -70,7 +61,6 @@ def _image_streams(C):
 @cntk_case(name="io_errors__image_map",
            names=["cntk.io.ImageDeserializer", "cntk.io.MinibatchSource",
                   "cntk.io.MinibatchSource.next_minibatch", "cntk.io.transforms.scale"],
-           known={"missing_at": _EARLY, "bad_line_at": _EARLY},
            note="a missing map file, a line without a tab, an image that does not exist and "
                 "one that is not an image: CNTK's RuntimeError (ImageDeserializerBase / "
                 "ImageDataDeserializer)")
@@ -92,8 +82,6 @@ def io_errors_image_map(C, r):
 @cntk_case(name="io_errors__htk",
            names=["cntk.io.HTKFeatureDeserializer", "cntk.io.StreamDef",
                   "cntk.io.MinibatchSource.next_minibatch"],
-           known={"missing_scp_at": _EARLY, "missing_htk_at": _EARLY,
-                  "plain_scp_line_at": _EARLY},
            note="a missing script (SCP) file, one listing a feature file that does not exist, "
                 "and a line without a frame range: CNTK's RuntimeError (HTKDeserializer)")
 def io_errors_htk(C, r):

@@ -16,9 +16,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ....io import (FULL_DATA_SWEEP, INFINITELY_REPEAT, Base64ImageDeserializer,
-                    CBFDeserializer, CTFDeserializer, HTKFeatureDeserializer, HTKMLFDeserializer,
-                    ImageDeserializer, StreamDef, StreamDefs)
+from .... import io as _io
+from ....io import FULL_DATA_SWEEP, INFINITELY_REPEAT, StreamDef, StreamDefs
 from .._mixins import ArrayMixin
 from ._sources import MinibatchData, MinibatchSource, MinibatchSourceFromData
 from ._user import StreamInformation, UserMinibatchSource
@@ -28,6 +27,16 @@ from .._variables import Record
 from ..device import use_default_device
 from ..logging import TraceLevel, get_trace_level
 from . import transforms
+from ._configs import deferring
+
+# CNTK 2.7's deserializers are configurations: a bad file raises when a MinibatchSource is
+# made over one (``_configs.py``)
+CTFDeserializer = deferring(_io.CTFDeserializer)
+CBFDeserializer = deferring(_io.CBFDeserializer)
+ImageDeserializer = deferring(_io.ImageDeserializer)
+Base64ImageDeserializer = deferring(_io.Base64ImageDeserializer)
+HTKFeatureDeserializer = deferring(_io.HTKFeatureDeserializer)
+HTKMLFDeserializer = deferring(_io.HTKMLFDeserializer)
 
 # CNTK's default randomization window, in its chunks (a MinibatchSource given None uses it).
 DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = 128

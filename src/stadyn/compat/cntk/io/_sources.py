@@ -12,6 +12,7 @@ import warnings
 import numpy as np
 
 from .... import io as _io
+from ._configs import opened
 from .._sequence_begin import refuse_unpacking
 from .._sparse_sequences import sparse_sequences
 from .._values import Value
@@ -267,9 +268,13 @@ class MinibatchSource(_io.MinibatchSource):
     each partition has its share of the slots and every ``num_data_partitions``-th sequence),
     and a Trainer carries the recurrences' states from one minibatch to the next in each
     slot.  With ``max_errors`` CNTK
-    skips up to that many malformed sequences; Stadyn stops at the first with an error naming
-    the file and line (a warning says so when ``max_errors`` is given).  Stadyn's own keywords
-    (``num_workers``, ...) follow.
+    skips up to that many invalid sequences.  Stadyn does so for base64 images it cannot
+    decode, as CNTK: each is left out of its minibatch with a warning naming the file and
+    line, and a minibatch with a sequence left raises a RuntimeError once more than
+    ``max_errors`` were left out; for other malformed input Stadyn stops at the first with
+    an error naming the file and line (a warning says so when ``max_errors`` is given).  The
+    files of CNTK's deserializers are opened here, and a bad one raises here, as in CNTK
+    2.7 (``_configs.py``).  Stadyn's own keywords (``num_workers``, ...) follow.
 
     Example:
         >>> import numpy as np
@@ -285,18 +290,26 @@ class MinibatchSource(_io.MinibatchSource):
                  randomization_window_in_samples=None, randomization_seed=0, trace_level=None,
                  multithreaded_deserializer=None, frame_mode=False, truncation_length=0,
                  randomize=True, max_errors=0, **kwargs):
-        if max_errors:
-            warnings.warn(f"max_errors={max_errors}: Stadyn stops at the first malformed "
-                          f"sequence (an error naming the file and line) instead of skipping "
-                          f"it", stacklevel=2)
         _validate_config(max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomize, frame_mode,
                          truncation_length)
         if not randomize:       # (CNTK sets both windows to 0, whatever was given)
             randomization_window_in_chunks = randomization_window_in_samples = None
+        # (CNTK 2.7 opens the deserializers' files here: a bad one raises now)
+        deserializers = opened(deserializers)
+        base64 = [d for d in (deserializers if isinstance(deserializers, (list, tuple))
+                              else [deserializers])
+                  if isinstance(d, _io.Base64ImageDeserializer)]
+        if max_errors and not base64:
+            warnings.warn(f"max_errors={max_errors}: Stadyn stops at the first malformed "
+                          f"sequence (an error naming the file and line) instead of skipping "
+                          f"it", stacklevel=2)
+        for d in base64:    # (CNTK 2.7 leaves out an image it cannot decode, max_errors)
+            d.skips_undecodable = True
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
                          frame_mode=frame_mode, **kwargs)
+        self.max_invalid_sequences = int(max_errors)
         # truncated back-propagation through time (CNTK's TruncatedBPTTPacker)
         self._packer = _io.TruncatedPacker(self, truncation_length) if truncation_length \
             else None
