@@ -223,7 +223,7 @@ class _Runner:
         if sgd_rec.get_bool("truncated", False, inherited=True):
             # a rate or momentum per minibatch is per minibatchSize x the reader's parallel
             # sequences (SGD.h:142-158); CNTK 2's readers say 0 (Exports.cpp:26-31 of
-            # CompositeDataReader): cntk.exe's RuntimeError (_sgd.effective_minibatch_size)
+            # CompositeDataReader): cntk.exe's RuntimeError (_sgd_rates.effective_minibatch_size)
             legacy = isinstance(source, (io.UtteranceSource, io.LMSentenceSource,
                                          TruncatedSequenceSource))   # (its .parallel: 0 too)
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel if legacy else
