@@ -688,11 +688,12 @@ def test_htkdeserializers_truncated_test_command_reads_pieces_with_the_state_car
     assert int(mbs) > int(whole[0])
 
 
-def _htk_write_config(tmp_path, monkeypatch) -> str:
+def _htk_write_config(tmp_path, monkeypatch, method: str = '"none"') -> str:
     """A train command (frame mode) and a write command of ``o = 2 * features`` whose
     ``readerType = "HTKDeserializers"`` reads 4 utterances of 5 frames (``u<i>``: frames
     5i..5i+4 of ``arange(40)`` in rows of 2) with frameMode = false ; truncated = true ;
-    truncationLength = 2, minibatchSize = 4: 2 slots of 2 frames."""
+    truncationLength = 2, minibatchSize = 4: 2 slots of 2 frames (its ``readMethod``:
+    ``method``)."""
     monkeypatch.chdir(tmp_path)
     io.write_htk_features("f.htk", np.arange(40, dtype=np.float32).reshape(20, 2))
     (tmp_path / "f.scp").write_text("".join(f"u{i}=f.htk[{5 * i},{5 * i + 4}]\n"
@@ -717,7 +718,8 @@ train = [ action = "train"
     {reader.replace("MORE", "")} ]
 out = [ action = "write" ; outputPath = "{tmp_path}/w" ; outputNodeNames = (o)
     minibatchSize = 4
-    {reader.replace("MORE", "; frameMode = false ; truncated = true ; truncationLength = 2")} ]
+    {reader.replace("MORE", "; frameMode = false ; truncated = true ; truncationLength = 2")
+           .replace('"none"', method)} ]
 """)
     return str(config)
 
@@ -742,3 +744,22 @@ def test_htkdeserializers_truncated_write_packs_pieces_and_fails_where_one_goes_
               for line in (tmp_path / "w.o").read_text().splitlines() if line.strip()]
     frames = np.arange(40, dtype=np.float32).reshape(20, 2)
     assert values == (2 * np.concatenate([frames[0:2], frames[5:7]])).tolist()
+
+
+@pytest.mark.parametrize("method", ['"blockRandomize"', '"None"', ""])
+def test_htkdeserializers_write_command_needs_readmethod_none(tmp_path, monkeypatch, method):
+    # HTKDeserializers' ConfigHelper::GetRandomizer (ConfigHelper.cpp:210-219): a write
+    # action's reader whose readMethod is not "none" as written (its default blockRandomize
+    # too) is cntk.exe's InvalidArgument "'readMethod' must be 'none' for write action", when
+    # DoWriteOutput makes its reader (EvalActions.cpp:227), before the model is read.  Until
+    # bs39 Stadyn wrote the data in file order.
+    config = _htk_write_config(tmp_path, monkeypatch, method or '"none"')
+    if not method:          # (not set: the default)
+        with open(config) as f:
+            head, tail = f.read().split("out = [", 1)
+        with open(config, "w") as f:
+            f.write(head + "out = [" + tail.replace(' ; readMethod = "none"', ""))
+    log = pyio.StringIO()
+    with pytest.raises(ConfigError, match="'readMethod' must be 'none' for write action"):
+        run(config, out=log)
+    assert not (tmp_path / "w.o").exists()
