@@ -331,14 +331,15 @@ def _reader_open_gaps(reader, pieces: bool) -> list[str]:
 
 def _truncated_rates_gaps(cmd) -> list[str]:
     """A train command's SGD ``truncated = true`` with a deserializers reader and a rate or
-    momentum per minibatch: cntk.exe's RuntimeError (``_sgd.effective_minibatch_size``), as
-    the runner finds it at the start of the first epoch that cannot spread it
-    (``cntk_learning_rate``/``cntk_momentum``, SGD.cpp:549, 630)."""
+    momentum per minibatch: cntk.exe's RuntimeError (``_sgd_rates.effective_minibatch_size``),
+    the error entry of the first epoch that cannot spread it in ``per_sample_epochs``, which
+    the runner reads at each epoch's start (``cntk_learning_rate``/``cntk_momentum``,
+    SGD.cpp:549, 630)."""
     import dataclasses
 
     from stadyn.brainscript._bptt_source import is_composite
     from stadyn.brainscript._blocks import sgd_block
-    from stadyn.brainscript._sgd import cntk_learning_rate, cntk_momentum
+    from stadyn.brainscript._sgd_rates import per_sample_epochs
 
     if cmd.action != "train" or cmd.sgd is None or not is_composite(cmd.reader) or \
             not cmd.reader.deserializers:
@@ -347,11 +348,14 @@ def _truncated_rates_gaps(cmd) -> list[str]:
         if not sgd_block(cmd.record).get_bool("truncated", False, inherited=True):
             return []
         sgd = dataclasses.replace(cmd.sgd, parallel_sequences=0)
-        for epoch in range(sgd.max_epochs):
-            cntk_learning_rate(sgd, epoch)
-            cntk_momentum(sgd, epoch)
+        rates, momenta = (per_sample_epochs(sgd, q) for q in ("lr", "momentum"))
     except Exception as exc:  # noqa: BLE001 - any failure is a finding
         return [_label(exc)]
+    for epoch in range(sgd.max_epochs):
+        for entries in (rates, momenta):
+            entry = entries[min(epoch, len(entries) - 1)]
+            if isinstance(entry, Exception):
+                return [_label(entry)]
     return []
 
 

@@ -351,7 +351,7 @@ def test_the_rate_carried_on_is_cntks_float_rate_per_mb_divided_in_double():
     # in double: 0.1f / 3 = 0.0333333338 (%.8g 0.033333334; the float of 0.1 / 3 prints
     # 0.033333335); AutoAdjust multiplies that value
     from stadyn.brainscript import SGDConfig
-    from stadyn.brainscript._sgd import cntk_learning_rate
+    from stadyn.brainscript._sgd_rates import cntk_learning_rate
 
     sgd = SGDConfig(1, minibatch_size=(3,), learning_rates_per_mb=(0.1,))
     assert f"{cntk_learning_rate(sgd, 0):.8g}" == "0.033333334"

@@ -325,6 +325,29 @@ def test_sgd_rates_are_per_sample_as_in_cntk():
     assert momenta_per_sample(default) == [float(f32(0.9)) ** (1 / 16)]
 
 
+def test_an_epoch_that_cannot_spread_its_rate_holds_the_error_not_a_rate():
+    # one decision (_sgd_rates.per_sample_epochs) for the runner, the learners and the survey:
+    # with CNTK 2's readers under truncated (parallel sequences 0) a per-minibatch rate and
+    # momentum spread over minibatchSize 1 train (SGD.h:142-158 leaves a 1 as it is), a size 8
+    # is cntk.exe's RuntimeError at that epoch's start (SGD.cpp:549, 630); no 0.0 stands in
+    from stadyn.brainscript import SGDConfig
+    from stadyn.brainscript._sgd_rates import (cntk_learning_rate, cntk_momentum,
+                                               per_sample_epochs)
+    sgd = SGDConfig(4, minibatch_size=(1, 1, 8), learning_rates_per_mb=(0.5,),
+                    momentum_per_mb=(0.9,), parallel_sequences=0)
+    lr, m = per_sample_epochs(sgd, "lr"), per_sample_epochs(sgd, "momentum")
+    assert lr[:2] == [0.5, 0.5] and m[:2] == [float(np.float32(0.9))] * 2
+    assert all(isinstance(e[2], ConfigError) and "not supported per minibatch" in str(e[2])
+               for e in (lr, m))
+    assert learning_rates_per_sample(sgd) == [0.5, 0.5] and len(momenta_per_sample(sgd)) == 2
+    assert cntk_learning_rate(sgd, 1) == 0.5
+    for epoch in (2, 3):       # (the last entry stands for the epochs after it)
+        with pytest.raises(ConfigError, match="not supported per minibatch"):
+            cntk_learning_rate(sgd, epoch)
+        with pytest.raises(ConfigError, match="not supported per minibatch"):
+            cntk_momentum(sgd, epoch)
+
+
 def test_sgd_learner_follows_the_epoch_schedule():
     sgd, rec = _sgd("minibatchSize = 4 ; learningRatesPerSample = 0.5*2:0.1 ; "
                     "momentumAsTimeConstant = 0:8 ; L2RegWeight = 0.01 ; "
@@ -420,6 +443,7 @@ def test_cifar_bs_workload_matches_its_pytorch_twin():
 
 
 @pytest.mark.parametrize("name", ["stadyn.brainscript._stadyn_library", "stadyn.brainscript._sgd",
+                                  "stadyn.brainscript._sgd_rates",
                                   "stadyn.brainscript._readers", "stadyn.brainscript._cntk_log",
                                   "stadyn.brainscript._model_files"])
 def test_engine_docstring_examples(name):

@@ -337,17 +337,11 @@ def test_a_test_commands_epoch_size_over_whole_sequences_has_no_sweep_limit(tmp_
     _check_test_epoch(tmp_path, reader, epoch, REFS["test_epochs_whole"][str(epoch)])
 
 
-def test_sgd_truncated_with_a_text_reader_spreads_rates_over_the_last_minibatchs_rows(tmp_path):
-    # readerType = "CNTKTextFormatReader" packs whole sequences; SGD's truncated = true spreads
-    # a per-minibatch rate and momentum over minibatchSize x the parallel sequences its shim
-    # reports at each epoch's start (SGD.cpp:549, 630): 1 before any minibatch
-    # (ReaderShim.cpp:79), then the rows of the last one read (ReaderShim.cpp:352), the
-    # first-fit packing of its sequences (Sequences.h:202-250).  Sequences of 5, 1, 3, 2, 1
-    # steps in minibatches of 6 samples are [5, 1] and [3, 2, 1] (CNTK 2.7's MinibatchSource
-    # gives 2 and 3 sequences of 6 samples), the last packed in 2 rows (3 | 2 + 1).  So epoch 1
-    # takes 0.3 / 6 per sample and a momentum of 0.9 per 6 samples, epochs 2 and 3 0.3 / 12 and
-    # 0.9 per 12 samples (the effective momentum logged, per minibatchSize = 6: 0.9 ** 0.5).
-    # Until rmD38 every epoch took epoch 1's.
+def _text_reader_epoch_starts(tmp_path: Path, ce: str = "W * x + b",
+                              reader_extra: str = "") -> list[tuple[str, ...]]:
+    """The "Starting Epoch" lines of 3 epochs of minibatchSize = 6, learningRatesPerMB = 0.3
+    and SGD's truncated = true, read by a CNTKTextFormatReader from sequences of 5, 1, 3, 2, 1
+    steps (``ce``: the criterion's second argument)."""
     rng = np.random.RandomState(3)
     data = tmp_path / "rows.ctf"
     with open(data, "w") as f:
@@ -364,21 +358,61 @@ train = {{
     BrainScriptNetworkBuilder = {{
         x = Input {{2}} ; y = Input {{2}}
         W = ParameterTensor {{(2:2), initValueScale = 1}} ; b = ParameterTensor {{2}}
-        ce = CrossEntropyWithSoftmax (y, W * x + b)
+        ce = CrossEntropyWithSoftmax (y, {ce})
         featureNodes = (x) ; labelNodes = (y) ; criterionNodes = (ce)
     }}
     reader = {{ readerType = "CNTKTextFormatReader" ; file = "{data}" ; randomize = false
+        {reader_extra}
         input = {{ x = {{ dim = 2 ; format = "dense" }} ; y = {{ dim = 2 ; format = "dense" }} }} }}
 }}
 """)
     log = pyio.StringIO()
     run(str(path), out=log)
-    starts = re.findall(r"Starting Epoch (\d): learning rate per sample = (\S+)  effective "
-                        r"momentum = (\S+)  momentum as time constant = (\S+) samples",
-                        log.getvalue())
+    return re.findall(r"Starting Epoch (\d): learning rate per sample = (\S+)  effective "
+                      r"momentum = (\S+)  momentum as time constant = (\S+) samples",
+                      log.getvalue())
+
+
+def _spread_over(rows_per_epoch: tuple[int, ...]) -> list[tuple[str, ...]]:
+    """The "Starting Epoch" values of 0.3 per minibatch and CNTK's default momentum 0.9 per
+    minibatch spread over 6 x each epoch's rows (the effective momentum logged per
+    minibatchSize = 6)."""
     expected = []
-    for epoch, rows in ((1, 1), (2, 2), (3, 2)):
+    for epoch, rows in enumerate(rows_per_epoch, 1):
         per_sample = np.float32(0.9) ** (1 / (6 * rows))
         expected.append((str(epoch), f"{np.float32(0.3) / (6 * rows):f}",
                          f"{per_sample ** 6:f}", f"{-1 / np.log(per_sample):.1f}"))
-    assert starts == expected
+    return expected
+
+
+def test_sgd_truncated_with_a_text_reader_spreads_rates_over_the_last_minibatchs_rows(tmp_path):
+    # readerType = "CNTKTextFormatReader" packs whole sequences; SGD's truncated = true spreads
+    # a per-minibatch rate and momentum over minibatchSize x the parallel sequences its shim
+    # reports at each epoch's start (SGD.cpp:549, 630): 1 before any minibatch
+    # (ReaderShim.cpp:79), then the rows of the last one read (ReaderShim.cpp:352), the
+    # first-fit packing of its sequences (Sequences.h:202-250).  Sequences of 5, 1, 3, 2, 1
+    # steps in minibatches of 6 samples are [5, 1] and [3, 2, 1] (CNTK 2.7's MinibatchSource
+    # gives 2 and 3 sequences of 6 samples), the last packed in 2 rows (3 | 2 + 1).  So epoch 1
+    # takes 0.3 / 6 per sample and a momentum of 0.9 per 6 samples, epochs 2 and 3 0.3 / 12 and
+    # 0.9 per 12 samples (the effective momentum logged, per minibatchSize = 6: 0.9 ** 0.5).
+    # Until rmD38 every epoch took epoch 1's.
+    assert _text_reader_epoch_starts(tmp_path) == _spread_over((1, 2, 2))
+
+
+def test_sgd_truncated_epoch_1_takes_the_precomputing_passs_last_rows(tmp_path):
+    # a Mean node's pre-computing pass reads the training reader (SGD.cpp:1769-1779: one
+    # reader shim, minibatches of minibatchSize[0] over the epoch, here a sweep): its last
+    # minibatch, [3, 2, 1] (as above), leaves the shim's count at 2 rows (ReaderShim.cpp:352),
+    # which epoch 1 spreads its rate and momentum over (SGD.cpp:549, 630).  Until bs39
+    # Stadyn's epoch 1 took 1 row (0.05 per sample, twice the 0.025 of cntk.exe): SILENT.
+    assert _text_reader_epoch_starts(tmp_path, ce="W * (x - Mean (x)) + b") == \
+        _spread_over((2, 2, 2))
+
+
+def test_sgd_truncated_epoch_1_takes_the_readers_nbruttsineachrecurrentiter(tmp_path):
+    # before its first minibatch a CNTKTextFormatReader's shim reports the first value of the
+    # reader block's nbruttsineachrecurrentiter (ReaderShim.cpp:71-79, looked up in the blocks
+    # around it too, Config.h:971-989): 4 rows at epoch 1 here (0.3 / 24 per sample), then the
+    # last minibatch's 2.  Until bs39 Stadyn took 1 (the key's default) whatever it said.
+    assert _text_reader_epoch_starts(tmp_path, reader_extra="nbruttsineachrecurrentiter = 4:1") \
+        == _spread_over((4, 2, 2))

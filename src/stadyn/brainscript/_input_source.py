@@ -54,6 +54,8 @@ class InputSource:
         # the sequence lengths of the first input by name in the last minibatch read (a
         # sample count for data of no sequences): :attr:`parallel_rows`
         self._last_lengths: Any = None
+        # what parallel_rows says before any read (continue_reader)
+        self._rows_before = 1
         self._first_by_name = min(inputs, key=lambda pair: pair[0])[1] if inputs else None
         streams = list(source.streams)
         self.pairs: list[tuple[Variable, str]] = []
@@ -178,11 +180,27 @@ class InputSource:
         """The rows (parallel sequences) of the last minibatch :meth:`read` gave, of the first
         input by name, as cntk.exe's reader shim reports them (ReaderShim.cpp:350-352: the
         first-fit packing of MBLayout::InitAsPackedSequences; a sample a row for data of no
-        sequences); 1 before any (its ``nbruttsineachrecurrentiter`` default, :79)."""
+        sequences); before any, what :meth:`continue_reader` gave (1 where nothing did: the
+        shim's ``nbruttsineachrecurrentiter`` default, :79)."""
         last = self._last_lengths
         if last is None:
-            return 1
+            return self._rows_before
         return last if isinstance(last, int) else _packed_rows([int(n) for n in last])
+
+    def continue_reader(self, rows: int) -> None:
+        """Report ``rows`` as :attr:`parallel_rows` until this source reads a minibatch: cntk.exe
+        has one reader shim for a command's training reader, which says its
+        ``nbruttsineachrecurrentiter`` (the first value) before any read (ReaderShim.cpp:71-79)
+        and then the rows of the last minibatch any pass read, the pre-computing pass's too
+        (SGD.cpp:1769-1779, ReaderShim.cpp:352).
+
+        >>> import numpy as np
+        >>> from stadyn import io
+        >>> src = InputSource([], io.MinibatchSourceFromData({"x": np.zeros((4, 2))}), ())
+        >>> src.parallel_rows, src.continue_reader(3), src.parallel_rows
+        (1, None, 3)
+        """
+        self._rows_before = int(rows)
 
     def _check_layouts(self, minibatch: dict) -> None:
         """cntk.exe's check that the Inputs sharing the default layout got data of one layout

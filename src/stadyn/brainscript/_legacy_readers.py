@@ -185,6 +185,14 @@ def _htk(rec: ConfigRecord, reader: str) -> LegacyReader:
     consumed = {n for n, _ in features + labels} | {"readMethod", "frameMode", "truncated",
                                                     "nbruttsineachrecurrentiter",
                                                     "maxUtteranceLength", "truncationLength"}
+    if reader.lower() == "htkdeserializers" and str(rec.lookup("action", "")) == "write" and \
+            str(rec.lookup("readMethod", "blockRandomize")) != "none":
+        # (its ConfigHelper::GetRandomizer, HTKDeserializers/ConfigHelper.cpp:210-219, compares
+        # both as written; the older HTKMLFReader reads a write command's data in order)
+        refused.append(("readMethod", _err(
+            f"{reader}: 'readMethod' must be 'none' for write action (cntk.exe's "
+            "InvalidArgument; its default is blockRandomize)", rec,
+            "readMethod" if rec.lookup("readMethod", None) is not None else None)))
     return LegacyReader(made, consumed, _randomize(rec, reader), extra, refused)
 
 

@@ -33,6 +33,7 @@ from ._cntk_log import CNTKLog
 from ._command_network import CommandNetwork, record_loc
 from ._blocks import CommandConfig, sgd_block
 from ._config import ConfigRecord
+from ._input_source import InputSource
 from ._network_library import reached_ids
 from ._precompute_library import PreComputeNode
 from ._readers import make_source
@@ -121,12 +122,15 @@ def check_computed(network: CommandNetwork, model_path: str, where: tuple) -> No
 
 
 def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
-               deserializers: list[io.Deserializer] | None = None) -> bool:
+               deserializers: list[io.Deserializer] | None = None,
+               shim: InputSource | None = None) -> bool:
     """Set the network's pre-computed nodes that are not computed yet (:func:`uncomputed`) from
     the training data (see the module); log CNTK's lines.  Returns whether a pass ran.  The
     data is read through ``deserializers`` where given (the training source's, indexed once,
     as cntk.exe's pass reads the training reader, SGD.cpp:413), else through the reader
-    block's own, opened for the pass."""
+    block's own, opened for the pass.  ``shim``: the training's inputs, whose reader
+    cntk.exe's pass reads (one reader shim): they report the pass's last minibatch's parallel
+    rows until they read (:meth:`InputSource.continue_reader`)."""
     nodes = uncomputed(network)
     raw = log.raw
     if not nodes:
@@ -156,6 +160,8 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
         roots = [n.input for n in nodes] + network.criterion_nodes[:1] + \
             list(network.evaluation_nodes)
         inputs = network.input_source(roots, source, reader_loc, cmd.name)
+        if shim is not None:
+            inputs.continue_reader(shim.parallel_rows)
         seen = 0
         while limit is None or seen < limit:
             size = cmd.sgd.minibatch_size[0]
@@ -172,6 +178,8 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
                 stat.add(_samples(node.input))
     finally:
         source.close()
+    if shim is not None:
+        shim.continue_reader(inputs.parallel_rows)
     for node, stat in zip(nodes, stats):
         if stat.count == 0:
             raise ConfigError(f"{node.operation}: the training reader delivered no samples to "

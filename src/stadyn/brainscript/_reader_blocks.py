@@ -16,7 +16,7 @@ from ._config import ConfigList, ConfigRecord, to_bool
 from ._legacy_readers import LEGACY_READERS, legacy_reader
 
 __all__ = ["TransformConfig", "StreamConfig", "DeserializerConfig", "ReaderConfig",
-           "reader_config", "written_reader"]
+           "reader_config", "written_reader", "shim_parallel_sequences"]
 
 
 @dataclass(frozen=True)
@@ -322,3 +322,31 @@ def _where(reader: ReaderConfig) -> tuple:
     loc = reader.loc
     return () if loc is None else (loc.path, loc.line, loc.column)
 
+
+def shim_parallel_sequences(rec: ConfigRecord) -> int:
+    """The parallel sequences cntk.exe's reader shim (a ``CNTKTextFormatReader``,
+    ``ImageReader``, ``CNTKBinaryReader``) reports before it reads a minibatch: the first value
+    of ``nbruttsineachrecurrentiter`` as the reader block or a block around it gives it, 1
+    where none does (ReaderShim.cpp:71-79, an ``intargvector``: ``4:8`` and ``4*2:8`` start
+    with 4).  SGD's ``truncated = true`` spreads a rate or momentum per minibatch over that
+    many sequences at the first epoch (SGD.cpp:549, 630), where no pass read before.
+
+    >>> from stadyn.brainscript._config import parse_config
+    >>> [shim_parallel_sequences(parse_config(f"r = [ {t} ]")["r"])
+    ...  for t in ("", "nbruttsineachrecurrentiter = 4", "nbruttsineachrecurrentiter = 3*2:8")]
+    [1, 4, 3]
+    """
+    value = rec.lookup("nbruttsineachrecurrentiter", None)
+    if value is None:
+        return 1
+    first = value[0] if isinstance(value, ConfigList) and len(value) else value
+    first = str(first).strip().split(":")[0].split("*")[0].strip()
+    try:
+        rows = int(first)
+    except ValueError:
+        rows = -1
+    if rows < 0:
+        raise _err(f"'nbruttsineachrecurrentiter' must be whole numbers >= 0, got '{value}'",
+                   rec.location("nbruttsineachrecurrentiter") if
+                   "nbruttsineachrecurrentiter" in rec else rec.loc)
+    return rows

@@ -347,7 +347,7 @@ class OpenedReaders:
 
 def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                 warn: Callable[[str], None] | None = None,
-                pieces: bool = False, evaluating: bool = False,
+                pieces: bool = False, evaluating: bool = False, writing: bool = False,
                 opened: list[io.Deserializer] | None = None) -> io.MinibatchSource:
     """The minibatch source a reader block describes (streams named as in the block): of the
     deserializers ``opened`` (:meth:`OpenedReaders.take`) where given, else opened now.  Where
@@ -366,6 +366,8 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     (a test, eval or cv command, a cvReader: cntk.exe's evaluator reads the reader it
     packs so, CompositeDataReader.cpp:57-85, carrying the recurrent state from one piece to
     the next); the pre-computing pass reads whole sequences (the same sums).
+    ``readerType = "HTKDeserializers"`` with ``truncated = true`` packs truncated pieces for
+    those and with ``writing`` (a write command: HTKMLFReader.cpp:72-86 reads no action).
 
     >>> import os, tempfile
     >>> from stadyn.brainscript import parse_config, reader_config
@@ -385,7 +387,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         if warn is not None:
             _unused(reader, warn)
         made = reader_deserializers(reader, opened=opened)
-        return _source(reader, made, max_sweeps, warn, pieces, evaluating)
+        return _source(reader, made, max_sweeps, warn, pieces, evaluating, writing)
     except BaseException:      # (the deserializers handed over or made here: none left open)
         for d in made or ():
             d.close()
@@ -428,7 +430,7 @@ def _check_block(reader: ReaderConfig) -> None:
 
 def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
             warn: Callable[[str], None] | None, pieces: bool,
-            evaluating: bool = False) -> io.MinibatchSource:
+            evaluating: bool = False, writing: bool = False) -> io.MinibatchSource:
     """:func:`make_source`'s source over the deserializers ``made``."""
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
@@ -464,9 +466,9 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
     if truncation and (pieces or evaluating):   # truncated BPTT (_bptt_source)
         return TruncatedSequenceSource(made, truncation, randomize=reader.randomize,
                                        randomization_seed=seed, max_sweeps=max_sweeps, **window)
-    # HTKDeserializers' (truncated for every action: HTKMLFReader.cpp:72-86; its write command
-    # reads whole utterances here)
-    if reader.extra.get("bpttParallel") is not None and (pieces or evaluating):
+    # HTKDeserializers' (truncated for every action, write too: HTKMLFReader.cpp:72-86; the
+    # pre-computing pass reads whole utterances here, the same sums)
+    if reader.extra.get("bpttParallel") is not None and (pieces or evaluating or writing):
         return TruncatedSequenceSource(made, int(reader.extra["truncationLength"]) or None,
                                        int(reader.extra["bpttParallel"]),
                                        randomize=reader.randomize, randomization_seed=seed,

@@ -62,6 +62,7 @@ from ._network_source import loaded_network, network_for
 from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
                            start_epoch)
 from ._bptt_source import TruncatedSequenceSource, is_composite
+from ._reader_blocks import shim_parallel_sequences
 from ._readers import OpenedReaders, command_sequence_streams, make_source, reader_deserializers
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
@@ -223,7 +224,7 @@ class _Runner:
         if sgd_rec.get_bool("truncated", False, inherited=True):
             # a rate or momentum per minibatch is per minibatchSize x the reader's parallel
             # sequences (SGD.h:142-158); CNTK 2's readers say 0 (Exports.cpp:26-31 of
-            # CompositeDataReader): cntk.exe's RuntimeError (_sgd.effective_minibatch_size)
+            # CompositeDataReader): cntk.exe's RuntimeError (_sgd_rates.effective_minibatch_size)
             legacy = isinstance(source, (io.UtteranceSource, io.LMSentenceSource,
                                          TruncatedSequenceSource))   # (its .parallel: 0 too)
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel if legacy else
@@ -234,6 +235,9 @@ class _Runner:
             reader_rows = str(cmd.reader.reader_type or "").lower() in _SHIM_READERS
         reader_loc = record_loc(rec, "reader")
         inputs = network.input_source([criterion] + evals, source, reader_loc, cmd.name)
+        if reader_rows:     # (what the shim says before it reads: ReaderShim.cpp:79)
+            inputs.continue_reader(shim_parallel_sequences(rec.get_record("reader",
+                                                                          inherited=True)))
         # epochSize = 0: an epoch is one sweep, ended where the reader's sweep ends (fit), so
         # the data is not read once more up front to count a sweep's labels
         epoch_size = sgd.epoch_size or None
@@ -309,7 +313,7 @@ class _Runner:
             mark_computed(network, flags)
         # CNTK: the model before the start epoch is saved unless it was loaded and the pass
         # computed nothing (a model file written before the pass has values to compute)
-        if (precompute(network, cmd, log, deserializers) or resume_from is None) and \
+        if (precompute(network, cmd, log, deserializers, inputs) or resume_from is None) and \
                 parallel.is_main:
             save_model(model_name(model_path, start - 1, max_epochs),
                        *network.model_file_parts())

@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,8 +25,10 @@ from .. import learners as LR
 from .. import schedules as SC
 from .._errors import ConfigError
 from ..distributed import QUANTIZED_BITS, block_momentum_time_constant
-from ._blocks import SGDConfig, per_epoch
+from ._blocks import SGDConfig
 from ._config import ConfigRecord
+from ._sgd_rates import (_entry, _trained, cntk_momentum, learning_rates_per_sample,
+                         momenta_per_sample, per_sample_epochs)
 
 __all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample", "cntk_momentum",
            "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock",
@@ -103,127 +105,6 @@ def _extra_bool(sgd: SGDConfig, record: ConfigRecord | None, key: str, default: 
     raise ConfigError(f"SGD key '{key}' must be true or false, got '{value}'", *_where(record, key))
 
 
-def _span(*vectors: Sequence[Any] | None) -> int:
-    return max(len(v) for v in vectors if v is not None)
-
-
-def _f32(value: float) -> float:
-    """``value`` as CNTK's ``floatargvector`` held it (a float32), back in a Python float."""
-    return float(np.float32(value))
-
-
-def learning_rates_per_sample(sgd: SGDConfig) -> list[float]:
-    """The per-epoch learning rates per sample, as CNTK's SGD held, applied and logged them
-    (``GetLearningRatePerSample``): the config's value as a float32, divided (in double) by
-    the epoch's ``minibatchSize`` for ``learningRatesPerMB``; the last value repeats.
-
-    >>> from stadyn.brainscript import SGDConfig
-    >>> learning_rates_per_sample(SGDConfig(1, learning_rates_per_sample=(0.01,)))
-    [0.009999999776482582]
-    >>> sgd = SGDConfig(2, minibatch_size=(64,), learning_rates_per_mb=(0.1, 0.32))
-    >>> learning_rates_per_sample(sgd)
-    [0.0015625000232830644, 0.004999999888241291]
-    """
-    if sgd.learning_rates_per_sample is not None:
-        return [_f32(v) for v in sgd.learning_rates_per_sample]
-    lr_mb = sgd.learning_rates_per_mb or (0.0,)
-    n = _span(lr_mb, sgd.minibatch_size)
-    return [_spread(_f32(per_epoch(lr_mb, i)), sgd, i, lambda v, n: v / n) for i in range(n)]
-
-
-def _spread(value: float, sgd: SGDConfig, epoch: int,
-            per_sample: Callable[[float, int], float]) -> float:
-    """``per_sample(value, effective_minibatch_size)``, or 0 where that size is cntk.exe's
-    RuntimeError: the epoch's start raises it (:func:`cntk_learning_rate`,
-    :func:`cntk_momentum`) before the 0 is read, as cntk.exe computes each epoch's values at
-    its start (SGD.cpp:549, 630): the epochs before it train."""
-    try:
-        return per_sample(value, effective_minibatch_size(sgd, epoch))
-    except ConfigError:
-        return 0.0
-
-
-def effective_minibatch_size(sgd: SGDConfig, epoch: int, *, rates: bool = True) -> int:
-    """The samples a per-minibatch rate or momentum of 0-based ``epoch`` is spread over:
-    ``minibatchSize``, times the parallel sequences with truncated BPTT where it is > 1
-    (cntk.exe's ``FixUpEffectiveMBSize``, SGD.h: ``minibatchSize`` is then the truncation
-    length; a 1 is left as it is).  With CNTK 2's readers (``parallel_sequences`` 0) a size
-    > 1 is cntk.exe's RuntimeError for a rate or momentum per minibatch; ``rates=False``
-    (the "effective momentum" of the log, SGD.cpp:626-641) gives ``minibatchSize`` then.
-
-    >>> from stadyn.brainscript import SGDConfig
-    >>> [effective_minibatch_size(SGDConfig(1, minibatch_size=(n,), parallel_sequences=32), 0)
-    ...  for n in (20, 1)]
-    [640, 1]
-    """
-    size = per_epoch(sgd.minibatch_size, epoch)
-    if size > 1 and sgd.parallel_sequences == 0 and not rates:
-        return size
-    if size > 1 and sgd.parallel_sequences == 0:   # (CNTK 2's readers: _runner)
-        raise ConfigError("Learning rate and momentum are not supported per minibatch, please "
-                          "specify them per sample (SGD's truncated = true with a deserializers "
-                          "reader: use learningRatesPerSample and momentumAsTimeConstant)",
-                          *(() if sgd.loc is None else (sgd.loc.path, sgd.loc.line,
-                                                         sgd.loc.column)))
-    return size * sgd.parallel_sequences if size > 1 else size
-
-
-def cntk_learning_rate(sgd: SGDConfig, epoch: int) -> float:
-    """0-based ``epoch``'s rate per sample (:func:`learning_rates_per_sample`); a rate per
-    minibatch that cannot be spread (:func:`effective_minibatch_size`) is its error here, at
-    the epoch's start (SGD.cpp:549).
-
-    >>> from stadyn.brainscript import SGDConfig
-    >>> sgd = SGDConfig(2, minibatch_size=(1, 64), learning_rates_per_mb=(0.5,),
-    ...                 parallel_sequences=0)
-    >>> cntk_learning_rate(sgd, 0)
-    0.5
-    >>> cntk_learning_rate(sgd, 1)
-    Traceback (most recent call last):
-    ...
-    stadyn._errors.ConfigError: Learning rate and momentum are not supported per minibatch, ...
-    """
-    if sgd.learning_rates_per_sample is None:
-        effective_minibatch_size(sgd, epoch)
-    return per_epoch(learning_rates_per_sample(sgd), epoch)
-
-
-def cntk_momentum(sgd: SGDConfig, epoch: int) -> float:
-    """0-based ``epoch``'s momentum per sample (:func:`momenta_per_sample`); a momentum per
-    minibatch (also the default 0.9) that cannot be spread is its error here, at the epoch's
-    start (SGD.cpp:630).
-
-    >>> from stadyn.brainscript import SGDConfig
-    >>> round(cntk_momentum(SGDConfig(1, minibatch_size=(4,), momentum_per_mb=(0.5,)), 0), 6)
-    0.840896
-    """
-    if sgd.momentum_as_time_constant is None and sgd.momentum_per_sample is None:
-        effective_minibatch_size(sgd, epoch)
-    return per_epoch(momenta_per_sample(sgd), epoch)
-
-
-def momenta_per_sample(sgd: SGDConfig) -> list[float]:
-    """The per-epoch momenta per sample, as CNTK's SGD held them (``GetMomentumPerSample``,
-    its float32 vectors kept): ``exp(-1/tc)`` rounded to float32 for time constants (0 for 0),
-    ``m ** (1/minibatchSize)`` of the float32 ``momentumPerMB`` (CNTK's default is
-    ``momentumPerMB = 0.9``), the float32 ``momentumPerSample``.
-
-    >>> from stadyn.brainscript import SGDConfig
-    >>> m = momenta_per_sample(SGDConfig(1, momentum_as_time_constant=(0.0, 2500.0)))
-    >>> m[0], m[1], round(m[1] ** 128, 6)     # CNTK's log: effective momentum = 0.950085
-    (0.0, 0.9996000528335571, 0.950085)
-    """
-    if sgd.momentum_as_time_constant is not None:
-        return [0.0 if tc == 0 else _f32(math.exp(-1.0 / _f32(tc)))
-                for tc in sgd.momentum_as_time_constant]
-    if sgd.momentum_per_sample is not None:
-        return [_f32(m) for m in sgd.momentum_per_sample]
-    per_mb = sgd.momentum_per_mb if sgd.momentum_per_mb is not None else (0.9,)
-    n = _span(per_mb, sgd.minibatch_size)
-    return [_spread(_f32(per_epoch(per_mb, i)), sgd, i, lambda m, k: m ** (1.0 / k))
-            for i in range(n)]
-
-
 class EpochClock:
     """The 0-based epoch a BrainScript training is in, which its progress sets at each epoch's
     start; the momentum of an SGD block made with it follows it.
@@ -242,20 +123,25 @@ class EpochClock:
         self.momentum: float | None = None
 
 
-class _EpochMomenta(SC.Schedule):
-    """Per-epoch momenta per sample read as cntk.exe reads them: every minibatch of epoch ``k``
-    takes entry ``k`` (SGD.cpp:1396, ``GetMomentumPerSample(epochNumber, ...)`` in
-    ``TrainOneEpoch``), whatever samples the learner has counted (a sequence classifier's
-    learner counts labels, its epochs are reader rows)."""
+class _EpochEntries(SC.Schedule):
+    """Per-epoch values per sample (:func:`per_sample_epochs`' entries) read as cntk.exe reads
+    them: every minibatch of epoch ``k`` takes entry ``k`` (SGD.cpp:1396,
+    ``GetMomentumPerSample(epochNumber, ...)`` in ``TrainOneEpoch``), whatever samples the
+    learner has counted (a sequence classifier's learner counts labels, its epochs are reader
+    rows); an epoch whose entry is cntk.exe's error raises it (the runner has raised it at the
+    epoch's start: :func:`cntk_momentum`).  ``momentum``: the clock's momentum of the epoch,
+    where it set one, comes first."""
 
-    def __init__(self, momenta: list[float], clock: EpochClock):
-        super().__init__(momenta, epoch_size=1, minibatch_size=1)
-        self._momenta, self._clock = list(momenta), clock
+    def __init__(self, entries: list[float | ConfigError], clock: EpochClock,
+                 momentum: bool = True):
+        # (the base's values describe the schedule only: every lookup is value_at's)
+        super().__init__(_trained(entries) or [1.0], epoch_size=1, minibatch_size=1)
+        self._entries, self._clock, self._momentum = list(entries), clock, momentum
 
     def value_at(self, samples_seen: int) -> float:
-        if self._clock.momentum is not None:
+        if self._momentum and self._clock.momentum is not None:
             return self._clock.momentum
-        return per_epoch(self._momenta, self._clock.epoch)
+        return _entry(self._entries, self._clock.epoch)
 
 
 def _extra_float(sgd: SGDConfig, record: ConfigRecord | None, key: str, default: float,
@@ -319,10 +205,13 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
     """
     check_sgd_keys(sgd, record)
     kind = _update_type(sgd, record)
-    rates = learning_rates_per_sample(sgd)
+    entries = per_sample_epochs(sgd, "lr")
+    rates = _trained(entries)
     if lr_multiplier != 1.0:       # (double) learnRatePerSample * the node's float multiplier
         rates = [r * float(np.float32(lr_multiplier)) for r in rates]
-    lr = SC.learning_parameter_schedule_per_sample(rates, epoch_size=epoch_size)
+    # (where the first epoch cannot spread its rate, reading it is that error)
+    lr = SC.learning_parameter_schedule_per_sample(rates, epoch_size=epoch_size) if rates else \
+        _EpochEntries(entries, clock or EpochClock(), momentum=False)
     common = dict(l1_regularization_weight=sgd.l1_reg_weight,
                   l2_regularization_weight=sgd.l2_reg_weight,
                   gradient_clipping_threshold_per_sample=sgd.clipping_threshold_per_sample,
@@ -338,8 +227,10 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
                           max=_extra_float(sgd, record, "rms_wgt_max", 10.0),
                           min=_extra_float(sgd, record, "rms_wgt_min", 0.1),
                           need_ave_multiplier=ave, **common)
-    momentum = SC.momentum_schedule_per_sample(momenta_per_sample(sgd), epoch_size=epoch_size) \
-        if clock is None else _EpochMomenta(momenta_per_sample(sgd), clock)
+    momenta = per_sample_epochs(sgd, "momentum")
+    momentum = SC.momentum_schedule_per_sample(_trained(momenta), epoch_size=epoch_size) \
+        if clock is None and _trained(momenta) else \
+        _EpochEntries(momenta, clock or EpochClock())
     if kind == "fsadagrad":
         denom = _extra_float(sgd, record, "fsAdagradTargetAvDenom", 1.0)
         if denom != 1.0:

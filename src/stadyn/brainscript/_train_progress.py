@@ -40,7 +40,8 @@ from ._blocks import SGDConfig, per_epoch
 from ._cntk_log import (CNTKLog, data_parallel_init_line, epoch_line, minibatch_line,
                         minibatch_loop_line)
 from ._model_files import epoch_model, roll_back, save_epoch, save_model
-from ._sgd import EpochClock, cntk_learning_rate, cntk_momentum, effective_minibatch_size
+from ._sgd import EpochClock
+from ._sgd_rates import cntk_learning_rate, cntk_momentum, effective_minibatch_size
 
 __all__ = ["EpochResult", "CNTKProgress", "RepeatEpoch", "TrainingComplete"]
 
@@ -225,7 +226,7 @@ class CNTKProgress(TrainingCallback):
             raise TrainingComplete()
         m = cntk_momentum(sgd, epoch)       # (cntk.exe's error where it is per minibatch)
         if rows is not None:
-            self.clock.momentum = m         # (the learners' momentum: _sgd._EpochMomenta)
+            self.clock.momentum = m         # (the learners' momentum: _sgd._EpochEntries)
         if setting.trace_level > 0:
             tc = 0.0 if m == 0.0 or m >= 1.0 else -1.0 / math.log(m)
             log.raw()

@@ -275,13 +275,15 @@ def _keys_from(keys: list[str] | None, start: int) -> Callable[[int], str | None
 def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: InputSource,
                   minibatch_size: int, max_samples: int | None, output_path: str,
                   fmt: WriteFormat, log: Any, *, batched: Callable[[Variable], bool],
-                  summed: Callable[[Variable], bool]) -> dict[str, Any]:
+                  summed: Callable[[Variable], bool],
+                  check: Callable[[], None] | None = None) -> dict[str, Any]:
     """Evaluate ``nodes`` over ``inputs`` and write them as the module docstring says; logs
     CNTK's ``Minibatch[k]: ActualMBSize = n`` lines and ``Written to ...``; ``batched`` says
     whether a node that is no sequence has a batch axis (one with none, a parameter or a sum
     over the minibatch, is written as one sequence of its CNTK columns), ``summed`` whether a
     node is one cntk.exe computes as a sum over the minibatch (:data:`MINIBATCH_SUMS`: written
-    as that sum).  Returns ``{"samples", "minibatches", "files"}``."""
+    as that sum).  ``check`` is called after each minibatch is read, before it is written (its
+    error stops the writing there).  Returns ``{"samples", "minibatches", "files"}``."""
     has_batch = [batched(n) for n in nodes]
     sums = [summed(n) for n in nodes]
     files: dict[str, TextIO] = {}
@@ -308,6 +310,8 @@ def write_outputs(nodes: Sequence[Variable], names: Sequence[str], inputs: Input
                 data, count = inputs.read(want)
                 if not data:
                     break
+                if check is not None:
+                    check()
                 for var, value in data.items():
                     feed(var, value)
                 forward_all(list(nodes))

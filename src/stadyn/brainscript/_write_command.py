@@ -6,8 +6,10 @@ outputs written by :mod:`._write`."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
+from .. import io
 from .._errors import ConfigError
 from ._blocks import CommandConfig
 from ._cntk_log import CNTKLog
@@ -29,7 +31,7 @@ def write_command(cmd: CommandConfig, network_of: Callable[[CommandConfig], Comm
                           *record_loc(rec, "action"))
     # (the command's reader reads in file order, in sequences: _blocks.py, written_reader)
     command_sequence_streams(cmd, (), opened)
-    source = make_source(cmd.reader, max_sweeps=1, warn=log.raw,
+    source = make_source(cmd.reader, max_sweeps=1, warn=log.raw, writing=True,
                          opened=opened.take(cmd.reader, remember=True))
     try:
         network = network_of(cmd)
@@ -65,6 +67,23 @@ def write_command(cmd: CommandConfig, network_of: Callable[[CommandConfig], Comm
         return write_outputs(nodes, names, inputs, (cmd.minibatch_size or (2048,))[0],
                              cmd.epoch_size, cmd.output_path, fmt, log,
                              batched=network.library.has_batch_axis,
-                             summed=lambda n: network.library.operation_of(n) in MINIBATCH_SUMS)
+                             summed=lambda n: network.library.operation_of(n) in MINIBATCH_SUMS,
+                             check=functools.partial(_no_piece_goes_on, source, cmd))
     finally:
         source.close()
+
+
+def _no_piece_goes_on(source: io.MinibatchSource, cmd: CommandConfig) -> None:
+    """cntk.exe's LogicError where the minibatch just read holds a truncated piece that goes on
+    from the one before (``readerType = "HTKDeserializers"`` with ``truncated = true``: its
+    layout's ``tBegin < 0``, TruncatedBpttPacker.cpp:290-293): the writer asks for the piece's
+    first column at ``tBegin`` (ComputationNode.cpp:841-870, ``GetColumnIndex(seqInfo, 0)``),
+    outside the minibatch (Sequences.h:522-524), after the minibatches before were written."""
+    layout = getattr(source, "layout", None)
+    if isinstance(layout, io.TruncatedLayout) and not all(layout.begins):
+        raise ConfigError(
+            f"command '{cmd.name}' (action write): GetColumnIndex: Attempted to access a time "
+            "step that is accessing a portion of a sequence that is not included in current "
+            "minibatch (cntk.exe's LogicError: the reader's truncated = true packs an "
+            "utterance in pieces, and a piece that goes on from the minibatch before cannot "
+            "be written; write with truncated = false)", *record_loc(cmd.record, "reader"))
