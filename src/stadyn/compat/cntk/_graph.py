@@ -175,7 +175,7 @@ def block_inner_leaves(out: Variable) -> list[Variable]:
                 leaves.append(v)
             continue
         stop.add(id(v))                      # an op's output: walked once
-        stack.extend(reversed(shown_inputs(v)))
+        stack.extend(reversed(node_inputs(("op", v))))   # (its shown_inputs, once a walk)
     return cntk_cell_order(leaves)
 
 
