@@ -77,3 +77,30 @@ def test_the_garbage_collector_is_left_alone_when_asked():
     program = ("import gc, json; gc.disable(); import stadyn\n"
                "print(json.dumps([gc.isenabled(), gc.get_freeze_count()]))")
     assert _run(program, STADYN_GC_FREEZE="0") == [False, 0]
+
+
+# Builds static element-wise, scalar and reduction nodes (a static Variable on the right of a
+# NumPy array first: NumPy's object loop calls its ``__radd__``, so the node is built inside
+# NumPy's ufunc, which reports the floating-point flags set meanwhile), then notes the heavy
+# modules and the warnings NumPy gave.
+STATIC_PROGRAM = r"""
+import json, sys, warnings
+import numpy as np
+import stadyn as sd, stadyn.functions as F
+warnings.simplefilter("always")
+with warnings.catch_warnings(record=True) as caught:
+    x = sd.Variable((3,), need_grad=True)
+    y = np.ones(3) + x
+    z = F.sum(F.relu(F.mul2(x, x) - 1.5), axis=0)
+print(json.dumps({"heavy": [m for m in ("torch._dynamo", "sympy") if m in sys.modules],
+                  "warnings": [str(w.message) for w in caught],
+                  "shapes": [list(y[0].shape), list(z.shape)]}))
+"""
+
+
+def test_static_elementwise_ops_import_no_dynamo_and_leave_numpy_no_warning():
+    # before ops/_shape_rules.py the first static element-wise op ran torch's Python references
+    # on meta tensors, which import torch._dynamo, sympy and mpmath (1-3 s); mpmath's import set
+    # the CPU's "invalid" flag inside NumPy's loop: "invalid value encountered in add"
+    seen = _run(STATIC_PROGRAM)
+    assert seen == {"heavy": [], "warnings": [], "shapes": [[3], []]}

@@ -81,6 +81,12 @@ class OpSpec:
             keeps a half input's dtype where other ops read it as fp32
             (:func:`~stadyn.graph._precision.cast_for_node`): ``identity``, and ``reshape``
             with ``inplace=True``.
+        rule: a shape rule ``rule(meta_args, meta_kwargs) -> meta outputs | None`` that
+            :meth:`infer` tries before running the implementation on meta tensors (None: it
+            cannot decide); ``@op`` makes it from the declaration (``elementwise=True``,
+            ``shape="elementwise"``, ``shape="reduce"``: ``stadyn/ops/_shape_rules.py``),
+            so the first static op of a process does not reach torch's Python references,
+            which import ``torch._dynamo``.
     """
 
     name: str
@@ -102,6 +108,7 @@ class OpSpec:
     forwards_inputs: bool = False
     seeds_inputs: Callable[[dict], bool] | None = None
     keeps_input_dtype: Callable[[dict], bool] | None = None
+    rule: Callable[[list, dict], Any] | None = None
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
     #: what static builds' shape inference found, by call (:mod:`stadyn.graph._shape_cache`)
@@ -119,7 +126,8 @@ class OpSpec:
                       state: Callable[[], Any] | None = None,
                       elementwise: bool = False, forwards_inputs: bool = False,
                       seeds_inputs: Callable[[dict], bool] | None = None,
-                      keeps_input_dtype: Callable[[dict], bool] | None = None) -> "OpSpec":
+                      keeps_input_dtype: Callable[[dict], bool] | None = None,
+                      rule: Callable[[list, dict], Any] | None = None) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -148,7 +156,7 @@ class OpSpec:
                    unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
                    value_shape=value_shape, state=state, elementwise=elementwise,
                    forwards_inputs=forwards_inputs, seeds_inputs=seeds_inputs,
-                   keeps_input_dtype=keeps_input_dtype, _signature=sig)
+                   keeps_input_dtype=keeps_input_dtype, rule=rule, _signature=sig)
 
     def __post_init__(self) -> None:
         # whether the op gives outputs a sequence axis even when no input has one (it names
@@ -198,6 +206,10 @@ class OpSpec:
                 meta_kwargs["state"] = self.state()
         if self.shape is not None:
             return self.shape(*meta_args, **meta_kwargs)
+        if self.rule is not None:
+            out = self.rule(meta_args, meta_kwargs)
+            if out is not None:
+                return out
         return self.impl(*meta_args, **meta_kwargs)
 
     def split_arguments(self, args: tuple, kwargs: dict) -> tuple[list, dict[str, Any]]:

@@ -60,7 +60,7 @@ class _CntkRelu(torch.autograd.Function):
         return torch.ops.aten.threshold_backward(grad, mask, 0)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def relu(x, inplace=False, rule="torch"):
     """``max(x, 0)``; NaN stays NaN (torch's rule).  ``rule="nnabla"``: NNabla 1.39's
     ``x > 0 ? x : 0`` (0 for NaN); ``rule="cntk"``: CNTK 2.7's, which differs by dtype: in
@@ -94,7 +94,7 @@ def relu(x, inplace=False, rule="torch"):
     raise ValueError(f"relu: rule={rule!r}: 'torch', 'nnabla' or 'cntk'")
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def leaky_relu(x, alpha=0.1, inplace=False, rule="torch"):
     """``x`` where positive, ``alpha * x`` elsewhere.  ``rule="nnabla"``: with ``alpha >= 0``
     the backward takes its mask from the output, as NNabla 1.39's does (what a user wrote
@@ -117,44 +117,44 @@ def leaky_relu(x, alpha=0.1, inplace=False, rule="torch"):
     return TF.leaky_relu(x, alpha)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def relu6(x):
     """``min(max(x, 0), 6)``.  Example: ``F.relu6(x)``."""
     return TF.hardtanh(x, 0.0, 6.0)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def elu(x, alpha=1.0):
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.  Example: ``F.elu(x)``."""
     return TF.elu(x, alpha)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def selu(x, scale=1.05070098735548, alpha=1.673263242354377):
     """``scale * elu(x, alpha)`` with the self-normalising constants.  Example: ``F.selu(x)``."""
     return scale * TF.elu(x, alpha)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def gelu(x):
     """GELU with NNabla's tanh approximation:
     ``x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))``.  Example: ``F.gelu(x)``."""
     return TF.gelu(x, approximate="tanh")
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def sigmoid(x):
     """``1 / (1 + exp(-x))``.  Example: ``F.sigmoid(x)``."""
     return torch.sigmoid(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def tanh(x):
     """Hyperbolic tangent.  Example: ``F.tanh(x)``."""
     return kernels.tanh(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def swish(x, rule="torch"):
     """``x * sigmoid(x)``.  ``rule="nnabla"``: NNabla 1.39's backward, ``dy * (y + sigmoid(x)
     * (1 - y))``, which reads the output (what a user wrote into it included).
@@ -166,7 +166,7 @@ def swish(x, rule="torch"):
     return TF.silu(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def softplus(x, beta=1.0):
     """``log(1 + exp(beta x)) / beta``.  Example: ``F.softplus(x)``."""
     return TF.softplus(x, beta)
@@ -225,7 +225,7 @@ def _straight_through(x, hard, slope):
     return hard + (ramp - ramp.detach())
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def binary_tanh(x):
     """1 where ``x > 0``, else -1; backward, the gradient passes where ``|x| < 1`` (a
     straight-through estimator, as NNabla's).
@@ -240,7 +240,7 @@ def binary_tanh(x):
     return _straight_through(x, torch.where(x > 0, 1.0, -1.0).to(x.dtype), 1.0)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def binary_sigmoid(x):
     """1 where ``x > 0``, else 0; backward, half the gradient passes where ``|x| < 1``.
     Example: ``F.binary_sigmoid(x)``."""

@@ -87,31 +87,31 @@ def _cntk_rule(name: str, rule: str) -> bool:
     return rule == "cntk"
 
 
-@op(1, category=_A)
+@op(1, category=_A, shape="elementwise")
 def add_scalar(x, val=1.0, inplace=False):
     """``x + val``.  Example: ``F.add_scalar(x, 2.0)`` or ``x + 2.0``."""
     return x + val
 
 
-@op(1, category=_A)
+@op(1, category=_A, shape="elementwise")
 def mul_scalar(x, val=1.0, inplace=False):
     """``x * val``.  Example: ``F.mul_scalar(x, 0.5)`` or ``x * 0.5``."""
     return x * val
 
 
-@op(1, category=_A)
+@op(1, category=_A, shape="elementwise")
 def pow_scalar(x, val=1.0, inplace=False):
     """``x ** val``.  Example: ``F.pow_scalar(x, 2)`` or ``x ** 2``."""
     return torch.pow(x, val)
 
 
-@op(1, category=_A)
+@op(1, category=_A, shape="elementwise")
 def r_sub_scalar(x, val=1.0):
     """``val - x``.  Example: ``F.r_sub_scalar(x, 1.0)`` or ``1.0 - x``."""
     return val - x
 
 
-@op(1, category=_A)
+@op(1, category=_A, shape="elementwise")
 def r_div_scalar(x, val=1.0):
     """``val / x``, divided in ``x``'s precision as NNabla's kernel divides (``val / x``
     of a Python number is torch's ``x.reciprocal() * val``, one rounding more: 6 / 7 came out
@@ -125,25 +125,25 @@ def r_div_scalar(x, val=1.0):
     return val / x
 
 
-@op(1, category=_A)
+@op(1, category=_A, shape="elementwise")
 def r_pow_scalar(x, val=1.0):
     """``val ** x``.  Example: ``F.r_pow_scalar(x, 2.0)`` or ``2.0 ** x``."""
     return torch.pow(val, x)
 
 
-@op(1, category=_A)
+@op(1, category=_A, shape="elementwise")
 def maximum_scalar(x, val=1.0):
     """``max(x, val)`` element-wise.  Example: ``F.maximum_scalar(x, 0.0)``."""
     return torch.clamp(x, min=val)
 
 
-@op(1, category=_A)
+@op(1, category=_A, shape="elementwise")
 def minimum_scalar(x, val=1.0):
     """``min(x, val)`` element-wise.  Example: ``F.minimum_scalar(x, 6.0)``."""
     return torch.clamp(x, max=val)
 
 
-@op(1, category=_A, frameworks=("stadyn", "cntk"))
+@op(1, category=_A, frameworks=("stadyn", "cntk"), shape="elementwise")
 def clip_by_value_scalar(x, min=-1.0, max=1.0):
     """Clamp ``x`` into ``[min, max]``.  Example: ``F.clip_by_value_scalar(x, -1, 1)``."""
     return torch.clamp(x, min=min, max=max)
@@ -229,7 +229,7 @@ def batch_matmul(a, b, transpose_a=False, transpose_b=False):
     return _matmul(a, b)      # torch.matmul; bf16 on a CPU without its kernels: in fp32
 
 
-@op(1, category=_M)
+@op(1, category=_M, shape="elementwise")
 def abs(x, rule="torch"):  # noqa: A001 - NNabla's name
     """``|x|``; its gradient ``sign(x)`` (0 at 0 and at NaN: torch's rule).  ``rule="cntk"``:
     CNTK 2.7's gradient ``Sgn(x)``, which is ``x`` itself at 0 and NaN (so -0.0 at -0.0, NaN
@@ -258,13 +258,13 @@ def abs(x, rule="torch"):  # noqa: A001 - NNabla's name
     return torch.abs(x)
 
 
-@op(1, category=_M)
+@op(1, category=_M, shape="elementwise")
 def exp(x):
     """``e ** x``.  Example: ``F.exp(x)``."""
     return torch.exp(x)
 
 
-@op(1, category=_M)
+@op(1, category=_M, shape="elementwise")
 def log(x):
     """Natural logarithm.  Example: ``F.log(x)``."""
     return torch.log(x)
@@ -276,7 +276,7 @@ def log(x):
 _CNTK_EPS_IN_LOG, _CNTK_LOG_OF_EPS = float(np.float32(1e-37)), float(np.float32(-85.1))
 
 
-@op(1, category=_M, frameworks=("cntk",))
+@op(1, category=_M, frameworks=("cntk",), shape="elementwise")
 def cntk_log(x):
     """CNTK's natural logarithm: ``log(x)``, and -85.1 (``log(1e-37)``) below 1e-37 -- for 0 and
     negative numbers too, where ``log`` gives -inf and nan.  Its gradient is CNTK's, computed
@@ -296,7 +296,7 @@ def cntk_log(x):
     return value + (x - x.detach()) * slope
 
 
-@op(1, category=_M, frameworks=("stadyn", "cntk"))
+@op(1, category=_M, frameworks=("stadyn", "cntk"), shape="elementwise")
 def sqrt(x, rule="torch"):
     """Square root; NaN for negative numbers, unless ``rule="cntk"``: CNTK 2.7's
     ``sqrt(x > 0 ? x : 0)``, 0 for NaN and negative numbers, with the gradient

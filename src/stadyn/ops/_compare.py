@@ -49,7 +49,7 @@ def less_equal(x0, x1):
     return _as(torch.le(x0, x1), x0, x1)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def greater_scalar(x0, val=1.0):
     """1 where ``x0 > val``, else 0.
 
@@ -63,31 +63,31 @@ def greater_scalar(x0, val=1.0):
     return _as(torch.gt(x0, val), x0)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def greater_equal_scalar(x0, val=1.0):
     """1 where ``x0 >= val``, else 0.  Example: ``F.greater_equal_scalar(x, 0.5)``."""
     return _as(torch.ge(x0, val), x0)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def less_scalar(x0, val=1.0):
     """1 where ``x0 < val``, else 0.  Example: ``F.less_scalar(x, 0.5)``."""
     return _as(torch.lt(x0, val), x0)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def less_equal_scalar(x0, val=1.0):
     """1 where ``x0 <= val``, else 0.  Example: ``F.less_equal_scalar(x, 0.5)``."""
     return _as(torch.le(x0, val), x0)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def equal_scalar(x0, val=1.0):
     """1 where ``x0 == val``, else 0.  Example: ``F.equal_scalar(labels, 3)``."""
     return _as(torch.eq(x0, val), x0)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def not_equal_scalar(x0, val=1.0):
     """1 where ``x0 != val``, else 0.  Example: ``F.not_equal_scalar(labels, -1)``."""
     return _as(torch.ne(x0, val), x0)
@@ -111,7 +111,7 @@ def logical_xor(x0, x1):
     return _as(torch.logical_xor(x0, x1), x0, x1)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def logical_not(x0):
     """1 where ``x0`` is 0, else 0.  Example: ``F.logical_not(mask)``."""
     return _as(torch.logical_not(x0), x0)

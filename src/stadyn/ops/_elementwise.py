@@ -27,7 +27,7 @@ def _straight_through(x, value):
     return value.detach() + (x - x.detach())
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def sign(x, alpha=1.0):
     """-1 for negative ``x``, 1 for positive, ``alpha`` at 0; backward, the gradient passes
     unchanged (straight-through, as NNabla's).  Example: ``F.sign(x)``."""
@@ -35,26 +35,26 @@ def sign(x, alpha=1.0):
                                             torch.sign(x)))
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def floor(x):
     """The largest integer ``<= x``; the gradient passes unchanged.  Example: ``F.floor(x)``."""
     return _straight_through(x, torch.floor(x))
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def ceil(x):
     """The smallest integer ``>= x``; the gradient passes unchanged.  Example: ``F.ceil(x)``."""
     return _straight_through(x, torch.ceil(x))
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def round(x):  # noqa: A001 - NNabla's name
     """The nearest integer, halves away from zero (NNabla's, not NumPy's halves-to-even); the
     gradient passes unchanged.  Example: ``F.round(x)``."""
     return _straight_through(x, torch.sign(x) * torch.floor(x.abs() + 0.5))
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def hard_sigmoid(x):
     """``clip(0.2 x + 0.5, 0, 1)``; gradient 0.2 where ``|x| <= 2.5``.
     Example: ``F.hard_sigmoid(x)``."""
@@ -62,37 +62,37 @@ def hard_sigmoid(x):
     return torch.where(inside, x * 0.2 + 0.5, (x > 0).to(x.dtype))
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def hard_tanh(x):
     """``clip(x, -1, 1)``; gradient 1 where ``|x| <= 1``.  Example: ``F.hard_tanh(x)``."""
     return torch.where(x.abs() <= 1.0, x, torch.sign(x))
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def softsign(x):
     """``x / (1 + |x|)``.  Example: ``F.softsign(x)``."""
     return x / (1.0 + x.abs())
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def log_sigmoid(x):
     """``log(sigmoid(x))``, computed stably.  Example: ``F.log_sigmoid(x)``."""
     return TF.logsigmoid(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def mish(x):
     """``x * tanh(softplus(x))``.  Example: ``F.mish(x)``."""
     return x * torch.tanh(TF.softplus(x))
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def tanh_shrink(x):
     """``x - tanh(x)``.  Example: ``F.tanh_shrink(x)``."""
     return x - torch.tanh(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def sinc(x):
     """``sin(x) / x``, 1 at 0.  Example: ``F.sinc(x)``."""
     zero = x == 0
@@ -100,7 +100,7 @@ def sinc(x):
     return torch.where(zero, torch.ones_like(x), torch.sin(safe) / safe)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def erf(x):
     """The error function.  Example: ``F.erf(x)``."""
     return torch.erf(x)
@@ -119,26 +119,26 @@ def celu(x, alpha=1.0, axis=1):
     return torch.cat([TF.elu(x, alpha), TF.elu(-x, alpha)], dim=norm_axis(axis, x.ndim))
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def isnan(x0):
     """1 where ``x0`` is NaN, else 0, in its type.  Example: ``F.isnan(x)``."""
     return torch.isnan(x0).to(x0.dtype)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def isinf(x0):
     """1 where ``x0`` is infinite, else 0, in its type.  Example: ``F.isinf(x)``."""
     return torch.isinf(x0).to(x0.dtype)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def reset_nan(x0, val=0.0):
     """``x0`` with NaNs replaced by ``val``; no gradient flows where they were.
     Example: ``F.reset_nan(x, 0)``."""
     return torch.where(torch.isnan(x0), torch.full_like(x0, float(val)), x0)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def reset_inf(x0, val=0.0):
     """``x0`` with infinities replaced by ``val``.  Example: ``F.reset_inf(x, 0)``."""
     return torch.where(torch.isinf(x0), torch.full_like(x0, float(val)), x0)

@@ -22,7 +22,7 @@ def _reduce(fn, x, axis, keepdims):
     return fn(x, dim=axes, keepdim=keepdims)
 
 
-@op(1, category=_C, precision="float", sequence=unless_axes())
+@op(1, category=_C, precision="float", sequence=unless_axes(), shape="reduce")
 def sum(x, axis=None, keepdims=False):  # noqa: A001 - NNabla's name
     """Sum over ``axis`` (an int, a list, or None for all axes).
 
@@ -36,7 +36,7 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - NNabla's name
     return _reduce(torch.sum, x, axis, keepdims)
 
 
-@op(1, category=_C, precision="float", sequence=unless_axes())
+@op(1, category=_C, precision="float", sequence=unless_axes(), shape="reduce")
 def mean(x, axis=None, keepdims=False):
     """Mean over ``axis`` (None: all axes, giving shape ``()``); of integers, a float32 mean
     (as NNabla 1.39).  Example: ``F.mean(loss)``."""
@@ -45,7 +45,7 @@ def mean(x, axis=None, keepdims=False):
     return _reduce(torch.mean, x, axis, keepdims)
 
 
-@op(1, category=_C, precision="float", sequence=unless_axes())
+@op(1, category=_C, precision="float", sequence=unless_axes(), shape="reduce")
 def prod(x, axis=None, keepdims=False, rule="torch"):
     """Product over ``axis``.  ``rule="nnabla"``: NNabla 1.39's, the axes in one pass and the
     backward ``dy * y / x`` (0 where ``x`` is 0), which reads the output (what a user wrote

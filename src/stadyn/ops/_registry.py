@@ -14,6 +14,7 @@ import functools
 from typing import Any, Callable
 
 from ..graph import OpSpec, apply
+from ._shape_rules import rule_for
 
 __all__ = ["CATALOG", "op", "get_spec", "function_of"]
 
@@ -40,8 +41,11 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     ``"lengths:lengths"``, ``"lengths:output1"``, a tuple per output or a rule -- see
     :func:`stadyn.graph._sequence.propagate` and ``ops/_sequence_axis.py``); ``value_shape``
     what among the inputs' values the output shape depends on (the op then runs eagerly in a
-    static graph; ``shape`` gives its provisional shape); ``state`` a factory of the state
-    each node keeps from run to run, passed to the implementation as ``state=``;
+    static graph; ``shape`` gives its provisional shape); ``shape`` may also name a rule of
+    ``ops/_shape_rules.py`` (``"elementwise"``, ``"reduce"``), which infers the outputs
+    without running the implementation on meta tensors, as ``elementwise=True`` does
+    (broadcast shapes); ``state`` a factory of the state each node keeps from run to run,
+    passed to the implementation as ``state=``;
     ``elementwise`` marks an op of broadcast inputs computed element by element;
     ``forwards_inputs`` an op whose output's forward runs its inputs as roots too (``sink``);
     ``seeds_inputs`` when a backward from its output starts from its inputs' gradients too
@@ -51,14 +55,17 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     ``stadyn.serialize``'s op rules, not here.
     """
     def declare(impl: Callable[..., Any]) -> Callable[..., Any]:
-        spec = OpSpec.from_function(impl, n_inputs, name=name, category=category, shape=shape,
+        named = isinstance(shape, str)
+        spec = OpSpec.from_function(impl, n_inputs, name=name, category=category,
+                                    shape=None if named else shape,
                                     traceable=traceable, precision=precision,
                                     unstorable=unstorable, frameworks=frameworks,
                                     sequence=sequence, value_shape=value_shape, state=state,
                                     elementwise=elementwise,
                                     forwards_inputs=forwards_inputs,
                                     seeds_inputs=seeds_inputs,
-                                    keeps_input_dtype=keeps_input_dtype)
+                                    keeps_input_dtype=keeps_input_dtype,
+                                    rule=rule_for(impl, shape, elementwise))
         if spec.name in CATALOG:
             raise ValueError(f"op {spec.name!r} declared twice")
         CATALOG[spec.name] = spec

@@ -20,13 +20,13 @@ from ._registry import op
 _C = "math"
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def sin(x):
     """``sin(x)`` element-wise.  Example: ``F.sin(x)``."""
     return torch.sin(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def cos(x):
     """``cos(x)`` element-wise.
 
@@ -40,25 +40,25 @@ def cos(x):
     return torch.cos(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def tan(x):
     """``tan(x)`` element-wise.  Example: ``F.tan(x)``."""
     return torch.tan(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def asin(x):
     """``arcsin(x)`` element-wise (``x`` in ``[-1, 1]``).  Example: ``F.asin(x)``."""
     return torch.asin(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def acos(x):
     """``arccos(x)`` element-wise (``x`` in ``[-1, 1]``).  Example: ``F.acos(x)``."""
     return torch.acos(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def atan(x):
     """``arctan(x)`` element-wise.  Example: ``F.atan(x)``."""
     return torch.atan(x)
@@ -71,31 +71,31 @@ def atan2(x0, x1):
     return torch.atan2(x0, x1)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def sinh(x):
     """``sinh(x)`` element-wise.  Example: ``F.sinh(x)``."""
     return torch.sinh(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def cosh(x):
     """``cosh(x)`` element-wise.  Example: ``F.cosh(x)``."""
     return torch.cosh(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def asinh(x):
     """``arcsinh(x)`` element-wise.  Example: ``F.asinh(x)``."""
     return torch.asinh(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def acosh(x):
     """``arccosh(x)`` element-wise (``x >= 1``).  Example: ``F.acosh(x)``."""
     return torch.acosh(x)
 
 
-@op(1, category=_C)
+@op(1, category=_C, shape="elementwise")
 def atanh(x):
     """``arctanh(x)`` element-wise (``x`` in ``(-1, 1)``).  Example: ``F.atanh(x)``."""
     return torch.atanh(x)

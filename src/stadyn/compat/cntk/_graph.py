@@ -20,6 +20,8 @@ the whole graph, alive for ever.
 from __future__ import annotations
 
 import re
+from collections import deque
+from contextlib import contextmanager
 from typing import Callable, Iterator
 
 from ...graph import Variable
@@ -174,13 +176,46 @@ def block_inner_leaves(out: Variable) -> list[Variable]:
                 leaves.append(v)
             continue
         stop.add(id(v))                      # an op's output: walked once
-        stack.extend(reversed(shown_inputs(v)))
+        stack.extend(reversed(node_inputs(("op", v))))   # (its shown_inputs, once a walk)
     return cntk_cell_order(leaves)
+
+
+# The inputs :func:`node_inputs` found during the walk under way, by node: ``(kind, id(v))``
+# -> ``(v, inputs)`` (``v`` held, so its id is not reused while the walk lasts); None between
+# walks.  A walk reads the graph without changing it, and :func:`walk_leaves` runs two searches
+# from each root, each asking again for the nodes the other asked for, and a block's inner
+# leaves (:func:`block_inner_leaves`) a search of their own, once per walk that meets the
+# block; the graph can change between walks, so nothing is kept after one.
+_WALK_MEMO: list = [None]
+
+
+@contextmanager
+def _one_walk():
+    """Keep :func:`node_inputs`' answers while the walks inside run (nested: the outermost's)."""
+    if _WALK_MEMO[0] is not None:
+        yield
+        return
+    _WALK_MEMO[0] = {}
+    try:
+        yield
+    finally:
+        _WALK_MEMO[0] = None
 
 
 def node_inputs(node: tuple[str, Variable]) -> list[Variable]:
     """The inputs CNTK shows for a node: a block shows its parameters, then its arguments; an
     op its own inputs; a leaf none."""
+    memo = _WALK_MEMO[0]
+    if memo is None:
+        return _node_inputs(node)
+    key = (node[0], id(node[1]))
+    kept = memo.get(key)
+    if kept is None or kept[0] is not node[1]:
+        kept = memo[key] = (node[1], _node_inputs(node))
+    return list(kept[1])
+
+
+def _node_inputs(node: tuple[str, Variable]) -> list[Variable]:
     kind, v = node
     if kind == "block" and has_step_view(v):     # (a recurrence: its Combine of the step's
         return [shown_step_output(v)]               # output)
@@ -237,24 +272,27 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
         return node
 
     starts = root if isinstance(root, list) else [root]
-    stack: list[tuple[tuple[str, Variable], int]] = [(r, depth) for r in starts]
+    # (a deque: the next node is taken from the front, a node's inputs go to the front in
+    # order, a block's arguments and inner root to the back)
+    stack: deque[tuple[tuple[str, Variable], int]] = deque((r, depth) for r in starts)
     found, visited = [], set()
-    while stack:
-        node, d = stack.pop(0)
-        kind, v = node
-        if (kind, id(v)) in visited:
-            continue
-        visited.add((kind, id(v)))
-        if kind == "op" and v in INNER_OPS:     # not a node of the file: walk through
-            stack[:0] = [(classify_(i), d) for i in inputs_of(node)]
-            continue
-        if kind == "block" and d > 0 and not has_step_view(v):
-            stack.extend((classify_(a), d - 1) for a in BLOCKS[v].arguments)
-            stack.append((("op", v), d - 1))
-        else:
-            stack[:0] = [(classify_(i), d) for i in inputs_of(node)]
-        if visitor(node):
-            found.append(node)
+    with _one_walk():
+        while stack:
+            node, d = stack.popleft()
+            kind, v = node
+            if (kind, id(v)) in visited:
+                continue
+            visited.add((kind, id(v)))
+            if kind == "op" and v in INNER_OPS:     # not a node of the file: walk through
+                stack.extendleft(reversed([(classify_(i), d) for i in inputs_of(node)]))
+                continue
+            if kind == "block" and d > 0 and not has_step_view(v):
+                stack.extend((classify_(a), d - 1) for a in BLOCKS[v].arguments)
+                stack.append((("op", v), d - 1))
+            else:
+                stack.extendleft(reversed([(classify_(i), d) for i in inputs_of(node)]))
+            if visitor(node):
+                found.append(node)
     return found
 
 
@@ -323,13 +361,14 @@ def walk_leaves(roots: list[Variable], stop: list[Variable] = (),
     (:func:`stored_inputs`)."""
     seen: set[int] = set()
     leaves = []
-    for depth in (0, -1):
-        for root in roots:
-            for _, v in search(classify(root), lambda n: n[0] == "leaf", depth, stop=stop,
-                               stored=stored):
-                if id(v) not in seen:
-                    seen.add(id(v))
-                    leaves.append(v)
+    with _one_walk():
+        for depth in (0, -1):
+            for root in roots:
+                for _, v in search(classify(root), lambda n: n[0] == "leaf", depth, stop=stop,
+                                   stored=stored):
+                    if id(v) not in seen:
+                        seen.add(id(v))
+                        leaves.append(v)
     yield from cntk_cell_order(leaves)
 
 
