@@ -11,6 +11,7 @@ import os
 import numpy as np
 
 from compat_harness import cntk_case
+from compat_outcomes import as_raised, outcome
 
 
 def _one_hots(r, V, lengths):
@@ -307,4 +308,38 @@ def user39_gru_forecaster_no_unit_gain(C, r):
     res["steps"] = steps
     res["predicted"] = z.eval({x: [r.randn(n, 2) for n in (2, 5)]})
     res["values"] = _sorted_values(z.parameters)
+    return res
+
+
+# -- 13. layers called on NumPy arrays, with and without a signature ---------------------------
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.layers.Sequential", "cntk.Function.update_signature",
+                  "cntk.layers.Embedding", "cntk.Function.with_signature"],
+           rtol=1e-5, atol=1e-6,
+           note="CNTK's layers tutorial (CNTK_200's 'a layer is a function'): a layer given a "
+                "signature (update_signature, Function.with_signature) called directly on "
+                "NumPy arrays evaluates (its values compared); one without a signature, "
+                "Dense, Embedding or a Sequential of them, called on an array is CNTK 2.7's "
+                "eval over its untyped placeholders: RuntimeError 'Unknown DataType.' (before "
+                "cntkuser39 Stadyn raised TypeError); on a CNTK input_variable it applies")
+def user39_layer_called_on_arrays(C, r):
+    r.touch("cntk.Function.update_signature", "cntk.Function.with_signature")
+    X = r.randn(2, 3)
+    res = {}
+    typed = C.layers.Dense(2, init=C.glorot_uniform(seed=3), name="typed")
+    typed.update_signature(3)
+    r.set_params(typed.parameters)
+    res["typed on arrays"] = typed(X)
+
+    @C.Function.with_signature(C.layers.Tensor[3])
+    def scaled(v):
+        return v * 2.0 + 1.0
+    res["with_signature on arrays"] = scaled(X)
+    for name, make in [("Dense", lambda: C.layers.Dense(2)),
+                       ("Embedding", lambda: C.layers.Embedding(4)),
+                       ("Sequential", lambda: C.layers.Sequential([C.layers.Dense(4),
+                                                                  C.layers.Dense(2)]))]:
+        res[name + " on arrays"] = outcome(lambda: make()(X),
+                                           raised=lambda e: as_raised(e, first_line=True))
+        res[name + " on an input"] = list(make()(C.input_variable(3)).shape)
     return res
