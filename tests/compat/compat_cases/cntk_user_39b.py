@@ -343,3 +343,55 @@ def user39_layer_called_on_arrays(C, r):
                                            raised=lambda e: as_raised(e, first_line=True))
         res[name + " on an input"] = list(make()(C.input_variable(3)).shape)
     return res
+
+
+# -- 14. a session killed before its last checkpoint, run again: restored from the newest kept --
+
+def _session_run(C, r, X, Y, max_samples, restore, scrambled=False):
+    x = C.input_variable(3, name="x")
+    y = C.input_variable(2, name="y")
+    z = C.layers.Dense(2, name="out")(x)
+    r.set_params(z.parameters)
+    if scrambled:       # (what a restore replaces; training from the start would keep it)
+        for p in z.parameters:
+            p.value = np.full(p.shape, 0.3, np.float32)
+    trainer = C.Trainer(z, (C.cross_entropy_with_softmax(z, y), C.classification_error(z, y)),
+                        [C.momentum_sgd(z.parameters, C.learning_parameter_schedule(0.1),
+                                        C.momentum_schedule(0.5))])
+    src = C.io.MinibatchSourceFromData(dict(x=X, y=Y), max_samples=C.io.INFINITELY_REPEAT)
+    C.training_session(trainer=trainer, mb_source=src, mb_size=4,
+                       model_inputs_to_streams={x: src.streams.x, y: src.streams.y},
+                       max_samples=max_samples,
+                       checkpoint_config=C.CheckpointConfig("ckpt/model", frequency=8,
+                                                            restore=restore,
+                                                            preserve_all=True)).train()
+    return [trainer.total_number_of_samples_seen, r.param_values(z.parameters)]
+
+
+@cntk_case(names=["cntk.training_session", "cntk.CheckpointConfig",
+                  "cntk.io.MinibatchSourceFromData", "cntk.Trainer.total_number_of_samples_seen"],
+           rtol=1e-5, atol=1e-6,
+           note="a training session checkpointing every 8 samples with preserve_all=True "
+                "(files model0, model1, ... and, at the end, model) whose last file is lost "
+                "as when the job is killed before its end (model, model.ckp and model2 "
+                "removed); run again with restore=True over parameters set otherwise, CNTK "
+                "2.7 restores from the kept checkpoint of the highest index "
+                "(TrainingSession.cpp:455-493: 'model' + a number with its .ckp beside it) "
+                "and trains on to max_samples; the samples seen, the "
+                "parameters after (those of an uninterrupted run of as many samples), the "
+                "files left; before cntkuser39 Stadyn restored only from 'model' itself and "
+                "trained again from the start")
+def user39_session_resumes_from_preserved(C, r):
+    r.touch("cntk.Trainer.total_number_of_samples_seen")
+    X, Y = r.randn(20, 3), r.onehot(20, 2)
+    res = {"first": _session_run(C, r, X, Y, 24, False),
+           "files": sorted(os.listdir("ckpt"))}
+    os.remove(os.path.join("ckpt", "model"))
+    os.remove(os.path.join("ckpt", "model.ckp"))
+    os.remove(os.path.join("ckpt", "model2"))      # (and the newest kept one, unfinished)
+    res["resumed"] = _session_run(C, r, X, Y, 36, True, scrambled=True)
+    res["files after"] = sorted(os.listdir("ckpt"))
+    for name in os.listdir("ckpt"):
+        os.remove(os.path.join("ckpt", name))
+    res["uninterrupted"] = _session_run(C, r, X, Y, 36, False)
+    return res
