@@ -19,7 +19,7 @@ from typing import Any
 
 from ... import functions as F
 from ... import layers as _L
-from ...graph import Variable, joint_inference
+from ...graph import Variable, joint_inference, user_location
 from . import _graph as G
 from ._adapt import one_op, operand, operands_dtype, several_outputs_message, wrap
 from ._deferred import Deferred, pending
@@ -81,8 +81,13 @@ def apply_layer(layer_fn: Any, args: tuple):
     args = as_built(args)                    # a waiting op given its types: its Function
     if args and not any(isinstance(a, GraphObject) for a in args):
         if layer_fn._signature is None:
-            raise TypeError(f"{layer_fn.kind}: call it on CNTK Functions, or give it a "
-                            "signature first (update_signature)")
+            # (CNTK 2.7 evaluates a Function called on arrays: its placeholders have no type)
+            where = user_location()
+            at = f"{where[0]}:{where[1]}: " if where else ""
+            raise RuntimeError(f"Unknown DataType.\n{at}{layer_fn.kind or 'the layer'} called "
+                               "on arrays: its placeholders have no data type; call it on "
+                               "CNTK Functions (an input_variable), or give it a signature "
+                               "first (update_signature)")
         return layer_fn._signature(*args)
     values = [operand(a) for a in args]
     if in_dry_run():        # (a recurrence step's state shape being found: _dry_layers)

@@ -236,8 +236,10 @@ class Trainer(TrainerCheckpoints, WorkerSums, PreviousAverages, _Trainer):
         if trainable and not self._evaluates_only:
             refuse_no_sample_count(self._loss, self._counted(self._loss))
         self._uncounted = uncounted_inputs(self.arguments)
-        if isinstance(model, Function) and not isinstance(self.model, Function):
-            # a Combine of a leaf (C.combine([x])): the model is that Function, as CNTK's
+        if isinstance(model, Function) and (not isinstance(self.model, Function)
+                                            or len(model.outputs) > 1):
+            # a Combine of a leaf (C.combine([x])), or of several outputs (a multi-task
+            # model, combine([cls, reg])): the model is that Function, as CNTK's
             self._model = model
         model = self.model
         # the model's carried states live as long as the Trainer, as in CNTK, where

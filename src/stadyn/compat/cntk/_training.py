@@ -515,9 +515,13 @@ class TrainingSession:
 
     def _restore(self) -> tuple[int, int, int]:
         cfg = self.checkpoint
-        if cfg is None or not cfg.filename or not cfg.restore or not os.path.exists(cfg.filename):
+        path = _restore_file(cfg.filename) if cfg is not None and cfg.filename and \
+            cfg.restore else None
+        if path is None:
             return 0, 0, 0
-        state = self.trainer.restore_from_checkpoint(cfg.filename)
+        # (CNTK 2.7 notes it on stderr: TrainingSession.cpp:498)
+        print(f"Restoring training session from the checkpoint '{path}'", file=sys.stderr)
+        state = self.trainer.restore_from_checkpoint(path)
         source = state.get("source")
         if source is None and _CNTK_SOURCE_KEY in state:     # CNTK 2.7's session wrote it
             source = _source_state_of_cntk(self.source, state[_CNTK_SOURCE_KEY],
@@ -539,6 +543,27 @@ class TrainingSession:
         if self.cv_callback is not None:
             return self.cv_callback(index, average_error, num_samples, num_minibatches)
         return True
+
+
+def _restore_file(filename: str) -> "str | None":
+    """The checkpoint CNTK 2.7's session restores from (TrainingSession.cpp:440-493):
+    ``filename`` where it exists, else the kept one (``preserve_all``) of the highest index
+    -- ``filename`` + a number, its ``.ckp`` beside it -- shown as ``folder/name`` (``.``
+    for a bare name), or None."""
+    if os.path.exists(filename):
+        return filename
+    cut = max(filename.rfind("/"), filename.rfind("\\"))
+    parent, base = (filename[:cut], filename[cut + 1:]) if cut >= 0 else (".", filename)
+    best, found = -1, None
+    names = os.listdir(parent) if os.path.isdir(parent) else []
+    for name in names:
+        suffix = name[len(base):]
+        if not name.startswith(base) or not suffix.isdigit() or \
+                not os.path.exists(os.path.join(parent, name + ".ckp")):
+            continue
+        if int(suffix) > best:
+            best, found = int(suffix), f"{parent}/{name}"
+    return found
 
 
 def training_session(trainer, mb_source, mb_size, model_inputs_to_streams=None,
