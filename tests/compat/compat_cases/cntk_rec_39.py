@@ -1,0 +1,87 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 with a recurrence's step (cntkrec39):
+a layer applied in a Python step whose weight CNTK 2.7's loop validation fixes in one pass and
+refuses in a later one, as the state's shape settles."""
+
+import functools
+import re
+
+from compat_harness import cntk_case
+from compat_outcomes import as_returned, builtin_type, outcome
+
+
+def _refusal(exc):
+    """What CNTK 2.7 raised: its built-in type, and for a Times refusal its first sentence (the
+    two shapes that do not match)."""
+    out = {"raises": builtin_type(exc)}
+    found = re.match(r"Times: .*?shape '\[[^']*\]'.*?shape '\[[^']*\]'", str(exc))
+    if found:
+        out["message"] = found.group(0)
+    return out
+
+
+_outcome = functools.partial(outcome, convert=as_returned, raised=_refusal)
+
+
+def _applied(C, s):
+    """A step applying ``s`` (made outside it) to the state spliced with the input."""
+    return lambda h, x: s(C.splice(h, x))
+
+
+def _steps(C, np):
+    """``{name: (make(d), dense's bias, initial state, input width)}``: Python steps applying
+    a Dense ``d`` of 3 to the state, to the state spliced with the input or added to it, or a
+    Sequential of two Dense layers."""
+    zeros = lambda n: C.constant(np.zeros(n, np.float32))     # noqa: E731
+    L = C.layers
+    return {
+        "splice(d(h), x)": (lambda d: lambda h, x: C.splice(d(h), x), True, 0, 4),
+        "splice(d(h), x) initial (7,)": (lambda d: lambda h, x: C.splice(d(h), x), True,
+                                         zeros(7), 4),
+        "d(h) + reduce_sum(x)": (lambda d: lambda h, x: d(h) + C.reduce_sum(x), True, 0, 4),
+        "d(h) + reduce_sum(x) initial (3,)": (lambda d: lambda h, x: d(h) + C.reduce_sum(x),
+                                              True, zeros(3), 4),
+        "tanh(d(h)) + reduce_sum(x)": (lambda d: lambda h, x: C.tanh(d(h)) + C.reduce_sum(x),
+                                       True, 0, 4),
+        "d(h) * reduce_mean(x)": (lambda d: lambda h, x: d(h) * C.reduce_mean(x), True, 0, 4),
+        "d(h) + x": (lambda d: lambda h, x: d(h) + x, True, 0, 3),
+        "reduce_sum(d(h)) + x": (lambda d: lambda h, x: C.reduce_sum(d(h)) + x, True, 0, 4),
+        "d(h + reduce_sum(x))": (lambda d: lambda h, x: d(h + C.reduce_sum(x)), True, 0, 4),
+        "d(h + reduce_sum(x)) no bias": (lambda d: lambda h, x: d(h + C.reduce_sum(x)), False,
+                                         0, 4),
+        "d(splice(h, x))": (lambda d: lambda h, x: d(C.splice(h, x)), True, 0, 4),
+        "d(splice(h, x)) no bias": (lambda d: lambda h, x: d(C.splice(h, x)), False, 0, 4),
+        "d(splice(h, reduce_sum(x)))": (lambda d: lambda h, x: d(C.splice(h, C.reduce_sum(x))),
+                                        True, 0, 4),
+        "Sequential(d, Dense(3))(splice(h, x))": (
+            lambda d: _applied(C, L.Sequential([d, L.Dense(3, init=C.glorot_uniform(seed=2))])),
+            True, 0, 4),
+        "Sequential(d no bias, Dense(3))(splice(h, x))": (
+            lambda d: _applied(C, L.Sequential([d, L.Dense(3, init=C.glorot_uniform(seed=2))])),
+            False, 0, 4),
+        "Sequential(d no bias, tanh)(splice(h, x))": (
+            lambda d: lambda h, x: L.Sequential([d, C.tanh])(C.splice(h, x)), False, 0, 4),
+    }
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Dense", "cntk.layers.Sequential",
+                  "cntk.splice", "cntk.reduce_sum"],
+           note="a Python step applying a Dense (made outside it, not applied yet) to its state "
+                "or to a value of it: CNTK 2.7's loop validation fixes the Dense's weight in the "
+                "first pass that gives the layer a known input, and its Times refuses the "
+                "state's later shape (ValueError as the recurrence is made); a Dense with a "
+                "bias has its output shape in the first pass (the bias's) before its input is "
+                "known, one without none; the shape, the parameters and the values of those "
+                "that make")
+def recurrence__dense_weight_fixed_in_a_pass(C, r, np):
+    res = {}
+    for name, (make, bias, init, width) in _steps(C, np).items():
+        x = C.sequence.input_variable(width)
+        d = C.layers.Dense(3, init=C.glorot_uniform(seed=1), bias=bias)
+
+        def made():
+            z = C.layers.Recurrence(make(d), initial_state=init)(x)
+            data = [np.linspace(-1, 1, 3 * width, dtype=np.float32).reshape(3, width)]
+            return [list(z.shape), [list(p.shape) for p in z.parameters],
+                    np.asarray(z.eval({x: data})[0]).round(5).tolist()]
+        res[name] = _outcome(made)
+    return res
