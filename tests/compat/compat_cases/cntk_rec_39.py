@@ -1,6 +1,7 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 with a recurrence's step (cntkrec39):
 a layer applied in a Python step whose weight CNTK 2.7's loop validation fixes in one pass and
-refuses in a later one, as the state's shape settles."""
+refuses in a later one, as the state's shape settles; and (known rows) a slice along the free
+axis ``sequence.unpack`` / ``unpack_batch`` make."""
 
 import functools
 import re
@@ -85,3 +86,75 @@ def recurrence__dense_weight_fixed_in_a_pass(C, r, np):
                     np.asarray(z.eval({x: data})[0]).round(5).tolist()]
         res[name] = _outcome(made)
     return res
+
+
+_RANGES = [(0, 2, 1), (1, 3, 1), (0, 3, 2), (0, 5, 1), (0, 1, 1), (2, 3, 1), (0, 2, 2),
+           (0, 0, 1), (-2, 0, 1), (-1, 0, 1), (-2, -1, 1), (1, 0, 1), (0, -1, 1), (0, 0, 2)]
+_SLICE_KNOWN = ("CNTK 2.7 gives a slice of a range counted from the start at both ends along "
+                "a free axis (sequence.unpack's steps, unpack_batch's batch) the range's "
+                "length in .shape, and its run refuses every such slice whose length is not "
+                "1 (RuntimeError: the output shape does not match the SampleLayout '[... x "
+                "1]' its ComputationNode computed), and a range ending at 0 after a begin > "
+                "0, or at -1 from 0, or a stride over [0, 1) (NarrowTo); Stadyn's slice "
+                "(compat/cntk/_ops_select.py) takes the range of the axis's stand-in length "
+                "while the graph is made (1 before a run: (0, 2) is shown (1, 3, 2), (1, 3) "
+                "(0, 3, 2)) and computes every one at run, silently")
+
+
+def _slice_rows(C, np, ranges):
+    """``{key: outcome}``: the shape and a run of ``slice`` over the unpacked steps (and the
+    unpacked batch) of a sequence of three steps of ``(3, 2)``, for each ``(begin, end,
+    stride)`` of ``ranges``."""
+    res = {}
+    data = np.arange(18, dtype=np.float32).reshape(3, 3, 2)
+    for where in ("unpack", "unpack_batch"):
+        for b, e, s in ranges:
+            if where == "unpack":
+                x = C.sequence.input_variable((3, 2))
+                u = C.sequence.unpack(x, 0, no_mask_output=True)
+                fed = [data]
+            else:
+                x = C.input_variable((3, 2))
+                u = C.unpack_batch(x)
+                fed = data
+            key = "%s [%d, %d) stride %d" % (where, b, e, s)
+            f = C.slice(u, 0, b, e, s)
+            res[key + " shape"] = list(f.shape)
+            res[key + " run"] = _outcome(lambda: list(np.asarray(f.eval({x: fed})).shape),
+                                         raised=builtin_type)
+    return res
+
+
+# the rows where Stadyn differs (_SLICE_KNOWN)
+_SLICE_DIFFERING = [
+    "unpack [0, -1) stride 1 run",
+    "unpack [0, 0) stride 2 run",
+    "unpack [0, 2) stride 1 run",
+    "unpack [0, 2) stride 1 shape",
+    "unpack [0, 3) stride 2 run",
+    "unpack [0, 3) stride 2 shape",
+    "unpack [0, 5) stride 1 shape",
+    "unpack [1, 0) stride 1 run",
+    "unpack [1, 3) stride 1 run",
+    "unpack [1, 3) stride 1 shape",
+    "unpack [2, 3) stride 1 shape",
+    "unpack_batch [0, -1) stride 1 run",
+    "unpack_batch [0, 0) stride 2 run",
+    "unpack_batch [0, 2) stride 1 run",
+    "unpack_batch [0, 2) stride 1 shape",
+    "unpack_batch [0, 3) stride 2 run",
+    "unpack_batch [0, 3) stride 2 shape",
+    "unpack_batch [0, 5) stride 1 shape",
+    "unpack_batch [1, 0) stride 1 run",
+    "unpack_batch [1, 3) stride 1 run",
+    "unpack_batch [1, 3) stride 1 shape",
+    "unpack_batch [2, 3) stride 1 shape"]
+
+
+@cntk_case(names=["cntk.slice", "cntk.sequence.unpack", "cntk.unpack_batch"],
+           note="slice along a free axis (the steps sequence.unpack makes, the batch "
+                "unpack_batch makes) for ranges counted from the start or the end: its "
+                ".shape and whether a run computes it (the shape of the result) or refuses it",
+           known={k: _SLICE_KNOWN for k in _SLICE_DIFFERING})
+def slice__along_unpacked_steps(C, r, np):
+    return _slice_rows(C, np, _RANGES)
