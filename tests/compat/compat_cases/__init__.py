@@ -59,6 +59,7 @@ MODULES = {
              "cntk_io_edges_38", "cntk_runs_38",
              "cntk_ioerr_39",
              "cntk_user_39", "cntk_user_39b",
+             "cntk_rec_39",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],

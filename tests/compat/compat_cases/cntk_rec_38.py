@@ -268,20 +268,12 @@ def recurrence__step_views_after_the_input_ran(C, r, np):
 
 @cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Dense", "cntk.splice"],
            note="a Python step applying a Dense to its state: CNTK 2.7's loop validation "
-                "refuses a Dense applied to the state itself (its input axis taken as 1 in a "
-                "pass) and infers a Dense of the state spliced with the input once the state "
-                "settles",
-           known={k: "CNTK 2.7 refuses the recurrence as it is made (ValueError 'Times: The "
-                  "1 leading dimensions of the right operand with shape [1] do not match the "
-                  "left operand's trailing dimensions with shape [7]' ([3] for d(h) + ...): "
-                  "the Dense of the state took an input axis of 1, the initial state's, in a "
-                  "validation pass); Stadyn's passes apply the layer as a copy built anew each "
-                  "pass (_dry_layers.dry_layers, _step_state_shapes.fixed_point_shapes), so it "
-                  "settles and computes, silently, with a weight of the settled state's width. "
-                  "CNTK's exact rule is not derived: a Dense of splice(h, x) is inferred at the "
-                  "settled shape (7, 3) by both, even with initial_state a Constant of shape (1,)"
-                  for k in ("splice(d(h), x) made", "splice(x, d(h)) made",
-                            "d(h) + reduce_sum(x) made")})
+                "refuses a Dense applied to the state itself (ValueError 'Times: The 1 leading "
+                "dimensions of the right operand with shape [1] do not match the left operand's "
+                "trailing dimensions with shape [7]': its weight took the initial state's "
+                "(1,) in a pass) and infers a Dense of the state spliced with the input at the "
+                "settled (3,) (its bias gives its output shape in the first pass; "
+                "recurrence__dense_weight_fixed_in_a_pass has the variants)")
 def recurrence__dense_of_the_state_inferred(C, r, np):
     steps = {"d(splice(h, x))": lambda d: lambda h, x: d(C.splice(h, x)),
              "splice(d(h), x)": lambda d: lambda h, x: C.splice(d(h), x),

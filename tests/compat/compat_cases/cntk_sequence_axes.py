@@ -148,10 +148,9 @@ def _axis_names(v, sources):
                 "computed from them; the shapes of sequence.unpack's value and mask and of "
                 "what is computed from them element by element, whose step axis CNTK shows "
                 "as a free dimension (-3), and of reductions and slices along it, which "
-                "CNTK shows with their size; values on a ragged minibatch",
-           known={"unpacked shape slice of steps": "CNTK's slice of the free step axis has "
-                  "the slice's length (2); Stadyn's the padded length the graph was built with "
-                  "(1), at most the slice's (stadyn.sequence)"})
+                "CNTK shows with their size (before cntkrec39 Stadyn showed the slice's "
+                "range of the length the graph was built with, 1); values on a ragged "
+                "minibatch")
 def sequence_new_axis_names(C, r):
     r.touch("cntk.Function.eval", "cntk.Function.output", "cntk.Function.outputs",
             "cntk.Axis.name", "cntk.Axis.is_ordered", "cntk.Variable.uid",

@@ -267,7 +267,8 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
         elif has_unknown(args, kwargs):     # (a loop's shapes being inferred)
             out = probe_call(self._fn, args, kwargs, strict=memo.get(STRICT, False))
         else:
-            out = probe_call(self._fn, args, kwargs, known=True)
+            out = probe_call(self._fn, args, kwargs, known=True,
+                             strict=memo.get(STRICT, False))
         memo[id(self)] = out
         return out
 

@@ -37,8 +37,8 @@ from ._deferred_operands import _layer_function, _shapeless
 from ._late import late
 from ._mixins import GraphObject
 
-__all__ = ["bind_loop", "loop_of", "UNKNOWN", "STRICT", "has_unknown", "probe_call",
-           "loop_placeholder", "close_built_loops"]
+__all__ = ["bind_loop", "loop_of", "UNKNOWN", "UNKNOWN_SEQUENCE", "STRICT", "has_unknown",
+           "probe_call", "loop_placeholder", "close_built_loops"]
 
 
 def bind_loop(parts, ph, value) -> None:
@@ -78,19 +78,29 @@ _ELEMENTWISE = {"plus", "minus", "element_times", "element_divide", "log_add_exp
 class _Unknown:
     """A value of a probe whose shape is not known yet (see the module's text)."""
 
+    def __init__(self, text: str = "UNKNOWN"):
+        self._text = text
+
     def __repr__(self) -> str:
-        return "UNKNOWN"
+        return self._text
 
 
 UNKNOWN = _Unknown()
+# in CNTK 2.7's first pass over a recurrence step (:data:`STRICT`): a value whose shape is not
+# known but whose dynamic axes are, an op's over an unknown operand and one with dynamic axes
+# (``splice(h, x)``: GetOutputDynamicAxes takes the known operand's, PrimitiveFunction.cpp:
+# 200-221); an elementwise op over it and a known operand takes that operand's shape (a
+# Dense's bias: ``d(splice(h, x))`` is ``d``'s output shape there)
+UNKNOWN_SEQUENCE = _Unknown("UNKNOWN (dynamic axes known)")
 
 
 def has_unknown(args, kwargs: dict) -> bool:
-    """Whether an operand (in a list too) is :data:`UNKNOWN`."""
+    """Whether an operand (in a list too) is :data:`UNKNOWN` (or
+    :data:`UNKNOWN_SEQUENCE`)."""
     def check(v) -> bool:
         if isinstance(v, (list, tuple)):
             return any(check(u) for u in v)
-        return v is UNKNOWN
+        return v is UNKNOWN or v is UNKNOWN_SEQUENCE
     return any(check(a) for a in args) or any(check(v) for v in kwargs.values())
 
 
@@ -127,14 +137,26 @@ def probe_call(fn, args, kwargs: dict, known: bool = False, strict: bool = False
     ``fn`` is a layer, which its first operand would give its parameters' shapes).
     ``known``: no operand is unknown, but one may stand on a wrong guess: :data:`UNKNOWN`
     where ``fn`` refuses them.  ``strict``: :data:`UNKNOWN` too where CNTK 2.7 leaves the
-    output unknown (:data:`STRICT`)."""
+    output unknown (:data:`STRICT`), :data:`UNKNOWN_SEQUENCE` where it knows the output's
+    dynamic axes only; a Dense with a bias over an operand of known axes gives its output
+    shape (its ``+ b`` an elementwise op)."""
     if known:
+        if strict and isinstance(fn, _layer_function()):
+            out = _layer_first_pass(fn, args, True)
+            if out is not None:
+                return out
         try:
             return fn(*args, **kwargs)
         except Exception:           # (a guess the next pass corrects)
             return UNKNOWN
-    if isinstance(fn, _layer_function()) or (strict and not _elementwise_over_axes(fn, args,
-                                                                                 kwargs)):
+    if strict:
+        axes = _axes_known(list(args) + list(kwargs.values()))
+        if isinstance(fn, _layer_function()):
+            out = _layer_first_pass(fn, args, axes)
+            return out if out is not None else UNKNOWN_SEQUENCE if axes else UNKNOWN
+        if not _elementwise_over_axes(fn, args, kwargs):
+            return UNKNOWN_SEQUENCE if axes else UNKNOWN
+    elif isinstance(fn, _layer_function()):
         return UNKNOWN
     for shape in _candidates(fn, args, kwargs):
         def fill(v):
@@ -142,7 +164,7 @@ def probe_call(fn, args, kwargs: dict, known: bool = False, strict: bool = False
                 return [fill(u) for u in v]
             if isinstance(v, tuple):
                 return tuple(fill(u) for u in v)
-            return _stand_in(shape) if v is UNKNOWN else v
+            return _stand_in(shape) if v is UNKNOWN or v is UNKNOWN_SEQUENCE else v
         try:
             return fn(*fill(tuple(args)), **{k: fill(v) for k, v in kwargs.items()})
         except Exception:           # (not that shape: the next)
@@ -157,9 +179,75 @@ def _elementwise_over_axes(fn, args, kwargs: dict) -> bool:
     if getattr(fn, "__name__", "") not in _ELEMENTWISE or \
             not getattr(fn, "__module__", "").startswith(__name__.rsplit(".", 1)[0]):
         return False
-    known = [a for a in list(args) + list(kwargs.values())
-             if isinstance(a, GraphObject) and not _shapeless(a)]
-    return any(getattr(a, "dynamic_axes", None) for a in known)
+    operands = list(args) + list(kwargs.values())
+    known = [a for a in operands if isinstance(a, GraphObject) and not _shapeless(a)]
+    return any(getattr(a, "dynamic_axes", None) for a in known) or \
+        (bool(known) and any(a is UNKNOWN_SEQUENCE for a in operands))
+
+
+def _axes_known(operands: list) -> bool:
+    """Whether one of ``operands`` (in a list too) has known dynamic axes in CNTK's first pass
+    over a step: :data:`UNKNOWN_SEQUENCE`, or a known value with dynamic axes."""
+    for a in operands:
+        if isinstance(a, (list, tuple)):
+            if _axes_known(list(a)):
+                return True
+        elif a is UNKNOWN_SEQUENCE or (isinstance(a, GraphObject) and not _shapeless(a) and
+                                       getattr(a, "dynamic_axes", None)):
+            return True
+    return False
+
+
+def _layer_first_pass(layer_fn, args, axes: bool):
+    """What the layer ``layer_fn`` gives over ``args`` in CNTK 2.7's first pass over a
+    recurrence step (:data:`STRICT`; ``axes``: an operand's dynamic axes are known): a
+    stand-in of the shape :func:`_through` finds, :data:`UNKNOWN_SEQUENCE` (or
+    :data:`UNKNOWN` without ``axes``) where it finds none, None for a layer it does not
+    follow (the caller's rule)."""
+    one = args[0] if len(args) == 1 else None
+    shape = tuple(one.shape) if isinstance(one, GraphObject) and not _shapeless(one) else None
+    if shape is None and not axes:      # (nothing known: its output's axes neither)
+        return UNKNOWN
+    out = _through(layer_fn, shape) if len(args) == 1 else _OTHER
+    if out is _OTHER:
+        return None
+    return _stand_in(out) if out is not None else UNKNOWN_SEQUENCE if axes else UNKNOWN
+
+
+_OTHER = object()       # (a layer :func:`_through` does not follow)
+
+
+def _through(layer_fn, shape: "tuple | None"):
+    """The output shape of the layer ``layer_fn`` over a value of ``shape`` (None: unknown) in
+    CNTK 2.7's first pass over a recurrence step, as found on CNTK 2.7: a Dense over the
+    sample's axes with a bias gives its output shape whatever its input (its ``times(x, W) +
+    b``: the sum takes ``b``'s shape though the product's is unknown), and its weight keeps its
+    input axes to infer (``d(h + reduce_sum(x))`` is inferred at the state's later ``(3,)``);
+    one without a bias gives its output over a known input of one axis or more, else none
+    (``d(splice(h, x))`` without a bias: ``d``'s weight takes the initial state's ``(1,)``
+    spliced with ``x`` in the next pass, then refuses the state's ``(3,)``); a Sequential its
+    steps' in turn (a function step applied to a stand-in); :data:`_OTHER` for another layer,
+    a Sequential with a tuple step or a step refusing the shape."""
+    from ...layers import Dense
+    from ._layers_composite import CompositeLayer
+    layer = getattr(layer_fn, "layer", None)
+    if isinstance(layer, Dense) and layer.input_rank is None and layer.map_rank is None:
+        return tuple(layer.shape) if layer.bias or shape else None
+    if not isinstance(layer, CompositeLayer):
+        return _OTHER
+    for step in layer.composite.steps:
+        if isinstance(step, tuple):
+            return _OTHER
+        if isinstance(step, _layer_function()):
+            shape = _through(step, shape)
+            if shape is _OTHER:
+                return _OTHER
+        elif shape is not None:         # (a step over an unknown value: unknown)
+            try:
+                shape = tuple(step(_stand_in(shape)).shape)
+            except Exception:           # (not a step of one value's shape: not followed)
+                return _OTHER
+    return shape
 
 
 def _shape_of(value) -> "tuple | None":

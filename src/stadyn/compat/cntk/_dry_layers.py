@@ -6,11 +6,12 @@ CNTK 2.7 leaves the layer's weight of an inferred input axis (``[? x 3]``) until
 shapes settle; Stadyn's layer makes its parameters at its first application, so the step
 recorded on a state of a guessed shape (the input step's) would give ``d`` a weight of the
 wrong shape.  Inside :func:`dry_layers`, :func:`dry_copy` gives a copy of each layer without
-its parameters (one built already too: its copy is built again on each shape tried, as
-CNTK's loop infers the state before it checks the weight), in a registry of its own, the
-program's seeds kept, so the real layer is built once, with the shapes found.  The state is
-found by CNTK's validation passes (``_step_state_shapes.fixed_point_shapes``, each pass in a
-:func:`dry_layers` of its own); :func:`dry_fixed_point`, a search from the input step's shape
+its parameters (one built already too: its copy is built again on each shape tried), in a
+registry of its own, the program's seeds kept, so the real layer is built once, with the
+shapes found.  The state is found by CNTK's validation passes
+(``_step_state_shapes.fixed_point_shapes``, each pass in a :func:`dry_layers` of its own, the
+copies' parameters compared from pass to pass: CNTK fixes a weight's input axes in the first
+pass that gives them); :func:`dry_fixed_point`, a search from the input step's shape
 and the shapes the step reshapes its state to, is left for a step the passes refuse.
 
 Example:

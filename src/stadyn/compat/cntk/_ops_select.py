@@ -53,7 +53,9 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
     start, stop, step = [None] * v.ndim, [None] * v.ndim, [1] * v.ndim
     flipped = []
     free = free_steps(v)
+    unpacked = free_steps(v, of_inputs=False) if free else frozenset()
     at_run = []         # (the free axes' ranges, checked against each run's length)
+    never = []          # (unpacked steps' axes of a static range CNTK 2.7 cannot run)
     for a, b, e, s in zip(axes, begins, ends, steps):
         k = _axis_index(x, a)
         b, e, s = int(b), int(e), int(s if s is not None else 1)
@@ -63,6 +65,8 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
             at_run.append((_run_length(v, k), a, b, e, s))
             if b >= 0 and e > 0:    # (a range of an input's unfed free dimension: room for it)
                 widen_free_dimensions([v], lambda k=k, e=e: v.shape[k] >= e)
+                if k in unpacked and -(-(e - b) // abs(s or 1)) != 1:
+                    never.append((k, a, e))
         # Python's slice of the range, counted from the end where CNTK counts so (an axis of
         # unpacked steps has its length only when the graph runs); a negative stride walks
         # the range reversed
@@ -70,6 +74,7 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         if s < 0:
             flipped.append(k)
         step[k] = abs(s)
+    v = _room_for(v, never)
     if not flipped:
         out = named(wrap(F.slice(v, start, stop, step)), name, "Slice")
     else:
@@ -78,7 +83,41 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         # (one Slice reading x, as CNTK 2.7 shows it, the range and its flip inside)
         out = one_op(named(wrap(F.slice(ranged, whole, whole, step)), name, "Slice"), x)
     _check_ranges_at_run(out, x, at_run)
+    if never:
+        _refuse_unpacked_ranges(out, never)
     return out
+
+
+def _room_for(v: Variable, never: list) -> Variable:
+    """``v`` padded at the end of each axis of unpacked steps in ``never`` (``(axis, user's
+    axis, end)``) to the range's end, where the axis's stand-in length is shorter: CNTK 2.7's
+    ``.shape`` has the range's length there (its runs are refused, so nothing of the padding
+    is ever computed)."""
+    for k, _, e in never:
+        if v.shape[k] < e:
+            v = F.pad(v, [0, e - v.shape[k]] + [0, 0] * (v.ndim - k - 1))
+    return v
+
+
+def _refuse_unpacked_ranges(out, never: list) -> None:
+    """CNTK 2.7 refuses to run a slice along unpacked steps (``sequence.unpack``'s, the batch
+    ``unpack_batch`` makes, what is computed from them) of a range counted from the start at
+    both ends and other than one step long: its ComputationNode takes the steps' axis as of
+    length 1 and its output's layout differs from the Function's (a RuntimeError at the run)."""
+    value = unwrap(out)
+    shown = free_shown(tuple(value.shape), free_steps(value))[1:]
+    node = list(shown)
+    for k, _, _ in never:
+        node[k - 1] = 1
+    axes = ", ".join(str(a) for _, a, _ in never)
+    refuse_when_run(value, f"Slice: The output Variable shape '{_dims(shown)}' does not match "
+                           f"the SampleLayout shape '{_dims(node)}' of the corresponding "
+                           "ComputationNode in the network (CNTK 2.7 cannot run a slice of "
+                           f"more than one unpacked step along axis {axes})", InvalidAtRunError)
+
+
+def _dims(shape) -> str:
+    return "[" + " x ".join(str(d) for d in reversed(tuple(shape))) + "]"
 
 
 def _run_length(v: Variable, k: int):

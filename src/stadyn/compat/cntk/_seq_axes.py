@@ -104,11 +104,11 @@ def mark_free_axes(v: Variable, axes) -> None:
     _MARKED[v] = frozenset(int(a) for a in axes)
 
 
-def free_steps(v: Variable) -> frozenset:
+def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
     """The axes of ``v``'s shape (batch axis included) that hold ``sequence.unpack``'s padded
     steps: those of an unpack's outputs, and of values without a sequence axis computed from
     them by ops that keep the axis (:func:`_kept_steps`, as CNTK 2.7 keeps its free dimension
-    in ``.shape``)."""
+    in ``.shape``); and (unless not ``of_inputs``) those an input's free dimensions give."""
     found: dict[int, frozenset] = {}
     stack = [v]
     while stack:
@@ -120,7 +120,7 @@ def free_steps(v: Variable) -> frozenset:
             found[id(u)] = _MARKED[u]
             continue
         if node is None:        # an input with free dimensions (``input_variable((-3, 3))``)
-            found[id(u)] = free_dimensions(u)
+            found[id(u)] = free_dimensions(u) if of_inputs else frozenset()
             continue
         inputs = [i for i in node.inputs if isinstance(i, Variable)]
         unpack = node.spec.name == "sequence_unpack"

@@ -11,6 +11,9 @@ state; an elementwise op (``+``, ``*``, ``-``, ``/``, comparisons, ``clip``, ``s
 has dynamic axes), any other op's output stays unknown; each later pass takes the state as
 the broadcast of the output the previous pass gave (the initial state's shape while it was
 unknown) and the initial state's, until the output no longer changes (128 passes at most).
+A layer's weight takes its input axes in the first of the later passes that applies the layer
+and keeps them: a later pass giving the layer another input shape is refused (ValueError,
+CNTK's Times message: ``splice(d(h), x)`` with ``d = Dense(3)``), as CNTK 2.7 refuses it.
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -48,8 +51,10 @@ def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any
     already.  ``dry``: a context (``_dry_layers.dry_layers``) each pass runs in, in which a
     layer the step applies is applied as a copy built anew (CNTK 2.7's layer of an inferred
     input axis takes the shape the pass gives it: ``h + reduce_sum(d(x))`` with ``d =
-    Dense(2)`` is ``(1,)``, the sum's, as in a step without the layer); a layer applied to a
-    value of unknown shape gives one of unknown shape, as any op but an elementwise one."""
+    Dense(2)`` is ``(1,)``, the sum's, as in a step without the layer), the copies' parameters
+    compared pass to pass (:func:`_weights_kept`); in the first pass a layer applied to a value
+    of unknown shape gives one of unknown shape, as any op but an elementwise one, but for a
+    Dense with a bias (``_deferred_loops._through``)."""
     from ._deferred_loops import _stand_in as input_variable    # (a sequence's: a step's
     if tried is None:                                           # delays read its steps)
         tried = trial(fn, n_states, layers=dry is not None)
@@ -61,6 +66,7 @@ def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any
     inits = [None if s is None else tuple(s) for s in inits]
     with dry():
         built = _first_pass(states, x, outs, step_shape)
+    weights: dict = {}      # a layer's parameters' shapes, from the first pass that built them
     for _ in range(MAX_PASSES - 1):
         shapes = [_past_value_shape(out, init, fn) for out, init in zip(built, inits)]
         if any(s is None for s in shapes):
@@ -69,10 +75,11 @@ def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any
         bound[id(x.variable)] = input_variable(tuple(step_shape))
         memo: dict = {}
         try:
-            with auto_seeds_kept(), dry():
+            with auto_seeds_kept(), dry() as copies:
                 now = [tuple(o._replay(bound, memo).shape) for o in outs]
         except Exception:       # (not these shapes: an op of the step refuses them)
             return None
+        _weights_kept(weights, copies or {})
         if now == built:
             return now
         built = now
@@ -83,10 +90,39 @@ def fixed_point_shapes(fn: Any, step_shape: tuple, n_states: int = 1, tried: Any
         "potential infinite inference loop.")
 
 
+def _weights_kept(weights: dict, copies: dict) -> None:
+    """Refuse, as CNTK 2.7 does, a layer of the step (a dry copy in ``copies``, ``{id(layer):
+    (layer, copy)}``) given in this pass an input of other shape than in the first pass that
+    built it (``weights``: its parameters' shapes then, by the layer's id, added to here):
+    CNTK infers a weight's input axes once, in that pass, and its ``Times`` refuses the
+    state's later shape (``splice(d(h), x)`` with ``d = Dense(3)``: ``d``'s weight takes
+    the initial state's ``(1,)`` in the second pass, the state is ``(7,)`` in the third)."""
+    for key, (layer, copy) in copies.items():
+        now = [(getattr(p, "name", "").rsplit("/", 1)[-1], tuple(p.shape)) for p in copy.parameters]
+        first = weights.setdefault(key, now)
+        if first == now:
+            continue
+        name, was = next((a for a, b in zip(first, now) if a != b), first[0])
+        new = dict(now).get(name, was)
+        out_rank = len(getattr(layer, "shape", ())) if name == "W" else 0
+        if out_rank and len(was) > out_rank:
+            was_in, new_in = was[:len(was) - out_rank], new[:len(new) - out_rank]
+            raise ValueError(
+                f"Times: The {len(was_in)} leading dimensions of the right operand with shape "
+                f"'{_dims(was_in)}' do not match the left operand's trailing dimensions with "
+                f"shape '{_dims(new_in)}' (the recurrence's weight {name!r} took its input "
+                "axes in an earlier validation pass over the loop, before the state's shape "
+                "settled).")
+        raise ValueError(
+            f"{type(layer).__name__}: its parameter {name!r} of shape '{_dims(was)}', "
+            "inferred in an earlier validation pass over the recurrence's loop, does not "
+            f"match the shape '{_dims(new)}' the state's later shape gives it.")
+
+
 def _first_pass(states: list, x: Any, outs: list, step_shape: tuple) -> list:
     """The step's outputs' shapes in CNTK's first pass over the loop: its states unknown (the
     module's rule); None for one left unknown."""
-    from ._deferred_loops import STRICT, UNKNOWN, _GUESSES, _PROBE
+    from ._deferred_loops import STRICT, UNKNOWN, _GUESSES, _PROBE, has_unknown
     from ._deferred_loops import _stand_in as input_variable
     bound: dict = {id(s.variable): UNKNOWN for s in states}
     bound[id(x.variable)] = input_variable(tuple(step_shape))
@@ -98,7 +134,7 @@ def _first_pass(states: list, x: Any, outs: list, step_shape: tuple) -> list:
                 value = o._replay(bound, memo)
         except Exception:       # (an op refusing what it was given: left to the next pass)
             value = UNKNOWN
-        shape = getattr(value, "shape", None) if value is not UNKNOWN else None
+        shape = None if has_unknown([value], {}) else getattr(value, "shape", None)
         found.append(None if shape is None or -2 in tuple(shape) else tuple(shape))
     return found
 
