@@ -1,6 +1,15 @@
-"""NNabla 1.39's last digits mended in nnhalf39: the Adam family's float32 arithmetic."""
+"""NNabla 1.39's last digits mended in nnhalf39: the Adam family's float32 arithmetic; and
+what ``F.einsum`` and ``save_states`` refuse."""
+
+import functools
+import os
+
+import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+_outcome = functools.partial(outcome, raised=as_raised)
 
 _ADAMS = ("Adam", "AdamW", "AMSGRAD")
 _KEYS = ["%s %s step %d" % (n, c, t) for n in _ADAMS for c in ("default", "beta1=0.95")
@@ -38,4 +47,38 @@ def fidelity39__adam_family_float32_steps(nn, F, PF, S, r):
             solver = getattr(S, name)(alpha=1e-2, **kwargs)
             for t, value in enumerate(_five_updates(nn, solver, r, (40, 50)), 1):
                 res["%s %s step %d" % (name, conf, t)] = value
+    return res
+
+
+@nnabla_case(names=["nnabla.functions.einsum"])
+def fidelity39__einsum_equation_not_a_string(nn, F, r):
+    """``F.einsum(x, x, equation=None)`` is NNabla 1.39's TypeError (its binding converts the
+    equation to a C++ string: "expected bytes, NoneType found"); Stadyn raised a ShapeError (a
+    ValueError) at the forward.  So is an int; bytes are an equation there."""
+    r.touch("nnabla.functions.einsum")
+    x = nn.Variable.from_numpy_array(np.arange(4, dtype=np.float32).reshape(2, 2))
+    res = {}
+    for key, eq in (("None", None), ("int", 3), ("bytes", b"ij,jk->ik")):
+        def product(eq=eq):
+            y = F.einsum(x, x, equation=eq)
+            y.forward()
+            return y.d.copy()
+        res[key] = _outcome(product, as_returned)
+    return res
+
+
+@nnabla_case(names=["nnabla.solvers.Adam", "nnabla.solvers.Adam.save_states"])
+def fidelity39__save_states_text_names_refused(nn, F, PF, S, r):
+    """``save_states("x.nntxt")`` (and ``.prototxt``) is NNabla 1.39's AssertionError ('Only
+    supported hdf5 or protobuf.', solver.pyx:233) and writes nothing; Stadyn wrote its
+    safetensors container under that name (a binary file NNabla's ``load_states`` cannot read
+    as the text form the name promises)."""
+    r.touch("nnabla.solvers.Adam", "nnabla.solvers.Adam.save_states")
+    solver = S.Adam()
+    solver.set_parameters({"w": nn.Variable.from_numpy_array(np.ones(2, np.float32),
+                                                             need_grad=True)})
+    res = {}
+    for name in ("states.nntxt", "states.prototxt"):
+        res[name] = _outcome(lambda: solver.save_states(name), lambda _: "saved")
+        res[name + " written"] = os.path.exists(name)
     return res
