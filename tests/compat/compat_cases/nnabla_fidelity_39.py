@@ -82,3 +82,23 @@ def fidelity39__save_states_text_names_refused(nn, F, PF, S, r):
         res[name] = _outcome(lambda: solver.save_states(name), lambda _: "saved")
         res[name + " written"] = os.path.exists(name)
     return res
+
+
+@nnabla_case(names=["nnabla.functions.arange"],
+             tols={"(0.5, 0.4, -1e-07) last": (0, 0), "(0, 1, 3e-07) last": (0, 0)})
+def fidelity39__arange_longer_than_its_exact_count(nn, F, r):
+    """``F.arange(0.5, 0.4, -1e-7)``: the float32 running sum of the rounded step falls short,
+    so NNabla 1.39 gives 1118481 values (ending 0.40000009536743164), not the exact count's
+    1000000; ``(0, 1, 3e-7)`` 3353495.  Stadyn summed only the exact count (+2) and refused
+    both as sums that stick (a ValueError)."""
+    r.touch("nnabla.functions.arange")
+    res = {}
+    nn.set_auto_forward(True)
+    try:
+        for args in ((0.5, 0.4, -1e-7), (0, 1, 3e-7)):
+            y = F.arange(*args)
+            res["%r shape" % (args,)] = list(y.shape)
+            res["%r last" % (args,)] = y.d[-3:].copy()
+    finally:
+        nn.set_auto_forward(False)
+    return res
