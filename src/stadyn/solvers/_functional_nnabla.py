@@ -23,7 +23,7 @@ from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, mul_, neg,
                        per_tensor, root_denominator, scaled)
 
 __all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves", "nesterov_nnabla",
-           "adam_nnabla"]
+           "adam_nnabla", "momentum_nnabla"]
 
 
 def _lerp_(dst: Tensors, src: Tensors, beta: float) -> None:
@@ -353,3 +353,26 @@ def adam_nnabla(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
         p.sub_(torch.mul(mi, steps[i]).div_(tmp))
         if old is not None:
             p.sub_(old)
+
+
+def momentum_nnabla(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: Scalar,
+                    momentum: float, foreach: bool = True) -> None:
+    """NNabla 1.39's Momentum with its float32 rounding (``src/nbla/solver/generic/
+    momentum.cpp``: ``v = momentum*v + lr*g; w = w - v``): both products rounded before their
+    sum, where one multiply-add (torch's ``add_(alpha=)``) rounded once.
+
+    Example:
+        >>> w, v = [torch.ones(2)], [torch.ones(2)]
+        >>> momentum_nnabla(w, [torch.ones(2)], v, lr=0.1, momentum=0.9)
+        >>> v[0].tolist()
+        [1.0, 1.0]
+    """
+    m = _f32(momentum)
+    if foreach:
+        torch._foreach_mul_(velocities, m)
+        torch._foreach_add_(velocities, scaled(grads, lr))
+        torch._foreach_sub_(params, velocities)
+        return
+    for p, g, v, s in zip(params, grads, velocities, per_tensor(lr, len(params))):
+        v.mul_(m).add_(g * s)
+        p.sub_(v)

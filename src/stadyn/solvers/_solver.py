@@ -24,7 +24,7 @@ import torch
 from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
 from ..graph import Variable, data_of, grad_of, is_released, is_zeroing, value_holder
 from . import _functional as Fn
-from ._functional_nnabla import adam_nnabla, nesterov_nnabla
+from ._functional_nnabla import adam_nnabla, momentum_nnabla, nesterov_nnabla
 from ._hooks import hooked, updated
 from ._optimizer import Optimizer
 from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
@@ -339,8 +339,8 @@ class Momentum(Solver):
         super().__init__(lr=lr, momentum=momentum)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
-        Fn.momentum(params, grads, states["m"], momentum=self.hyper["momentum"],
-                    gain=scalars["lr"], foreach=self.foreach)
+        momentum_nnabla(params, grads, states["m"], lr=scalars["lr"],
+                        momentum=self.hyper["momentum"], foreach=self.foreach)
 
 
 class Nesterov(Solver):

@@ -102,3 +102,20 @@ def fidelity39__arange_longer_than_its_exact_count(nn, F, r):
     finally:
         nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=["nnabla.solvers.Momentum"],
+             tols=dict(("%s step %d" % (c, t), (0, 0)) for c in ("default", "momentum=0.95")
+                       for t in range(1, 6)))
+def fidelity39__momentum_float32_steps(nn, F, PF, S, r):
+    """Momentum over a (40, 50) parameter, five updates, bit for bit: NNabla 1.39 rounds
+    ``momentum*v`` and ``lr*g`` before their sum (momentum.cpp); Stadyn's ``add_(alpha=lr)``
+    rounded the multiply-add once (115 of 2000 values one unit in the last place off after five
+    steps with lr=0.01, momentum=0.95)."""
+    r.touch("nnabla.solvers.Momentum")
+    res = {}
+    for conf, kwargs in (("default", {}), ("momentum=0.95", {"momentum": 0.95})):
+        solver = S.Momentum(lr=1e-2, **kwargs)
+        for t, value in enumerate(_five_updates(nn, solver, r, (40, 50)), 1):
+            res["%s step %d" % (conf, t)] = value
+    return res
