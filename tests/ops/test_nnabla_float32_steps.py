@@ -70,3 +70,29 @@ def test_arange_whose_float32_sum_sticks_is_refused():
                        match=r"arange\(0, 20000000.0, 1\): .*sticks at 16777216\.0 .*never ends"):
         F.arange(0, 2e7, 1)
     assert np.float32(np.float32(16777216) + np.float32(1)) == np.float32(16777216)
+
+
+def test_arange_longer_than_its_exact_count():
+    # the rounded step -1e-7 (-1.00000001e-7) added in float32 falls short near 0.4: NNabla 1.39
+    # gives 1118481 values ending 0.40000009536743164; Stadyn refused it as a stuck sum (it
+    # summed only the exact count's 1000002 values)
+    with sd.auto_forward():
+        got = F.arange(0.5, 0.4, -1e-7).d
+    want = _float32_loop(0.5, 0.4, -1e-7)
+    assert got.shape == want.shape == (1118481,)
+    np.testing.assert_array_equal(got, want)
+    assert float(got[-1]) == 0.40000009536743164
+
+
+def test_arange_that_sticks_at_once_is_refused_before_a_large_allocation():
+    # 1 + 1e-9 is 1 in float32; the exact count is 1e9: Stadyn allocated 4 GB of float32 steps
+    # (8.8 GB peak) before finding the stuck sum
+    import tracemalloc
+    tracemalloc.start()
+    try:
+        with pytest.raises(ValueError, match=r"arange\(1, 2, 1e-09\): .*sticks at 1\.0 "):
+            F.arange(1, 2, 1e-9)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 64 * 2 ** 20, peak

@@ -89,6 +89,10 @@ def cast(x, dtype="float32"):
     return x.to(getattr(torch, dtype))
 
 
+#: How many values of :func:`arange`'s float32 running sum are added up at a time
+_ARANGE_BLOCK = 1 << 20
+
+
 @op(0, category="misc")
 def arange(start, stop, step=1):
     """``start, start + step, ...`` while below ``stop`` (above it for a negative ``step``), as
@@ -109,21 +113,33 @@ def arange(start, stop, step=1):
     if step == 0:
         raise ValueError("arange: step must not be 0")
     first, last, delta = np.float32(start), np.float32(stop), np.float32(step)
-    # a bound on the count from exact arithmetic, then NNabla's float32 running sum; a value
-    # that stops growing (step below its rounding) is where NNabla's loop never ends
-    bound = max(int(np.ceil((float(last) - float(first)) / float(delta))), 0) + 2
-    steps = np.full(bound + 1, delta, np.float32)
-    steps[0] = first
-    values = np.add.accumulate(steps, dtype=np.float32)
-    inside = values < last if delta > 0 else values > last
-    if inside.all():
-        # the sum stopped growing short of stop: NNabla's counting loop (arange.cpp:33-38)
-        # never ends there; the values would repeat the stuck one
-        raise ValueError(f"arange({start}, {stop}, {step}): in float32 the running sum sticks "
-                         f"at {float(values[-1])!r} (adding {float(delta)!r} no longer changes it) "
-                         f"and never reaches {float(last)!r}; NNabla 1.39's loop never ends")
-    count = int(np.argmin(inside))
-    return torch.from_numpy(values[:count].copy()).to(get_current_context().device)
+    # NNabla's float32 running sum, a block at a time until it passes stop or sticks (a value
+    # that stops growing: step below its rounding, where NNabla's loop never ends).  The count
+    # from exact arithmetic is the first block's size, capped: it is short where the rounded
+    # step falls short (F.arange(0.5, 0.4, -1e-7) has 1118481 values, not 1000000) and far
+    # too many where the sum sticks early (F.arange(1, 2, 1e-9): 4 GB, then a stuck sum)
+    n = max(int(np.ceil((float(last) - float(first)) / float(delta))), 0) + 2
+    blocks, current = [], first
+    while True:
+        n = min(n, _ARANGE_BLOCK)
+        steps = np.full(n + 1, delta, np.float32)
+        steps[0] = current
+        values = np.add.accumulate(steps, dtype=np.float32)
+        inside = values < last if delta > 0 else values > last
+        if not inside.all():
+            blocks.append(values[:int(np.argmin(inside))])
+            break
+        if values[-1] == values[-2]:
+            # the sum stopped growing short of stop: NNabla's counting loop (arange.cpp:33-38)
+            # never ends there; the values would repeat the stuck one
+            raise ValueError(f"arange({start}, {stop}, {step}): in float32 the running sum "
+                             f"sticks at {float(values[-1])!r} (adding {float(delta)!r} no longer "
+                             f"changes it) and never reaches {float(last)!r}; NNabla 1.39's loop "
+                             "never ends")
+        blocks.append(values[:-1])
+        current, n = values[-1], _ARANGE_BLOCK
+    values = np.concatenate(blocks) if len(blocks) > 1 else blocks[0].copy()
+    return torch.from_numpy(values).to(get_current_context().device)
 
 
 @op(2, category="misc", traceable=False)

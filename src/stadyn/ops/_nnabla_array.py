@@ -112,6 +112,8 @@ def einsum(*x, equation=""):
     """
     if not equation:
         raise ValueError("einsum: give equation= (e.g. 'ij,jk->ik')")
+    if isinstance(equation, bytes):        # NNabla's binding takes bytes as well
+        equation = equation.decode()
     return torch.einsum(equation, *x)
 
 

@@ -16,12 +16,14 @@ Example:
 
 from __future__ import annotations
 
+import numpy as np
 import torch
 
 from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, mul_, neg, nonzero,
                        per_tensor, root_denominator, scaled)
 
-__all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves", "nesterov_nnabla"]
+__all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves", "nesterov_nnabla",
+           "adam_nnabla", "momentum_nnabla"]
 
 
 def _lerp_(dst: Tensors, src: Tensors, beta: float) -> None:
@@ -268,3 +270,109 @@ def nesterov_nnabla(params: Tensors, grads: Tensors, velocities: Tensors, *, lr:
         step = v * -momentum
         v.mul_(momentum).sub_(g * a)
         p.add_(step.add_(v * one_plus))
+
+
+def _f32(x: float) -> float:
+    """``x`` rounded to float32 (NNabla's solvers hold their hyperparameters as C++ floats)."""
+    return float(torch.tensor(x, dtype=torch.float32))
+
+
+def sqrt_f32(t: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
+    """``sqrt(t)`` correctly rounded, as C++'s ``std::sqrt(float)`` (into ``out`` when given):
+    torch 2.13's CPU float32 ``sqrt`` is one unit in the last place off for about one value in
+    six (``sqrt(float32(2/7))``: 0.53452253, not 0.53452247).  NumPy's root on CPU; elsewhere
+    the float64 root rounded to float32 (exact: 53 >= 2*24 + 2 bits).
+
+    Example:
+        >>> sqrt_f32(torch.tensor([2 / 7])).tolist()
+        [0.5345224738121033]
+    """
+    if type(t) is torch.Tensor and t.device.type == "cpu" and t.dtype == torch.float32 \
+            and not t.requires_grad and not torch.compiler.is_compiling():   # (not traced)
+        if out is None:
+            return torch.from_numpy(np.sqrt(t.numpy()))
+        np.sqrt(t.numpy(), out=out.numpy())
+        return out
+    root = t.double().sqrt().to(t.dtype)
+    return root if out is None else out.copy_(root)
+
+
+def adam_nnabla(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: Scalar,
+                beta1: float, beta2: float, eps: float, v_max: Tensors | None = None,
+                decay: Scalar = 0.0, foreach: bool = True) -> None:
+    """NNabla 1.39's Adam, AdamW and AMSGRAD in its float32 arithmetic, one rounding per C++
+    operation (``src/nbla/solver/generic/adam.cpp:68-73``, ``adamw.cpp``, ``amsgrad.cpp``):
+    ``m = b1*m + (1-b1)*g``; ``v = b2*v + ((1-b2)*g)*g``; (AMSGRAD: ``v_max = max(v_max, v)``
+    replaces ``v``); ``w = w - (step_size*m) / (sqrt(v) + eps) - decay*w_old``.  ``beta1``,
+    ``beta2`` and ``eps`` are rounded to float32 and ``1 - b1`` is taken in float32 (for
+    ``beta1=0.95``: 0.050000012, not 0.05); no multiply is fused into an add, roots are
+    :func:`sqrt_f32`.  ``step_size`` and ``decay`` should already be float32 values (NNabla's
+    ``alpha_t`` and ``eta_t * wd``).  Two scratch arrays per parameter.
+
+    Example:
+        >>> w, m, v = [torch.ones(2)], [torch.zeros(2)], [torch.zeros(2)]
+        >>> adam_nnabla(w, [torch.ones(2)], m, v, step_size=0.1, beta1=0.95, beta2=0.999,
+        ...             eps=1e-8)
+        >>> m[0].tolist()
+        [0.050000011920928955, 0.050000011920928955]
+    """
+    b1, b2, e = _f32(beta1), _f32(beta2), _f32(eps)
+    gain1, gain2 = _f32(1.0 - b1), _f32(1.0 - b2)     # exact: float32 1 - b, as C++'s
+    second = v if v_max is None else v_max
+    if foreach:
+        old = scaled(params, decay) if nonzero(decay) else None
+        torch._foreach_mul_(m, b1)
+        tmp = torch._foreach_mul(grads, gain1)
+        torch._foreach_add_(m, tmp)
+        torch._foreach_mul_(v, b2)
+        torch._foreach_copy_(tmp, grads)
+        torch._foreach_mul_(tmp, gain2)
+        torch._foreach_mul_(tmp, grads)
+        torch._foreach_add_(v, tmp)
+        if v_max is not None:
+            torch._foreach_maximum_(v_max, v)
+        for s, t in zip(second, tmp):
+            sqrt_f32(s, out=t)
+        torch._foreach_add_(tmp, e)
+        update = scaled(m, step_size)
+        torch._foreach_div_(update, tmp)
+        torch._foreach_sub_(params, update)
+        if old is not None:
+            torch._foreach_sub_(params, old)
+        return
+    n = len(params)
+    steps, decays = per_tensor(step_size, n), per_tensor(decay, n)
+    for i, (p, g, mi, vi) in enumerate(zip(params, grads, m, v)):
+        old = p * decays[i] if nonzero(decays[i]) else None
+        tmp = torch.mul(g, gain1)
+        mi.mul_(b1).add_(tmp)
+        vi.mul_(b2).add_(torch.mul(g, gain2, out=tmp).mul_(g))
+        if v_max is not None:
+            torch.maximum(v_max[i], vi, out=v_max[i])
+        sqrt_f32(second[i], out=tmp).add_(e)
+        p.sub_(torch.mul(mi, steps[i]).div_(tmp))
+        if old is not None:
+            p.sub_(old)
+
+
+def momentum_nnabla(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: Scalar,
+                    momentum: float, foreach: bool = True) -> None:
+    """NNabla 1.39's Momentum with its float32 rounding (``src/nbla/solver/generic/
+    momentum.cpp``: ``v = momentum*v + lr*g; w = w - v``): both products rounded before their
+    sum, where one multiply-add (torch's ``add_(alpha=)``) rounded once.
+
+    Example:
+        >>> w, v = [torch.ones(2)], [torch.ones(2)]
+        >>> momentum_nnabla(w, [torch.ones(2)], v, lr=0.1, momentum=0.9)
+        >>> v[0].tolist()
+        [1.0, 1.0]
+    """
+    m = _f32(momentum)
+    if foreach:
+        torch._foreach_mul_(velocities, m)
+        torch._foreach_add_(velocities, scaled(grads, lr))
+        torch._foreach_sub_(params, velocities)
+        return
+    for p, g, v, s in zip(params, grads, velocities, per_tensor(lr, len(params))):
+        v.mul_(m).add_(g * s)
+        p.sub_(v)

@@ -24,7 +24,7 @@ import torch
 from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
 from ..graph import Variable, data_of, grad_of, is_released, is_zeroing, value_holder
 from . import _functional as Fn
-from ._functional_nnabla import nesterov_nnabla
+from ._functional_nnabla import adam_nnabla, momentum_nnabla, nesterov_nnabla
 from ._hooks import hooked, updated
 from ._optimizer import Optimizer
 from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
@@ -339,8 +339,8 @@ class Momentum(Solver):
         super().__init__(lr=lr, momentum=momentum)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
-        Fn.momentum(params, grads, states["m"], momentum=self.hyper["momentum"],
-                    gain=scalars["lr"], foreach=self.foreach)
+        momentum_nnabla(params, grads, states["m"], lr=scalars["lr"],
+                        momentum=self.hyper["momentum"], foreach=self.foreach)
 
 
 class Nesterov(Solver):
@@ -377,9 +377,10 @@ class Adam(Solver):
     w \leftarrow w - \alpha \frac{\sqrt{1-\beta_2^t}}{1-\beta_1^t} \frac{m}{\sqrt v + \epsilon}`
     (its state: ``mean`` is :math:`m`, ``var`` is :math:`v`).
 
-    On CPU and CUDA the step runs in torch's fused Adam kernel (one pass over memory, with
-    ``eps`` rescaled so the formula is NNabla's); ``solver.fused = False`` selects the
-    multi-tensor path.
+    The step is NNabla 1.39's float32 arithmetic, bit for bit (``1 - beta1`` rounded to
+    float32, one rounding per C++ operation: :func:`~stadyn.solvers._functional_nnabla.
+    adam_nnabla`).  ``solver.fused = True`` runs torch's fused Adam kernel instead on CPU and
+    CUDA (one pass over memory, NNabla's formula to a few units in the last place).
 
     Example: ``S.Adam(alpha=1e-3)``.
     """
@@ -393,17 +394,20 @@ class Adam(Solver):
     def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-8):
         super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps)
-        self.fused = True
+        self.fused = False
 
     def _scalars(self, steps):
         h = self.hyper
         sizes = []
+        alpha, beta1, beta2 = _float32(h["alpha"]), _float32(h["beta1"]), _float32(h["beta2"])
         for t in steps:
             if self.bias_correction:
-                sizes.append(h["alpha"] * math.sqrt(1.0 - h["beta2"] ** t)
-                             / (1.0 - h["beta1"] ** t))
+                # NNabla's alpha_t: the correction in double (std::pow of its float betas),
+                # rounded to float, times its float alpha (adam.cpp:63-66)
+                correction = _float32(math.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t))
+                sizes.append(_float32(alpha * correction))
             else:
-                sizes.append(h["alpha"])
+                sizes.append(alpha)
         scalars: dict[str, Any] = {"step_size": sizes[0] if len(set(sizes)) == 1 else sizes}
         decay = self._decay()
         if decay:
@@ -418,7 +422,10 @@ class Adam(Solver):
 
     @property
     def fused_update(self) -> bool:
-        return bool(self.fused)
+        # Either path is an eager kernel a compiled step on CPU runs after its program: torch's
+        # fused one, or NNabla's float32 arithmetic (which inductor's loop would not keep bit
+        # for bit: it may contract a product into its sum, and takes torch's inexact sqrt).
+        return True
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
@@ -430,8 +437,8 @@ class Adam(Solver):
             Fn.fused_adam(params, grads, m, v, step_size=step, beta1=h["beta1"],
                           beta2=h["beta2"], eps=h["eps"], v_max=v_max, decoupled_decay=decay)
             return
-        Fn.adam(params, grads, m, v, step_size=step, beta1=h["beta1"], beta2=h["beta2"],
-                eps=h["eps"], v_max=v_max, decoupled_decay=decay, foreach=self.foreach)
+        adam_nnabla(params, grads, m, v, step_size=step, beta1=h["beta1"], beta2=h["beta2"],
+                    eps=h["eps"], v_max=v_max, decay=decay, foreach=self.foreach)
 
 
 class AdamW(Adam):
@@ -450,12 +457,14 @@ class AdamW(Adam):
     def __init__(self, alpha: float = 1e-3, beta1: float = 0.9, beta2: float = 0.999,
                  eps: float = 1e-8, wd: float = 1e-4):
         Solver.__init__(self, alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, wd=wd)
-        self.fused = True
+        self.fused = False
 
     def _decay(self) -> float:
         h = self.hyper
-        eta = h["alpha"] / self._initial_lr if self._initial_lr else 1.0
-        return eta * (h["wd"] if self._next_decay is None else self._next_decay)
+        # NNabla's float eta_t = alpha / init_alpha, then (eta_t * wd) in float (adamw.cpp)
+        eta = _float32(_float32(h["alpha"]) / _float32(self._initial_lr)) \
+            if self._initial_lr else 1.0
+        return _float32(eta * _float32(h["wd"] if self._next_decay is None else self._next_decay))
 
 
 class AMSGRAD(Adam):
@@ -474,7 +483,7 @@ class AMSGRAD(Adam):
                  eps: float = 1e-8, bias_correction: bool = False):
         Solver.__init__(self, alpha=alpha, beta1=beta1, beta2=beta2, eps=eps)
         self.bias_correction = bias_correction
-        self.fused = True
+        self.fused = False
 
     def _options(self) -> dict[str, Any]:
         return {"bias_correction": bool(self.bias_correction)}

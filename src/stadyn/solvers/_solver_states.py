@@ -29,7 +29,19 @@ from ._nnabla_states import (is_nnabla_protobuf_states, read_h5_states, read_pro
 
 STATE_FILE_FORMAT = "stadyn-solver-states"
 
-__all__ = ["SolverState", "SolverStates", "UnknownParameterError", "STATE_FILE_FORMAT"]
+__all__ = ["SolverState", "SolverStates", "UnknownParameterError", "STATE_FILE_FORMAT",
+           "TextStatesError"]
+
+
+#: Names of protobuf text files, which NNabla 1.39's ``save_states`` refuses (solver.pyx:233)
+_TEXT_STATE_SUFFIXES = (".nntxt", ".prototxt")
+
+
+class TextStatesError(StadynError, AssertionError):
+    """:meth:`SolverStates.save_states` to a ``.nntxt`` or ``.prototxt`` name: NNabla 1.39
+    refuses it with an ``AssertionError`` (Stadyn wrote its safetensors container there).
+
+    Example: ``solver.save_states("states.nntxt")`` raises it."""
 
 
 class UnknownParameterError(ParameterError, RuntimeError):
@@ -260,6 +272,11 @@ class SolverStates:
             return write_h5_states(path, self._states, tuple(self._state_names))
         if os.fspath(path).endswith(".protobuf"):
             return write_protobuf_states(path, self._states, tuple(self._state_names))
+        if os.fspath(path).lower().endswith(_TEXT_STATE_SUFFIXES):
+            raise TextStatesError(
+                f"{os.fspath(path)}: save_states writes .h5, .protobuf or Stadyn's safetensors "
+                "container, not the protobuf text form this name asks for (NNabla 1.39's "
+                "save_states: 'Only supported hdf5 or protobuf.', an AssertionError)")
         write_tensor_file(path, **self._state_file())
 
     def state_file_bytes(self) -> bytes:

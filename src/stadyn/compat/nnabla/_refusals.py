@@ -345,7 +345,14 @@ def _check_einsum(*_, **kwargs):
         raise KeyError("equation (NNabla 1.39's F.einsum takes it by keyword only, "
                        f"F.einsum(a, b, equation='ij,jk->ik'); called at "
                        f"{format_location(user_location())})")
-    if kwargs["equation"] == "":
+    equation = kwargs["equation"]
+    if not isinstance(equation, (str, bytes)):
+        # NNabla 1.39's Cython binding converts it to a C++ string: TypeError("expected bytes,
+        # NoneType found") for equation=None
+        raise TypeError(f"expected bytes, {type(equation).__name__} found (F.einsum's equation "
+                        f"is a string, e.g. equation='ij,jk->ik'; called at "
+                        f"{format_location(user_location())})")
+    if equation in ("", b""):
         raise _refuse("einsum", "value error in preprocess: the equation is empty")
 
 
