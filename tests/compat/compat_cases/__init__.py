@@ -57,6 +57,7 @@ MODULES = {
              "cntk_review_f38",
              "cntk_io_errors_38",
              "cntk_io_edges_38", "cntk_runs_38",
+             "cntk_io_39",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],

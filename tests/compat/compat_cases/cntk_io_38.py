@@ -371,12 +371,6 @@ def loops_sample_and_sweep_ends(C, r):
 
 
 @cntk_case(name="loops__checkpoint_mid_sweep",
-           known={"fresh": "CNTK 2.7's BlockRandomizer::SetState re-randomizes the sweep's "
-                           "window when it seeks (SequenceRandomizer::Seek) and gives the "
-                           "sweep's last two samples as 0, 2 (2 was read before the "
-                           "checkpoint) where reading on gave 1, 0; Stadyn's restore gives "
-                           "what reading on gave (io/_source.py restore_from_checkpoint)",
-                  "same": "as 'fresh': CNTK 2.7's seek re-randomizes (SequenceRandomizer)"},
            names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
                   "cntk.io.MinibatchSource.next_minibatch",
                   "cntk.io.MinibatchSource.get_checkpoint_state",

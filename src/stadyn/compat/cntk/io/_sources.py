@@ -294,6 +294,9 @@ class MinibatchSource(_io.MinibatchSource):
                          truncation_length)
         if not randomize:       # (CNTK sets both windows to 0, whatever was given)
             randomization_window_in_chunks = randomization_window_in_samples = None
+        # a restore randomizes anew as CNTK 2.7's block randomizer (not followed under the
+        # truncated packer, which reads on its own)
+        self._cntk_restore = not truncation_length
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
                          frame_mode=frame_mode, **kwargs)
