@@ -27,7 +27,7 @@ from ._composite import Composite
 from ._deserializer import Deserializer, StreamBatch, concat_batches
 from ._frame_mode import FrameComposite, NonFrameSequenceError
 from ._minibatch_data import Minibatch, MinibatchData
-from ._local_timeline import local_timeline_walk, marker_met, restore_marker
+from ._local_timeline import local_timeline_walk, marker_met, restore_marker, single_sweep_end
 from ._partitions import END_OF_ENDLESS, partition_walk
 from ._block_restore import BlockCursor
 from ._cntk_order import block_layout, block_order, chunk_window_default, tumbling_order
@@ -108,6 +108,9 @@ class MinibatchSource:
     #: (``_block_restore.py``; ``compat.cntk``'s source); otherwise it gives what reading on
     #: would have given
     _cntk_restore = False
+    #: one partition of a local-timeline deserializer says ``end_of_sweep`` where CNTK 2.7
+    #: meets its sweep-end marker (``_local_timeline.py``; ``compat.cntk``'s source)
+    _cntk_markers = False
 
     def __init__(self, deserializers: Deserializer | Sequence[Deserializer],
                  max_samples: int = INFINITELY_REPEAT, max_sweeps: int = INFINITELY_REPEAT,
@@ -405,9 +408,10 @@ class MinibatchSource:
             return self._partition_minibatch(n, count, index, targets)
         if count > 1 and self._cntk_partitions and not self._randomize:
             return self._local_timeline_minibatch(n, count, index, targets)
-        end, taken = self._plan(self._position, self._samples, n)
-        if end == self._position:
+        start, (end, taken) = self._position, self._plan(self._position, self._samples, n)
+        if end == start:
             return {}
+        markers = self._cntk_markers and count == 1 and self._composite.randomizer == "tumbling"
         try:
             if self.num_workers == 0:
                 positions = self._partition_positions(self._position, end, count, index)
@@ -418,8 +422,13 @@ class MinibatchSource:
             self._reset_jobs()          # the next one follows it, FramePacker.cpp:20-25)
             self._refused = self._refused or (self._position, self._samples)
             self._position, self._samples = end, self._samples + taken
+            if markers:                 # (the markers it met are not said by the next one)
+                single_sweep_end(self, start, end, taken, n)
             raise
         result = self._deliver(batch, end, taken, targets)
+        met = single_sweep_end(self, start, end, taken, n) if markers else None
+        for data in result.values() if markers else ():
+            data.end_of_sweep = met
         if self._follows_cntk():        # (CNTK's shim reads the next minibatch now)
             self._shim_at = self._position
             self._cursor.read_to(self._plan(self._position, self._samples, n)[0])
@@ -432,6 +441,7 @@ class MinibatchSource:
         if self._refused is not None:   # (after minibatches frame mode refused, CNTK's shim
             if config is not None:      # sets its reader back to the last minibatch it gave)
                 self._position, self._samples = self._refused
+                restore_marker(self, marker_met(self))     # (markers after it: met again)
             self._refused = None
         if config is not None and config[1] == 1 and self._follows_cntk():
             if self._start_pending:

@@ -153,16 +153,7 @@ def _read_on(C, src, size, most=12):
     return out
 
 
-_NO_SWEEP_END_AFTER_REFUSAL = (
-    "the sweep's last minibatch, read on after a refusal: CNTK 2.7's local-timeline randomizer "
-    "marks no sweep end on it (end_of_sweep False; not worked out), Stadyn True as without a "
-    "refusal; values and counts agree")
-
-
 @cntk_case(name="frame_mode__user_deserializer",
-           known={"read_on_False_1": _NO_SWEEP_END_AFTER_REFUSAL,
-                  "read_on_True_1": _NO_SWEEP_END_AFTER_REFUSAL,
-                  "two_chunks": _NO_SWEEP_END_AFTER_REFUSAL},
            names=["cntk.io.UserDeserializer", "cntk.io.StreamInformation",
                   "cntk.io.MinibatchSource"],
            note="a UserDeserializer giving sequences of 2 and 3 steps, read with "

@@ -39,7 +39,7 @@ def _firsts(src, size, most):
         d = mb[src.streams.x]
         out.append([[int(round(float(np.asarray(s).reshape(-1)[0]))) for s in d.as_sequences()],
                     int(d.num_samples), bool(d.end_of_sweep)])
-        del d, mb
+        del d, mb, got    # (CNTK 2.7's prefetch reuses the matrices: hold no view)
     return out
 
 
@@ -170,4 +170,94 @@ def restore_block_twice(C, r):
     src.restore_from_checkpoint(start)
     res["start"] = _firsts(src, 2, 7)
     _touch(r)
+    return res
+
+
+def _user_source(C, spec, **kw):
+    """A MinibatchSource over a UserDeserializer whose chunks hold sequences (first value,
+    steps) of ``spec`` (a list of chunks)."""
+    info = [C.io.StreamInformation("x", 0, "dense", np.float32, (1,))]
+    chunks = [{"x": [np.arange(a, a + n, dtype=np.float32)[:, None] for a, n in chunk]}
+              for chunk in spec]
+
+    class Chunks(C.io.UserDeserializer):
+        def __init__(self):
+            super(Chunks, self).__init__()
+
+        def stream_infos(self):
+            return info
+
+        def num_chunks(self):
+            return len(chunks)
+
+        def get_chunk(self, chunk_id):
+            return chunks[chunk_id]
+    return C.io.MinibatchSource(Chunks(), **kw)
+
+
+def _read_on(src, size, most=10):
+    """Each ``next_minibatch(size)``'s first values and sweep end, going on after what it
+    raises, until the source ends."""
+    out = []
+    for _ in range(most):
+        got = _result(lambda: src.next_minibatch(size))
+        if "raises" in got:
+            out.append(got)
+            continue
+        mb = got["returns"]
+        if not mb:
+            break
+        d = mb[src.streams["x"]]
+        out.append([[int(round(float(np.asarray(s).reshape(-1)[0]))) for s in d.as_sequences()],
+                    bool(d.end_of_sweep)])
+        del d, mb, got    # (CNTK 2.7's prefetch reuses the matrices: hold no view)
+    return out
+
+
+_USER_NAMES = ["cntk.io.MinibatchSource", "cntk.io.UserDeserializer",
+               "cntk.io.StreamInformation", "cntk.io.MinibatchSource.next_minibatch",
+               "cntk.io.MinibatchSource.get_checkpoint_state",
+               "cntk.io.MinibatchSource.restore_from_checkpoint"]
+
+
+def _touch_user(r):
+    _touch(r)
+    r.touch("cntk.io.UserDeserializer.stream_infos", "cntk.io.UserDeserializer.num_chunks",
+            "cntk.io.UserDeserializer.get_chunk")
+
+
+@cntk_case(name="sweep_ends__user_deserializer_one_partition", names=_USER_NAMES,
+           note="a UserDeserializer read as one partition (CNTK's local-timeline randomizer "
+                "puts a sweep-end marker after each sweep's last sequence, met only when a "
+                "minibatch reads on past it): one chunk of 3 one-step sequences and chunks "
+                "of 2 and 1, minibatches of 1 to 4, 1 and 2 sweeps, randomized or not; "
+                "max_samples 4; frame mode refusing a sequence of 2 steps; checkpoints "
+                "after a minibatch ending at the sweep's end, with its marker met or not")
+def sweep_ends_user_deserializer_one_partition(C, r):
+    res = {}
+    one = [[(0, 1), (10, 1), (20, 1)]]
+    two = [[(0, 1), (10, 1)], [(20, 1)]]
+    for tag, spec in (("one", one), ("two", two)):
+        for randomize in (False, True):
+            for sweeps in (1, 2):
+                for size in (1, 2, 3, 4):
+                    src = _user_source(C, spec, randomize=randomize, max_sweeps=sweeps)
+                    res["%s_%s_%d_%d" % (tag, randomize, sweeps, size)] = _read_on(src, size)
+    for size in (1, 2, 3):
+        res["max_samples_%d" % size] = _read_on(_user_source(C, one, randomize=False,
+                                                             max_samples=4), size)
+    refusing = [[(0, 1), (10, 2), (20, 1)]]
+    for sweeps in (1, 2):
+        for size in (1, 2):
+            src = _user_source(C, refusing, randomize=False, max_sweeps=sweeps, frame_mode=True)
+            res["refused_%d_%d" % (sweeps, size)] = _read_on(src, size)
+    for size, before in ((1, 3), (2, 2), (3, 1)):
+        src = _user_source(C, one, randomize=False, max_sweeps=3)
+        first = _read_on(src, size, most=before)
+        state = src.get_checkpoint_state()
+        fresh = _user_source(C, one, randomize=False, max_sweeps=3)
+        fresh.restore_from_checkpoint(state)
+        res["checkpoint_%d_%d" % (size, before)] = [first, _read_on(src, size, most=2),
+                                                     _read_on(fresh, size, most=2)]
+    _touch_user(r)
     return res

@@ -297,6 +297,7 @@ class MinibatchSource(_io.MinibatchSource):
         # a restore randomizes anew as CNTK 2.7's block randomizer (not followed under the
         # truncated packer, which reads on its own)
         self._cntk_restore = not truncation_length
+        self._cntk_markers = True      # (sweep ends where CNTK's local timeline meets them)
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
                          frame_mode=frame_mode, **kwargs)
