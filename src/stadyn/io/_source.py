@@ -104,13 +104,9 @@ class MinibatchSource:
 
     #: partitions read as CNTK 2.7's MinibatchSource reads them (``_partitions.py``)
     _cntk_partitions = True
-    #: a restore randomizes the rest of its sweep anew where CNTK 2.7's does
-    #: (``_block_restore.py``; ``compat.cntk``'s source); otherwise it gives what reading on
-    #: would have given
-    _cntk_restore = False
-    #: one partition of a local-timeline deserializer says ``end_of_sweep`` where CNTK 2.7
-    #: meets its sweep-end marker (``_local_timeline.py``; ``compat.cntk``'s source)
-    _cntk_markers = False
+    #: ``compat.cntk``'s source: a restore randomizes anew as CNTK 2.7's (``_block_restore``),
+    #: a local-timeline reader says sweep ends where it meets them (``_local_timeline``)
+    _cntk_restore = _cntk_markers = False
 
     def __init__(self, deserializers: Deserializer | Sequence[Deserializer],
                  max_samples: int = INFINITELY_REPEAT, max_sweeps: int = INFINITELY_REPEAT,
@@ -154,9 +150,8 @@ class MinibatchSource:
             if self._cntk_restore and self._randomize and self._sweep_length and \
             self._composite.randomizer != "tumbling" else None
         self._restore_to: tuple[int, int | None] | None = None   # a restore's state, pending
-        self._start_pending = True          # CNTK's StartEpoch, at the first read
+        self._start_pending, self._single_seek = True, False    # (StartEpoch; start_epoch_at)
         self._shim_at: int | None = None    # the position CNTK's reader shim last reported
-        self._single_seek = False           # (start_epoch_at: cntk.exe's StartEpoch)
         self._partitions = self._check_partition(num_data_partitions, partition_index)
         self._position = 0
         self._samples = 0
@@ -460,9 +455,8 @@ class MinibatchSource:
             (self._reader_config is None or self._reader_config[1] == 1)
 
     def _cntk_start(self) -> None:
-        """The first read after making the source or a restore: CNTK 2.7 starts the epoch
-        (its reader set to position 0), then sets it to the restored state, twice
-        (``CompositeMinibatchSource::GetNextMinibatch``: SetState, SetConfiguration)."""
+        """A first read, or one after a restore: CNTK 2.7 sets its reader to 0 (StartEpoch),
+        then to the state twice (GetNextMinibatch: SetState, SetConfiguration)."""
         cursor = self._cursor
         self._start_pending = False
         cursor.set_state(0)
@@ -519,7 +513,12 @@ class MinibatchSource:
             self._position = end
             return {}
         self._reset_jobs()
-        batch = self._composite.materialize(*self._job(positions), self._seed)
+        try:
+            batch = self._composite.materialize(*self._job(positions), self._seed)
+        except NonFrameSequenceError:   # (taken and refused: the next one follows it, as
+            self._refused = self._refused or (self._position, self._samples)  # CNTK 2.7's)
+            self._position, self._samples = end, self._samples + taken
+            raise
         result = self._deliver(batch, end, taken, targets)
         for data in result.values():
             data.end_of_sweep = crossed

@@ -261,3 +261,37 @@ def sweep_ends_user_deserializer_one_partition(C, r):
                                                      _read_on(fresh, size, most=2)]
     _touch_user(r)
     return res
+
+
+@cntk_case(name="frame_mode__user_deserializer_partitions", names=_USER_NAMES,
+           note="frame_mode=True over a UserDeserializer, not randomized, read as partition "
+                "0 or 1 of 2: a minibatch holding a sequence of 2 steps is refused "
+                "(RuntimeError) and the next one follows it (CNTK 2.7's packer took it), "
+                "1 and 2 sweeps, minibatches of 1, 2 and 4")
+def frame_mode_user_deserializer_partitions(C, r):
+    res = {}
+    specs = {"first": [[(0, 2), (10, 1)]], "middle": [[(0, 1), (10, 1), (20, 2), (30, 1)]],
+             "second": [[(0, 1), (10, 2), (20, 1), (30, 1)]]}
+    for tag, spec in sorted(specs.items()):
+        for sweeps in (1, 2):
+            for size in (1, 2, 4):
+                for rank in (0, 1):
+                    src = _user_source(C, spec, randomize=False, max_sweeps=sweeps,
+                                       frame_mode=True)
+                    out = []
+                    for _ in range(8):
+                        got = _result(lambda: src.next_minibatch(
+                            size, num_data_partitions=2, partition_index=rank))
+                        if "raises" in got:
+                            out.append(got)
+                            continue
+                        mb = got["returns"]
+                        if not mb:
+                            break
+                        d = mb[src.streams["x"]]
+                        out.append([[int(round(float(np.asarray(s).reshape(-1)[0])))
+                                     for s in d.as_sequences()], bool(d.end_of_sweep)])
+                        del d, mb, got
+                    res["%s_%d_%d_r%d" % (tag, sweeps, size, rank)] = out
+    _touch_user(r)
+    return res
