@@ -25,7 +25,8 @@ import numpy as np
 
 from .._mt19937 import MT19937_64
 
-__all__ = ["block_order", "block_chunk_positions", "tumbling_order", "chunk_window_default"]
+__all__ = ["block_order", "block_layout", "block_chunk_positions", "tumbling_order",
+           "chunk_window_default"]
 
 #: CNTK 2.7's ``DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS`` (4 GB of 32 MB chunks)
 chunk_window_default = 128
@@ -67,7 +68,8 @@ def block_chunk_positions(num_chunks: int, seed: int) -> np.ndarray:
 
 
 def block_order(chunk_sequences, seed: int, window: int = chunk_window_default, *,
-                window_in_samples: bool = False, chunk_samples=None) -> np.ndarray:
+                window_in_samples: bool = False, chunk_samples=None,
+                sequence_seed: int | None = None) -> np.ndarray:
     """The sequences of one sweep in the order CNTK 2.7's block randomizer delivers them.
 
     Args:
@@ -76,6 +78,9 @@ def block_order(chunk_sequences, seed: int, window: int = chunk_window_default, 
         seed: ``randomization_seed + sweep``.
         window: the randomization window, in chunks (or samples with ``window_in_samples``).
         chunk_samples: samples per chunk (for a window in samples; default: the sequences).
+        sequence_seed: the seed of the sequences' swaps when it is not ``seed`` (CNTK 2.7's
+            ``SequenceRandomizer::Seek`` starts a sweep over with the sweep's number alone:
+            ``_block_restore.py``); the chunks are shuffled with ``seed`` all the same.
 
     Example:
         >>> block_order([10], seed=0).tolist()     # CNTK 2.7: one chunk of ten, seed 0
@@ -94,7 +99,7 @@ def block_order(chunk_sequences, seed: int, window: int = chunk_window_default, 
     seqs = np.concatenate([np.arange(original[c], original[c + 1]) for c in order]) \
         if n else np.zeros(0, np.int64)
     seq_ids = seqs.tolist()                          # the sequences in shuffled-chunk order
-    rng = MT19937_64(seed)
+    rng = MT19937_64(seed if sequence_seed is None else sequence_seed)
     if n and bool((begin == 0).all() and (end == n).all()):
         # one window holds every chunk (one chunk, or fewer than the window): no draw is
         # refused, so the draws are known in advance
@@ -129,6 +134,27 @@ def block_order(chunk_sequences, seed: int, window: int = chunk_window_default, 
         done += 1
         cursor = nxt
     return np.array(seq_ids, dtype=np.int64)
+
+
+def block_layout(chunk_sequences, seed: int, window: int = chunk_window_default, *,
+                 window_in_samples: bool = False, chunk_samples=None):
+    """(first sequence position of each shuffled chunk, then the sweep's length; each shuffled
+    chunk's randomization window [begin, end) in shuffled chunks) of the sweep
+    :func:`block_order` randomizes with the same arguments.
+
+    Example:
+        >>> starts, begin, end = block_layout([2, 3], seed=0, window=1)
+        >>> starts.tolist(), begin.tolist(), end.tolist()
+        ([0, 2, 5], [0, 1], [1, 2])
+    """
+    sizes = np.asarray(chunk_sequences, dtype=np.int64)
+    samples = sizes if chunk_samples is None else np.asarray(chunk_samples, dtype=np.int64)
+    order = list(range(len(sizes)))
+    _shuffle_whole(order, MT19937_64(seed))
+    by_position = np.array(order, dtype=np.int64)
+    begin, end = _windows(len(sizes), window, window_in_samples,
+                          _starts(samples[by_position]))
+    return _starts(sizes[by_position]), begin, end
 
 
 def _windows(n: int, window: int, in_samples: bool, sample_start: np.ndarray):

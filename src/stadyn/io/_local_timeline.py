@@ -19,6 +19,10 @@ position) does not report it again from there.  A checkpoint records whether the
 position was met (:func:`marker_met`), and a restore sets exactly that (:func:`restore_marker`):
 going back before a marker met since reports it again, as CNTK 2.7 does.
 
+Read as one partition (randomized or not), the same markers decide ``end_of_sweep``
+(:func:`single_sweep_end`): a minibatch that ends with the sweep's last sequence, its size
+read, does not say it; the next one does, or none where the data ends there.
+
 Checked against CNTK 2.7 in ``tests/compat/compat_cases/cntk_workers_2.py``
 (``user_deserializer_partitions``, ``user_deserializer_restored_sweep_end``); CNTK 2.7
 crashes on a randomized one of several partitions, which Stadyn still shares out as before.
@@ -30,7 +34,7 @@ import numpy as np
 
 from ._partitions import local_minibatch_size
 
-__all__ = ["local_timeline_walk", "marker_met", "restore_marker"]
+__all__ = ["local_timeline_walk", "marker_met", "restore_marker", "single_sweep_end"]
 
 _MET = "_marker_met"       # the position of the last sweep-end marker met (on the source)
 
@@ -87,3 +91,34 @@ def local_timeline_walk(source, n: int, count: int, index: int, infinite: int
         taken += length
         p += 1
     return np.array(mine, np.int64), p, taken, crossed
+
+
+def single_sweep_end(source, start: int, end: int, taken: int, n: int) -> bool:
+    """Whether CNTK 2.7's local-timeline randomizer, read as one partition, meets a sweep-end
+    marker in the minibatch from position ``start`` to ``end`` (``taken`` of the ``n`` samples
+    asked): one it passes, one at ``start`` the minibatch before did not meet, or one at
+    ``end`` when the minibatch goes on reading (fewer than ``n`` samples, ``max_samples`` not
+    reached: the marker is met before the next sequence is found not to fit). Records the
+    last one met (a refused minibatch meets its markers too: the next one does not say them).
+
+    Example:
+        >>> class Source:
+        ...     _sweep_length, _samples, _max_samples, _epoch_end = 3, 3, 2 ** 64 - 1, 2 ** 64 - 1
+        >>> s = Source()
+        >>> single_sweep_end(s, 2, 3, 1, 1), single_sweep_end(s, 3, 4, 1, 1)
+        (False, True)
+        >>> single_sweep_end(s, 2, 3, 1, 2), single_sweep_end(s, 3, 4, 1, 1)
+        (True, False)
+    """
+    sweep = source._sweep_length
+    read_on = taken < n and source._samples < min(source._max_samples, source._epoch_end)
+    met = False
+    boundary = max(-(-start // sweep), 1) * sweep
+    while boundary <= end:
+        if boundary == start and source.__dict__.get(_MET) == start:
+            pass                                    # (met by the minibatch before)
+        elif boundary < end or read_on:
+            met = True
+            source.__dict__[_MET] = boundary
+        boundary += sweep
+    return met

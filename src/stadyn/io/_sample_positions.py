@@ -72,5 +72,9 @@ def start_epoch_at(source, epoch: int, epoch_size: int, minibatch_size=None) -> 
         {}
     """
     source._epoch_end = INFINITELY_REPEAT
-    source.restore_from_checkpoint(state_at_samples(source, epoch * epoch_size))
+    source._single_seek = True      # (cntk.exe's StartEpoch: its reader set there once)
+    try:
+        source.restore_from_checkpoint(state_at_samples(source, epoch * epoch_size))
+    finally:
+        source._single_seek = False
     source._epoch_end = (epoch + 1) * epoch_size

@@ -28,10 +28,11 @@ from ._deserializer import (INVALID_ROWS, Deserializer, StreamBatch, concat_batc
                            drop_invalid)
 from ._frame_mode import FrameComposite, NonFrameSequenceError
 from ._minibatch_data import Minibatch, MinibatchData
-from ._local_timeline import local_timeline_walk, marker_met, restore_marker
+from ._local_timeline import local_timeline_walk, marker_met, restore_marker, single_sweep_end
 from ._partitions import END_OF_ENDLESS, partition_walk
+from ._block_restore import BlockCursor
 from ._reader_errors import ReaderError
-from ._cntk_order import block_order, chunk_window_default, tumbling_order
+from ._cntk_order import block_layout, block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
 from ._workers import WorkerPool
 
@@ -105,6 +106,9 @@ class MinibatchSource:
 
     #: partitions read as CNTK 2.7's MinibatchSource reads them (``_partitions.py``)
     _cntk_partitions = True
+    #: ``compat.cntk``'s source: a restore randomizes anew as CNTK 2.7's (``_block_restore``),
+    #: a local-timeline reader says sweep ends where it meets them (``_local_timeline``)
+    _cntk_restore = _cntk_markers = False
 
     def __init__(self, deserializers: Deserializer | Sequence[Deserializer],
                  max_samples: int = INFINITELY_REPEAT, max_sweeps: int = INFINITELY_REPEAT,
@@ -142,6 +146,14 @@ class MinibatchSource:
         if self._window[0] == 0:        # (CNTK 2.7 then makes no randomizer: file order)
             self._randomize = False
         self._chunks = self._composite.chunk_sizes() if self._randomize else None
+        # CNTK 2.7's block randomizer's state, which decides how a restore randomizes anew
+        self._cursor = BlockCursor(self._seed, self._sweep_length, self._block_layout,
+                                   self._cntk_order, self._lengths) \
+            if self._cntk_restore and self._randomize and self._sweep_length and \
+            self._composite.randomizer != "tumbling" else None
+        self._restore_to: tuple[int, int | None] | None = None   # a restore's state, pending
+        self._start_pending, self._single_seek = True, False    # (StartEpoch; start_epoch_at)
+        self._shim_at: int | None = None    # the position CNTK's reader shim last reported
         self._partitions = self._check_partition(num_data_partitions, partition_index)
         self._position = 0
         self._samples = 0
@@ -209,28 +221,36 @@ class MinibatchSource:
         return int(count), int(index)
 
     def _order(self, sweep: int) -> np.ndarray:
-        order = self._orders.get(sweep)
+        key = (sweep, None if self._cursor is None else self._cursor.sequence_seed_of(sweep))
+        order = self._orders.get(key)
         if order is None:
-            order = self._cntk_order(sweep)
-            self._orders[sweep] = order
+            order = self._cntk_order(*key)
+            self._orders[key] = order
             while len(self._orders) > 3:
                 self._orders.popitem(last=False)
         return order
 
-    def _cntk_order(self, sweep: int) -> np.ndarray:
+    def _cntk_order(self, sweep: int, sequence_seed: int | None = None) -> np.ndarray:
         window, in_samples = self._window
         if self._composite.randomizer == "tumbling":
             if in_samples:   # CNTK grows such a window chunk by chunk: here, its mean in chunks
                 per_chunk = self.sweep_size / max(len(self._chunks), 1)
                 window = max(1, round(window / max(per_chunk, 1)))
             return tumbling_order(self._chunks, self._seed, sweep, window)
+        return block_order(self._chunks, self._seed + sweep, window, **self._block_window(),
+                           sequence_seed=sequence_seed)
+
+    def _block_window(self) -> dict:
         samples = None
-        if in_samples and self._lengths is not None:
+        if self._window[1] and self._lengths is not None:
             bounds = np.concatenate([[0], np.cumsum(self._chunks)]).astype(np.int64)
             total = np.concatenate([[0], np.cumsum(self._lengths)]).astype(np.int64)
             samples = np.diff(total[bounds])
-        return block_order(self._chunks, self._seed + sweep, window,
-                           window_in_samples=in_samples, chunk_samples=samples)
+        return {"window_in_samples": self._window[1], "chunk_samples": samples}
+
+    def _block_layout(self, sweep: int):
+        return block_layout(self._chunks, self._seed + sweep, self._window[0],
+                            **self._block_window())
 
     def _sample_ids(self, positions: np.ndarray) -> np.ndarray:
         n = self._sweep_length
@@ -394,9 +414,10 @@ class MinibatchSource:
             return self._partition_minibatch(n, count, index, targets)
         if count > 1 and self._cntk_partitions and not self._randomize:
             return self._local_timeline_minibatch(n, count, index, targets)
-        end, taken = self._plan(self._position, self._samples, n)
-        if end == self._position:
+        start, (end, taken) = self._position, self._plan(self._position, self._samples, n)
+        if end == start:
             return {}
+        markers = self._cntk_markers and count == 1 and self._composite.randomizer == "tumbling"
         try:
             if self.num_workers == 0:
                 positions = self._partition_positions(self._position, end, count, index)
@@ -407,8 +428,17 @@ class MinibatchSource:
             self._reset_jobs()          # the next one follows it, FramePacker.cpp:20-25)
             self._refused = self._refused or (self._position, self._samples)
             self._position, self._samples = end, self._samples + taken
+            if markers:                 # (the markers it met are not said by the next one)
+                single_sweep_end(self, start, end, taken, n)
             raise
-        return self._deliver(batch, end, taken, targets)
+        result = self._deliver(batch, end, taken, targets)
+        met = single_sweep_end(self, start, end, taken, n) if markers else None
+        for data in result.values() if markers else ():
+            data.end_of_sweep = met
+        if self._follows_cntk():        # (CNTK's shim reads the next minibatch now)
+            self._shim_at = self._position
+            self._cursor.read_to(self._plan(self._position, self._samples, n)[0])
+        return result
 
     def _reconfigure(self, config: tuple[int, int, int] | None) -> None:
         """A new (minibatch size, partitions, partition) or a restore: CNTK 2.7 sets its
@@ -417,10 +447,35 @@ class MinibatchSource:
         if self._refused is not None:   # (after minibatches frame mode refused, CNTK's shim
             if config is not None:      # sets its reader back to the last minibatch it gave)
                 self._position, self._samples = self._refused
+                restore_marker(self, marker_met(self))     # (markers after it: met again)
             self._refused = None
+        if config is not None and config[1] == 1 and self._follows_cntk():
+            if self._start_pending:
+                self._cntk_start()
+            elif self._reader_config is not None:   # (a new minibatch size: SetConfiguration
+                self._position, moved = self._cursor.set_state(self._position)  # seeks)
+                self._samples += moved
         self._reader_config = config
         sweep = max(self._sweep_length, 1)
         self._partition_base = self._position // sweep * sweep
+
+    def _follows_cntk(self) -> bool:
+        """Whether CNTK 2.7's block randomizer's state is followed (``_block_restore.py``):
+        randomized built-in deserializers read as one partition."""
+        return self._cursor is not None and self._partitions[0] == 1 and \
+            (self._reader_config is None or self._reader_config[1] == 1)
+
+    def _cntk_start(self) -> None:
+        """A first read, or one after a restore: CNTK 2.7 sets its reader to 0 (StartEpoch),
+        then to the state twice (GetNextMinibatch: SetState, SetConfiguration)."""
+        cursor = self._cursor
+        self._start_pending = False
+        cursor.set_state(0)
+        target, self._restore_to = self._restore_to, None
+        if target is not None and target[0] != 0:
+            position, moved = cursor.set_state(*target)
+            self._position, again = cursor.set_state(position)
+            self._samples += moved + again
 
     def _deliver(self, batch: dict[str, StreamBatch], end: int, taken: int,
                  targets: list[tuple[Hashable, StreamInformation]]) -> dict:
@@ -478,7 +533,12 @@ class MinibatchSource:
             self._position = end
             return {}
         self._reset_jobs()
-        batch = self._composite.materialize(*self._job(positions), self._seed)
+        try:
+            batch = self._composite.materialize(*self._job(positions), self._seed)
+        except NonFrameSequenceError:   # (taken and refused: the next one follows it, as
+            self._refused = self._refused or (self._position, self._samples)  # CNTK 2.7's)
+            self._position, self._samples = end, self._samples + taken
+            raise
         result = self._deliver(batch, end, taken, targets)
         for data in result.values():
             data.end_of_sweep = crossed
@@ -522,6 +582,20 @@ class MinibatchSource:
                              "randomize setting")
         self._reset_jobs()
         self._position, self._samples = int(state["position"]), int(state["samples"])
+        if self._follows_cntk():
+            # CNTK's state is the samples read: their place in the sweep is where it seeks
+            total = self._sweep_length if self._lengths is None else int(np.sum(self._lengths))
+            offset = self._samples % total \
+                if self._samples // total == self._position // self._sweep_length else None
+            if self._single_seek:       # (cntk.exe's StartEpoch sets its reader there once)
+                self._position, moved = self._cursor.set_state(self._position, offset)
+                self._samples += moved
+                self._shim_at, self._restore_to = self._position, None
+                self._start_pending = False
+            else:   # (CNTK 2.7 sets its reader there now, and again at the next read)
+                if self._shim_at != self._position:
+                    self._shim_at = self._cursor.set_state(self._position, offset)[0]
+                self._restore_to, self._start_pending = (self._position, offset), True
         self._reconfigure(None)
         restore_marker(self, bool(state.get("sweep_end_reported", False)))
 

@@ -153,16 +153,7 @@ def _read_on(C, src, size, most=12):
     return out
 
 
-_NO_SWEEP_END_AFTER_REFUSAL = (
-    "the sweep's last minibatch, read on after a refusal: CNTK 2.7's local-timeline randomizer "
-    "marks no sweep end on it (end_of_sweep False; not worked out), Stadyn True as without a "
-    "refusal; values and counts agree")
-
-
 @cntk_case(name="frame_mode__user_deserializer",
-           known={"read_on_False_1": _NO_SWEEP_END_AFTER_REFUSAL,
-                  "read_on_True_1": _NO_SWEEP_END_AFTER_REFUSAL,
-                  "two_chunks": _NO_SWEEP_END_AFTER_REFUSAL},
            names=["cntk.io.UserDeserializer", "cntk.io.StreamInformation",
                   "cntk.io.MinibatchSource"],
            note="a UserDeserializer giving sequences of 2 and 3 steps, read with "
@@ -371,12 +362,6 @@ def loops_sample_and_sweep_ends(C, r):
 
 
 @cntk_case(name="loops__checkpoint_mid_sweep",
-           known={"fresh": "CNTK 2.7's BlockRandomizer::SetState re-randomizes the sweep's "
-                           "window when it seeks (SequenceRandomizer::Seek) and gives the "
-                           "sweep's last two samples as 0, 2 (2 was read before the "
-                           "checkpoint) where reading on gave 1, 0; Stadyn's restore gives "
-                           "what reading on gave (io/_source.py restore_from_checkpoint)",
-                  "same": "as 'fresh': CNTK 2.7's seek re-randomizes (SequenceRandomizer)"},
            names=["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
                   "cntk.io.MinibatchSource.next_minibatch",
                   "cntk.io.MinibatchSource.get_checkpoint_state",

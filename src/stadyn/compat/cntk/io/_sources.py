@@ -306,6 +306,10 @@ class MinibatchSource(_io.MinibatchSource):
                           f"it", stacklevel=2)
         for d in base64:    # (CNTK 2.7 leaves out an image it cannot decode, max_errors)
             d.skips_undecodable = True
+        # a restore randomizes anew as CNTK 2.7's block randomizer (not followed under the
+        # truncated packer, which reads on its own)
+        self._cntk_restore = not truncation_length
+        self._cntk_markers = True      # (sweep ends where CNTK's local timeline meets them)
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
                          frame_mode=frame_mode, **kwargs)
