@@ -33,3 +33,16 @@ def test_a_cntk_file_of_cosine_with_negative_samples_gives_cntks_numbers(model):
             np.testing.assert_allclose(o, REFS[f"{model}/out/{k}"], rtol=1e-5, atol=1e-6)
     assert sorted(a.name for a in m.arguments) == sorted(
         {k.split("/")[1] for k in REFS if k.startswith(model + "/") and "/out" not in k})
+
+
+def test_a_loaded_cosine_with_negative_samples_lists_its_shift_and_count_as_cntk():
+    # CNTK 2.7 (load_model of cntk_unmapped/cos_negative_samples.model, shift 1, 2 negatives):
+    # root_function.inputs uids ['Input3', 'Input4', 'Constant5', 'Constant6'], constants
+    # [('', (), 1.0), ('', (), 2.0)]; before rmA39 Stadyn refused the file, and with the rule
+    # alone listed the inputs ['Input3', 'Input4'] and no constants
+    m = C.load_model(os.path.join(FIXTURES, "..", "cntk_unmapped", "cos_negative_samples.model"))
+    assert m.root_function.op_name == "CosDistanceWithNegativeSamples"
+    assert [i.uid for i in m.root_function.inputs] == ["Input3", "Input4", "Constant5",
+                                                       "Constant6"]
+    assert [(c.name, c.shape, float(c.value)) for c in m.constants] == [
+        ("", (), 1.0), ("", (), 2.0)]
