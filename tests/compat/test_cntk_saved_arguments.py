@@ -229,3 +229,19 @@ def test_a_loaded_files_arguments_and_placeholders_are_listed_as_cntk(name):
     m = C.load_model(str(FIXTURES / name))
     assert {"arguments": [a.name for a in m.arguments],
             "placeholders": [p.name for p in m.placeholders]} == PLACEHOLDERS[name]
+
+
+def test_declare_args_of_a_loaded_file_binds_its_placeholders_in_cntks_order():
+    # CNTK 2.7's declare_args zips its arguments with `placeholders` (functions.py:357):
+    # gather.model's [indices, table], so declare_args(A (2,), B (4,), no dynamic axes) reads
+    # B as the table and gives gather(B, A) = [[40, 20]] for A [[3, 1]], B [10, 20, 30, 40]
+    # (CNTK 2.7, run on this input); on 91ee42a2 Stadyn bound A to the table (refused)
+    m = C.load_model(str(FIXTURES / "gather.model"))
+    a = C.input_variable(2, name="A")
+    b = C.input_variable(4, name="B", dynamic_axes=[])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", DeprecationWarning)
+        m.declare_args(a, b)
+    assert [(v.name, v.shape) for v in m.arguments] == [("B", (4,)), ("A", (2,))]
+    out = m.eval({a: np.array([[3, 1]], np.float32), b: np.array([10, 20, 30, 40], np.float32)})
+    np.testing.assert_array_equal(out, [[40.0, 20.0]])

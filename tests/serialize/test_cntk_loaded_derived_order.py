@@ -94,7 +94,13 @@ def _read_first(m, form, x, h):
     if form == "shared_clone":
         return C.plus(C.times(h, last), m.clone(C.CloneMethod.share)(x))
     c = m.clone(C.CloneMethod.clone)
-    return C.plus(C.times(h, c.parameters[-1]), c(x))
+    if form == "cloned_clone":
+        return C.plus(C.times(h, c.parameters[-1]), c(x))
+    y = C.sequence.input_variable(3, name="y2")
+    if form == "clone_read_after_both":
+        return C.plus(C.plus(m(x), c(y)), C.times(h, c.parameters[-1]))
+    assert form == "clone_read_after_original"
+    return C.plus(m(x), C.plus(C.times(h, c.parameters[-1]), c(y)))
 
 
 @pytest.mark.parametrize("form", sorted(READ_FIRST))
@@ -102,7 +108,10 @@ def test_a_loaded_files_parameter_read_first_elsewhere_is_listed_first(form):
     # CNTK 2.7 (read_first.json, its make_read_first.py): plus(times(h, H1), m(x)).parameters
     # [H1, W, b, W, b(4), b(12), W(3, 12), H]: H1 is met first, then the walk enters m's
     # graph; on 91ee42a2 Stadyn listed [W, b, W, b(4), b(12), W(3, 12), H, H1] (a checkpoint
-    # restore, by order, would swap H1's and the first W's values: both 4 x 4)
+    # restore, by order, would swap H1's and the first W's values: both 4 x 4).  A clone
+    # of m with cloned parameters is a graph of its own (clone_read_after_original: CNTK
+    # lists m's 8, then the clone's H1, then its others; on 80381ff8 Stadyn listed the
+    # clone's H1 last, sharing m's graph: the clone's H1 and W swapped in a restore)
     m = C.load_model(os.path.join(FIXTURES, "cntk_step_dense37", "cntk_two_dense.model"))
     x = C.sequence.input_variable(3, name="x2")
     h = C.sequence.input_variable(4, name="h")

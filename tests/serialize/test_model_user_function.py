@@ -237,3 +237,13 @@ def test_cntk_27_loads_stadyns_file_holding_a_user_function(tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     got = np.array(eval(done.stdout.strip().splitlines()[-1]))
     np.testing.assert_array_equal(got, (np.arange(6) * 1.5 + 1.0).tolist())
+
+
+def test_a_cntk_27_file_whose_user_functions_module_is_gone_raises_a_runtime_error():
+    # CNTK 2.7 loading scaled.model (make_model.py) where cntk27_scaled_uf is not importable:
+    # RuntimeError "SWIG director method error." (its deserialize callback raised
+    # ModuleNotFoundError); before rmA39 Stadyn raised UnsupportedModelError, no RuntimeError
+    sys.modules.pop("cntk27_scaled_uf", None)
+    with pytest.raises(RuntimeError, match=r"scaled\.model.*cntk27_scaled_uf\.Scaled cannot be "
+                                           r"rebuilt.*No module"):
+        C.load_model(str(FIXTURE / "scaled.model"))

@@ -52,7 +52,7 @@ _MAX_INPUT_BYTES = 1 << 34     # the inputs a file declares, at the batch size a
 # CNTK functions whose rules build several ops reading the inputs in another order than the
 # file's, which is the order CNTK shows (Times is shown otherwise: (x, W), the compat's way)
 _SHOWN_IN_FILE_ORDER = frozenset(("Logistic", "EditDistanceError", "LambdaRank", "ROIPooling",
-                                  "Clip", "Sequence::Slice"))
+                                  "Clip", "Sequence::Slice", "CosDistanceWithNegativeSamples"))
 # CNTK functions CNTK 2.7 shows with their two inputs swapped, as it shows Times: Gather is
 # stored (indices, reference), shown (reference, indices)
 _SHOWN_SWAPPED = frozenset(("Gather",))

@@ -55,7 +55,8 @@ def _carry_parameter_order(old_roots: list, new_roots: list) -> None:
     if G.has_parameter_order(old):
         new = parameters(new_roots)
         if len(old) == len(new):
-            G.carry_parameter_order(old, new)
+            G.carry_parameter_order(old, new, [v for node in topological_nodes(new_roots)
+                                               for v in node.outputs if v is not None])
 
 
 class FunctionRebuilding(ArgumentBinding):

@@ -157,17 +157,22 @@ def in_parameter_order(parameters: list[Variable], early: "set[int]" = frozenset
     return order
 
 
-def carry_parameter_order(old: list[Variable], new: list[Variable]) -> None:
+def carry_parameter_order(old: list[Variable], new: list[Variable],
+                          computed: list[Variable] = ()) -> None:
     """Record for ``new`` (a clone's parameters, each made from the one of ``old`` at its
-    place) the order recorded for ``old`` (:func:`record_parameter_order`), entered where
-    the copies of ``old``'s graph's ops are (:func:`carry_loaded_graph`)."""
+    place) the order recorded for ``old`` (:func:`record_parameter_order`), as a graph of its
+    own: entered where the clone's ops are, those of ``computed`` (the values the clone's ops
+    compute) that copy an op of ``old``'s graph (:func:`carry_loaded_graph`).  CNTK 2.7's
+    ``plus(m(x), plus(times(h, c.H1), c(y)))`` (``c`` a clone of ``m``, parameters cloned)
+    lists ``c``'s ``H1`` before ``c``'s others: ``c``'s graph is not ``m``'s."""
     made = dict(zip(map(id, old), new))
     for group in {PARAMETER_ORDER[p] for p in old if p in PARAMETER_ORDER}:
         members = [ref() for ref in group]
         if all(m is not None and id(m) in made for m in members):
-            record_parameter_order([made[id(m)] for m in members])
-            for m in members:
-                carry_loaded_graph(m, made[id(m)])
+            token = _LOADED_GRAPH.get(members[0])
+            record_parameter_order([made[id(m)] for m in members],
+                                   [v for v in computed
+                                    if token is not None and _LOADED_GRAPH.get(v) is token])
 
 
 _OPERAND_ORDER = "compat.cntk: the order CNTK lists the op's operands in"

@@ -481,6 +481,11 @@ def _restore_origins(origins: list) -> None:
                 G.show_operands_in_order(var, origin.operands)
             if origin.op_name == "Sequence::Slice":
                 sliced.append((var, origin.operands))
+            elif origin.op_name == "CosDistanceWithNegativeSamples" and origin.operands:
+                # (its shift and count, Constants its rule reads as numbers: shown after
+                # its operands, as CNTK 2.7 lists them, and among the constants)
+                show_constants(var, tuple(o for o in origin.operands[2:] if o.parent is None),
+                               last=True)
             if origin.op_name not in _RANDOM_OPS and origin.attributes is not None:
                 shown[id(var)] = (var, origin.attributes)
         elif origin.kind == "block":

@@ -1,5 +1,6 @@
 """``cntk_import`` rules of CNTK 2.7 ops the first rules did not read: ``Cast``,
-``CosDistance``, ``ConstantOp`` (``zeros_like``, ``ones_like``), ``Clip`` with bounds that
+``CosDistance``, ``CosDistanceWithNegativeSamples`` (``tests/fixtures/cntk_cos_negative/``),
+``ConstantOp`` (``zeros_like``, ``ones_like``), ``Clip`` with bounds that
 are tensors or computed values; checked against CNTK 2.7's outputs of the model file
 ``tests/fixtures/cntk_read_more/read_more.model`` (written by CNTK 2.7, with its
 ``make_model.py``); and ``StraightThrough``, against CNTK 2.7's outputs of
@@ -16,7 +17,7 @@ from ... import cntk_semantics, functions as F
 from ._cntk_rules import cntk_elementwise
 
 __all__ = ["CAST_TYPES", "cast_cntk", "cos_distance_cntk", "constant_op_cntk", "clip_cntk",
-           "straight_through_cntk"]
+           "straight_through_cntk", "cos_negative_samples_cntk"]
 
 #: CNTK's DataType ids (``newDataType``) -> Stadyn's type names
 CAST_TYPES = {1: "float32", 2: "float64", 4: "float16"}
@@ -44,6 +45,25 @@ def cos_distance_cntk(node):
     if not axes:
         node.unsupported("cosine distance of scalars")
     return cntk_semantics.cos_distance(node.var(0), node.var(1), axes)
+
+
+def cos_negative_samples_cntk(node):
+    """CNTK's ``CosDistanceWithNegativeSamples(x, y, shift, count)``
+    (``C.cosine_distance_with_negative_samples``; ``shift`` and ``count`` the scalar
+    Constants CNTK 2.7 stores after the operands): per column of the minibatch its cosine
+    with ``y``'s, then with ``count`` shifted columns,
+    :func:`stadyn.cntk_semantics.cosine_with_negative_samples`."""
+    if node.n_inputs != 4:
+        node.unsupported(f"a CosDistanceWithNegativeSamples of {node.n_inputs} inputs")
+    lead = node.lead(0)
+    if lead not in (1, 2) or node.lead(1) != lead or node.shape(0) != node.shape(1):
+        node.unsupported(f"a CosDistanceWithNegativeSamples of {node.shape(0)} and "
+                         f"{node.shape(1)} (two batches of samples of one shape)")
+    shift, count = (node.const(i) for i in (2, 3))
+    if shift.size != 1 or count.size != 1:
+        node.unsupported("a CosDistanceWithNegativeSamples whose shift or count is no scalar")
+    return cntk_semantics.cosine_with_negative_samples(
+        node.var(0), node.var(1), int(shift.reshape(())), int(count.reshape(())), lead)
 
 
 def constant_op_cntk(node):

@@ -7,7 +7,7 @@ import numpy as np
 from ... import functions as F
 from ...ops import norm_axes
 from ._common import onnx_axis
-from ._cntk_read_more import cos_distance_cntk
+from ._cntk_read_more import cos_distance_cntk, cos_negative_samples_cntk
 from ._cntk_reduce_rules import reduce_cntk, reduce_cntk_v1
 from ._cntk_rules import hardmax_cntk
 from ._nnabla import nnabla
@@ -114,7 +114,8 @@ register_rules(F.sum, onnx_export=_reduce_onnx("ReduceSum"),
                onnx_import={"ReduceSum": _import_reduce(F.sum)},
                nnp_import={**nnabla(F.sum, "Sum", convert=_axes_nnp, export=_axes_export,
                                     axes=list, keep_dims=bool), **composed.REDUCE_SUM},
-               cntk_import={"ReduceElements": reduce_cntk, "CosDistance": cos_distance_cntk},
+               cntk_import={"ReduceElements": reduce_cntk, "CosDistance": cos_distance_cntk,
+                            "CosDistanceWithNegativeSamples": cos_negative_samples_cntk},
                cntk_v1_import={"ReduceElements": reduce_cntk_v1})
 register_rules(F.mean, onnx_export=_reduce_onnx("ReduceMean"),
                onnx_import={"ReduceMean": _import_reduce(F.mean)},

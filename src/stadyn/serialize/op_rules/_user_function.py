@@ -64,9 +64,12 @@ def _load(r, attrs, inputs):
     return {"function": _rebuilt(form, list(inputs), r.fail)}
 
 
-def _rebuilt(form: dict, inputs: list, fail):
+def _rebuilt(form: dict, inputs: list, fail, refused=None):
     """The user function ``form`` names rebuilt over ``inputs`` by the last registered loader;
-    ``fail(message)`` (which raises) where none is registered or the rebuild fails."""
+    ``fail(message)`` (which raises) where none is registered or the rebuild fails, or
+    ``refused(message)`` where given and the rebuild fails (a CNTK 2.7 file: CNTK 2.7's
+    ``load_model`` raises a RuntimeError, "SWIG director method error.", where the module
+    cannot be imported or ``deserialize`` raises)."""
     where = f"{form['module']}.{form['class']}"
     if not _LOADERS:
         fail(f"the user function {where} is rebuilt by stadyn.compat.cntk: import it before "
@@ -74,7 +77,8 @@ def _rebuilt(form: dict, inputs: list, fail):
     try:
         return _LOADERS[-1](form, inputs)
     except Exception as exc:  # noqa: BLE001 - the user's module, class or deserialize
-        fail(f"the user function {where} cannot be rebuilt ({type(exc).__name__}: {exc})")
+        (refused or fail)(f"the user function {where} cannot be rebuilt "
+                          f"({type(exc).__name__}: {exc})")
 
 
 def _cntk_read(node):
@@ -87,7 +91,7 @@ def _cntk_read(node):
             # sample shapes and dynamic axes, as CNTK 2.7's does)
             "batched": [node.batched(i) for i in range(node.n_inputs)]}
     inputs = [node.var(i) for i in range(node.n_inputs)]
-    function = _rebuilt(form, inputs, node.unsupported)
+    function = _rebuilt(form, inputs, node.unsupported, node.refused_at_run)
     out = F.cntk_user_function(*inputs, function=function)
     outs = list(out) if isinstance(out, tuple) else [out]
     return outs[0] if node.n_outputs == 1 else outs[:node.n_outputs]
