@@ -143,3 +143,21 @@ _SLICE_DIFFERING = [
            known={k: _SLICE_KNOWN for k in _SLICE_DIFFERING})
 def slice__along_unpacked_steps(C, r, np):
     return _slice_rows(C, np, _RANGES)
+
+
+@cntk_case(names=["cntk.layers.Dense"],
+           note="a Dense of map_rank (0, 1) or input_rank 1 applied to a sequence of (2, 5): "
+                "map_rank counts the sample's axes after the sequence axis (before rmE39 "
+                "Stadyn counted the sequence axis among them: map_rank=1 gave (3,) and a W "
+                "of (2, 5, 3), map_rank=0 an error); the shape, W's shape and the values")
+def dense__map_rank_over_a_sequence(C, r, np):
+    res = {}
+    for key, kw in (("map_rank=0", {"map_rank": 0}), ("map_rank=1", {"map_rank": 1}),
+                    ("input_rank=1", {"input_rank": 1})):
+        x = C.sequence.input_variable((2, 5))
+        d = C.layers.Dense(3, init=C.glorot_uniform(seed=1), **kw)
+        y = d(x)
+        data = [np.linspace(-1, 1, 30, dtype=np.float32).reshape(3, 2, 5)]
+        res[key] = [list(y.shape), list(d.W.shape),
+                    np.asarray(y.eval({x: data})[0]).round(5).tolist()]
+    return res
