@@ -145,6 +145,70 @@ def slice__along_unpacked_steps(C, r, np):
     return _slice_rows(C, np, _RANGES)
 
 
+def _layer_steps(C):
+    """``{name: make()}``: Python steps applying a layer made outside them, beyond a plain
+    Dense (rmE39): a Dense of ``input_rank``/``map_rank``, an Embedding, a Stabilizer, a GRU
+    and an RNNStep applied to the state spliced with the input."""
+    L = C.layers
+    g = C.glorot_uniform
+
+    def splice_in(layer):
+        return lambda h, x: layer(C.splice(h, x))
+
+    def spliced_out(layer):
+        return lambda h, x: C.splice(layer(h), x)
+    return {
+        "Dense input_rank=1 (splice(h, x))": lambda: splice_in(L.Dense(3, input_rank=1,
+                                                                       init=g(seed=1))),
+        "Dense input_rank=1 no bias (splice(h, x))": lambda: splice_in(
+            L.Dense(3, input_rank=1, bias=False, init=g(seed=1))),
+        "Dense input_rank=1: splice(d(h), x)": lambda: spliced_out(
+            L.Dense(3, input_rank=1, init=g(seed=1))),
+        "Dense map_rank=0 (splice(h, x))": lambda: splice_in(L.Dense(3, map_rank=0,
+                                                                     init=g(seed=1))),
+        "Dense map_rank=0: splice(d(h), x)": lambda: spliced_out(
+            L.Dense(3, map_rank=0, init=g(seed=1))),
+        "Dense tanh (splice(h, x))": lambda: splice_in(L.Dense(3, activation=C.tanh,
+                                                               init=g(seed=1))),
+        "Embedding (splice(h, x))": lambda: splice_in(L.Embedding(3, init=g(seed=1))),
+        "Embedding: e(h) + reduce_sum(x)": lambda: (
+            lambda e: lambda h, x: e(h) + C.reduce_sum(x))(L.Embedding(3, init=g(seed=1))),
+        "Dense of Stabilizer (splice(h, x))": lambda: (
+            lambda s, d: lambda h, x: d(s(C.splice(h, x))))(L.Stabilizer(),
+                                                             L.Dense(3, init=g(seed=1))),
+        "Stabilizer of Dense: s(d(h)) + reduce_sum(x)": lambda: (
+            lambda s, d: lambda h, x: s(d(h)) + C.reduce_sum(x))(L.Stabilizer(),
+                                                                  L.Dense(3, init=g(seed=1))),
+        "GRU (h, splice(h, x))": lambda: (
+            lambda c: lambda h, x: c(h, C.splice(h, x)))(L.GRU(3, init=g(seed=1))),
+        "RNNStep (h, splice(h, x))": lambda: (
+            lambda c: lambda h, x: c(h, C.splice(h, x)))(L.RNNStep(3, init=g(seed=1))),
+    }
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Dense", "cntk.layers.Embedding",
+                  "cntk.layers.Stabilizer", "cntk.layers.GRU", "cntk.layers.RNNStep"],
+           note="a Python step applying a layer made outside it: a Dense of input_rank or "
+                "map_rank (with a bias it has its output shape in CNTK 2.7's first pass over "
+                "the loop whatever its ranks: its Plus takes b's shape), an Embedding (a "
+                "Times without a bias: fixed in the pass that knows its input, refused with "
+                "Times' words after), a Stabilizer, a GRU and an RNNStep over the state "
+                "spliced with the input; the shape, the parameters and the values, or the "
+                "refusal")
+def recurrence__layer_kinds_fixed_in_a_pass(C, r, np):
+    res = {}
+    for name, make in _layer_steps(C).items():
+        x = C.sequence.input_variable(4)
+
+        def made():
+            z = C.layers.Recurrence(make())(x)
+            data = [np.linspace(-1, 1, 12, dtype=np.float32).reshape(3, 4)]
+            return [list(z.shape), sorted(list(p.shape) for p in z.parameters),
+                    np.asarray(z.eval({x: data})[0]).round(5).tolist()]
+        res[name] = _outcome(made)
+    return res
+
+
 @cntk_case(names=["cntk.layers.Dense"],
            note="a Dense of map_rank (0, 1) or input_rank 1 applied to a sequence of (2, 5): "
                 "map_rank counts the sample's axes after the sequence axis (before rmE39 "
