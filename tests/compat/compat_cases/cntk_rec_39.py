@@ -90,14 +90,6 @@ def recurrence__dense_weight_fixed_in_a_pass(C, r, np):
 
 _RANGES = [(0, 2, 1), (1, 3, 1), (0, 3, 2), (0, 5, 1), (0, 1, 1), (2, 3, 1), (0, 2, 2),
            (0, 0, 1), (-2, 0, 1), (-1, 0, 1), (-2, -1, 1), (1, 0, 1), (0, -1, 1), (0, 0, 2)]
-_SLICE_KNOWN = ("CNTK 2.7 shows a one-step range counted from the start at both ends along "
-                "a free axis (sequence.unpack's steps, unpack_batch's batch) as 1 step and "
-                "refuses to run [1, 0), [0, -1) and [0, 0) with stride 2 there (RuntimeError "
-                "NarrowTo: its ComputationNode takes the axis as of length 1); Stadyn's slice "
-                "(compat/cntk/_ops_select.py) shows [2, 3) as the range of the axis's stand-in "
-                "length, 1 before a run (0 steps), and computes the three, silently")
-
-
 def _slice_rows(C, np, ranges):
     """``{key: outcome}``: the shape and a run of ``slice`` over the unpacked steps (and the
     unpacked batch) of a sequence of three steps of ``(3, 2)``, for each ``(begin, end,
@@ -122,25 +114,15 @@ def _slice_rows(C, np, ranges):
     return res
 
 
-# the rows where Stadyn differs (_SLICE_KNOWN); before cntkrec39 also every range of more
-# than one step counted from the start at both ends: Stadyn showed the stand-in's length ((0,
-# 2): (1, 3, 2)) and ran it
-_SLICE_DIFFERING = [
-    "unpack [2, 3) stride 1 shape",
-    "unpack [1, 0) stride 1 run",
-    "unpack [0, -1) stride 1 run",
-    "unpack [0, 0) stride 2 run",
-    "unpack_batch [2, 3) stride 1 shape",
-    "unpack_batch [1, 0) stride 1 run",
-    "unpack_batch [0, -1) stride 1 run",
-    "unpack_batch [0, 0) stride 2 run"]
+# before cntkrec39 every range of more than one step counted from the start at both ends
+# differed (Stadyn showed the stand-in's length, (0, 2): (1, 3, 2), and ran it); before rmE39
+# [2, 3) showed 0 steps, and [1, 0), [0, -1), [0, 0) every 2 ran (CNTK: NarrowTo)
 
 
 @cntk_case(names=["cntk.slice", "cntk.sequence.unpack", "cntk.unpack_batch"],
            note="slice along a free axis (the steps sequence.unpack makes, the batch "
                 "unpack_batch makes) for ranges counted from the start or the end: its "
-                ".shape and whether a run computes it (the shape of the result) or refuses it",
-           known={k: _SLICE_KNOWN for k in _SLICE_DIFFERING})
+                ".shape and whether a run computes it (the shape of the result) or refuses it")
 def slice__along_unpacked_steps(C, r, np):
     return _slice_rows(C, np, _RANGES)
 
@@ -224,4 +206,56 @@ def dense__map_rank_over_a_sequence(C, r, np):
         data = [np.linspace(-1, 1, 30, dtype=np.float32).reshape(3, 2, 5)]
         res[key] = [list(y.shape), list(d.W.shape),
                     np.asarray(y.eval({x: data})[0]).round(5).tolist()]
+    return res
+
+
+def _built_and_run(C, np, make, fed):
+    """``[shape, run]`` of the slice ``make()`` gives (``{"raises": type}`` for either where
+    it raises), run on ``fed`` (a function of the input variable)."""
+    try:
+        f, x = make()
+    except Exception as exc:        # (refused as it is made)
+        return {"raises": builtin_type(exc)}
+    run = _outcome(lambda: np.asarray(f.eval(fed(x))).round(5).tolist(), raised=builtin_type)
+    return [list(f.shape), run]
+
+
+_MORE_RANGES = [(0, 0, 3), (-1, 0, 2), (0, 1, 2), (-1, 1, 1), (-1, 1, 2), (-1, -1, 1),
+                (1, 0, -1), (0, 0, -1), (-3, 0, 2), (2, 0, 1), (1, 1, 1), (0, 2, 1)]
+
+
+@cntk_case(names=["cntk.slice", "cntk.sequence.unpack", "cntk.unpack_batch",
+                  "cntk.input_variable"],
+           note="slice along unpacked steps (sequence.unpack's, unpack_batch's batch) of "
+                "sequences of 3 and 1 steps, and along an input's own FreeDimension axis "
+                "before and after unpack_batch: CNTK 2.7's node reads unpacked steps as one "
+                "step when the graph is compiled (NarrowTo refuses [0, 0) every 3, [-1, 0) "
+                "every 2, [-1, -1)), a range from the start that NarrowTo refuses is "
+                "refused as the slice is made, an input's own free axis is sliced at each "
+                "run's length (before rmE39 Stadyn ran the first, built the second and "
+                "refused the third's [0, 2), [1, 0))")
+def slice__narrowed_along_free_axes(C, r, np):
+    res = {}
+    for steps in (3, 1):
+        data = np.arange(6 * steps, dtype=np.float32).reshape(steps, 3, 2)
+        for b, e, s in _MORE_RANGES:
+            def unpacked(b=b, e=e, s=s):
+                x = C.sequence.input_variable((3, 2))
+                return C.slice(C.sequence.unpack(x, 0, no_mask_output=True), 0, b, e, s), x
+
+            def batch(b=b, e=e, s=s):
+                x = C.input_variable((3, 2))
+                return C.slice(C.unpack_batch(x), 0, b, e, s), x
+            key = "[%d, %d) stride %d, %d steps" % (b, e, s, steps)
+            res["unpack " + key] = _built_and_run(C, np, unpacked, lambda x: {x: [data]})
+            res["unpack_batch " + key] = _built_and_run(C, np, batch, lambda x: {x: data})
+    data = np.arange(24, dtype=np.float32).reshape(2, 4, 3)
+    for b, e, s in _MORE_RANGES + [(1, 0, 1), (0, -1, 1), (0, 0, 2)]:
+        for where, axis in (("input", 0), ("unpack_batch, its axis 1", 1)):
+            def free(b=b, e=e, s=s, where=where, axis=axis):
+                x = C.input_variable((C.FreeDimension, 3))
+                u = x if where == "input" else C.unpack_batch(x)
+                return C.slice(u, axis, b, e, s), x
+            key = "FreeDimension of %s [%d, %d) stride %d" % (where, b, e, s)
+            res[key] = _built_and_run(C, np, free, lambda x: {x: data})
     return res
