@@ -258,8 +258,8 @@ class SequentialClique(Layer):
 # ---------------------------------------------------------------------------------------------
 class Dense(Layer):
     """Fully connected: ``activation(times(x, W) + b)``.  ``W`` has the input's axes after the
-    batch axis (or its last ``input_rank`` axes, or all but the first ``map_rank``) followed
-    by ``shape``, as CNTK's.
+    batch (and sequence) axis (or its last ``input_rank`` axes, or all but the first
+    ``map_rank`` of them) followed by ``shape``, as CNTK's.
 
     Example:
         >>> import stadyn as sd, stadyn.layers as L
@@ -289,8 +289,8 @@ class Dense(Layer):
     def apply(self, x):
         if self.input_rank is not None:
             base_axis = x.ndim - int(self.input_rank)
-        elif self.map_rank is not None:
-            base_axis = 1 + int(self.map_rank)
+        elif self.map_rank is not None:     # (its first map_rank axes after the dynamic ones)
+            base_axis = (1 if x.sequence_lengths is None else 2) + int(self.map_rank)
         else:       # per step of a sequence (after the batch and sequence axes)
             base_axis = 1 if x.sequence_lengths is None else 2
             # CNTK fixes W on its first inference pass: after a loop whose state gained

@@ -219,20 +219,26 @@ _OTHER = object()       # (a layer :func:`_through` does not follow)
 
 def _through(layer_fn, shape: "tuple | None"):
     """The output shape of the layer ``layer_fn`` over a value of ``shape`` (None: unknown) in
-    CNTK 2.7's first pass over a recurrence step, as found on CNTK 2.7: a Dense over the
-    sample's axes with a bias gives its output shape whatever its input (its ``times(x, W) +
-    b``: the sum takes ``b``'s shape though the product's is unknown), and its weight keeps its
-    input axes to infer (``d(h + reduce_sum(x))`` is inferred at the state's later ``(3,)``);
-    one without a bias gives its output over a known input of one axis or more, else none
-    (``d(splice(h, x))`` without a bias: ``d``'s weight takes the initial state's ``(1,)``
-    spliced with ``x`` in the next pass, then refuses the state's ``(3,)``); a Sequential its
-    steps' in turn (a function step applied to a stand-in); :data:`_OTHER` for another layer,
-    a Sequential with a tuple step or a step refusing the shape."""
+    CNTK 2.7's first pass over a recurrence step: a Dense with a bias gives its output shape
+    whatever its input (whatever its ``input_rank``/``map_rank``), and its weight keeps its
+    input axes to infer (``d(h + reduce_sum(x))`` is inferred at the state's later ``(3,)``).
+    The cause: the layer is ``times(x, W) + b``; the ``Times`` over an operand of unknown
+    shape has an unknown shape, but the ``Plus``, an elementwise op whose output's dynamic
+    axes are known (the product's, its operand's), is shaped then
+    (PrimitiveFunction.cpp:241-273), and an operand of unknown shape takes the other's
+    there (PrimitiveFunction.h:489-493): ``b``'s.  One without a bias (an ``Embedding`` too:
+    ``times(x, E)``) gives its ``Times``'s shape over a known input of one axis or more, else
+    none (``d(splice(h, x))`` without a bias: ``d``'s weight takes the initial state's
+    ``(1,)`` spliced with ``x`` in the next pass, then refuses the state's ``(3,)``); a
+    Sequential its steps' in turn (a function step applied to a stand-in); :data:`_OTHER` for
+    another layer, a Sequential with a tuple step or a step refusing the shape."""
     from ...layers import Dense
     from ._layers_composite import CompositeLayer
     layer = getattr(layer_fn, "layer", None)
-    if isinstance(layer, Dense) and layer.input_rank is None and layer.map_rank is None:
-        return tuple(layer.shape) if layer.bias or shape else None
+    if isinstance(layer, Dense):
+        if layer.bias:
+            return tuple(layer.shape)
+        return _times_shape(layer, shape) if shape else None
     if not isinstance(layer, CompositeLayer):
         return _OTHER
     for step in layer.composite.steps:
@@ -248,6 +254,19 @@ def _through(layer_fn, shape: "tuple | None"):
             except Exception:           # (not a step of one value's shape: not followed)
                 return _OTHER
     return shape
+
+
+def _times_shape(dense, shape: tuple):
+    """The shape of the ``Times`` of the layer ``dense`` (a ``Dense``) over a sample of
+    ``shape``: the axes its ``input_rank`` or ``map_rank`` leave to map, then its output's
+    (:data:`_OTHER` where those ranks do not fit ``shape``: the layer's own refusal)."""
+    if dense.input_rank is not None:
+        kept = len(shape) - int(dense.input_rank)
+    else:
+        kept = int(dense.map_rank or 0)
+    if not 0 <= kept < len(shape):
+        return _OTHER
+    return tuple(shape[:kept]) + tuple(dense.shape)
 
 
 def _shape_of(value) -> "tuple | None":

@@ -56,6 +56,8 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
     unpacked = free_steps(v, of_inputs=False) if free else frozenset()
     at_run = []         # (the free axes' ranges, checked against each run's length)
     never = []          # (unpacked steps' axes of a static range CNTK 2.7 cannot run)
+    room = []           # (unpacked steps' axes of a static range: padded to its end)
+    narrow = []         # (unpacked steps' ranges CNTK 2.7's node refuses: NarrowTo's words)
     for a, b, e, s in zip(axes, begins, ends, steps):
         k = _axis_index(x, a)
         b, e, s = int(b), int(e), int(s if s is not None else 1)
@@ -63,10 +65,20 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
             _check_slice(x, a, v.shape[k], b, e, s)
         else:
             at_run.append((_run_length(v, k), a, b, e, s))
+            if b >= 0 and e > 0 and _narrow_refusal(b, e, s):
+                # (CNTK 2.7's Function narrows a free axis's shape to a range from the start)
+                raise RuntimeError(f"{_narrow_refusal(b, e, s)} (slice [{b}, {e}) every {s} "
+                                   f"along the free axis {a} of {x!r})")
             if b >= 0 and e > 0:    # (a range of an input's unfed free dimension: room for it)
                 widen_free_dimensions([v], lambda k=k, e=e: v.shape[k] >= e)
-                if k in unpacked and -(-(e - b) // abs(s or 1)) != 1:
-                    never.append((k, a, e))
+                if k in unpacked:
+                    room.append((k, a, e))
+                    if -(-(e - b) // abs(s or 1)) != 1:
+                        never.append((k, a, e))
+            if k in unpacked:
+                refused = _narrowed_on_one_step(b, e, s)
+                if refused:
+                    narrow.append(refused)
         # Python's slice of the range, counted from the end where CNTK counts so (an axis of
         # unpacked steps has its length only when the graph runs); a negative stride walks
         # the range reversed
@@ -74,18 +86,48 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
         if s < 0:
             flipped.append(k)
         step[k] = abs(s)
-    v = _room_for(v, never)
+    padded = _room_for(v, room)
     if not flipped:
-        out = named(wrap(F.slice(v, start, stop, step)), name, "Slice")
+        out = named(wrap(F.slice(padded, start, stop, step)), name, "Slice")
+        if padded is not v:     # (one Slice reading x, as CNTK 2.7 shows it, the pad inside)
+            out = one_op(out, x)
     else:
         whole = [None] * v.ndim
-        ranged = F.flip(F.slice(v, start, stop), axes=flipped)
+        ranged = F.flip(F.slice(padded, start, stop), axes=flipped)
         # (one Slice reading x, as CNTK 2.7 shows it, the range and its flip inside)
         out = one_op(named(wrap(F.slice(ranged, whole, whole, step)), name, "Slice"), x)
     _check_ranges_at_run(out, x, at_run)
     if never:
         _refuse_unpacked_ranges(out, never)
+    if narrow:
+        refuse_when_run(unwrap(out), narrow[0], InvalidAtRunError)
     return out
+
+
+def _narrowed_on_one_step(b: int, e: int, s: int) -> str:
+    """CNTK 2.7's refusal (its message; "" where none) of a slice ``[b, e)`` every ``s`` along
+    unpacked steps as its graph is compiled: the ComputationNode takes that axis as of length 1
+    and narrows it where the range, read over that length (negative ends counted from it),
+    lies inside it (ReshapingNodes.h:835-850, SliceNode::Validate), which TensorShape::NarrowTo
+    refuses for an empty range or a stride longer than the range (TensorShape.h:644-655):
+    ``[1, 0)``, ``[0, -1)``, ``[0, 0)`` every 2; ``[2, 3)`` or ``[-2, 0)`` lie outside it and
+    are left to the run's length."""
+    begin = b if b >= 0 else b + 1
+    end = e if e > 0 else e + 1
+    if not 0 <= begin <= end <= 1 or not _narrow_refusal(begin, end, s):
+        return ""
+    return (f"{_narrow_refusal(begin, end, s)} (CNTK 2.7 reads the slice [{b}, {e}) of "
+            f"unpacked steps over one step: [{begin}, {end}))")
+
+
+def _narrow_refusal(begin: int, end: int, s: int) -> str:
+    """TensorShape::NarrowTo's refusal (TensorShape.h:648-655) of the range ``[begin, end)``
+    every ``s`` ("" where none): an empty range, a stride longer than the range."""
+    if end <= begin:
+        return "NarrowTo: Invalid bounds parameter, dimensions must be at least one."
+    if abs(s) > end - begin:
+        return f"NarrowTo: stride {abs(s)} is invalid for interval [{begin}, {end})."
+    return ""
 
 
 def _room_for(v: Variable, never: list) -> Variable:

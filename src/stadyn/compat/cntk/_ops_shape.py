@@ -474,8 +474,10 @@ def unpack_batch(x, name: str = ""):
                            "its steps first with sequence.unpack)")
     out = F.identity(operand)
     G.BATCH.unmark(out)
-    # (the batch, shown as CNTK 2.7's FreeDimension, -3, and the operand's own free axes)
-    mark_free_axes(out, {0} | free_steps(operand))
+    # (the batch, shown as CNTK 2.7's FreeDimension, -3, and the operand's own free axes,
+    # which a slice reads as an input's: CNTK 2.7 slices and runs any range along them)
+    free, unpacked = free_steps(operand), free_steps(operand, of_inputs=False)
+    mark_free_axes(out, {0} | free, inputs_own=free - unpacked)
     return named(wrap(out), name, "UnpackBatchAxis")
 
 

@@ -87,12 +87,17 @@ def on_derived_axis(out: Variable, name: str) -> Variable:
 
 # values whose axes are free by how they are made (a crop to a referent's free dimensions)
 _MARKED: "weakref.WeakKeyDictionary[Variable, frozenset]" = weakref.WeakKeyDictionary()
+# of those, the axes that are an input's own free dimensions (:func:`mark_free_axes`)
+_INPUTS_OWN: "weakref.WeakKeyDictionary[Variable, frozenset]" = weakref.WeakKeyDictionary()
 
 
-def mark_free_axes(v: Variable, axes) -> None:
+def mark_free_axes(v: Variable, axes, inputs_own=()) -> None:
     """Note that the ``axes`` of ``v``'s shape are free dimensions by how ``v`` is made (their
     lengths each run's, shown ``-3``: a crop to a referent's free dimensions), whatever the
-    ops that make it; :func:`free_steps` reads them as an input's.
+    ops that make it; :func:`free_steps` reads them as an input's.  ``inputs_own``: those of
+    them that are an input's own free dimensions, not unpacked steps (``unpack_batch`` of an
+    input of ``(FreeDimension, 3)``: its axis 1), which ``free_steps(v, of_inputs=False)``
+    leaves out.
 
     Example:
         >>> import stadyn as sd
@@ -102,6 +107,10 @@ def mark_free_axes(v: Variable, axes) -> None:
         (1, 4, -3)
     """
     _MARKED[v] = frozenset(int(a) for a in axes)
+    if inputs_own:
+        _INPUTS_OWN[v] = frozenset(int(a) for a in inputs_own)
+    else:
+        _INPUTS_OWN.pop(v, None)
 
 
 def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
@@ -117,7 +126,8 @@ def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
             continue
         node = u.parent
         if _MARKED and u in _MARKED:
-            found[id(u)] = _MARKED[u]
+            found[id(u)] = _MARKED[u] if of_inputs else \
+                _MARKED[u] - _INPUTS_OWN.get(u, frozenset())
             continue
         if node is None:        # an input with free dimensions (``input_variable((-3, 3))``)
             found[id(u)] = free_dimensions(u) if of_inputs else frozenset()

@@ -104,7 +104,8 @@ def _weights_kept(weights: dict, copies: dict) -> None:
             continue
         name, was = next((a for a, b in zip(first, now) if a != b), first[0])
         new = dict(now).get(name, was)
-        out_rank = len(getattr(layer, "shape", ())) if name == "W" else 0
+        # (a Dense's W, an Embedding's E: read by a Times, whose words CNTK 2.7 refuses in)
+        out_rank = len(getattr(layer, "shape", None) or ()) if name in ("W", "E") else 0
         if out_rank and len(was) > out_rank:
             was_in, new_in = was[:len(was) - out_rank], new[:len(new) - out_rank]
             raise ValueError(
