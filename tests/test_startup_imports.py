@@ -104,3 +104,22 @@ def test_static_elementwise_ops_import_no_dynamo_and_leave_numpy_no_warning():
     # the CPU's "invalid" flag inside NumPy's loop: "invalid value encountered in add"
     seen = _run(STATIC_PROGRAM)
     assert seen == {"heavy": [], "warnings": [], "shapes": [[3], []]}
+
+
+# A 0-d static Variable (a mean) in element-wise ops: scaled, shifted, compared, multiplied
+# with a Variable with axes.
+SCALAR_PROGRAM = r"""
+import json, sys
+import stadyn as sd, stadyn.functions as F
+x = sd.Variable((2, 3), need_grad=True)
+loss = F.mean(x)
+out = [F.exp(loss * 0.5 - 1.0), F.greater_scalar(loss, 0.0), F.mul2(loss, x)]
+print(json.dumps({"heavy": [m for m in ("torch._dynamo", "sympy") if m in sys.modules],
+                  "shapes": [list(o.shape) for o in out]}))
+"""
+
+
+def test_static_elementwise_ops_of_0d_variables_import_no_dynamo():
+    # the element-wise shape rule gave up on a 0-d input (meta inference: torch._dynamo,
+    # sympy, mpmath imported, 1-3 s); a 0-d probe keeps torch's promotion
+    assert _run(SCALAR_PROGRAM) == {"heavy": [], "shapes": [[], [], [2, 3]]}
