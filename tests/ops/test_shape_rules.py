@@ -52,10 +52,10 @@ def _compare(spec, args, kwargs):
 
 def test_the_rules_cover_the_common_ops():
     for name in ("add2", "mul2", "where", "relu", "tanh", "exp", "add_scalar", "r_div_scalar",
-                 "sum", "mean", "prod", "logical_not"):
+                 "sum", "mean", "prod", "logical_not", "max", "min"):
         assert name in RULED, name
     # an op whose shape is not its input's keeps meta inference
-    for name in ("affine", "softmax", "concatenate", "max", "crelu"):
+    for name in ("affine", "softmax", "concatenate", "crelu"):
         assert name not in RULED, name
 
 
@@ -179,3 +179,22 @@ def test_the_rule_computes_no_element_of_one_element_inputs():
                 x = sd.Variable((1,) * rank, need_grad=True)
                 y = make(np.full((1,) * rank, -2.5), x)
                 assert tuple(y.shape) == (1,) * rank
+
+
+@pytest.mark.parametrize("name", ["max", "min", "sum", "prod"])
+def test_reductions_with_their_options_match_meta_inference(name):
+    # max and min: with_index/only_index/rule; an empty axis reduced (max and min refuse it, on
+    # meta as on values: the rule must not decide); negative, duplicate and float axes
+    spec = CATALOG[name]
+    options = ([{"with_index": w, "only_index": o, "rule": r}
+                for w, o in itertools.product((False, True), repeat=2)
+                for r in ("torch", "cntk", "cntk_pooling", "nnabla")]
+               if name in ("max", "min") else
+               [{"rule": r} for r in ("torch", "nnabla")] if name == "prod" else [{}])
+    decided = 0
+    for dtype, axis, keep, shape, extra in itertools.product(
+            (torch.float32, torch.float16, torch.int32), (None, 0, -1, (0, 2), (0, 0), [], 1.0, 3),
+            (False, True), ((2, 3, 4), (0, 3, 4), (2, 0, 1), (1, 1, 1)), options):
+        x = _meta(shape, dtype, dtype.is_floating_point)
+        decided += _compare(spec, [x], {"axis": axis, "keepdims": keep, **extra})
+    assert decided > 50

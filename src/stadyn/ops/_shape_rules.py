@@ -20,7 +20,9 @@ The rules here are chosen by the op's declaration (:data:`SHAPE_RULES`, read by 
   them), and where every input is 0-d each takes the one empty axis;
 * ``"reduce"`` (``@op(..., shape="reduce")``, ``axis`` and ``keepdims`` attributes): the input's
   shape less the axes ``norm_axes`` names (kept as length 1 with ``keepdims``); the dtype is the
-  implementation's on a one-element CPU tensor of ones of the input's rank.
+  implementation's on a CPU tensor of ones of the input's rank, its axes of length 1 but where
+  the input's are empty (``max`` and ``min`` refuse those); ``max``/``min`` with
+  ``with_index=True`` (two outputs) keep meta inference.
 
 A rule that cannot decide (inputs broadcasting does not take, an axis out of range,
 inputs that are not meta tensors, an implementation that fails or answers another shape on its
@@ -161,13 +163,15 @@ def reduce(impl: Callable, args: list, kwargs: dict, axis: Any = None,
         axes = norm_axes(axis, x.ndim)
     except Exception:  # noqa: BLE001 - an axis out of range: the meta inference says so
         return None
+    if axes == []:      # ops read no axis differently: sum none, max(rule="cntk") every one
+        return None
     axes = set(range(x.ndim)) if axes is None else set(axes)
     shape = tuple(1 if k in axes else d for k, d in enumerate(x.shape)
                   if keepdims or k not in axes)
 
-    def probe(t):
-        return torch.ones((1,) * t.ndim, dtype=t.dtype, device="cpu").requires_grad_(
-            t.requires_grad)
+    def probe(t):       # (an empty axis stays empty: max and min refuse to reduce one)
+        return torch.ones(tuple(0 if d == 0 else 1 for d in t.shape), dtype=t.dtype,
+                          device="cpu").requires_grad_(t.requires_grad)
     out = _outputs(impl, args, kwargs, probe)
     if isinstance(out, _Tensor) and out.ndim == len(shape):
         return _meta_like(out, shape)
