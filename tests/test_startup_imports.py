@@ -125,13 +125,16 @@ def test_static_elementwise_ops_of_0d_variables_import_no_dynamo():
     assert _run(SCALAR_PROGRAM) == {"heavy": [], "shapes": [[], [], [2, 3]]}
 
 
-def test_static_max_and_min_import_no_dynamo():
-    # max and min inferred by meta tensors before they took the reduction rule
+def test_static_max_min_and_softmax_import_no_dynamo():
+    # max and min (the reduction rule) and softmax, log_softmax (the same-shape rule) were
+    # inferred on meta tensors before they took a rule
     program = ("import json, sys\nimport stadyn as sd, stadyn.functions as F\n"
                "x = sd.Variable((2, 3, 4), need_grad=True)\n"
                "out = [F.max(x, axis=1), F.min(x, axis=(0, 2), keepdims=True),\n"
-               "       F.max(x, axis=-1, only_index=True)]\n"
+               "       F.max(x, axis=-1, only_index=True), F.softmax(x, axis=1),\n"
+               "       F.log_softmax(x)]\n"
                "print(json.dumps([[m for m in ('torch._dynamo', 'sympy') if m in sys.modules],\n"
                "                  [[list(o.shape), str(o.dtype)] for o in out]]))")
     assert _run(program) == [[], [[[2, 4], "float32"], [[1, 3, 1], "float32"],
-                                  [[2, 3], "int64"]]]
+                                  [[2, 3], "int64"], [[2, 3, 4], "float32"],
+                                  [[2, 3, 4], "float32"]]]

@@ -52,10 +52,11 @@ def _compare(spec, args, kwargs):
 
 def test_the_rules_cover_the_common_ops():
     for name in ("add2", "mul2", "where", "relu", "tanh", "exp", "add_scalar", "r_div_scalar",
-                 "sum", "mean", "prod", "logical_not", "max", "min"):
+                 "sum", "mean", "prod", "logical_not", "max", "min", "softmax",
+                 "log_softmax"):
         assert name in RULED, name
     # an op whose shape is not its input's keeps meta inference
-    for name in ("affine", "softmax", "concatenate", "crelu"):
+    for name in ("affine", "concatenate", "crelu"):
         assert name not in RULED, name
 
 
@@ -197,4 +198,20 @@ def test_reductions_with_their_options_match_meta_inference(name):
             (False, True), ((2, 3, 4), (0, 3, 4), (2, 0, 1), (1, 1, 1)), options):
         x = _meta(shape, dtype, dtype.is_floating_point)
         decided += _compare(spec, [x], {"axis": axis, "keepdims": keep, **extra})
+    assert decided > 50
+
+
+@pytest.mark.parametrize("name", ["softmax", "log_softmax"])
+def test_same_shape_rule_matches_meta_inference(name):
+    # axes in range, negative, out of range (meta raises: the rule must not decide), on empty
+    # and 0-d inputs, every dtype (integers: torch refuses), grad on and off
+    spec = CATALOG[name]
+    decided = 0
+    for dtype, axis, shape, grad_mode in itertools.product(
+            WIDE_DTYPES, (None, 0, 1, -1, -2, 2, -3), ((2, 3), (0, 3), (1, 1), (), (4,)),
+            (True, False)):
+        with torch.set_grad_enabled(grad_mode):
+            x = _meta(shape, dtype, dtype.is_floating_point)
+            decided += _compare(spec, [x], {"axis": axis})
+            decided += _compare(spec, [x, axis], {})
     assert decided > 50

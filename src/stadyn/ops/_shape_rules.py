@@ -22,7 +22,10 @@ The rules here are chosen by the op's declaration (:data:`SHAPE_RULES`, read by 
   shape less the axes ``norm_axes`` names (kept as length 1 with ``keepdims``); the dtype is the
   implementation's on a CPU tensor of ones of the input's rank, its axes of length 1 but where
   the input's are empty (``max`` and ``min`` refuse those); ``max``/``min`` with
-  ``with_index=True`` (two outputs) keep meta inference.
+  ``with_index=True`` (two outputs) keep meta inference;
+* ``"same"`` (``@op(..., shape="same")``, one tensor input: ``softmax``, ``log_softmax``): the
+  input's shape; the dtype is the implementation's on a one-element CPU tensor of ones of the
+  input's rank.
 
 A rule that cannot decide (inputs broadcasting does not take, an axis out of range,
 inputs that are not meta tensors, an implementation that fails or answers another shape on its
@@ -178,6 +181,39 @@ def reduce(impl: Callable, args: list, kwargs: dict, axis: Any = None,
     return None
 
 
+def same(impl: Callable, args: list, kwargs: dict):
+    """The meta output of an op of one tensor input whose output has that input's shape
+    (``softmax`` along an axis), or None.
+
+    Example:
+        >>> import torch
+        >>> x = torch.empty((2, 3), device="meta", dtype=torch.float16)
+        >>> out = same(lambda t: torch.softmax(t, 1), [x], {})
+        >>> tuple(out.shape), out.dtype
+        ((2, 3), torch.float16)
+    """
+    tensors = _tensors(args, kwargs)
+    if tensors is None or len(tensors) != 1:
+        return None
+    shape = tuple(tensors[0].shape)
+    # one element, the rank kept (axes read the same); not empty where the input is: CPU
+    # kernels skip their dtype checks on empty tensors (log_softmax of bool), meta does not
+    probed = (1,) * len(shape)
+
+    def probe(t):
+        return torch.ones(probed, dtype=t.dtype, device="cpu").requires_grad_(t.requires_grad)
+    out = _outputs(impl, args, kwargs, probe)
+    if isinstance(out, _Tensor) and tuple(out.shape) == probed:
+        return _meta_like(out, shape)
+    return None
+
+
+def _same_rule(impl: Callable) -> Callable:
+    def rule(args: list, kwargs: dict):
+        return same(impl, args, kwargs)
+    return rule
+
+
 def _reduce_rule(impl: Callable) -> Callable:
     def rule(args: list, kwargs: dict):
         # the attributes as the call gives them (the first parameter is the input)
@@ -200,6 +236,7 @@ def _elementwise_rule(impl: Callable) -> Callable:
 SHAPE_RULES: dict[str, Callable[[Callable], Callable]] = {
     "elementwise": _elementwise_rule,
     "reduce": _reduce_rule,
+    "same": _same_rule,
 }
 
 
