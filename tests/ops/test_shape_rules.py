@@ -215,3 +215,29 @@ def test_same_shape_rule_matches_meta_inference(name):
             decided += _compare(spec, [x], {"axis": axis})
             decided += _compare(spec, [x, axis], {})
     assert decided > 50
+
+
+@pytest.mark.parametrize("name", [n for n in RULED if CATALOG[n].attrs.keys()
+                                  & {"inplace", "rule", "fmod"}])
+def test_rules_with_each_option_match_meta_inference(name):
+    # rule="torch"/"nnabla"/"cntk" (and one no op takes), inplace=True, fmod=True
+    spec = CATALOG[name]
+    options = ([{"inplace": True}] if "inplace" in spec.attrs else []) + (
+        [{"rule": r} for r in ("torch", "nnabla", "cntk", "bogus")]
+        if "rule" in spec.attrs else []) + ([{"fmod": True}] if "fmod" in spec.attrs else [])
+    for dtype, shape, kwargs, grad_mode in itertools.product(
+            (torch.float32, torch.float16, torch.bfloat16, torch.int32, torch.bool),
+            ((2, 3), (), (1,), (0, 2)), options, (True, False)):
+        with torch.set_grad_enabled(grad_mode):
+            args = [_meta(shape, dtype, dtype.is_floating_point) for _ in spec.inputs]
+            _compare(spec, args, dict(kwargs))
+
+
+def test_cntk_sqrt_of_integers_infers_the_dtype_it_computes():
+    # the kernel op's fake (meta) function said int32 where the kernel gives float32: a static
+    # F.sqrt(x, rule="cntk") of an int32 x was declared int32 and computed float32
+    x = torch.tensor([4, 9], dtype=torch.int32)
+    computed = CATALOG["sqrt"].impl(x, rule="cntk")
+    inferred = CATALOG["sqrt"].impl(x.to("meta"), rule="cntk")
+    assert computed.tolist() == [2.0, 3.0]
+    assert inferred.dtype == computed.dtype == torch.float32
