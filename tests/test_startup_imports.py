@@ -104,3 +104,37 @@ def test_static_elementwise_ops_import_no_dynamo_and_leave_numpy_no_warning():
     # the CPU's "invalid" flag inside NumPy's loop: "invalid value encountered in add"
     seen = _run(STATIC_PROGRAM)
     assert seen == {"heavy": [], "warnings": [], "shapes": [[3], []]}
+
+
+# A 0-d static Variable (a mean) in element-wise ops: scaled, shifted, compared, multiplied
+# with a Variable with axes.
+SCALAR_PROGRAM = r"""
+import json, sys
+import stadyn as sd, stadyn.functions as F
+x = sd.Variable((2, 3), need_grad=True)
+loss = F.mean(x)
+out = [F.exp(loss * 0.5 - 1.0), F.greater_scalar(loss, 0.0), F.mul2(loss, x)]
+print(json.dumps({"heavy": [m for m in ("torch._dynamo", "sympy") if m in sys.modules],
+                  "shapes": [list(o.shape) for o in out]}))
+"""
+
+
+def test_static_elementwise_ops_of_0d_variables_import_no_dynamo():
+    # the element-wise shape rule gave up on a 0-d input (meta inference: torch._dynamo,
+    # sympy, mpmath imported, 1-3 s); a 0-d probe keeps torch's promotion
+    assert _run(SCALAR_PROGRAM) == {"heavy": [], "shapes": [[], [], [2, 3]]}
+
+
+def test_static_max_min_and_softmax_import_no_dynamo():
+    # max and min (the reduction rule) and softmax, log_softmax (the same-shape rule) were
+    # inferred on meta tensors before they took a rule
+    program = ("import json, sys\nimport stadyn as sd, stadyn.functions as F\n"
+               "x = sd.Variable((2, 3, 4), need_grad=True)\n"
+               "out = [F.max(x, axis=1), F.min(x, axis=(0, 2), keepdims=True),\n"
+               "       F.max(x, axis=-1, only_index=True), F.softmax(x, axis=1),\n"
+               "       F.log_softmax(x)]\n"
+               "print(json.dumps([[m for m in ('torch._dynamo', 'sympy') if m in sys.modules],\n"
+               "                  [[list(o.shape), str(o.dtype)] for o in out]]))")
+    assert _run(program) == [[], [[[2, 4], "float32"], [[1, 3, 1], "float32"],
+                                  [[2, 3], "int64"], [[2, 3, 4], "float32"],
+                                  [[2, 3, 4], "float32"]]]

@@ -172,7 +172,7 @@ def softplus(x, beta=1.0):
     return TF.softplus(x, beta)
 
 
-@op(1, category=_C, precision="float")
+@op(1, category=_C, precision="float", shape="same")
 def softmax(x, axis=None):
     """Softmax along ``axis`` (default: the last axis).
 
@@ -186,7 +186,7 @@ def softmax(x, axis=None):
     return torch.softmax(x, norm_axis(x.ndim - 1 if axis is None else axis, x.ndim))
 
 
-@op(1, category=_C, precision="float")
+@op(1, category=_C, precision="float", shape="same")
 def log_softmax(x, axis=None):
     """Log of the softmax along ``axis`` (default: last), computed stably.
     Example: ``F.log_softmax(x, axis=1)``."""

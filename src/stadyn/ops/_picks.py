@@ -354,7 +354,9 @@ def _cntk_sqrt_impl(x: torch.Tensor) -> torch.Tensor:
 
 
 def _cntk_sqrt_fake(x: torch.Tensor) -> torch.Tensor:
-    return torch.empty_like(x)
+    # torch.sqrt of integers or bools gives the default float dtype (the kernel's output)
+    return torch.empty_like(x, dtype=x.dtype if x.is_floating_point()
+                            else torch.get_default_dtype())
 
 
 def _cntk_sqrt_setup(ctx, inputs, output):

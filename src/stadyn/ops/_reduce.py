@@ -173,7 +173,7 @@ def _cntk_rule(smaller, x, axes, keepdims, with_index, only_index):
     return (values, index) if with_index else values
 
 
-@op(1, category=_C, sequence=unless_axes())
+@op(1, category=_C, sequence=unless_axes(), shape="reduce")
 def max(x, axis=None, keepdims=False, with_index=False, only_index=False,  # noqa: A001
         rule="torch"):
     """Maximum over ``axis``; ``with_index`` also returns the (flat, over the reduced axes)
@@ -200,7 +200,7 @@ def max(x, axis=None, keepdims=False, with_index=False, only_index=False,  # noq
     return _extreme(torch.max, x, axis, keepdims, with_index, only_index, rule)
 
 
-@op(1, category=_C, sequence=unless_axes())
+@op(1, category=_C, sequence=unless_axes(), shape="reduce")
 def min(x, axis=None, keepdims=False, with_index=False, only_index=False,  # noqa: A001
         rule="torch"):
     """Minimum over ``axis`` (see :func:`max`; ``rule="cntk"``: CNTK 2.7's ``reduce_min`` and

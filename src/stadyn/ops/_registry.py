@@ -42,7 +42,7 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     :func:`stadyn.graph._sequence.propagate` and ``ops/_sequence_axis.py``); ``value_shape``
     what among the inputs' values the output shape depends on (the op then runs eagerly in a
     static graph; ``shape`` gives its provisional shape); ``shape`` may also name a rule of
-    ``ops/_shape_rules.py`` (``"elementwise"``, ``"reduce"``), which infers the outputs
+    ``ops/_shape_rules.py`` (``"elementwise"``, ``"reduce"``, ``"same"``), which infers the outputs
     without running the implementation on meta tensors, as ``elementwise=True`` does
     (broadcast shapes); ``state`` a factory of the state each node keeps from run to run,
     passed to the implementation as ``state=``;

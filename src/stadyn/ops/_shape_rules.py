@@ -14,13 +14,20 @@ The rules here are chosen by the op's declaration (:data:`SHAPE_RULES`, read by 
   ``@op(..., shape="elementwise")`` for ops of one input: ``exp``, ``relu``, ``add_scalar``;
   ``elementwise`` means more to CNTK's first inference pass): the output has the inputs' broadcast
   shape; its dtype and ``requires_grad`` are what the implementation gives on real CPU tensors
-  of the same dtypes and ranks whose every axis but those of length 1 is empty (no element is
-  computed, so no floating-point flag is raised and no value matters);
+  of the same dtypes, each with one more, empty, leading axis and its axes of length other than
+  1 empty too (no element is computed, so no floating-point flag is raised and no value
+  matters); a 0-d input beside inputs with axes stays 0-d (torch promotes 0-d tensors below
+  them), and where every input is 0-d each takes the one empty axis;
 * ``"reduce"`` (``@op(..., shape="reduce")``, ``axis`` and ``keepdims`` attributes): the input's
   shape less the axes ``norm_axes`` names (kept as length 1 with ``keepdims``); the dtype is the
-  implementation's on a one-element CPU tensor of ones of the input's rank.
+  implementation's on a CPU tensor of ones of the input's rank, its axes of length 1 but where
+  the input's are empty (``max`` and ``min`` refuse those); ``max``/``min`` with
+  ``with_index=True`` (two outputs) keep meta inference;
+* ``"same"`` (``@op(..., shape="same")``, one tensor input: ``softmax``, ``log_softmax``): the
+  input's shape; the dtype is the implementation's on a one-element CPU tensor of ones of the
+  input's rank.
 
-A rule that cannot decide (inputs broadcasting does not take, a 0-d input, an axis out of range,
+A rule that cannot decide (inputs broadcasting does not take, an axis out of range,
 inputs that are not meta tensors, an implementation that fails or answers another shape on its
 probe) returns None, and the op's implementation runs on the meta tensors as before, so errors
 keep their words.
@@ -110,17 +117,28 @@ def elementwise(impl: Callable, args: list, kwargs: dict):
         ((4, 5), torch.float64)
     """
     tensors = _tensors(args, kwargs)
-    if not tensors or any(t.ndim == 0 for t in tensors):
-        return None                     # (a 0-d tensor cannot be emptied: its value counts)
+    if not tensors:
+        return None
     shape = _broadcast([tuple(t.shape) for t in tensors])
     if shape is None:
         return None
+    # Each probe gets a leading empty axis (its other axes aligned to the broadcast rank), so
+    # no element is computed even where every axis has length 1: garbage values there raised
+    # NumPy's floating-point warnings inside its loop ((-2.5) ** x of a static (1,) ``x``).  A
+    # 0-d input stays 0-d beside inputs with axes, as torch's type promotion ranks 0-d tensors
+    # below them (its one element is 1, never used: the output is empty); where every input is
+    # 0-d they all take the one axis, which keeps their promotion among themselves.
+    scalars = all(t.ndim == 0 for t in tensors)
+    rank = len(shape)
 
     def probe(t):
-        return torch.empty(_probe_shape(t.shape), dtype=t.dtype, device="cpu").requires_grad_(
-            t.requires_grad)
+        if t.ndim == 0 and not scalars:
+            p = torch.ones((), dtype=t.dtype)
+        else:
+            p = torch.empty((0,) + (1,) * (rank - t.ndim) + _probe_shape(t.shape), dtype=t.dtype)
+        return p.requires_grad_(t.requires_grad)
     out = _outputs(impl, args, kwargs, probe)
-    expect = _probe_shape(shape)
+    expect = (0,) + _probe_shape(shape)
     if isinstance(out, _Tensor):
         return _meta_like(out, shape) if tuple(out.shape) == expect else None
     if isinstance(out, tuple) and out and all(isinstance(o, _Tensor) and tuple(o.shape) == expect
@@ -148,17 +166,52 @@ def reduce(impl: Callable, args: list, kwargs: dict, axis: Any = None,
         axes = norm_axes(axis, x.ndim)
     except Exception:  # noqa: BLE001 - an axis out of range: the meta inference says so
         return None
+    if axes == []:      # ops read no axis differently: sum none, max(rule="cntk") every one
+        return None
     axes = set(range(x.ndim)) if axes is None else set(axes)
     shape = tuple(1 if k in axes else d for k, d in enumerate(x.shape)
                   if keepdims or k not in axes)
 
-    def probe(t):
-        return torch.ones((1,) * t.ndim, dtype=t.dtype, device="cpu").requires_grad_(
-            t.requires_grad)
+    def probe(t):       # (an empty axis stays empty: max and min refuse to reduce one)
+        return torch.ones(tuple(0 if d == 0 else 1 for d in t.shape), dtype=t.dtype,
+                          device="cpu").requires_grad_(t.requires_grad)
     out = _outputs(impl, args, kwargs, probe)
     if isinstance(out, _Tensor) and out.ndim == len(shape):
         return _meta_like(out, shape)
     return None
+
+
+def same(impl: Callable, args: list, kwargs: dict):
+    """The meta output of an op of one tensor input whose output has that input's shape
+    (``softmax`` along an axis), or None.
+
+    Example:
+        >>> import torch
+        >>> x = torch.empty((2, 3), device="meta", dtype=torch.float16)
+        >>> out = same(lambda t: torch.softmax(t, 1), [x], {})
+        >>> tuple(out.shape), out.dtype
+        ((2, 3), torch.float16)
+    """
+    tensors = _tensors(args, kwargs)
+    if tensors is None or len(tensors) != 1:
+        return None
+    shape = tuple(tensors[0].shape)
+    # one element, the rank kept (axes read the same); not empty where the input is: CPU
+    # kernels skip their dtype checks on empty tensors (log_softmax of bool), meta does not
+    probed = (1,) * len(shape)
+
+    def probe(t):
+        return torch.ones(probed, dtype=t.dtype, device="cpu").requires_grad_(t.requires_grad)
+    out = _outputs(impl, args, kwargs, probe)
+    if isinstance(out, _Tensor) and tuple(out.shape) == probed:
+        return _meta_like(out, shape)
+    return None
+
+
+def _same_rule(impl: Callable) -> Callable:
+    def rule(args: list, kwargs: dict):
+        return same(impl, args, kwargs)
+    return rule
 
 
 def _reduce_rule(impl: Callable) -> Callable:
@@ -183,6 +236,7 @@ def _elementwise_rule(impl: Callable) -> Callable:
 SHAPE_RULES: dict[str, Callable[[Callable], Callable]] = {
     "elementwise": _elementwise_rule,
     "reduce": _reduce_rule,
+    "same": _same_rule,
 }
 
 
