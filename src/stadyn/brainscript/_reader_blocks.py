@@ -288,11 +288,17 @@ def written_reader(reader: ReaderConfig | None) -> ReaderConfig | None:
     after another whatever ``frameMode`` says.  A deserializer reader packs whole sequences
     when the command's action is ``write`` (CompositeDataReader.cpp:41, 65-68); the older
     ``HTKMLFReader`` reads one whole utterance a minibatch (HTKMLFReader.cpp:90-93, its
-    ``PrepareForWriting``; 1630-1631: one parallel sequence of the utterance's frames).
+    ``PrepareForWriting``; 1630-1631: one parallel sequence of the utterance's frames).  But
+    ``readerType = "HTKDeserializers"`` reads no action: with its ``frameMode = true`` (the
+    default) each frame is a sequence of one step, packed ``minibatchSize`` frames a minibatch
+    (HTKDeserializers/HTKMLFReader.cpp:72-89, FramePacker.cpp:18-30), and it stays.
 
     >>> r = written_reader(ReaderConfig(extra={"frameMode": "true"}))
     >>> r.randomize, dict(r.extra)
     (False, {})
+    >>> dict(written_reader(ReaderConfig(reader_type="HTKDeserializers",
+    ...                                  extra={"frameMode": "true"})).extra)
+    {'frameMode': 'true'}
     """
     if reader is None:
         return None
@@ -311,6 +317,9 @@ def written_reader(reader: ReaderConfig | None) -> ReaderConfig | None:
                 *_where(reader))),)
     extra = {k: v for k, v in reader.extra.items() if k.lower() not in ("framemode", "truncated")}
     outer = {k: v for k, v in reader.outer.items() if k.lower() not in ("framemode", "truncated")}
+    if str(reader.reader_type or "").lower() == "htkdeserializers" and \
+            str(reader.extra.get("frameMode", "false")) == "true":
+        extra["frameMode"] = "true"     # (_legacy_readers._htk: its value, outer blocks read)
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         extra.update(frameMode="false", parallelSequences=1, randomizationRange=None,
                      maxUtteranceLength=1 << 62, oneUtteranceAMinibatch=True)
