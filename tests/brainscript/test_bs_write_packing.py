@@ -1,6 +1,7 @@
-"""The ``write`` action over ``readerType = "HTKDeserializers"``: how cntk.exe packs what it
-writes.  cntk.exe is not runnable here; the expectations are read off its C++ (cited at each
-test) and computed with NumPy from the frames written into the HTK file."""
+"""The ``write`` action over ``readerType = "HTKDeserializers"`` and
+``"CNTKTextFormatReader"``, readers that read ``frameMode`` whatever the action: how cntk.exe
+packs what it writes.  cntk.exe is not runnable here; the expectations are read off its C++
+(cited at each test) and computed with NumPy from the values written into the data files."""
 
 from __future__ import annotations
 
@@ -132,3 +133,42 @@ def test_htkdeserializers_write_sequence_key_is_cntks_error(tmp_path, monkeypatc
     with pytest.raises(ConfigError, match="gives no keys"):
         run(config, out=pyio.StringIO())
     assert not (tmp_path / "w.o").exists()
+
+
+@pytest.mark.parametrize("frame_mode", ["", "; frameMode = true"])
+def test_text_format_reader_write_keeps_frame_mode(tmp_path, monkeypatch, frame_mode):
+    # readerType = "CNTKTextFormatReader" reads frameMode whatever the action
+    # (TextConfigHelper.cpp:129, CNTKTextFormatReader.cpp:57-67; DoWriteOutput only turns
+    # randomization off, EvalActions.cpp:224-225): frameMode = true packs with the FramePacker,
+    # whose sequence of 2 steps is its RuntimeError "Detected a non-frame sequence of size 2 in
+    # frame mode." (FramePacker.cpp:20-25; CNTK 2.7's MinibatchSource(CTFDeserializer(...),
+    # frame_mode=True) raises it on this file).  Without it the sequences are written whole.
+    # Until rmC39 Stadyn dropped frameMode and wrote the sequences.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "t.ctf").write_text("0 |x 1 2 |y 1 0\n0 |x 3 4 |y 1 0\n1 |x 5 6 |y 0 1\n")
+    reader = ('reader = [ readerType = "CNTKTextFormatReader" ; file = "t.ctf" ; '
+              'randomize = false MORE\n'
+              '    input = [ x = [ dim = 2 ; format = "dense" ] ; '
+              'y = [ dim = 2 ; format = "dense" ] ] ]')
+    config = tmp_path / "w.cntk"
+    config.write_text(f"""command = train:out
+deviceId = -1 ; traceLevel = 1 ; modelPath = "{tmp_path}/m.dnn"
+train = [ action = "train"
+    BrainScriptNetworkBuilder = [
+        x = Input {{2}} ; y = Input {{2}}
+        W = ParameterTensor {{(2:2)}} ; z = W * x ; o = 2 * x
+        ce = CrossEntropyWithSoftmax (y, z)
+        criterionNodes = (ce) ; outputNodes = (o) ]
+    SGD = [ epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 4 ; learningRatesPerSample = 0.1 ]
+    {reader.replace("MORE", "")} ]
+out = [ action = "write" ; outputPath = "{tmp_path}/w" ; outputNodeNames = (o)
+    minibatchSize = 4 ; format = [ sequencePrologue = "<%x>" ]
+    {reader.replace("MORE", frame_mode)} ]
+""")
+    if frame_mode:
+        with pytest.raises(RuntimeError, match="non-frame sequence of size 2 in frame mode"):
+            run(str(config), out=pyio.StringIO())
+        return
+    run(str(config), out=pyio.StringIO())
+    assert _lines(tmp_path / "w.o") == ["<2 2>2.000000 4.000000", "6.000000 8.000000",
+                                        "<2 1>10.000000 12.000000"]
