@@ -15,11 +15,13 @@ from stadyn import io
 from stadyn.brainscript import run
 
 
-def _rates(tmp_path, monkeypatch, reader: str, features: str = "features") -> list[float]:
-    """Each epoch's "learning rate per sample" of 3 epochs of minibatchSize = 4 and
-    learningRatesPerMB = 0.4 under truncated = true, over 4 utterances of 5 frames read by an
-    HTKDeserializers reader (frameMode = false ; truncated = true) with ``reader`` added;
-    ``features``: what ``W`` multiplies."""
+def _rates(tmp_path, monkeypatch, reader: str, features: str = "features", *,
+           truncated: str = "; truncated = true", sgd: str = "minibatchSize = 4",
+           mode: str = "; frameMode = false") -> list[float]:
+    """Each epoch's "learning rate per sample" of 3 epochs of ``sgd`` (minibatchSize = 4) and
+    learningRatesPerMB = 0.4 under ``truncated`` (in the train command), over 4 utterances of
+    5 frames read by an HTKDeserializers reader (``mode``: frameMode = false) with ``reader``
+    added; ``features``: what ``W`` multiplies."""
     monkeypatch.chdir(tmp_path)
     io.write_htk_features("f.htk", np.arange(40, dtype=np.float32).reshape(20, 2) / 10)
     (tmp_path / "f.scp").write_text("".join(f"u{i}=f.htk[{5 * i},{5 * i + 4}]\n"
@@ -30,14 +32,14 @@ def _rates(tmp_path, monkeypatch, reader: str, features: str = "features") -> li
     config = tmp_path / "t.cntk"
     config.write_text(f"""command = train
 deviceId = -1 ; traceLevel = 1 ; modelPath = "{tmp_path}/m.dnn"
-train = [ action = "train" ; truncated = true
+train = [ action = "train" {truncated}
     BrainScriptNetworkBuilder = [
         features = Input {{2}} ; labels = Input {{3}}
         W = ParameterTensor {{(3:2)}} ; z = W * {features}
         ce = CrossEntropyWithSoftmax (labels, z)
         criterionNodes = (ce) ]
-    SGD = [ epochSize = 0 ; maxEpochs = 3 ; minibatchSize = 4 ; learningRatesPerMB = 0.4 ]
-    reader = [ readerType = "HTKDeserializers" ; readMethod = "none" ; frameMode = false {reader}
+    SGD = [ epochSize = 0 ; maxEpochs = 3 ; {sgd} ; learningRatesPerMB = 0.4 ]
+    reader = [ readerType = "HTKDeserializers" ; readMethod = "none" {mode} {reader}
         features = [ dim = 2 ; scpFile = "f.scp" ; type = "real" ]
         labels = [ mlfFile = "l.mlf" ; labelMappingFile = "s.txt" ; labelDim = 3
                    labelType = "category" ] ] ]
@@ -81,3 +83,16 @@ def test_htkdeserializers_truncated_epoch_1_takes_the_precomputing_passs_slots(
     rate = _rates(tmp_path, monkeypatch, "; truncated = true ; truncationLength = 2",
                   "(features - Mean (features))")
     np.testing.assert_allclose(rate, [0.05] * 3, rtol=1e-5)
+
+
+def test_sgd_truncated_over_htkdeserializers_in_frame_mode_takes_the_last_minibatchs_frames(
+        tmp_path, monkeypatch):
+    # SGD's own truncated = true (SGD.cpp:2914 reads it from the SGD block; the reader, beside
+    # it, keeps its default frameMode = true): the shim's rows are nbruttsineachrecurrentiter's
+    # 1 before any read, then the frames of the last minibatch read, each a sequence
+    # (FramePacker.cpp:26-28, Sequences.h:419-434: one row each).  20 frames in minibatches of
+    # 8 end with 4: 0.4 / 8 at epoch 1, 0.4 / (8 x 4) after.  Until rmC39 Stadyn refused the
+    # key ("unknown or unsupported SGD key 'truncated'").
+    rate = _rates(tmp_path, monkeypatch, "", truncated="", mode="",
+                  sgd="minibatchSize = 8 ; truncated = true")
+    np.testing.assert_allclose(rate, [0.05, 0.0125, 0.0125], rtol=1e-5)
