@@ -278,9 +278,14 @@ def test_a_write_command_reads_sequences_whatever_frame_mode_says(tmp_path):
     # cntk.exe's deserializer reader packs whole sequences when the action is write
     # (CompositeDataReader.cpp:41, 65-68): frameMode = true is ignored and each CTF sequence is
     # written as one (the %x prologue "3 <steps>").  Before mendB33 each frame was a sequence
-    # of one step ("3 1|" five times).
+    # of one step ("3 1|" five times).  (A deserializers list: readerType =
+    # "CNTKTextFormatReader" reads no action and keeps frameMode, since rmC39 as cntk.exe:
+    # test_bs_write_packing.py)
     data, _, frames = _data(tmp_path, [2, 3])
-    framed = READER.replace("randomize = false", "randomize = false ; frameMode = true")
+    framed = ('reader = { randomize = false ; frameMode = true\n'
+              '    deserializers = ({ type = "CNTKTextFormatDeserializer" ; '
+              'module = "CNTKTextFormatReader" ; file = "DATA"\n' +
+              READER.split("\n", 1)[1].rstrip()[:-1] + '}) }')
     write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"
              f"    outputNodeNames = (out)\n    minibatchSize = 8\n"
              f"    format = {{ sequencePrologue = \"%x|\" ; sequenceEpilogue = \"\\n--\\n\" }}\n"

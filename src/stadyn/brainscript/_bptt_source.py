@@ -19,7 +19,8 @@ steps and there are ``nbruttsineachrecurrentiter`` slots (``truncation_length`` 
 ``parallel``).  Its shim is a legacy reader's (IsLegacyReader, HTKDeserializers/Exports.cpp):
 SGD spreads a per-minibatch rate over ``minibatchSize x`` the parallel sequences it reports,
 ``nbruttsineachrecurrentiter`` before the first minibatch (ReaderShim.cpp:79, 454-463):
-:attr:`TruncatedSequenceSource.parallel`.
+:attr:`TruncatedSequenceSource.parallel`; then the rows of the last minibatch read, its slots
+(ReaderShim.cpp:352: :meth:`TruncatedSequenceSource.slots`).
 
 Each epoch starts as cntk.exe's reader starts it (``ReaderBase::StartEpoch``: the packer is
 reset, its slots emptied, TruncatedBpttPacker.cpp:155-164, and the randomizer set at ``epoch x
@@ -78,6 +79,25 @@ class TruncatedSequenceSource(io.MinibatchSource):
     def layout(self) -> io.TruncatedLayout | None:
         """The last minibatch's pieces: their slots, which begin their sequence, which go on."""
         return self._packer.layout
+
+    def slots(self, minibatch_size: int) -> int:
+        """The parallel slots of a minibatch asked for with ``minibatch_size``: the rows of
+        its layout, a slot with no piece (a gap) too (TruncatedBpttPacker.cpp:180, 230):
+        ``max(1, minibatch_size // truncationLength)``, :attr:`parallel` where made with none
+        (HTKMLFReader.cpp:186-195).  What the reader shim of ``readerType = "HTKDeserializers"``
+        tells SGD after it read such a minibatch (ReaderShim.cpp:352, 454-463).
+
+        >>> import os, tempfile
+        >>> from stadyn.io import CTFDeserializer, StreamDef, StreamDefs
+        >>> path = os.path.join(tempfile.mkdtemp(), 't.ctf')
+        >>> _ = open(path, 'w').write('0 |x 1\\n')
+        >>> d = CTFDeserializer(path, StreamDefs(x=StreamDef('x', shape=1)))
+        >>> TruncatedSequenceSource(d, 2, 3).slots(5), TruncatedSequenceSource(d, None, 3).slots(5)
+        (2, 3)
+        """
+        if self._steps_per_minibatch:
+            return self.parallel
+        return max(1, int(minibatch_size) // self.truncation_length)
 
     def start_epoch(self, epoch: int, epoch_size: int, minibatch_size: int | None = None) -> None:
         """Start epoch ``epoch`` (from 0) of ``epoch_size`` samples: the slots emptied, the

@@ -150,6 +150,9 @@ class InputSource:
                 int(first.num_samples) if self._first_by_name.sequence_lengths is None else
                 first.lengths if first.lengths is not None else
                 [int(first.data.shape[1])] * int(first.data.shape[0]))
+            layout = getattr(self.source, "layout", None)
+            if isinstance(layout, io.TruncatedLayout):   # its slots, gaps too
+                self._last_lengths = int(layout.parallel)
         for var, stream in self.pairs:
             mb = minibatch[var]
             count = mb.num_samples
@@ -180,8 +183,9 @@ class InputSource:
         """The rows (parallel sequences) of the last minibatch :meth:`read` gave, of the first
         input by name, as cntk.exe's reader shim reports them (ReaderShim.cpp:350-352: the
         first-fit packing of MBLayout::InitAsPackedSequences; a sample a row for data of no
-        sequences); before any, what :meth:`continue_reader` gave (1 where nothing did: the
-        shim's ``nbruttsineachrecurrentiter`` default, :79)."""
+        sequences; a truncated source's slots, gaps too, TruncatedBpttPacker.cpp:230); before
+        any, what :meth:`continue_reader` gave (1 where nothing did: the shim's
+        ``nbruttsineachrecurrentiter`` default, :79)."""
         last = self._last_lengths
         if last is None:
             return self._rows_before

@@ -178,8 +178,11 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
                 stat.add(_samples(node.input))
     finally:
         source.close()
-    if shim is not None:
-        shim.continue_reader(inputs.parallel_rows)
+    if shim is not None:    # (an HTKDeserializers truncated reader: cntk.exe's pass read
+        # minibatchSize[0]'s slots, SGD.cpp:1767-1779; Stadyn's read whole utterances)
+        slots = getattr(shim.source, "slots", None)
+        shim.continue_reader(inputs.parallel_rows if slots is None else
+                             slots(cmd.sgd.minibatch_size[0]))
     for node, stat in zip(nodes, stats):
         if stat.count == 0:
             raise ConfigError(f"{node.operation}: the training reader delivered no samples to "

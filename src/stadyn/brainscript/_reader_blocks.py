@@ -283,16 +283,30 @@ def _outer_settings(rec: ConfigRecord, keys: tuple[str, ...]) -> dict[str, str]:
             if v is not None and not isinstance(v, (ConfigRecord, ConfigList))}
 
 
+#: the readers whose packing mode a write command does not change: they read ``frameMode``
+#: whatever the action (HTKDeserializers/HTKMLFReader.cpp:72-89, TextConfigHelper.cpp:129 and
+#: CNTKTextFormatReader.cpp:57-67), so with ``frameMode = true`` each sample is a sequence of
+#: one step, packed ``minibatchSize`` a minibatch (FramePacker.cpp:18-30): an HTK frame
+#: (HTKDeserializer.cpp:285-311), and a CTF sequence of more steps is cntk.exe's RuntimeError
+#: "Detected a non-frame sequence of size N in frame mode."
+_FRAMED_WRITES = frozenset({"htkdeserializers", "cntktextformatreader"})
+
+
 def written_reader(reader: ReaderConfig | None) -> ReaderConfig | None:
     """A ``write`` command's reader block as cntk.exe reads it: in file order, one sequence
     after another whatever ``frameMode`` says.  A deserializer reader packs whole sequences
     when the command's action is ``write`` (CompositeDataReader.cpp:41, 65-68); the older
     ``HTKMLFReader`` reads one whole utterance a minibatch (HTKMLFReader.cpp:90-93, its
-    ``PrepareForWriting``; 1630-1631: one parallel sequence of the utterance's frames).
+    ``PrepareForWriting``; 1630-1631: one parallel sequence of the utterance's frames).  But
+    ``readerType = "HTKDeserializers"`` and ``"CNTKTextFormatReader"`` read no action
+    (:data:`_FRAMED_WRITES`): their ``frameMode`` stays.
 
     >>> r = written_reader(ReaderConfig(extra={"frameMode": "true"}))
     >>> r.randomize, dict(r.extra)
     (False, {})
+    >>> dict(written_reader(ReaderConfig(reader_type="HTKDeserializers",
+    ...                                  extra={"frameMode": "true"})).extra)
+    {'frameMode': 'true'}
     """
     if reader is None:
         return None
@@ -309,8 +323,10 @@ def written_reader(reader: ReaderConfig | None) -> ReaderConfig | None:
                 "frameMode and truncated BPTT are mutually exclusive (frameMode = true with "
                 "truncated = true; cntk.exe's reader refuses them for a write command too)",
                 *_where(reader))),)
-    extra = {k: v for k, v in reader.extra.items() if k.lower() not in ("framemode", "truncated")}
-    outer = {k: v for k, v in reader.outer.items() if k.lower() not in ("framemode", "truncated")}
+    dropped = ("truncated",) if str(reader.reader_type or "").lower() in _FRAMED_WRITES else \
+        ("framemode", "truncated")
+    extra = {k: v for k, v in reader.extra.items() if k.lower() not in dropped}
+    outer = {k: v for k, v in reader.outer.items() if k.lower() not in dropped}
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         extra.update(frameMode="false", parallelSequences=1, randomizationRange=None,
                      maxUtteranceLength=1 << 62, oneUtteranceAMinibatch=True)

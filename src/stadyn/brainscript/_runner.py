@@ -80,7 +80,8 @@ __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "
 # the readers of one deserializer made with a ReaderShim (CNTKTextFormatReader, ImageReader,
 # CNTKBinaryReader: their Exports.cpp), which reports its last minibatch's rows as the parallel
 # sequences (ReaderShim.cpp:79, 352)
-_SHIM_READERS = {"cntktextformatreader", "imagereader", "cntkbinaryreader"}
+_SHIM_READERS = {"cntktextformatreader", "imagereader", "cntkbinaryreader",
+                 "htkdeserializers"}     # (its Exports.cpp: HTKMLFReaderShim, a ReaderShim)
 _EVAL_MINIBATCH = 40960               # CNTK's default minibatchSize of test/eval
 
 
@@ -229,9 +230,9 @@ class _Runner:
                                          TruncatedSequenceSource))   # (its .parallel: 0 too)
             sgd = dataclasses.replace(sgd, parallel_sequences=source.parallel if legacy else
                                       0 if is_composite(cmd.reader) else 1)
-            # a CNTKTextFormatReader's or ImageReader's shim: 1 until a minibatch is read, then
-            # its rows, read again at each epoch's start (ReaderShim.cpp:79, 352; SGD.cpp:549,
-            # 630)
+            # a CNTKTextFormatReader's, ImageReader's or HTKDeserializers' shim: its
+            # nbruttsineachrecurrentiter until a minibatch is read, then its rows, read again
+            # at each epoch's start (ReaderShim.cpp:79, 352; SGD.cpp:549, 630)
             reader_rows = str(cmd.reader.reader_type or "").lower() in _SHIM_READERS
         reader_loc = record_loc(rec, "reader")
         inputs = network.input_source([criterion] + evals, source, reader_loc, cmd.name)

@@ -45,7 +45,10 @@ _EXTRA = ("gradUpdateType", "useNAG", "useNAGMomentum", "useAdagrad", "normWithA
           "varianceTimeConstant", "fsAdagradTargetAvDenom", "rms_gamma", "rms_wgt_inc",
           "rms_wgt_dec", "rms_wgt_max", "rms_wgt_min", "keepCheckPointFiles", "modelPath",
           "ParallelTrain", "disableRegInBatchNormalization", "AutoAdjust",
-          "minLearningRatePerSample", "UseAllDataForPreComputedNode")
+          "minLearningRatePerSample", "UseAllDataForPreComputedNode",
+          # SGD's own (SGD.cpp:2914, configSGD(L"truncated")), read by the runner; written here
+          # and not around the reader, the reader keeps its frameMode
+          "truncated")
 #: CNTK keys that only tune memory use or logging on CNTK's own engine: accepted, no effect.
 _NO_EFFECT = ("maxTempMemSizeInSamplesForCNN", "numSubminibatches", "maxSamplesInRAM",
               "numMBsToCUDAProfile", "traceLevel", "disableWkInBatchNormal",

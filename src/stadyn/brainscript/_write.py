@@ -28,8 +28,11 @@ in its data (:func:`stadyn.io.sequence_keys`: a CTF sequence id, a line's number
 0, an utterance's name; a node of no MBLayout: its minibatch's first sequence's;
 ComputationNode.cpp:839-840, 890-896, PackerBase.cpp:150-165); without it, or with an older
 ``HTKMLFReader``/``LMSequenceReader`` (their minibatches carry no keys), ``%k`` is written as is;
-with ``readerType = "CNTKTextFormatReader"`` or ``"ImageReader"`` (a key function that raises,
-PackerBase.cpp:140-147) it is cntk.exe's error: keys need a ``deserializers`` list.
+with ``readerType = "CNTKTextFormatReader"``, ``"ImageReader"`` or ``"HTKDeserializers"`` (a
+key function that raises, PackerBase.cpp:140-147) it is cntk.exe's error: keys need a
+``deserializers`` list.  ``readerType = "HTKDeserializers"`` reads its ``frameMode`` (default
+true) for a write command too: each frame is then a sequence of one step
+(:func:`~._reader_blocks.written_reader`).
 """
 
 from __future__ import annotations
@@ -59,12 +62,17 @@ __all__ = ["MINIBATCH_SUMS", "WriteFormat", "write_format", "write_outputs"]
 #: nullptr``, a scalar; EvaluationNodes.h, TrainingNodes.h) which Stadyn computes per sample
 #: (its ``EditDistanceError``, ``LambdaRank``, ``NDCG1Eval``, ``WeightedLogistic`` are one
 #: number a minibatch already); ``write`` writes their sum over the minibatch's samples
-#: the readers whose minibatches' key function raises (their packers have no corpus:
-#: CNTKTextFormatReader.cpp:57-67, ImageReader.cpp:84, PackerBase.cpp:140-147): ``%k`` under
-#: ``writeSequenceKey`` is cntk.exe's error with them
-_KEYLESS_READERS = frozenset({"cntktextformatreader", "imagereader"})
 MINIBATCH_SUMS = frozenset({"CrossEntropyWithSoftmax", "ClassificationError", "SquareError",
                             "CrossEntropy", "Logistic"})
+#: the readers whose minibatches' key function raises (their packers have no corpus:
+#: CNTKTextFormatReader.cpp:57-67, ImageReader.cpp:84, HTKDeserializers' HTKMLFReader.cpp:
+#: 166-175, PackerBase.cpp:140-147): ``%k`` under ``writeSequenceKey`` is cntk.exe's error
+_KEYLESS_READERS = frozenset({"cntktextformatreader", "imagereader", "htkdeserializers"})
+#: the older readers that are no reader shim (HTKMLFReader, LMSequenceReader): their
+#: minibatches carry no key function (``%k`` is written as is) and their sequence ids count
+#: the process's sequences (``%d`` is refused); ``HTKDeserializers`` packs with the reader
+#: library's packers (its Exports.cpp: a ``ReaderShim``)
+_OWN_LAYOUT_READERS = frozenset(LEGACY_READERS - {"htkdeserializers"})
 
 
 @dataclass(frozen=True)
@@ -106,7 +114,7 @@ def write_format(record: ConfigRecord, reader: Any = None) -> WriteFormat:
     # (cntk.exe: config(L"writeSequenceKey", false), the command's or a block's around it,
     # EvalActions.cpp:259; an older reader's minibatches carry no key function, so its %k
     # stays, SimpleOutputWriter.h:244, ComputationNode.cpp:890)
-    older = str(getattr(reader, "reader_type", None) or "").lower() in LEGACY_READERS
+    older = str(getattr(reader, "reader_type", None) or "").lower() in _OWN_LAYOUT_READERS
     keys = bool(record.get_bool("writeSequenceKey", False, inherited=True)) and not older
     block = record.lookup("format", None)
     if block is None:
