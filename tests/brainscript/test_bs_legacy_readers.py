@@ -1,13 +1,12 @@
-"""CNTK's older reader blocks, ``readerType = "HTKMLFReader"`` and ``"LMSequenceReader"``, on the
-configs and data of CNTK's own repository: what the reader delivers is checked against the files
-read by hand with NumPy, and its utterance, frame, sentence and sample counts against those
-cntk.exe printed in its baseline logs.
+"""CNTK's older reader block ``readerType = "HTKMLFReader"`` (and HTKDeserializers' truncated
+reading) on the configs and data of CNTK's own repository: what the reader delivers is checked
+against the files read by hand with NumPy, and its utterance and frame counts against those
+cntk.exe printed in its baseline logs (``"LMSequenceReader"``: ``test_bs_lmsequencereader.py``;
+the write action: ``test_bs_write_packing.py``).
 
-The configs and data are read from a copy of CNTK, ``$STADYN_CNTK_SOURCE`` (a checkout, or a
-bare git repository whose HEAD is read), by default ``/work/.mirror/yaochengji+CNTK/repo``;
-without one these tests skip.  (The AN4 feature file is not in CNTK's repository: a stand-in
-with the frame count of its script file is written, sparse, with known values in its first
-utterances.)
+The configs and data are read from a copy of CNTK (``cntk_repo_files.py``); without one these
+tests skip.  (The AN4 feature file is not in CNTK's repository: a stand-in with the frame count
+of its script file is written, sparse, with known values in its first utterances.)
 """
 
 from __future__ import annotations
@@ -15,7 +14,6 @@ from __future__ import annotations
 import io as pyio
 import os
 import re
-import subprocess
 
 import numpy as np
 import pytest
@@ -23,36 +21,17 @@ import pytest
 import stadyn as sd
 import stadyn.functions as F
 from stadyn import io
-from stadyn._errors import ConfigError, DataError
+from stadyn._errors import ConfigError
 from stadyn.brainscript import load_config, parse_config, reader_config, run, run_config
 from stadyn.brainscript._bptt_source import TruncatedSequenceSource
 from stadyn.brainscript._command_network import criterion_total
-from stadyn.brainscript._readers import _lm_text, make_source
+from stadyn.brainscript._readers import make_source
 from stadyn.io._deserializer import pad_sequences
 from stadyn.train import evaluate_sums
 
-SOURCE = os.environ.get("STADYN_CNTK_SOURCE", "/work/.mirror/yaochengji+CNTK/repo")
+from cntk_repo_files import cntk_file, copy_cntk_file
+
 SPEECH = "Tests/EndToEndTests/Speech"
-PTB = "Examples/SequenceToSequence/PennTreebank"
-
-
-def _cntk_file(path: str) -> bytes:
-    if os.path.isdir(os.path.join(SOURCE, "Examples")):
-        with open(os.path.join(SOURCE, path), "rb") as f:
-            return f.read()
-    if not os.path.isdir(SOURCE):
-        pytest.skip(f"no copy of CNTK at {SOURCE} (set STADYN_CNTK_SOURCE)")
-    got = subprocess.run(["git", "--git-dir", SOURCE, "show", f"HEAD:{path}"],
-                         capture_output=True)
-    if got.returncode:
-        pytest.skip(f"{path} is not in the CNTK copy at {SOURCE}")
-    return got.stdout
-
-
-def _copy(target, path: str, name: str | None = None):
-    out = target / (name or os.path.basename(path))
-    out.write_bytes(_cntk_file(path))
-    return out
 
 
 # ---------------------------------------------------------------------------------------------
@@ -92,13 +71,13 @@ def _mlf_by_hand(text: str, states: list[str]) -> dict[str, np.ndarray]:
 @pytest.fixture(scope="module")
 def quick_e2e(tmp_path_factory):
     data = tmp_path_factory.mktemp("an4")
-    config = _copy(data, f"{SPEECH}/QuickE2E/cntk.cntk")
+    config = copy_cntk_file(data, f"{SPEECH}/QuickE2E/cntk.cntk")
     # its "minibatchSize = 64:256:1024:" ends in a ':' that Stadyn's config reader refuses
     config.write_text(config.read_text().replace("64:256:1024:", "64:256:1024"))
-    scp = _copy(data, f"{SPEECH}/Data/glob_0000.scp")
-    mlf = _copy(data, f"{SPEECH}/Data/glob_0000.mlf")
-    _copy(data, f"{SPEECH}/Data/state.list")
-    log = _cntk_file(f"{SPEECH}/QuickE2E/baseline.cpu.txt").decode("utf-8", "replace")
+    scp = copy_cntk_file(data, f"{SPEECH}/Data/glob_0000.scp")
+    mlf = copy_cntk_file(data, f"{SPEECH}/Data/glob_0000.mlf")
+    copy_cntk_file(data, f"{SPEECH}/Data/state.list")
+    log = cntk_file(f"{SPEECH}/QuickE2E/baseline.cpu.txt").decode("utf-8", "replace")
     ranges = [tuple(map(int, m)) for m in re.findall(r"\[(\d+),(\d+)\]", scp.read_text())]
     values = _stand_in_features(data, ranges[-1][1] + 1, ranges[2][1] + 1)
     states = [s for s in (data / "state.list").read_text().split() if s]
@@ -246,7 +225,7 @@ _FULL_UTTERANCE = ["truncated=false", "speechTrain=[reader=[nbruttsineachrecurre
 
 def _full_utterance_log() -> tuple[list[list[int]], list[int]]:
     """cntk.exe's FullUtterance run: each minibatch's samples ("* 886") and each epoch's."""
-    log = _cntk_file(f"{SPEECH}/LSTM/FullUtterance/baseline.cpu.txt").decode("utf-8", "replace")
+    log = cntk_file(f"{SPEECH}/LSTM/FullUtterance/baseline.cpu.txt").decode("utf-8", "replace")
     per_mb = [[int(n) for n in re.findall(rf"Epoch\[ {e} of 2\]-Minibatch\[.*?\* (\d+);", log)]
               for e in (1, 2)]
     epochs = [int(n) for n in re.findall(r"Finished Epoch\[ \d of 2\]: \[Training\] ce = "
@@ -256,7 +235,7 @@ def _full_utterance_log() -> tuple[list[list[int]], list[int]]:
 
 def test_htkmlfreader_whole_utterances_are_cntk_exes_minibatches(quick_e2e, monkeypatch):
     monkeypatch.chdir(quick_e2e["data"])
-    config = _copy(quick_e2e["data"], f"{SPEECH}/LSTM/cntk.cntk", "lstm.cntk")
+    config = copy_cntk_file(quick_e2e["data"], f"{SPEECH}/LSTM/cntk.cntk", "lstm.cntk")
     root = load_config(str(config), [f"DataDir={quick_e2e['data']}", "RunDir=/tmp/x",
                                      "DeviceId=-1", *_FULL_UTTERANCE])
     reader = run_config(root).command("speechTrain").reader
@@ -285,7 +264,7 @@ def test_full_utterance_training_reads_cntk_exes_minibatches(quick_e2e, monkeypa
     # the LSTM config's reader and SGD blocks, a small recurrent network (the config's own loads
     # its edit action's model file; the AN4 features are not in CNTK's repository, so the
     # losses are not cntk.exe's): the logged minibatch and epoch sample counts are
-    text = _cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
+    text = cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
     text = text.replace("command = speechCreate:speechTrain", "command = speechTrain:speechTest")
     network = """{
         features = Input ((1 : 363)) ; labels = Input {132}   # fed 363 values a frame
@@ -448,111 +427,6 @@ def test_quick_e2e_trains_from_its_htkmlfreader_block(quick_e2e, monkeypatch, tm
     assert re.search(r"Finished Epoch\[ 1 of 1\]: \[Training\] .* totalSamplesSeen = 640", ours)
 
 
-# ---------------------------------------------------------------------------------------------
-# LMSequenceReader: Examples/SequenceToSequence/PennTreebank/Config/rnn.cntk
-# ---------------------------------------------------------------------------------------------
-@pytest.fixture(scope="module")
-def ptb(tmp_path_factory):
-    data = tmp_path_factory.mktemp("ptb")
-    config = _copy(data, f"{PTB}/Config/rnn.cntk")
-    vocab = _copy(data, f"{PTB}/Data/vocab.txt")
-    valid = _copy(data, f"{PTB}/Data/ptb.valid.txt")
-    _copy(data, f"{PTB}/Data/ptb.test.txt")
-    log = _cntk_file("Tests/EndToEndTests/Examples/Text/PennTreebank/RNN/baseline.linux.cpu.txt")
-    table = [ln.split() for ln in vocab.read_text().splitlines() if ln.strip()]
-    return dict(data=data, config=config, valid=valid, log=log.decode("utf-8", "replace"),
-                ids={w: int(i) for i, _, w, _ in table},
-                cls={int(i): int(c) for i, _, _, c in table})
-
-
-def _lm_reader(case, command, *overrides):
-    root = load_config(str(case["config"]), [
-        f"DataDir={case['data']}", f"OutputDir={case['data']}/out", f"command={command}",
-        # as the end-to-end test's run-test does
-        f'{command}=[reader=[wordclass="{case["data"]}/vocab.txt"]]',
-        f'train=[cvReader=[wordclass="{case["data"]}/vocab.txt"]]',
-        f"{command}=[reader=[nbruttsineachrecurrentiter=0]]", *overrides])
-    return run_config(root).command(command)
-
-
-def test_lmsequencereader_sentence_and_sample_counts_are_cntk_exes(ptb):
-    cmd = _lm_reader(ptb, "train")
-    # the cvReader reads ptb.valid.txt: "LMSequenceReader: Reading epoch data... 3370 sequences
-    # read." and "Final Results: Minibatch[1-704]: ... * 73760" (every word but the first of a
-    # sentence is a sample)
-    reads = [int(n) for n in re.findall(r"Reading epoch data\.\.\. (\d+) sequences", ptb["log"])]
-    validated = {int(n) for n in re.findall(r"Finished Epoch\[.*\[Validate\].* \* (\d+)",
-                                            ptb["log"])}
-    valid = _lm_text(cmd.cv_reader.deserializers[0])
-    assert len(valid) == 3370 and 3370 in reads
-    assert validated == {int(valid.sequence_lengths().sum())} == {73760}
-    # through the source (whole sentences a minibatch; a sweep of 10,000-wide one-hot rows is
-    # 3 GB, so two minibatches here)
-    source = make_source(cmd.cv_reader)
-    for _ in range(2):
-        mb = source.next_minibatch(256)
-        assert 0 < mb["features"].num_samples <= 256
-        assert mb["labels"].num_samples == mb["features"].num_samples
-        assert mb["features"].data.shape[-1] == 10000 and mb["labels"].data.shape[-1] == 4
-    # the test command reads ptb.test.txt: "3760 sequences read."
-    assert len(_lm_text(_lm_reader(ptb, "test").reader.deserializers[0])) == 3760
-    assert 3760 in reads
-
-
-def test_lmsequencereader_word_ids_and_classes_by_hand(ptb):
-    reader = _lm_reader(ptb, "train").cv_reader
-    deserializer = _lm_text(reader.deserializers[0])
-    first = [w for w in ptb["valid"].read_text().splitlines()[0].split()]
-    ids = np.array([ptb["ids"].get(w, ptb["ids"]["<unk>"]) for w in first])
-    sample = deserializer.read(0)
-    assert sample["features"].shape == (len(ids) - 1, 10000)
-    np.testing.assert_array_equal(sample["features"].argmax(-1), ids[:-1])
-    assert (sample["features"].sum(-1) == 1).all()
-    labels = sample["labels"]          # mode = "class": word, class, class begin, class end
-    np.testing.assert_array_equal(labels[:, 0], ids[1:])
-    classes = np.array([ptb["cls"][i] for i in ids[1:]])
-    np.testing.assert_array_equal(labels[:, 1], classes)
-    for c, begin, end in zip(classes, labels[:, 2], labels[:, 3]):
-        members = [i for i, k in ptb["cls"].items() if k == c]
-        assert (begin, end) == (min(members), max(members) + 1)
-
-
-def test_lmsequencereader_softmax_mode_and_errors(tmp_path):
-    (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n2 3 b 1\n3 1 <unk> 1\n")
-    (tmp_path / "t.txt").write_text("</s> a b </s>\n</s> </s>\n</s> zzz a </s>\n")
-
-    def reader(extra="", labels_type="nextWord", parallel=0):
-        return reader_config(parse_config(f"""reader = [ readerType = "LMSequenceReader"
-            file = "{tmp_path / 't.txt'}" ; wordclass = "{tmp_path / 'v.txt'}"
-            nbruttsineachrecurrentiter = {parallel} ; {extra}
-            words = [ dim = 0 ; mode = "softmax" ]
-            labelIn = [ labelType = "category" ; labelDim = 4 ]
-            labels = [ labelType = "{labels_type}" ] ]""", "lm.cntk")["reader"])
-
-    d = _lm_text(reader().deserializers[0])
-    assert len(d) == 2 and d.sequence_lengths().tolist() == [3, 3]
-    assert d.read(1)["words"].argmax(-1).tolist() == [0, 3, 1]        # zzz -> <unk>
-    assert d.read(0)["labels"][:, 0].tolist() == [1, 2, np.float32(1e-6)]  # CNTK's 0 -> 1e-6
-    for kwargs, words in [({"parallel": "a"}, "'nbruttsineachrecurrentiter' must be a whole "),
-                          ({"labels_type": "category"}, "labelType = 'category'"),
-                          ({"extra": "randomize = maybe"}, None)]:
-        if words is None:
-            reader(**kwargs)                # CNTK's reader ignored randomize
-            continue
-        with pytest.raises(ConfigError, match=words) as info:
-            make_source(reader(**kwargs))
-        assert info.value.path == "lm.cntk"
-    # an existing labelMappingFile numbers the words (one a line), not the word-class file
-    (tmp_path / "map.txt").write_text("b\n</s>\na\n<unk>\n")
-    mapped = reader(extra=f'labelIn = [ labelMappingFile = "{tmp_path / "map.txt"}" ]')
-    assert _lm_text(mapped.deserializers[0]).tokens(0).tolist() == [1, 2, 0, 1]
-    (tmp_path / "t.txt").write_text("</s> a c </s>\n")
-    (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n")
-    with pytest.raises(DataError, match="'c' is not in the vocabulary") as err:
-        make_source(reader())
-    assert err.value.line == 1
-
-
 @pytest.mark.parametrize("text, message, at", [
     ("frameMode = maybe\n", "'frameMode' must be a boolean (true/false), got 'maybe'", (1, 13)),
     ("x = 1\n", "'reader.truncated' must be a boolean (true/false), got '2'", (2, 54)),
@@ -599,48 +473,6 @@ def test_htkmlfreader_skips_a_few_unlabelled_utterances_and_refuses_most(tmp_pat
     assert frames == 10           # u0 and u1's five frames each
 
 
-def test_lmsequencereader_fill_mode_minibatches_are_cntk_exes(ptb):
-    # nbruttsineachrecurrentiter = 0 (PTB's rnn.cntk): cntk.exe's DetermineSequencesToProcess
-    # groups sentences of one length while their words stay under the minibatch size; the
-    # validation passes of its log: "Final Results: Minibatch[1-704]" (minibatchSize 128) and
-    # "Minibatch[1-193]" (512), 73760 samples each
-    cmd = _lm_reader(ptb, "train")
-    assert re.search(r"Final Results: Minibatch\[1-704\]: .* \* 73760;", ptb["log"])
-    assert re.search(r"Final Results: Minibatch\[1-193\]: .* \* 73760;", ptb["log"])
-    for size, count in ((128, 704), (512, 193)):
-        source = make_source(cmd.cv_reader)       # read as a cvReader: no start_epoch
-        minibatches, samples = 0, 0
-        while mb := source.next_minibatch(size):
-            minibatches += 1
-            samples += mb["labels"].num_samples
-            lengths = mb["labels"].lengths
-            assert len(set(lengths.tolist())) == 1          # one sentence length a minibatch
-            assert len(lengths) == 1 or int((lengths + 1).sum()) < size   # a sentence's words
-        assert (minibatches, samples) == (count, 73760)
-
-
-def test_lmsequencereader_fill_mode_by_hand(tmp_path):
-    # words (with both </s>): 4, 5, 4, 4, 3 -> steps 3, 4, 3, 3, 2; minibatch size 9 in the
-    # file's order: sentences 0 and 2 (4 + 4 = 8 < 9; adding sentence 3 would make 12 >= 9),
-    # then 1, then 3, then 4
-    (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n2 3 b 1\n3 1 <unk> 1\n")
-    (tmp_path / "t.txt").write_text("</s> a b </s>\n</s> a b a </s>\n</s> b b </s>\n"
-                                    "</s> a a </s>\n</s> b </s>\n")
-    reader = reader_config(parse_config(f"""reader = [ readerType = "LMSequenceReader"
-        file = "{tmp_path / 't.txt'}" ; wordclass = "{tmp_path / 'v.txt'}"
-        nbruttsineachrecurrentiter = 0
-        words = [ dim = 0 ; mode = "softmax" ]
-        labelIn = [ labelType = "category" ; labelDim = 4 ]
-        labels = [ labelType = "nextWord" ] ]""", "lm.cntk")["reader"])
-    assert make_source(reader).parallel == 0
-    source = io.LMSentenceSource(_lm_text(reader.deserializers[0]), 0, randomize=False)
-    seen = []
-    while mb := source.next_minibatch(9):
-        words = mb["words"]
-        seen.append([words.data[k, :n].argmax(-1).tolist() for k, n in enumerate(words.lengths)])
-    assert seen == [[[0, 1, 2], [0, 2, 2]], [[0, 1, 2, 1]], [[0, 1, 1]], [[0, 2]]]
-
-
 def test_htkdeserializers_truncated_test_command_reads_pieces_with_the_state_carried(
         quick_e2e, monkeypatch, tmp_path):
     # readerType = "HTKDeserializers" with frameMode = false ; truncated = true packs truncated
@@ -648,7 +480,7 @@ def test_htkdeserializers_truncated_test_command_reads_pieces_with_the_state_car
     # no truncationLength, minibatchSize = 100 reads 2 slots of 100 frames, the LSTM's state
     # carried from a slot's piece to the next, so the totals are the whole utterances' (the
     # same test with truncated = false) in more minibatches (until rmD38: whole utterances)
-    text = _cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
+    text = cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
     text = text.replace("command = speechCreate:speechTrain", "command = speechTrain:speechTest")
     network = """{
         features = Input ((1 : 363)) ; labels = Input {132}
@@ -686,80 +518,3 @@ def test_htkdeserializers_truncated_test_command_reads_pieces_with_the_state_car
     np.testing.assert_allclose([float(err), float(ce)], [float(whole[1]), float(whole[3])],
                                rtol=1e-5)
     assert int(mbs) > int(whole[0])
-
-
-def _htk_write_config(tmp_path, monkeypatch, method: str = '"none"') -> str:
-    """A train command (frame mode) and a write command of ``o = 2 * features`` whose
-    ``readerType = "HTKDeserializers"`` reads 4 utterances of 5 frames (``u<i>``: frames
-    5i..5i+4 of ``arange(40)`` in rows of 2) with frameMode = false ; truncated = true ;
-    truncationLength = 2, minibatchSize = 4: 2 slots of 2 frames (its ``readMethod``:
-    ``method``)."""
-    monkeypatch.chdir(tmp_path)
-    io.write_htk_features("f.htk", np.arange(40, dtype=np.float32).reshape(20, 2))
-    (tmp_path / "f.scp").write_text("".join(f"u{i}=f.htk[{5 * i},{5 * i + 4}]\n"
-                                            for i in range(4)))
-    (tmp_path / "s.txt").write_text("a\nb\nc\n")
-    (tmp_path / "l.mlf").write_text("#!MLF!#\n" + "".join(
-        f'"u{i}.lab"\n0 500000 {"abc"[i % 3]}\n.\n' for i in range(4)))
-    reader = ('reader = [ readerType = "HTKDeserializers" ; readMethod = "none" MORE\n'
-              '  features = [ dim = 2 ; scpFile = "f.scp" ; type = "real" ]\n'
-              '  labels = [ mlfFile = "l.mlf" ; labelMappingFile = "s.txt" ; labelDim = 3\n'
-              '             labelType = "category" ] ]')
-    config = tmp_path / "w.cntk"
-    config.write_text(f"""command = train:out
-deviceId = -1 ; traceLevel = 1 ; modelPath = "{tmp_path}/m.dnn"
-train = [ action = "train"
-    BrainScriptNetworkBuilder = [
-        features = Input {{2}} ; labels = Input {{3}}
-        W = ParameterTensor {{(3:2)}} ; z = W * features ; o = 2 * features
-        ce = CrossEntropyWithSoftmax (labels, z)
-        criterionNodes = (ce) ; outputNodes = (o) ]
-    SGD = [ epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 4 ; learningRatesPerSample = 0.1 ]
-    {reader.replace("MORE", "")} ]
-out = [ action = "write" ; outputPath = "{tmp_path}/w" ; outputNodeNames = (o)
-    minibatchSize = 4
-    {reader.replace("MORE", "; frameMode = false ; truncated = true ; truncationLength = 2")
-           .replace('"none"', method)} ]
-""")
-    return str(config)
-
-
-def test_htkdeserializers_truncated_write_packs_pieces_and_fails_where_one_goes_on(
-        tmp_path, monkeypatch):
-    # readerType = "HTKDeserializers" packs truncated pieces for every action, a write command's
-    # too (HTKMLFReader.cpp:72-86 reads no action; CompositeDataReader's write exception,
-    # CompositeDataReader.cpp:41, 65-68, is not its): 2 slots of 2 frames (HTKMLFReader.cpp:
-    # 179-199).  Minibatch 0 holds the first 2 frames of u0 and of u1, both beginning their
-    # utterance: written as 2 sequences (ComputationNode.cpp:841-870), ActualMBSize = 4.  In
-    # minibatch 1 both pieces go on (tBegin = -2, TruncatedBpttPacker.cpp:290-293), and the
-    # writer's GetColumnIndex(seq, 0) reads time -2: cntk.exe's LogicError (Sequences.h:522-524)
-    # after minibatch 0 was written.  Until bs39 Stadyn wrote the 4 whole utterances: SILENT.
-    config = _htk_write_config(tmp_path, monkeypatch)
-    log = pyio.StringIO()
-    with pytest.raises(ConfigError, match="not included in current minibatch"):
-        run(config, out=log)
-    assert re.findall(r"Minibatch\[(\d+)\]: ActualMBSize = (\d+)", log.getvalue()) == \
-        [("0", "4")]
-    values = [[float(v) for v in line.split()]
-              for line in (tmp_path / "w.o").read_text().splitlines() if line.strip()]
-    frames = np.arange(40, dtype=np.float32).reshape(20, 2)
-    assert values == (2 * np.concatenate([frames[0:2], frames[5:7]])).tolist()
-
-
-@pytest.mark.parametrize("method", ['"blockRandomize"', '"None"', ""])
-def test_htkdeserializers_write_command_needs_readmethod_none(tmp_path, monkeypatch, method):
-    # HTKDeserializers' ConfigHelper::GetRandomizer (ConfigHelper.cpp:210-219): a write
-    # action's reader whose readMethod is not "none" as written (its default blockRandomize
-    # too) is cntk.exe's InvalidArgument "'readMethod' must be 'none' for write action", when
-    # DoWriteOutput makes its reader (EvalActions.cpp:227), before the model is read.  Until
-    # bs39 Stadyn wrote the data in file order.
-    config = _htk_write_config(tmp_path, monkeypatch, method or '"none"')
-    if not method:          # (not set: the default)
-        with open(config) as f:
-            head, tail = f.read().split("out = [", 1)
-        with open(config, "w") as f:
-            f.write(head + "out = [" + tail.replace(' ; readMethod = "none"', ""))
-    log = pyio.StringIO()
-    with pytest.raises(ConfigError, match="'readMethod' must be 'none' for write action"):
-        run(config, out=log)
-    assert not (tmp_path / "w.o").exists()

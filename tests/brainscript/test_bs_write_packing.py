@@ -172,3 +172,80 @@ out = [ action = "write" ; outputPath = "{tmp_path}/w" ; outputNodeNames = (o)
     run(str(config), out=pyio.StringIO())
     assert _lines(tmp_path / "w.o") == ["<2 2>2.000000 4.000000", "6.000000 8.000000",
                                         "<2 1>10.000000 12.000000"]
+
+
+def _htk_write_config(tmp_path, monkeypatch, method: str = '"none"') -> str:
+    """A train command (frame mode) and a write command of ``o = 2 * features`` whose
+    ``readerType = "HTKDeserializers"`` reads 4 utterances of 5 frames (``u<i>``: frames
+    5i..5i+4 of ``arange(40)`` in rows of 2) with frameMode = false ; truncated = true ;
+    truncationLength = 2, minibatchSize = 4: 2 slots of 2 frames (its ``readMethod``:
+    ``method``)."""
+    monkeypatch.chdir(tmp_path)
+    io.write_htk_features("f.htk", np.arange(40, dtype=np.float32).reshape(20, 2))
+    (tmp_path / "f.scp").write_text("".join(f"u{i}=f.htk[{5 * i},{5 * i + 4}]\n"
+                                            for i in range(4)))
+    (tmp_path / "s.txt").write_text("a\nb\nc\n")
+    (tmp_path / "l.mlf").write_text("#!MLF!#\n" + "".join(
+        f'"u{i}.lab"\n0 500000 {"abc"[i % 3]}\n.\n' for i in range(4)))
+    reader = ('reader = [ readerType = "HTKDeserializers" ; readMethod = "none" MORE\n'
+              '  features = [ dim = 2 ; scpFile = "f.scp" ; type = "real" ]\n'
+              '  labels = [ mlfFile = "l.mlf" ; labelMappingFile = "s.txt" ; labelDim = 3\n'
+              '             labelType = "category" ] ]')
+    config = tmp_path / "w.cntk"
+    config.write_text(f"""command = train:out
+deviceId = -1 ; traceLevel = 1 ; modelPath = "{tmp_path}/m.dnn"
+train = [ action = "train"
+    BrainScriptNetworkBuilder = [
+        features = Input {{2}} ; labels = Input {{3}}
+        W = ParameterTensor {{(3:2)}} ; z = W * features ; o = 2 * features
+        ce = CrossEntropyWithSoftmax (labels, z)
+        criterionNodes = (ce) ; outputNodes = (o) ]
+    SGD = [ epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 4 ; learningRatesPerSample = 0.1 ]
+    {reader.replace("MORE", "")} ]
+out = [ action = "write" ; outputPath = "{tmp_path}/w" ; outputNodeNames = (o)
+    minibatchSize = 4
+    {reader.replace("MORE", "; frameMode = false ; truncated = true ; truncationLength = 2")
+           .replace('"none"', method)} ]
+""")
+    return str(config)
+
+
+def test_htkdeserializers_truncated_write_packs_pieces_and_fails_where_one_goes_on(
+        tmp_path, monkeypatch):
+    # readerType = "HTKDeserializers" packs truncated pieces for every action, a write command's
+    # too (HTKMLFReader.cpp:72-86 reads no action; CompositeDataReader's write exception,
+    # CompositeDataReader.cpp:41, 65-68, is not its): 2 slots of 2 frames (HTKMLFReader.cpp:
+    # 179-199).  Minibatch 0 holds the first 2 frames of u0 and of u1, both beginning their
+    # utterance: written as 2 sequences (ComputationNode.cpp:841-870), ActualMBSize = 4.  In
+    # minibatch 1 both pieces go on (tBegin = -2, TruncatedBpttPacker.cpp:290-293), and the
+    # writer's GetColumnIndex(seq, 0) reads time -2: cntk.exe's LogicError (Sequences.h:522-524)
+    # after minibatch 0 was written.  Until bs39 Stadyn wrote the 4 whole utterances: SILENT.
+    config = _htk_write_config(tmp_path, monkeypatch)
+    log = pyio.StringIO()
+    with pytest.raises(ConfigError, match="not included in current minibatch"):
+        run(config, out=log)
+    assert re.findall(r"Minibatch\[(\d+)\]: ActualMBSize = (\d+)", log.getvalue()) == \
+        [("0", "4")]
+    values = [[float(v) for v in line.split()]
+              for line in (tmp_path / "w.o").read_text().splitlines() if line.strip()]
+    frames = np.arange(40, dtype=np.float32).reshape(20, 2)
+    assert values == (2 * np.concatenate([frames[0:2], frames[5:7]])).tolist()
+
+
+@pytest.mark.parametrize("method", ['"blockRandomize"', '"None"', ""])
+def test_htkdeserializers_write_command_needs_readmethod_none(tmp_path, monkeypatch, method):
+    # HTKDeserializers' ConfigHelper::GetRandomizer (ConfigHelper.cpp:210-219): a write
+    # action's reader whose readMethod is not "none" as written (its default blockRandomize
+    # too) is cntk.exe's InvalidArgument "'readMethod' must be 'none' for write action", when
+    # DoWriteOutput makes its reader (EvalActions.cpp:227), before the model is read.  Until
+    # bs39 Stadyn wrote the data in file order.
+    config = _htk_write_config(tmp_path, monkeypatch, method or '"none"')
+    if not method:          # (not set: the default)
+        with open(config) as f:
+            head, tail = f.read().split("out = [", 1)
+        with open(config, "w") as f:
+            f.write(head + "out = [" + tail.replace(' ; readMethod = "none"', ""))
+    log = pyio.StringIO()
+    with pytest.raises(ConfigError, match="'readMethod' must be 'none' for write action"):
+        run(config, out=log)
+    assert not (tmp_path / "w.o").exists()
