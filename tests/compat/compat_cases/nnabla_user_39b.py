@@ -70,3 +70,50 @@ def user39_functional_bn_own_statistics(nn, F, PF, S, r):
         lambda: F.fused_batch_normalization(x, beta, gamma, mean, var * 1.0).shape)
     res["var unchanged"] = bool(np.array_equal(before, var.d))
     return res
+
+
+@nnabla_case(names=[SV + "AdamW", SV + "Adam", "nnabla.solver.Solver.weight_decay",
+                    "nnabla.solver.Solver.clip_grad_by_norm", "nnabla.solver.Solver.scale_grad",
+                    "nnabla.solver.Solver.check_inf_or_nan_grad", PFN + "affine"],
+             tols={"loss": (1e-4, 1e-5)}, rtol=1e-4, atol=1e-5)
+def user39_finetune_grad_tools_from_args(nn, F, PF, S, r):
+    """BERT fine-tuning's step (nnabla-examples ``BERT-finetuning/finetune_and_eval.py``):
+    after ``backward``, ``solver.weight_decay(args.weight_decay)``, then
+    ``solver.clip_grad_by_norm(args.max_grad_norm)``, a loss scale undone by ``scale_grad``
+    and the step skipped when ``check_inf_or_nan_grad()``; run for three ``args`` settings,
+    one with ``max_grad_norm=0`` (NNabla's "no clipping": ``Solver::clip_grad_by_norm``
+    returns at once for 0) and one with an AdamW solver, whose decay is fused into its
+    update.  The gradients after clipping and the parameters after four steps."""
+    r.touch(*["nnabla.solver.Solver." + m for m in (
+        "weight_decay", "clip_grad_by_norm", "scale_grad", "check_inf_or_nan_grad")])
+    xs = r.randn(5, 4) * 3.0
+    ts = r.randint(0, 3, (5, 1))
+    res = {}
+    runs = [("clip 0.5", 0.01, 0.5, False), ("clip 0", 0.01, 0.0, False),
+            ("adamw clip 0", 0.1, 0.0, True)]
+    for tag, wd, max_norm, adamw in runs:
+        nn.clear_parameters()
+        x = nn.Variable.from_numpy_array(xs)
+        t = nn.Variable.from_numpy_array(ts)
+        with nn.parameter_scope("cls"):
+            y = PF.affine(F.tanh(PF.affine(x, 6, name="l1")), 3, name="l2")
+        loss = F.mean(F.softmax_cross_entropy(y, t))
+        r.set_params(nn.get_parameters())
+        solver = S.AdamW(0.05, wd=0.0) if adamw else S.Adam(0.05)
+        solver.set_parameters(nn.get_parameters())
+        for step in range(4):
+            loss.forward()
+            solver.zero_grad()
+            loss.backward(8.0)
+            solver.scale_grad(1.0 / 8.0)
+            if solver.check_inf_or_nan_grad():
+                continue
+            solver.weight_decay(wd)
+            solver.clip_grad_by_norm(max_norm)
+            if step == 0:
+                res[tag + " clipped grads"] = [p.g.copy() for p in
+                                               nn.get_parameters().values()]
+            solver.update()
+            res.setdefault(tag + " loss", []).append(float(loss.d))
+        res[tag + " params"] = [p.d.copy() for p in nn.get_parameters().values()]
+    return res
