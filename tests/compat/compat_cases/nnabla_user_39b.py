@@ -1,11 +1,14 @@
 """An NNabla 1.39 user's own programs, seventh batch continued (nnuser39): batch
 normalisation written with ``F.batch_normalization`` / ``F.fused_batch_normalization`` and the
-user's own running-statistics Variables (and the mistakes such a script makes),
-``nnabla.utils.image_utils`` round trips feeding a net, solvers' gradient tools between
-``backward`` and ``update``; each as NNabla's tutorials and nnabla-examples' scripts write it,
+user's own running-statistics Variables (and the mistakes such a script makes), solvers'
+gradient tools between ``backward`` and ``update`` driven by a script's arguments,
+``nnabla.utils.image_utils`` round trips feeding a net, a CSV file cache read back by
+``data_iterator_cache`` and sliced for two workers; each as NNabla's tutorials and nnabla-examples' scripts write it,
 run unchanged on NNabla 1.39 and on ``stadyn.compat.nnabla``.  Random draws are the case's
 seeded inputs.
 """
+
+import os
 
 import numpy as np
 
@@ -116,4 +119,117 @@ def user39_finetune_grad_tools_from_args(nn, F, PF, S, r):
             solver.update()
             res.setdefault(tag + " loss", []).append(float(loss.d))
         res[tag + " params"] = [p.d.copy() for p in nn.get_parameters().values()]
+    return res
+
+
+@nnabla_case(names=["nnabla.utils.image_utils.imsave", "nnabla.utils.image_utils.imread",
+                    "nnabla.utils.image_utils.imresize", PFN + "convolution", SV + "Adam"],
+             tols={"loss": (1e-4, 1e-5), "pred": (1e-4, 1e-5)}, rtol=1e-4, atol=1e-5)
+def user39_images_round_trip_through_a_net(nn, F, PF, S, r):
+    """An image-to-image script's data path (nnabla-examples' ``utils/neu`` and the
+    super-resolution examples): uint8 RGB images written by ``imsave``, read back
+    ``channel_first`` and as grayscale, downscaled by ``imresize`` (bilinear, then nearest)
+    as the net's inputs with the full-size gray images as targets; a two-layer conv net
+    trained by Adam, its float prediction saved with ``auto_scale`` and read back as uint8."""
+    IU = r.module("nnabla.utils.image_utils")
+    res = {}
+    with r.tempdir() as folder:
+        imgs = [(r.rand(6, 8, 3) * 255).astype(np.uint8) for _ in range(3)]
+        paths = [os.path.join(folder, "img%d.png" % i) for i in range(3)]
+        for p, im in zip(paths, imgs):
+            IU.imsave(p, im)
+        cf = [IU.imread(p, channel_first=True) for p in paths]
+        gray = [IU.imread(p, grayscale=True) for p in paths]
+        res["read"] = [cf[0], gray[0]]
+        res["equal"] = bool(np.array_equal(cf[0].transpose(1, 2, 0), imgs[0]))
+        small = [IU.imresize(im, (4, 3), interpolate="bilinear", channel_first=True)
+                 for im in cf]
+        res["small"] = small[0]
+        res["nearest"] = IU.imresize(gray[1], (4, 3), interpolate="nearest")
+        up = np.stack([IU.imresize(s_, (8, 6), channel_first=True) for s_ in small])
+        x = nn.Variable.from_numpy_array(up.astype(np.float32) / 255.0)
+        t = nn.Variable.from_numpy_array(np.stack(gray)[:, None].astype(np.float32) / 255.0)
+        h = F.relu(PF.convolution(x, 4, (3, 3), pad=(1, 1), name="c1"))
+        y = F.sigmoid(PF.convolution(h, 1, (3, 3), pad=(1, 1), name="c2"))
+        loss = F.mean(F.squared_error(y, t))
+        res["params"] = r.set_params(nn.get_parameters())
+        solver = S.Adam(0.01)
+        solver.set_parameters(nn.get_parameters())
+        for _ in range(4):
+            loss.forward()
+            solver.zero_grad()
+            loss.backward()
+            solver.update()
+            res.setdefault("loss", []).append(float(loss.d))
+        y.forward()
+        res["pred"] = y.d.copy()
+        out = os.path.join(folder, "pred.png")
+        IU.imsave(out, y.d[0, 0], auto_scale=True)
+        back = IU.imread(out)
+        res["saved"] = [back.dtype.name, list(back.shape)]
+        res["saved max diff"] = int(np.abs(back.astype(np.int32)
+                                           - np.round(y.d[0, 0] * 255)).max())
+    return res
+
+
+@nnabla_case(names=["nnabla.utils.data_iterator.data_iterator_csv_dataset",
+                    "nnabla.utils.data_iterator.data_iterator_cache",
+                    "nnabla.utils.data_iterator.DataIterator.slice", PFN + "affine",
+                    SV + "Sgd"],
+             tols={"loss": (1e-4, 1e-5)}, rtol=1e-4, atol=1e-5)
+def user39_cache_shards_for_two_workers(nn, F, PF, S, r):
+    """A distributed script's data path (nnabla-examples' ``data_iterator`` helpers with a
+    communicator's rank): a CSV dataset converted once into a file cache
+    (``data_iterator_csv_dataset(..., cache_dir=...)``), then read back by
+    ``data_iterator_cache`` and cut by ``slice(rng=None, num_of_slices=2, slice_pos=rank)``
+    for two workers; each worker's batches, sizes and epoch marks, and the losses of a model
+    trained by worker 0's batches (``normalize=False``, so the values are the CSV's)."""
+    DI = r.module("nnabla.utils.data_iterator")
+    r.touch("nnabla.utils.data_iterator.DataIterator.slice")
+    res = {}
+    with r.tempdir() as folder:
+        csv = os.path.join(folder, "train.csv")
+        with open(csv, "w") as f:
+            f.write("x__0,x__1,x__2,y\n")
+            for i in range(10):
+                f.write("%d,%d,%.2f,%d\n" % (i, i * i % 7, i * 0.25, i % 3))
+        cache = os.path.join(folder, "cache")
+        os.makedirs(cache)      # NNabla 1.39 writes into it, but does not make it
+        it = DI.data_iterator_csv_dataset(csv, 4, shuffle=False, normalize=False,
+                                          with_memory_cache=False, with_file_cache=True,
+                                          cache_dir=cache)
+        res["csv first"] = [a.tolist() for a in it.next()]
+        it.close()
+        res["cache files"] = sorted(n for n in os.listdir(cache) if n.endswith(".h5")
+                                    or n.endswith(".npy"))[:1] != []
+        cached = DI.data_iterator_cache(cache, 2, shuffle=False, normalize=False,
+                                        with_memory_cache=False)
+        res["variables"] = list(cached.variables)
+        res["size"] = int(cached.size)
+        shards = [cached.slice(rng=None, num_of_slices=2, slice_pos=k) for k in range(2)]
+        res["shard sizes"] = [int(sh.size) for sh in shards]
+        for k, sh in enumerate(shards):
+            got = []
+            for _ in range(4):
+                bx, by = sh.next()
+                got.append([bx[:, 0].tolist(), by[:, 0].tolist()])
+            res["worker %d" % k] = got
+            res["worker %d marks" % k] = [int(sh.epoch), int(sh.position)]
+        x = nn.Variable((2, 3))
+        t = nn.Variable((2, 1))
+        y = PF.affine(x, 3, name="fc")
+        loss = F.mean(F.softmax_cross_entropy(y, t))
+        res["params"] = r.set_params(nn.get_parameters())
+        solver = S.Sgd(0.05)
+        solver.set_parameters(nn.get_parameters())
+        for _ in range(5):
+            x.d, t.d = shards[0].next()
+            loss.forward()
+            solver.zero_grad()
+            loss.backward()
+            solver.update()
+            res.setdefault("loss", []).append(float(loss.d))
+        for sh in shards:
+            sh.close()
+        cached.close()
     return res
