@@ -3,9 +3,10 @@ normalisation written with ``F.batch_normalization`` / ``F.fused_batch_normaliza
 user's own running-statistics Variables (and the mistakes such a script makes), solvers'
 gradient tools between ``backward`` and ``update`` driven by a script's arguments,
 ``nnabla.utils.image_utils`` round trips feeding a net, a CSV file cache read back by
-``data_iterator_cache`` and sliced for two workers; each as NNabla's tutorials and nnabla-examples' scripts write it,
-run unchanged on NNabla 1.39 and on ``stadyn.compat.nnabla``.  Random draws are the case's
-seeded inputs.
+``data_iterator_cache`` and sliced for two workers, a warm-up length taken from the script's
+arguments (0 for none); each as NNabla's tutorials and nnabla-examples' scripts write it, run
+unchanged on NNabla 1.39 and on ``stadyn.compat.nnabla``.  Random draws are the case's seeded
+inputs.
 """
 
 import os
@@ -18,6 +19,7 @@ from compat_outcomes import outcome
 SV = "nnabla.solvers."
 PFN = "nnabla.parametric_functions."
 FN = "nnabla.functions."
+LRS = "nnabla.utils.learning_rate_scheduler."
 
 
 @nnabla_case(names=[FN + "batch_normalization", FN + "fused_batch_normalization",
@@ -232,4 +234,36 @@ def user39_cache_shards_for_two_workers(nn, F, PF, S, r):
         for sh in shards:
             sh.close()
         cached.close()
+    return res
+
+
+@nnabla_case(names=[LRS + "LinearWarmupScheduler", LRS + "StepScheduler", SV + "Momentum",
+                    PFN + "affine"],
+             tols={"loss": (1e-4, 1e-5)}, rtol=1e-4, atol=1e-5)
+def user39_warmup_length_from_args(nn, F, PF, S, r):
+    """A training script whose warm-up length is an argument (``--warmup-iter``, 0 meaning
+    none): ``LinearWarmupScheduler(StepScheduler(...), args.warmup_iter)`` for 0 and 3, the
+    rate set on Momentum each iteration; the rates and losses of six steps per setting
+    (NNabla 1.39 scales only while ``iter < warmup_iter``: with 0, never)."""
+    lrs = r.module("nnabla.utils.learning_rate_scheduler")
+    xs, ts = r.randn(6, 3), r.randn(6, 2)
+    res = {}
+    for warmup_iter in (0, 3):
+        nn.clear_parameters()
+        x = nn.Variable.from_numpy_array(xs)
+        y = PF.affine(F.tanh(PF.affine(x, 4, name="l1")), 2, name="l2")
+        loss = F.mean(F.squared_error(y, nn.Variable.from_numpy_array(ts)))
+        r.set_params(nn.get_parameters())
+        sched = lrs.LinearWarmupScheduler(lrs.StepScheduler(0.2, 0.5, [4]), warmup_iter)
+        solver = S.Momentum(0.2, 0.9)
+        solver.set_parameters(nn.get_parameters())
+        for i in range(6):
+            solver.set_learning_rate(sched.get_learning_rate(i))
+            res.setdefault("lr %d" % warmup_iter, []).append(float(solver.learning_rate()))
+            loss.forward()
+            solver.zero_grad()
+            loss.backward()
+            solver.update()
+            res.setdefault("loss %d" % warmup_iter, []).append(float(loss.d))
+        res["params %d" % warmup_iter] = [p.d.copy() for p in nn.get_parameters().values()]
     return res
