@@ -19,6 +19,7 @@ seeded inputs, so both sides see the same numbers.
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import outcome
 
 SV = "nnabla.solvers."
 PFN = "nnabla.parametric_functions."
@@ -317,7 +318,9 @@ def user39_no_grad_and_need_grad(nn, F, PF, S, r):
 def user39_backward_with_custom_grad(nn, F, PF, S, r):
     """``y.backward(grad=array)`` with a non-scalar output: an array gradient, then a scalar
     gradient, then ``clear_buffer=True`` and an accumulating second backward
-    (``x.grad.zero()`` skipped), as the Variable tutorial reads ``x.g`` after each."""
+    (``x.grad.zero()`` skipped), as the Variable tutorial reads ``x.g`` after each; then a
+    gradient array of another shape (one row for every sample, or transposed), which NNabla
+    1.39 refuses (``set_grad``: ``Shape must match``) rather than broadcasting."""
     r.touch("nnabla.Variable.backward", "nnabla.Variable.g")
     x = nn.Variable.from_numpy_array(r.randn(3, 4), need_grad=True)
     w = nn.Variable.from_numpy_array(r.randn(4, 2), need_grad=True)
@@ -337,6 +340,11 @@ def user39_backward_with_custom_grad(nn, F, PF, S, r):
     y.backward(grad=gy, clear_buffer=True)
     res["x.g accumulated"] = x.g.copy()
     res["w.g accumulated"] = w.g.copy()
+    y.forward()
+    x.grad.zero()
+    res["per-column grad"] = outcome(lambda: y.backward(grad=np.ones(2, np.float32)))
+    res["transposed grad"] = outcome(lambda: y.backward(grad=gy.T.copy()))
+    res["x.g after refusals"] = x.g.copy()
     return res
 
 
