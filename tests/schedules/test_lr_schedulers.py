@@ -22,7 +22,16 @@ def test_an_even_power_past_max_iter_keeps_the_formula():
 @pytest.mark.parametrize("make", [lambda: PolynomialScheduler(0.1, 0, 1.0),
                                   lambda: CosineScheduler(0.1, -5),
                                   lambda: ExponentialScheduler(0.1, 0.9, iter_interval=0),
-                                  lambda: LinearWarmupScheduler(CosineScheduler(0.1, 10), 0)])
+                                  lambda: LinearWarmupScheduler(CosineScheduler(0.1, 10), -1)])
 def test_a_zero_or_negative_length_is_refused_when_made(make):
-    with pytest.raises(ValueError, match="must be positive"):
+    with pytest.raises(ValueError, match="must be .*positive"):
         make()
+
+
+def test_a_warmup_of_zero_iterations_is_no_warmup():
+    # NNabla 1.39 multiplies only while iter < warmup_iter: with 0, never (its
+    # learning_rate_scheduler.py; case nnabla_user_39b.user39_warmup_length_from_args)
+    inner = CosineScheduler(0.1, 10)
+    w = LinearWarmupScheduler(inner, 0)
+    assert [w.get_learning_rate(i) for i in range(12)] == [inner.get_learning_rate(i)
+                                                           for i in range(12)]

@@ -10,7 +10,7 @@ passes to ``solver.set_learning_rate``.
 * :class:`StepScheduler` ``(init_lr, gamma, iter_steps)``: ``init_lr`` times ``gamma`` once for
   every step in ``iter_steps`` that ``iter`` has reached;
 * :class:`LinearWarmupScheduler` ``(scheduler, warmup_iter)``: ``scheduler``'s rate times
-  ``(iter + 1) / warmup_iter`` while ``iter < warmup_iter``.
+  ``(iter + 1) / warmup_iter`` while ``iter < warmup_iter`` (``warmup_iter=0``: none).
 
 The formulas are NNabla 1.39's, past ``max_iter`` too (a cosine rises again, an even power
 grows); where NNabla's would be a complex number -- a fractional ``power`` past ``max_iter`` --
@@ -128,10 +128,16 @@ class LinearWarmupScheduler(BaseLearningRateScheduler):
         >>> w = LinearWarmupScheduler(StepScheduler(0.1, 0.1, []), warmup_iter=4)
         >>> [round(w.get_learning_rate(i), 6) for i in range(5)]
         [0.025, 0.05, 0.075, 0.1, 0.1]
+        >>> LinearWarmupScheduler(StepScheduler(0.1, 0.1, []), warmup_iter=0).get_learning_rate(0)
+        0.1
     """
 
     def __init__(self, scheduler: BaseLearningRateScheduler, warmup_iter: int):
-        _positive(warmup_iter, "warmup_iter", "LinearWarmupScheduler")
+        # 0 is no warm-up, as in NNabla 1.39 (``iter < 0`` never holds); a negative length
+        # would mean the same there, and is refused here as nonsense
+        if not warmup_iter >= 0:
+            raise ValueError("LinearWarmupScheduler: warmup_iter must be 0 (no warm-up) or "
+                             f"positive, got {warmup_iter}")
         self.scheduler, self.warmup_iter = scheduler, warmup_iter
 
     def get_learning_rate(self, iter: int) -> float:

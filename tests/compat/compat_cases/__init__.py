@@ -103,7 +103,8 @@ MODULES = {
                "nnabla_pyfunc_36", "nnabla_user_36", "nnabla_spectral_u_36", "nnabla_views_36",
                "nnabla_user_37", "nnabla_review_mends_37", "nnabla_static_mix_37",
                "nnabla_user_38", "nnabla_user_38b", "nnabla_user_38c", "nnabla_fix_38",
-               "nnabla_review_mends_38c", "nnabla_fidelity_39"],
+               "nnabla_review_mends_38c", "nnabla_fidelity_39", "nnabla_user_39",
+               "nnabla_user_39b"],
 }
 
 

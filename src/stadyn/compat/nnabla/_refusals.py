@@ -28,7 +28,11 @@ inputs and the user's line.
   only with ``z`` and ``output_stat=True`` (:func:`check_fused_batch_normalization`, which
   ``PF.fused_batch_normalization`` calls too); ``fused_convolution`` refuses
   a bias with batch normalisation, an activation it does not implement (``swish``) and
-  ``leaky_relu`` / ``elu`` without their one ``nonlinearity_args`` value; ``top_k_data`` with
+  ``leaky_relu`` / ``elu`` without their one ``nonlinearity_args`` value; ``batch_normalization``
+  and ``fused_batch_normalization`` refuse ``batch_stat=False`` without both running
+  statistics, and ``batch_stat=True`` with a running statistic that is a function's output
+  (a plain ``ValueError`` from NNabla's Python wrapper, :func:`check_running_stats`, where
+  Stadyn's op would fail inside or update a copy); ``top_k_data`` with
   ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``);
 * ``dropout`` takes NNabla's arguments ``x, p, seed`` only: Stadyn's ``output_mask`` and
   ``train_only`` are NNabla 1.39's ``TypeError`` (``dropout() got an unexpected keyword
@@ -69,6 +73,7 @@ from ...graph import format_location, get_auto_forward, user_location
 from ._rnn_refusals import RECURRENT, recurrent_problem
 
 __all__ = ["NNablaRefusal", "BINARY", "check_binary", "check_fused_batch_normalization",
+           "check_running_stats",
            "refusing_what_nnabla_refuses", "check_dropout_p"]
 
 # NNabla 1.39's functions on BaseTransformBinary (include/nbla/function/*.hpp: the
@@ -208,6 +213,46 @@ def _check_deconvolution(x=None, weight=None, bias=None, base_axis=1, pad=None, 
                                            f"{i} (input {xs[first + i]}, kernel {ws[2 + i]}, "
                                            f"pad {pads[i]}, stride {stride[i]}, dilation "
                                            f"{dilation[i]}): NNabla checks size > 0")
+
+
+def check_running_stats(name: str, mean: Any, variance: Any, batch_stat: Any) -> None:
+    """Refuse the running statistics NNabla 1.39's ``batch_normalization`` and
+    ``fused_batch_normalization`` refuse before building anything
+    (``python/src/nnabla/normalization_functions.py``, both wrappers): ``batch_stat=False``
+    with ``mean`` or ``variance`` None (there is nothing to normalise by), ``batch_stat=True``
+    with either one the output of a function (the running update would write into a computed
+    value), each a ``ValueError``.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn
+        >>> check_running_stats("batch_normalization", None, None, True)  # batch statistics
+        >>> check_running_stats("batch_normalization", nn.Variable((1, 3)), None, False)
+        Traceback (most recent call last):
+        ...
+        ValueError: batch_normalization: If batch_stat is False, mean and variance must not ...
+    """
+    if not batch_stat and (mean is None or variance is None):
+        raise ValueError(f"{name}: If batch_stat is False, mean and variance must not be None "
+                         f"(NNabla 1.39; called at {format_location(user_location())})")
+    if batch_stat and any(getattr(v, "parent", None) is not None for v in (mean, variance)):
+        raise ValueError(f"{name}: if batch_stat is True, mean and variance must not have a "
+                         "parent function (NNabla 1.39 updates them in place; called at "
+                         f"{format_location(user_location())})")
+
+
+def _check_batch_normalization(x=None, beta=None, gamma=None, mean=None, variance=None,
+                               axes=(1,), decay_rate=0.9, eps=1e-05, batch_stat=True,
+                               *_, **__) -> None:
+    check_running_stats("batch_normalization", mean, variance, batch_stat)
+
+
+def _check_fused_running_stats(x=None, beta=None, gamma=None, mean=None, variance=None,
+                               z=None, axes=(1,), decay_rate=0.9, eps=1e-05, batch_stat=True,
+                               *args, **kwargs) -> None:
+    # F's call only: PF makes its statistics (check_fused_batch_normalization is PF's too)
+    check_running_stats("fused_batch_normalization", mean, variance, batch_stat)
+    check_fused_batch_normalization(x, beta, gamma, mean, variance, z, axes, decay_rate, eps,
+                                    batch_stat, *args, **kwargs)
 
 
 def check_fused_batch_normalization(x=None, beta=None, gamma=None, mean=None, variance=None,
@@ -387,7 +432,8 @@ _CHECKS: dict[str, Callable] = {
     "norm_normalization": _check_norm_p("norm_normalization", 1),
     "bit_shift": _check_bit_shift,
     "deconvolution": _check_deconvolution,
-    "fused_batch_normalization": check_fused_batch_normalization,
+    "batch_normalization": _check_batch_normalization,
+    "fused_batch_normalization": _check_fused_running_stats,
     "fused_convolution": _check_fused_convolution,
     "top_k_data": _check_top_k_data,
     "dropout": _check_dropout,

@@ -392,6 +392,7 @@ class Variable(VariableProtocol, _HeldReading):
         is written again from the ``u`` its forward started from, in NNabla's backward order
         (``_spectral_u``)."""
         _refuse_leaf(self, "backward")
+        _refuse_grad_shape(self, args[0] if args else kwargs.get("grad", 1))
         sync_for_backward()
         # (a leaf sharing an op output's gradient array in the graph: NNabla's order places
         # what it gets, _shared_grads.py)
@@ -472,6 +473,17 @@ def _refuse_leaf(v: Variable, what: str) -> None:
         raise RuntimeError(f"Variable.{what}: value error in {what}: the variable "
                            f"{v.name or tuple(v.shape)!r} has no parent function (a leaf, "
                            "or one whose function rewire_on moved to another Variable)")
+
+
+def _refuse_grad_shape(v: Variable, grad: Any) -> None:
+    # NNabla 1.39's backward makes an NdArray of an array grad's own shape and hands it to
+    # Variable::set_grad, whose check refuses any other shape than the Variable's
+    # (variable.cpp:50, "Shape must match"; _variable.pyx's backward): no broadcasting
+    if isinstance(grad, (np.ndarray, NdArray)) and tuple(grad.shape) != tuple(v.shape):
+        raise RuntimeError(f"Variable.backward: value error in set_grad: grad of shape "
+                           f"{tuple(grad.shape)} for a Variable of shape {tuple(v.shape)} "
+                           f"(NNabla 1.39: Shape must match; called at "
+                           f"{_graph.format_location(_graph.user_location())})")
 
 
 def _clears(args: tuple, kwargs: dict) -> bool:
