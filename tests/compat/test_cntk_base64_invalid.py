@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import stadyn.compat.cntk as C
+import stadyn.io
 from stadyn.io import encode_image
 
 
@@ -80,3 +81,21 @@ def test_minibatches_of_changing_sizes_leave_the_line_out_once(tmp_path, workers
                        if mb else "end")
     assert got == [[0.0, 10.0, 20.0, 30.0], [40.0, 60.0], [70.0, 80.0], [90.0, 100.0, 110.0],
                    "end"]
+
+
+def test_the_users_deserializer_is_not_changed_by_a_source(tmp_path):
+    # The source leaves undecodable images out on a copy (Deserializer.leaving_out_invalid):
+    # the deserializer the user made still raises on line 3 when read on its own, as
+    # stadyn.io's does (before: it was changed in place and read(2) gave an image of zeros).
+    d = C.io.Base64ImageDeserializer(_file(tmp_path, [2]), C.io.StreamDefs(
+        features=C.io.StreamDef(field="image", transforms=[]),
+        labels=C.io.StreamDef(field="label", shape=2)))
+    src = C.io.MinibatchSource(d, randomize=False, max_sweeps=1, max_errors=1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert src.next_minibatch(6)[src.streams.features].num_samples == 5
+    with pytest.raises(RuntimeError, match=r"images\.txt:3"):
+        d.read(2)
+    native = stadyn.io.MinibatchSource(d, randomize=False, max_sweeps=1)
+    with pytest.raises(RuntimeError, match=r"images\.txt:3: image"):
+        native.next_minibatch(6)

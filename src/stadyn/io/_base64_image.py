@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import copy
 import binascii
 import os
 
@@ -112,6 +113,23 @@ class Base64ImageDeserializer(ImageDeserializer):
         self._configure(streams)
         self._h_zips = None
         self._h_file = None
+
+    def leaving_out_invalid(self) -> "Base64ImageDeserializer":
+        """A copy that leaves an image it cannot decode out of its batch with a warning (CNTK
+        2.7's ``SequenceCleaner``), for a source that counts them; this one still raises.
+
+        Example:
+            >>> import base64, os, tempfile
+            >>> from stadyn.io import StreamDef, StreamDefs
+            >>> p = os.path.join(tempfile.mkdtemp(), 'images.txt')
+            >>> _ = open(p, 'w').write('0\\t' + base64.b64encode(b'no image').decode() + '\\n')
+            >>> d = Base64ImageDeserializer(p, StreamDefs(f=StreamDef(field='image')))
+            >>> d.leaving_out_invalid().skips_undecodable, d.skips_undecodable
+            (True, False)
+        """
+        out = copy.copy(self)       # (its open files are not shared: ``__getstate__``)
+        out.skips_undecodable = True
+        return out
 
     def _read_bytes(self, entry: int) -> bytes:
         if self._h_file is None:

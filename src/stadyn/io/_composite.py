@@ -51,7 +51,7 @@ class Composite:
     ``expandToUtterance``: i-vectors beside speech features).
     """
 
-    def __init__(self, deserializers: Sequence[Deserializer]):
+    def __init__(self, deserializers: Sequence[Deserializer], leave_out_invalid: bool = False):
         if isinstance(deserializers, Deserializer):
             deserializers = [deserializers]
         self.deserializers = list(deserializers)
@@ -60,6 +60,8 @@ class Composite:
         for d in self.deserializers:
             if not isinstance(d, Deserializer):
                 raise TypeError(f"not a deserializer: {d!r}")
+        if leave_out_invalid:   # (copies: the user's deserializers keep raising)
+            self.deserializers = [d.leaving_out_invalid() for d in self.deserializers]
         self.specs: dict[str, StreamSpec] = {}
         for d in self.deserializers:
             for name, spec in d.stream_specs().items():

@@ -171,7 +171,8 @@ class ImageDeserializer(Deserializer):
     #: Whether an image that cannot be read or decoded is left out (with a warning) rather
     #: than an error: its rows are marked in the batch's ``INVALID_ROWS``, which a source that
     #: counts them removes (CNTK 2.7's base64 image reader through its ``MinibatchSource``,
-    #: ``max_errors``; set by ``stadyn.compat.cntk``'s ``MinibatchSource``).
+    #: ``max_errors``).  Set on the copy ``leaving_out_invalid`` gives a source made with
+    #: ``max_invalid_sequences``, never on the user's deserializer.
     skips_undecodable: bool = False
 
     @reader_errors

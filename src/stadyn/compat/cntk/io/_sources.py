@@ -304,12 +304,10 @@ class MinibatchSource(_io.MinibatchSource):
             warnings.warn(f"max_errors={max_errors}: Stadyn stops at the first malformed "
                           f"sequence (an error naming the file and line) instead of skipping "
                           f"it", stacklevel=2)
-        for d in base64:    # (CNTK 2.7 leaves out an image it cannot decode, max_errors)
-            d.skips_undecodable = True
+        # (CNTK 2.7 leaves out an image it cannot decode and counts it against max_errors)
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
-                         frame_mode=frame_mode, **kwargs)
-        self.max_invalid_sequences = int(max_errors)
+                         frame_mode=frame_mode, max_invalid_sequences=int(max_errors), **kwargs)
         # truncated back-propagation through time (CNTK's TruncatedBPTTPacker)
         self._packer = _io.TruncatedPacker(self, truncation_length) if truncation_length \
             else None
