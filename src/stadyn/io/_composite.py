@@ -52,7 +52,8 @@ class Composite:
     """
 
     def __init__(self, deserializers: Sequence[Deserializer], leave_out_invalid: bool = False):
-        if isinstance(deserializers, Deserializer):
+        # (one deserializer, or anything else that cannot be iterated: refused below by name)
+        if isinstance(deserializers, Deserializer) or not hasattr(deserializers, "__iter__"):
             deserializers = [deserializers]
         self.deserializers = list(deserializers)
         if not self.deserializers:
