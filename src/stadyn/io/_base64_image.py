@@ -20,10 +20,11 @@ from ._streams import StreamDef, StreamDefs
 __all__ = ["Base64ImageDeserializer"]
 
 
-def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray]:
-    """(table of keys, labels and lines; byte offset and length of each line's image text)."""
+def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray, np.ndarray]:
+    """(table of keys, labels and lines; byte offset and length of each line's image text;
+    bytes of each line, its end of line included)."""
     table = MapTable(path)
-    starts, sizes, labels, lines = [], [], [], []
+    starts, sizes, labels, lines, line_bytes = [], [], [], [], []
     with open(path, "rb") as f:
         offset = 0
         for number, raw in enumerate(f, 1):
@@ -51,6 +52,7 @@ def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray]:
             skip = len(line) - len(data)
             starts.append(here + skip)
             sizes.append(len(data))
+            line_bytes.append(len(raw))
             labels.append(value)
             lines.append(number)
             table.keys.append(None if key is None else key.decode("utf-8", "replace"))
@@ -58,7 +60,22 @@ def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray]:
             table.members.append(None)
     table.labels = np.asarray(labels, dtype=np.int64)
     table.lines = np.asarray(lines, dtype=np.int64)
-    return table, np.asarray(starts, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+    return (table, np.asarray(starts, dtype=np.int64), np.asarray(sizes, dtype=np.int64),
+            np.asarray(line_bytes, dtype=np.int64))
+
+
+def _byte_chunks(sizes: np.ndarray, limit: int) -> np.ndarray:
+    """Sequences per chunk where sequences of ``sizes`` bytes are added to a chunk while its
+    bytes stay within ``limit`` (a chunk holds one at least), CNTK 2.7's Index::AddSequence
+    (ReaderLib/Index.cpp:53-56)."""
+    ends = np.cumsum(sizes)
+    counts, first = [], 0
+    while first < len(sizes):
+        base = int(ends[first - 1]) if first else 0
+        end = max(int(np.searchsorted(ends, base + limit, side="right")), first + 1)
+        counts.append(end - first)
+        first = end
+    return np.asarray(counts, dtype=np.int64)
 
 
 class Base64ImageDeserializer(ImageDeserializer):
@@ -93,7 +110,7 @@ class Base64ImageDeserializer(ImageDeserializer):
         self.path = os.path.abspath(os.fspath(filename))
         refuse_special_file(self.path, DataError)
         try:
-            self._table, self._starts, self._sizes = _index(self.path)
+            self._table, self._starts, self._sizes, self._line_bytes = _index(self.path)
         except FileNotFoundError:
             raise DataError("file does not exist", self.path) from None
         except IsADirectoryError:
@@ -113,6 +130,28 @@ class Base64ImageDeserializer(ImageDeserializer):
         self._configure(streams)
         self._h_zips = None
         self._h_file = None
+
+    #: CNTK 2.7's chunk size for this file (its text index's 32 MiB; not configurable there)
+    chunk_bytes = 32 * 1024 * 1024
+
+    def chunk_sizes(self) -> np.ndarray:
+        """CNTK 2.7's chunks: lines (each its bytes, end of line included) are added to a chunk
+        while it stays within :attr:`chunk_bytes` (its text index, ``IndexBuilder.cpp``'s
+        ``PopulateFromLines``); a multi-view transform makes each line that many sequences.
+
+        Example:
+            >>> import base64, os, tempfile
+            >>> from stadyn.io import StreamDef, StreamDefs, encode_image
+            >>> p = os.path.join(tempfile.mkdtemp(), 'images.txt')
+            >>> png = base64.b64encode(encode_image(np.zeros((2, 2, 3), np.uint8))).decode()
+            >>> _ = open(p, 'w').write(f'0\\t{png}\\n' * 5)
+            >>> d = Base64ImageDeserializer(p, StreamDefs(f=StreamDef(field='image')))
+            >>> d.chunk_sizes().tolist()
+            [5]
+            >>> d.chunk_bytes = 2 * (len(png) + 3); d.chunk_sizes().tolist()
+            [2, 2, 1]
+        """
+        return _byte_chunks(self._line_bytes, self.chunk_bytes) * self._pipeline.views
 
     def leaving_out_invalid(self) -> "Base64ImageDeserializer":
         """A copy that leaves an image it cannot decode out of its batch with a warning (CNTK
