@@ -274,13 +274,7 @@ _READ_TIME = ("CNTK 2.7 finds this when it reads the chunk, at the first next_mi
            known={"b64_label": _READ_TIME + " (Base64ImageDeserializer.cpp:87-89: a label "
                                "past the label dimension; io/_base64_image.py)",
                   "ctf_noname": _READ_TIME + " (a stream whose input no line has; "
-                                "io/_ctf.py _finish_init reads the first sequence)",
-                  "cbf_noname": "CNTK 2.7's CBF reader reads the file's inputs whatever the "
-                                "StreamDefs name (here 'x' under its own name); Stadyn refuses "
-                                "a stream the file lacks (io/_cbf.py _apply)",
-                  "cbf_dim": "CNTK 2.7's CBF reader takes the file's dimension (1) over the "
-                             "declared shape (3); Stadyn refuses the mismatch (io/_cbf.py "
-                             "_apply)"},
+                                "io/_ctf.py _finish_init reads the first sequence)"},
            note="a map label and a base64 label past the label stream's shape, a CTF and a "
                 "CBF stream naming an input the file does not have, a CBF stream declaring "
                 "another dimension than the file's")
