@@ -8,6 +8,7 @@ lines) read with seeds 0 and 5, windows of 1 and 2 chunks, gave CNTK 2.7's order
 import base64
 
 import numpy as np
+import pytest
 
 from stadyn.io import Base64ImageDeserializer, StreamDef, StreamDefs, encode_image
 
@@ -41,3 +42,24 @@ def test_a_chunk_takes_lines_while_it_stays_within_its_bytes(tmp_path):
     assert expected[0] == 2
     d.chunk_bytes = 1       # (a line longer than the chunk: a chunk of its own)
     assert d.chunk_sizes().tolist() == [1] * 6
+
+
+def test_a_label_outside_the_classes_raises_when_its_chunk_is_first_read(tmp_path):
+    # CNTK 2.7 checks a label when it reads the line's chunk (Base64ImageDeserializer.cpp:
+    # 87-89; case ioerr39__declared b64_label: the MinibatchSource is made, the first
+    # next_minibatch raises).  Chunks of 2 lines here: line 4's label 7 is refused by a read
+    # of line 3, not by one of lines 1-2 nor when the deserializer is made.
+    lines = []
+    for i, label in enumerate([0, 1, 1, 7, 0]):
+        png = base64.b64encode(encode_image(np.full((2, 2, 3), i, np.uint8))).decode()
+        lines.append(f"{label}\t{png}\n")
+    path = tmp_path / "labels.txt"
+    path.write_text("".join(lines))
+    d = Base64ImageDeserializer(str(path), StreamDefs(f=StreamDef(field="image", transforms=[]),
+                                                      l=StreamDef(field="label", shape=2)))
+    d.chunk_bytes = 2 * max(len(line) for line in lines)
+    assert d.chunk_sizes().tolist() == [2, 2, 1]
+    assert d.read(1)["l"].tolist() == [0.0, 1.0]
+    with pytest.raises(RuntimeError, match=r"labels\.txt:4: label 7 is outside the 2 classes"):
+        d.read(2)
+    assert d.read(4)["l"].tolist() == [1.0, 0.0]

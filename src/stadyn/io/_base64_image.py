@@ -3,17 +3,21 @@
 from __future__ import annotations
 
 import base64
-import copy
 import binascii
+import copy
 import os
+
+from typing import Sequence
 
 import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
+from ._deserializer import StreamBatch
 from ._image import ImageReadError
 from ._image_deserializer import ImageDeserializer
 from ._map_file import MapTable
+from ._random import SampleRandom
 from ._reader_errors import reader_errors
 from ._streams import StreamDef, StreamDefs
 
@@ -88,9 +92,10 @@ class Base64ImageDeserializer(ImageDeserializer):
             transforms=[...])`` and ``StreamDef(field='label', shape=num_classes)``.
 
     The images come out as an :class:`ImageDeserializer`'s (float32 ``(C, H, W)``, BGR), the
-    labels one-hot. The file is indexed when the deserializer is made (labels checked then); a
-    line's image is decoded when it is read. A malformed line, a bad label or an image that is
-    not base64 or not an image is an error naming the file and line.
+    labels one-hot. The file is indexed when the deserializer is made; a label outside the label
+    stream's shape is refused when its chunk is first read (as CNTK 2.7 does), a line's image
+    when it is read. A malformed line, a bad label or an image that is not base64 or not an
+    image is an error naming the file and line.
 
     Example:
         >>> import base64, os, tempfile, numpy as np
@@ -152,6 +157,31 @@ class Base64ImageDeserializer(ImageDeserializer):
             [2, 2, 1]
         """
         return _byte_chunks(self._line_bytes, self.chunk_bytes) * self._pipeline.views
+
+    def _check_labels(self, start: int = 0, stop: int | None = None) -> None:
+        # (CNTK 2.7 checks a line's label when it reads the line's chunk, at the first
+        # minibatch that reads from it, Base64ImageDeserializer.cpp:87-89: read_batch)
+        if stop is not None:
+            super()._check_labels(start, stop)
+
+    @reader_errors
+    def read_batch(self, ids: Sequence[int],
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        """As :meth:`ImageDeserializer.read_batch`; the labels of each chunk read for the first
+        time are checked first, as CNTK 2.7 checks them when it reads a chunk."""
+        if self._label_stream is not None:
+            limit = self.chunk_bytes
+            cached = self.__dict__.get("_chunk_ends")
+            if cached is None or cached[0] != limit:
+                cached = (limit, np.cumsum(_byte_chunks(self._line_bytes, limit)), set())
+                self._chunk_ends = cached
+            ends, checked = cached[1], cached[2]
+            entries = np.asarray(ids, dtype=np.int64) // self._pipeline.views
+            for chunk in np.unique(np.searchsorted(ends, entries, side="right")).tolist():
+                if chunk not in checked:
+                    self._check_labels(int(ends[chunk - 1]) if chunk else 0, int(ends[chunk]))
+                    checked.add(chunk)
+        return super().read_batch(ids, rngs)
 
     def leaving_out_invalid(self) -> "Base64ImageDeserializer":
         """A copy that leaves an image it cannot decode out of its batch with a warning (CNTK
