@@ -99,3 +99,11 @@ def test_the_users_deserializer_is_not_changed_by_a_source(tmp_path):
     native = stadyn.io.MinibatchSource(d, randomize=False, max_sweeps=1)
     with pytest.raises(RuntimeError, match=r"images\.txt:3: image"):
         native.next_minibatch(6)
+
+
+def test_a_negative_max_errors_is_cntks_overflow_error(tmp_path):
+    # CNTK 2.7 (by hand): OverflowError "in method 'MinibatchSourceConfig_max_errors_set',
+    # argument 2 of type 'size_t'" (its Python sets config.max_errors, a size_t); Stadyn made
+    # the source before and refused every sequence it left out
+    with pytest.raises(OverflowError, match="MinibatchSourceConfig_max_errors_set"):
+        _source(_file(tmp_path, []), max_errors=-1)
