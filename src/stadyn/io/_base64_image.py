@@ -169,7 +169,9 @@ class Base64ImageDeserializer(ImageDeserializer):
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         """As :meth:`ImageDeserializer.read_batch`; the labels of each chunk read for the first
         time are checked first, as CNTK 2.7 checks them when it reads a chunk."""
-        if self._label_stream is not None:
+        done = self.__dict__.get("_chunk_ends")
+        if self._label_stream is not None and (
+                done is None or done[0] != self.chunk_bytes or len(done[2]) < len(done[1])):
             limit = self.chunk_bytes
             cached = self.__dict__.get("_chunk_ends")
             if cached is None or cached[0] != limit:
