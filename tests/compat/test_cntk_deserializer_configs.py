@@ -47,3 +47,40 @@ def test_bad_arguments_still_raise_at_once(tmp_path):
     with pytest.raises(ValueError, match="needs a shape"):
         C.io.CTFDeserializer(str(tmp_path / "absent.ctf"),
                              C.io.StreamDefs(x=C.io.StreamDef(field="x")))
+
+
+@pytest.mark.parametrize("make, file, cntk_type", [
+    (lambda: C.io.CTFDeserializer("absent.ctf", _streams()), "absent.ctf",
+     "CNTKTextFormatDeserializer"),
+    (lambda: C.io.CBFDeserializer("absent.cbf", _streams()), "absent.cbf",
+     "CNTKBinaryFormatDeserializer"),
+    (lambda: C.io.ImageDeserializer("absent.map", C.io.StreamDefs(
+        f=C.io.StreamDef(field="image", transforms=[]),
+        l=C.io.StreamDef(field="label", shape=2))), "absent.map", "ImageDeserializer"),
+    (lambda: C.io.Base64ImageDeserializer("absent.txt", C.io.StreamDefs(
+        f=C.io.StreamDef(field="image", transforms=[]),
+        l=C.io.StreamDef(field="label", shape=2))), "absent.txt", "Base64ImageDeserializer"),
+])
+def test_file_and_type_of_a_bad_file_are_read_without_opening_it(make, file, cntk_type):
+    # CNTK 2.7 (run by hand, files absent): d['file'] is the path as given, d['type'] the
+    # reader's name, and d['maxErrors'] what was set; Stadyn made the deserializer for each
+    # and raised the file's error before.
+    d = make()
+    d["maxErrors"] = 3
+    assert (d["file"], d["type"], d["maxErrors"]) == (file, cntk_type, 3)
+
+
+def test_a_native_source_refuses_an_unopened_configuration_by_name(tmp_path):
+    # stadyn.io's MinibatchSource does not open CNTK's configurations: a TypeError naming it
+    # (before: it iterated the configuration, d[0], which made the deserializer: a KeyError
+    # once the file was written, the file's DataError before)
+    import stadyn.io
+    path = tmp_path / "late.ctf"
+    d = C.io.CTFDeserializer(str(path), _streams())
+    path.write_text("|x 1\n|x 2\n|x 3\n")
+    for given in (d, [d]):
+        with pytest.raises(TypeError, match=r"not a deserializer: <CTFDeserializer of "
+                                            r".*late\.ctf' \(not opened yet"):
+            stadyn.io.MinibatchSource(given)
+    assert stadyn.io.MinibatchSource(d.open(), randomize=False).next_minibatch(3)["x"] \
+        .num_samples == 3

@@ -4,25 +4,31 @@ from __future__ import annotations
 
 import base64
 import binascii
+import copy
 import os
+
+from typing import Sequence
 
 import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
+from ._deserializer import StreamBatch
 from ._image import ImageReadError
 from ._image_deserializer import ImageDeserializer
 from ._map_file import MapTable
+from ._random import SampleRandom
 from ._reader_errors import reader_errors
 from ._streams import StreamDef, StreamDefs
 
 __all__ = ["Base64ImageDeserializer"]
 
 
-def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray]:
-    """(table of keys, labels and lines; byte offset and length of each line's image text)."""
+def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray, np.ndarray]:
+    """(table of keys, labels and lines; byte offset and length of each line's image text;
+    bytes of each line, its end of line included)."""
     table = MapTable(path)
-    starts, sizes, labels, lines = [], [], [], []
+    starts, sizes, labels, lines, line_bytes = [], [], [], [], []
     with open(path, "rb") as f:
         offset = 0
         for number, raw in enumerate(f, 1):
@@ -50,6 +56,7 @@ def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray]:
             skip = len(line) - len(data)
             starts.append(here + skip)
             sizes.append(len(data))
+            line_bytes.append(len(raw))
             labels.append(value)
             lines.append(number)
             table.keys.append(None if key is None else key.decode("utf-8", "replace"))
@@ -57,7 +64,22 @@ def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray]:
             table.members.append(None)
     table.labels = np.asarray(labels, dtype=np.int64)
     table.lines = np.asarray(lines, dtype=np.int64)
-    return table, np.asarray(starts, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+    return (table, np.asarray(starts, dtype=np.int64), np.asarray(sizes, dtype=np.int64),
+            np.asarray(line_bytes, dtype=np.int64))
+
+
+def _byte_chunks(sizes: np.ndarray, limit: int) -> np.ndarray:
+    """Sequences per chunk where sequences of ``sizes`` bytes are added to a chunk while its
+    bytes stay within ``limit`` (a chunk holds one at least), CNTK 2.7's Index::AddSequence
+    (ReaderLib/Index.cpp:53-56)."""
+    ends = np.cumsum(sizes)
+    counts, first = [], 0
+    while first < len(sizes):
+        base = int(ends[first - 1]) if first else 0
+        end = max(int(np.searchsorted(ends, base + limit, side="right")), first + 1)
+        counts.append(end - first)
+        first = end
+    return np.asarray(counts, dtype=np.int64)
 
 
 class Base64ImageDeserializer(ImageDeserializer):
@@ -70,9 +92,10 @@ class Base64ImageDeserializer(ImageDeserializer):
             transforms=[...])`` and ``StreamDef(field='label', shape=num_classes)``.
 
     The images come out as an :class:`ImageDeserializer`'s (float32 ``(C, H, W)``, BGR), the
-    labels one-hot. The file is indexed when the deserializer is made (labels checked then); a
-    line's image is decoded when it is read. A malformed line, a bad label or an image that is
-    not base64 or not an image is an error naming the file and line.
+    labels one-hot. The file is indexed when the deserializer is made; a label outside the label
+    stream's shape is refused when its chunk is first read (as CNTK 2.7 does), a line's image
+    when it is read. A malformed line, a bad label or an image that is not base64 or not an
+    image is an error naming the file and line.
 
     Example:
         >>> import base64, os, tempfile, numpy as np
@@ -92,7 +115,7 @@ class Base64ImageDeserializer(ImageDeserializer):
         self.path = os.path.abspath(os.fspath(filename))
         refuse_special_file(self.path, DataError)
         try:
-            self._table, self._starts, self._sizes = _index(self.path)
+            self._table, self._starts, self._sizes, self._line_bytes = _index(self.path)
         except FileNotFoundError:
             raise DataError("file does not exist", self.path) from None
         except IsADirectoryError:
@@ -112,6 +135,72 @@ class Base64ImageDeserializer(ImageDeserializer):
         self._configure(streams)
         self._h_zips = None
         self._h_file = None
+
+    #: CNTK 2.7's chunk size for this file (its text index's 32 MiB; not configurable there)
+    chunk_bytes = 32 * 1024 * 1024
+
+    def chunk_sizes(self) -> np.ndarray:
+        """CNTK 2.7's chunks: lines (each its bytes, end of line included) are added to a chunk
+        while it stays within :attr:`chunk_bytes` (its text index, ``IndexBuilder.cpp``'s
+        ``PopulateFromLines``); a multi-view transform makes each line that many sequences.
+
+        Example:
+            >>> import base64, os, tempfile
+            >>> from stadyn.io import StreamDef, StreamDefs, encode_image
+            >>> p = os.path.join(tempfile.mkdtemp(), 'images.txt')
+            >>> png = base64.b64encode(encode_image(np.zeros((2, 2, 3), np.uint8))).decode()
+            >>> _ = open(p, 'w').write(f'0\\t{png}\\n' * 5)
+            >>> d = Base64ImageDeserializer(p, StreamDefs(f=StreamDef(field='image')))
+            >>> d.chunk_sizes().tolist()
+            [5]
+            >>> d.chunk_bytes = 2 * (len(png) + 3); d.chunk_sizes().tolist()
+            [2, 2, 1]
+        """
+        return _byte_chunks(self._line_bytes, self.chunk_bytes) * self._pipeline.views
+
+    def _check_labels(self, start: int = 0, stop: int | None = None) -> None:
+        # (CNTK 2.7 checks a line's label when it reads the line's chunk, at the first
+        # minibatch that reads from it, Base64ImageDeserializer.cpp:87-89: read_batch)
+        if stop is not None:
+            super()._check_labels(start, stop)
+
+    @reader_errors
+    def read_batch(self, ids: Sequence[int],
+                   rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
+        """As :meth:`ImageDeserializer.read_batch`; the labels of each chunk read for the first
+        time are checked first, as CNTK 2.7 checks them when it reads a chunk."""
+        done = self.__dict__.get("_chunk_ends")
+        if self._label_stream is not None and (
+                done is None or done[0] != self.chunk_bytes or len(done[2]) < len(done[1])):
+            limit = self.chunk_bytes
+            cached = self.__dict__.get("_chunk_ends")
+            if cached is None or cached[0] != limit:
+                cached = (limit, np.cumsum(_byte_chunks(self._line_bytes, limit)), set())
+                self._chunk_ends = cached
+            ends, checked = cached[1], cached[2]
+            entries = np.asarray(ids, dtype=np.int64) // self._pipeline.views
+            for chunk in np.unique(np.searchsorted(ends, entries, side="right")).tolist():
+                if chunk not in checked:
+                    self._check_labels(int(ends[chunk - 1]) if chunk else 0, int(ends[chunk]))
+                    checked.add(chunk)
+        return super().read_batch(ids, rngs)
+
+    def leaving_out_invalid(self) -> "Base64ImageDeserializer":
+        """A copy that leaves an image it cannot decode out of its batch with a warning (CNTK
+        2.7's ``SequenceCleaner``), for a source that counts them; this one still raises.
+
+        Example:
+            >>> import base64, os, tempfile
+            >>> from stadyn.io import StreamDef, StreamDefs
+            >>> p = os.path.join(tempfile.mkdtemp(), 'images.txt')
+            >>> _ = open(p, 'w').write('0\\t' + base64.b64encode(b'no image').decode() + '\\n')
+            >>> d = Base64ImageDeserializer(p, StreamDefs(f=StreamDef(field='image')))
+            >>> d.leaving_out_invalid().skips_undecodable, d.skips_undecodable
+            (True, False)
+        """
+        out = copy.copy(self)       # (its open files are not shared: ``__getstate__``)
+        out.skips_undecodable = True
+        return out
 
     def _read_bytes(self, entry: int) -> bytes:
         if self._h_file is None:

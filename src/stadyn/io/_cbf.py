@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import os
 import struct
+import warnings
 from typing import Mapping, Sequence
 
 import numpy as np
@@ -73,8 +74,9 @@ class CBFDeserializer(Deserializer):
     Args:
         filename: the CBF file.
         streams: optional ``StreamDefs(name=StreamDef(field='input_in_file', ...))``: renames the
-            file's inputs (the streams not named keep the file's names). A ``shape`` given must
-            equal the file's dimension.
+            file's inputs (the streams not named keep the file's names).  As in CNTK 2.7 the
+            file decides the rest: a stream naming an input the file lacks is left out, a
+            ``shape`` other than the file's dimension gives way to it (a warning for each).
 
     Every input of the file is a stream of sequences, float32 ``(T, dim)`` padded (sparse inputs
     delivered dense). The chunk table is read when the deserializer is made, a chunk when one of
@@ -150,16 +152,25 @@ class CBFDeserializer(Deserializer):
             if chunks else np.zeros(0, np.int64)
 
     def _apply(self, streams: Mapping[str, StreamDef]) -> None:
+        """Rename the file's inputs as ``streams`` says.  As CNTK 2.7's reader, whose stream
+        definitions only rename (BinaryConfigHelper.cpp:30-50; BinaryChunkDeserializer.cpp:
+        105-117 takes every input, its name and dimension, from the file): a stream naming an
+        input the file lacks is left out, and a declared shape other than the file's gives
+        way to the file's dimension (each with a warning naming the file)."""
         by_name = {i.name: i for i in self._inputs}
         for name, definition in iter_stream_defs(streams):
             field = definition.field or name
             target = by_name.get(field)
             if target is None:
-                raise DataError(f"stream {name!r} reads input {field!r}, which the file does "
-                                f"not have (it has {', '.join(sorted(by_name))})", self.path)
+                warnings.warn(f"{self.path}: stream {name!r} reads input {field!r}, which the "
+                              f"file does not have (it has {', '.join(sorted(by_name))}); left "
+                              f"out, as CNTK 2.7 does", stacklevel=4)
+                continue
             if definition.shape is not None and tuple(definition.shape) != (target.dim,):
-                raise DataError(f"stream {name!r} declares shape {definition.shape}, input "
-                                f"{field!r} has dimension {target.dim}", self.path)
+                warnings.warn(f"{self.path}: stream {name!r} declares shape "
+                              f"{definition.shape}, input {field!r} has dimension "
+                              f"{target.dim}; the file's dimension is read, as CNTK 2.7 does",
+                              stacklevel=4)
             target.stream = name
         names = [i.stream for i in self._inputs]
         if len(set(names)) != len(names):

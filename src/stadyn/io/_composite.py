@@ -51,8 +51,9 @@ class Composite:
     ``expandToUtterance``: i-vectors beside speech features).
     """
 
-    def __init__(self, deserializers: Sequence[Deserializer]):
-        if isinstance(deserializers, Deserializer):
+    def __init__(self, deserializers: Sequence[Deserializer], leave_out_invalid: bool = False):
+        # (one deserializer, or anything else that cannot be iterated: refused below by name)
+        if isinstance(deserializers, Deserializer) or not hasattr(deserializers, "__iter__"):
             deserializers = [deserializers]
         self.deserializers = list(deserializers)
         if not self.deserializers:
@@ -60,6 +61,8 @@ class Composite:
         for d in self.deserializers:
             if not isinstance(d, Deserializer):
                 raise TypeError(f"not a deserializer: {d!r}")
+        if leave_out_invalid:   # (copies: the user's deserializers keep raising)
+            self.deserializers = [d.leaving_out_invalid() for d in self.deserializers]
         self.specs: dict[str, StreamSpec] = {}
         for d in self.deserializers:
             for name, spec in d.stream_specs().items():

@@ -155,6 +155,21 @@ class Deserializer(abc.ABC):
             out[name] = row if b.lengths is None else row[:int(b.lengths[0])]
         return out
 
+    def leaving_out_invalid(self) -> "Deserializer":
+        """This deserializer as a source that counts invalid sequences reads it
+        (``MinibatchSource(max_invalid_sequences=n)``): where it can leave a sequence it cannot
+        read out of its batch (marked in ``INVALID_ROWS``) rather than raise, a copy that does
+        so; this one is left as it is.  The default returns ``self`` (it raises), as CNTK
+        2.7's readers other than its base64 image reader do.
+
+        Example:
+            >>> from stadyn.io import NumpyDeserializer
+            >>> d = NumpyDeserializer({'x': np.zeros((2, 1))})
+            >>> d.leaving_out_invalid() is d
+            True
+        """
+        return self
+
     def close(self) -> None:
         """Close files this process opened (they reopen lazily on the next read)."""
         for name in [k for k in vars(self) if k.startswith("_h_")]:

@@ -171,7 +171,8 @@ class ImageDeserializer(Deserializer):
     #: Whether an image that cannot be read or decoded is left out (with a warning) rather
     #: than an error: its rows are marked in the batch's ``INVALID_ROWS``, which a source that
     #: counts them removes (CNTK 2.7's base64 image reader through its ``MinibatchSource``,
-    #: ``max_errors``; set by ``stadyn.compat.cntk``'s ``MinibatchSource``).
+    #: ``max_errors``).  Set on the copy ``leaving_out_invalid`` gives a source made with
+    #: ``max_invalid_sequences``, never on the user's deserializer.
     skips_undecodable: bool = False
 
     @reader_errors
@@ -209,10 +210,11 @@ class ImageDeserializer(Deserializer):
     mean = staticmethod(mean)
     color = staticmethod(color)
 
-    def _check_labels(self) -> None:
-        bad = np.flatnonzero(self._table.labels >= self._num_classes)
+    def _check_labels(self, start: int = 0, stop: int | None = None) -> None:
+        """Refuse a label outside the label stream's classes among entries start..stop."""
+        bad = np.flatnonzero(self._table.labels[start:stop] >= self._num_classes)
         if bad.size:
-            i = int(bad[0])
+            i = start + int(bad[0])
             raise DataError(f"label {int(self._table.labels[i])} is outside the "
                             f"{self._num_classes} classes (0..{self._num_classes - 1}) of stream "
                             f"{self._label_stream!r}", *self._where(i))

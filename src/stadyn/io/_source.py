@@ -88,6 +88,12 @@ class MinibatchSource:
         frame_mode: every step of every sequence is a sample of its own (CNTK's frame mode,
             for frame-level speech training): a deserializer's sequences are cut into their
             frames (the deserializers are joined by sequence key first).
+        max_invalid_sequences: ``None`` (the default): a sequence a deserializer cannot read
+            raises its error from the minibatch holding it.  A number: a base64 image that
+            cannot be decoded is left out of its minibatch with a warning and counted, and a
+            minibatch with a sequence left raises once more than that many were left out, as
+            CNTK 2.7's ``max_errors`` (its ``SequenceCleaner``); the deserializers given are
+            not changed (``Deserializer.leaving_out_invalid``).
 
     Example:
         >>> import numpy as np
@@ -117,8 +123,9 @@ class MinibatchSource:
                  randomization_seed: int = 0, randomize: bool = True, *,
                  num_workers: int = 0, prefetch: int = 2, start_method: str | None = None,
                  worker_timeout: float = 300.0, num_data_partitions: int = 1,
-                 partition_index: int = 0, frame_mode: bool = False):
-        self._composite = Composite(deserializers)
+                 partition_index: int = 0, frame_mode: bool = False,
+                 max_invalid_sequences: int | None = None):
+        self._composite = Composite(deserializers, max_invalid_sequences is not None)
         if frame_mode:
             self._composite = FrameComposite(self._composite)
         self._sweep_length = len(self._composite)
@@ -161,7 +168,7 @@ class MinibatchSource:
         # sequences a deserializer left out (an undecodable base64 image), counted against
         # max_invalid_sequences as CNTK 2.7's SequenceCleaner counts them (ReaderUtil.h)
         self._invalid = 0
-        self.max_invalid_sequences = 0
+        self.max_invalid_sequences = int(max_invalid_sequences or 0)
         # CNTK 2.7's reader counts sequences from the start of the sweep it was last set at
         # (its first read, a change of minibatch size or partition, a restore): which
         # partition a sequence is given to counts from there (``_partitions.py``)

@@ -271,16 +271,8 @@ _READ_TIME = ("CNTK 2.7 finds this when it reads the chunk, at the first next_mi
 @cntk_case(name="ioerr39__declared",
            names=["cntk.io.CBFDeserializer", "cntk.io.CTFDeserializer",
                   "cntk.io.ImageDeserializer", "cntk.io.Base64ImageDeserializer"],
-           known={"b64_label": _READ_TIME + " (Base64ImageDeserializer.cpp:87-89: a label "
-                               "past the label dimension; io/_base64_image.py)",
-                  "ctf_noname": _READ_TIME + " (a stream whose input no line has; "
-                                "io/_ctf.py _finish_init reads the first sequence)",
-                  "cbf_noname": "CNTK 2.7's CBF reader reads the file's inputs whatever the "
-                                "StreamDefs name (here 'x' under its own name); Stadyn refuses "
-                                "a stream the file lacks (io/_cbf.py _apply)",
-                  "cbf_dim": "CNTK 2.7's CBF reader takes the file's dimension (1) over the "
-                             "declared shape (3); Stadyn refuses the mismatch (io/_cbf.py "
-                             "_apply)"},
+           known={"ctf_noname": _READ_TIME + " (a stream whose input no line has; "
+                                "io/_ctf.py _finish_init reads the first sequence)"},
            note="a map label and a base64 label past the label stream's shape, a CTF and a "
                 "CBF stream naming an input the file does not have, a CBF stream declaring "
                 "another dimension than the file's")
@@ -304,3 +296,34 @@ def ioerr39_declared(C, r):
         "cbf_noname": _steps(C, lambda: C.io.CBFDeserializer("good.cbf", streams("y", 1))),
         "cbf_dim": _steps(C, lambda: C.io.CBFDeserializer("good.cbf", streams("x", 3))),
         "ctf_noname": _steps(C, lambda: C.io.CTFDeserializer("ok.ctf", streams("y", 1)))}
+
+
+@cntk_case(name="ioerr39__base64_order",
+           names=["cntk.io.Base64ImageDeserializer", "cntk.io.MinibatchSource.next_minibatch"],
+           note="8 base64 images read randomized (seeds 0 and 3, minibatches of 3), all "
+                "decodable and with lines 3 and 6 not images (max_errors 2): the first pixel "
+                "of each image given.  CNTK 2.7 indexes the file as text, lines in chunks of "
+                "32 MiB (here one chunk), and randomizes within it")
+def ioerr39_base64_order(C, r):
+    good = ["%d\t%s\n" % (i % 2, base64.b64encode(_png(2, 2, 10 * i)).decode("ascii"))
+            for i in range(8)]
+    junk = "0\t%s\n" % base64.b64encode(b"not an image at all").decode("ascii")
+    _write("all.txt", "".join(good))
+    _write("holes.txt", "".join(good[:2] + [junk] + good[3:5] + [junk] + good[6:]))
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    res = {}
+    for name in ("all", "holes"):
+        for seed in (0, 3):
+            src = C.io.MinibatchSource(C.io.Base64ImageDeserializer(name + ".txt",
+                                                                    _image_streams(C)),
+                                       randomize=True, max_sweeps=1, max_errors=2,
+                                       randomization_seed=seed)
+            got = []
+            while True:
+                mb = src.next_minibatch(3)
+                if not mb:
+                    break
+                got.append([float(v) for v in np.asarray(
+                    mb[src.streams.features].asarray()).reshape(-1, 12)[:, 0]])
+            res["%s_seed%d" % (name, seed)] = got
+    return res

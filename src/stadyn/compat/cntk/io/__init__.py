@@ -31,12 +31,14 @@ from ._configs import deferring
 
 # CNTK 2.7's deserializers are configurations: a bad file raises when a MinibatchSource is
 # made over one (``_configs.py``)
-CTFDeserializer = deferring(_io.CTFDeserializer)
-CBFDeserializer = deferring(_io.CBFDeserializer)
-ImageDeserializer = deferring(_io.ImageDeserializer)
-Base64ImageDeserializer = deferring(_io.Base64ImageDeserializer)
-HTKFeatureDeserializer = deferring(_io.HTKFeatureDeserializer)
-HTKMLFDeserializer = deferring(_io.HTKMLFDeserializer)
+# (the "type" and the argument in "file" of CNTK's dictionary: its HTK ones have no "file")
+CTFDeserializer = deferring(_io.CTFDeserializer, "CNTKTextFormatDeserializer", "filename")
+CBFDeserializer = deferring(_io.CBFDeserializer, "CNTKBinaryFormatDeserializer", "filename")
+ImageDeserializer = deferring(_io.ImageDeserializer, "ImageDeserializer", "map_file")
+Base64ImageDeserializer = deferring(_io.Base64ImageDeserializer, "Base64ImageDeserializer",
+                                    "filename")
+HTKFeatureDeserializer = deferring(_io.HTKFeatureDeserializer, "HTKFeatureDeserializer", None)
+HTKMLFDeserializer = deferring(_io.HTKMLFDeserializer, "HTKMLFDeserializer", None)
 
 # CNTK's default randomization window, in its chunks (a MinibatchSource given None uses it).
 DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = 128

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import inspect
+import os
 from typing import Any, Callable
 
 from ...._errors import DataError
@@ -42,9 +43,16 @@ class Unopened:
         absent.ctf: CTF file does not exist
     """
 
-    def __init__(self, make: Callable[..., Any], args: tuple, kwargs: dict):
+    def __init__(self, make: Callable[..., Any], args: tuple, kwargs: dict, cntk_type: str,
+                 file_arg: str | None):
         self._make, self._args, self._kwargs = make, args, kwargs
         self._settings: list[tuple[str, Any]] = []
+        # what CNTK 2.7's configuration dictionary holds without reading the file
+        self._known: dict[str, Any] = {"type": cntk_type}
+        if file_arg is not None:
+            bound = inspect.signature(make).bind_partial(*args, **kwargs).arguments
+            if file_arg in bound:
+                self._known["file"] = os.fspath(bound[file_arg])
 
     def open(self):
         """The deserializer, made now with the settings given since (its file's error, a
@@ -58,6 +66,14 @@ class Unopened:
         self._settings.append((key, value))
 
     def __getitem__(self, key: str):
+        """A setting given since (``d["maxErrors"]``), or ``"file"`` and ``"type"`` as CNTK
+        2.7's dictionary gives them (the path as given, its deserializer's type name) without
+        opening the file; any other key makes the deserializer (and raises its file's error)."""
+        for name, value in reversed(self._settings):
+            if name == key:
+                return value
+        if key in self._known:
+            return self._known[key]
         return self.open()[key]
 
     def __getattr__(self, name: str):
@@ -69,25 +85,31 @@ class Unopened:
         return len(self.open())
 
     def __repr__(self) -> str:
-        return f"<{getattr(self._make, '__name__', 'deserializer')} (not opened yet)>"
+        what = getattr(self._make, "__name__", "deserializer")
+        where = f" of {self._known['file']!r}" if "file" in self._known else ""
+        return (f"<{what}{where} (not opened yet: its file could not be read when it was made; "
+                f"stadyn.compat.cntk.io.MinibatchSource opens it, or its .open())>")
 
 
-def deferring(cls: type) -> Callable[..., Any]:
+def deferring(cls: type, cntk_type: str, file_arg: str | None) -> Callable[..., Any]:
     """``cls``'s constructor, returning an :class:`Unopened` configuration where the file is
-    bad (a :class:`~stadyn.DataError`) instead of raising.
+    bad (a :class:`~stadyn.DataError`) instead of raising; ``cntk_type`` is the ``"type"`` of
+    CNTK 2.7's configuration, ``file_arg`` the argument its ``"file"`` holds (None: it has
+    none).
 
     Example:
         >>> from stadyn.io import CTFDeserializer, StreamDef, StreamDefs
-        >>> make = deferring(CTFDeserializer)
-        >>> make('absent.ctf', StreamDefs(x=StreamDef(shape=1)))
-        <CTFDeserializer (not opened yet)>
+        >>> make = deferring(CTFDeserializer, "CNTKTextFormatDeserializer", "filename")
+        >>> d = make('absent.ctf', StreamDefs(x=StreamDef(shape=1)))
+        >>> d["file"], d["type"]
+        ('absent.ctf', 'CNTKTextFormatDeserializer')
     """
     @functools.wraps(cls, assigned=("__name__", "__qualname__", "__doc__"), updated=())
     def make(*args, **kwargs):
         try:
             return cls(*args, **kwargs)
         except DataError:
-            return Unopened(cls, args, kwargs)
+            return Unopened(cls, args, kwargs, cntk_type, file_arg)
     make.__signature__ = inspect.signature(cls)
     make.__module__ = __name__
     return make

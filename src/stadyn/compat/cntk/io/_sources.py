@@ -226,7 +226,8 @@ def MinibatchSourceFromData(data_streams, max_samples=_io.INFINITELY_REPEAT, **k
 
 
 def _validate_config(max_samples, max_sweeps, window_in_chunks, window_in_samples,
-                     randomize: bool, frame_mode: bool, truncation_length) -> None:
+                     randomize: bool, frame_mode: bool, truncation_length,
+                     max_errors=0) -> None:
     """CNTK 2.7's refusals of a ``MinibatchSource``'s settings, in its order: a negative
     count is SWIG's OverflowError setting the config's ``size_t``, then ``Validate``'s
     RuntimeErrors (MinibatchSource.cpp:514-527): both ``max_samples`` (``FULL_DATA_SWEEP``
@@ -235,7 +236,8 @@ def _validate_config(max_samples, max_sweeps, window_in_chunks, window_in_sample
     sets both to 0 first), frame mode with truncation."""
     for name, value in (("max_samples", max_samples), ("max_sweeps", max_sweeps),
                         ("randomization_window_in_chunks", window_in_chunks),
-                        ("randomization_window_in_samples", window_in_samples)):
+                        ("randomization_window_in_samples", window_in_samples),
+                        ("max_errors", max_errors)):
         if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value < 0:
             raise OverflowError(f"in method 'MinibatchSourceConfig_{name}_set', argument 2 of "
                                 f"type 'size_t' ({name}={value}: CNTK 2.7 takes counts >= 0)")
@@ -292,7 +294,7 @@ class MinibatchSource(_io.MinibatchSource):
                  randomize=True, max_errors=0, **kwargs):
         _validate_config(max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomize, frame_mode,
-                         truncation_length)
+                         truncation_length, max_errors)
         if not randomize:       # (CNTK sets both windows to 0, whatever was given)
             randomization_window_in_chunks = randomization_window_in_samples = None
         # (CNTK 2.7 opens the deserializers' files here: a bad one raises now)
@@ -304,16 +306,14 @@ class MinibatchSource(_io.MinibatchSource):
             warnings.warn(f"max_errors={max_errors}: Stadyn stops at the first malformed "
                           f"sequence (an error naming the file and line) instead of skipping "
                           f"it", stacklevel=2)
-        for d in base64:    # (CNTK 2.7 leaves out an image it cannot decode, max_errors)
-            d.skips_undecodable = True
         # a restore randomizes anew as CNTK 2.7's block randomizer (not followed under the
         # truncated packer, which reads on its own)
         self._cntk_restore = not truncation_length
         self._cntk_markers = True      # (sweep ends where CNTK's local timeline meets them)
+        # (CNTK 2.7 leaves out an image it cannot decode and counts it against max_errors)
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
-                         frame_mode=frame_mode, **kwargs)
-        self.max_invalid_sequences = int(max_errors)
+                         frame_mode=frame_mode, max_invalid_sequences=int(max_errors), **kwargs)
         # truncated back-propagation through time (CNTK's TruncatedBPTTPacker)
         self._packer = _io.TruncatedPacker(self, truncation_length) if truncation_length \
             else None
