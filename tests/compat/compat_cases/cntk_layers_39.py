@@ -47,7 +47,8 @@ def times_ranks__layers_over_a_scalar(C, r, np):
     return res
 
 
-@cntk_case(names=["cntk.layers.Dense", "cntk.ops.input_variable"],
+@cntk_case(names=["cntk.layers.Dense", "cntk.layers.Embedding", "cntk.ops.input_variable",
+                  "cntk.ops.placeholder"],
            note="Dense's map_rank and input_rank against the input's rank: CNTK 2.7 refuses "
                 "map_rank >= the rank (Dense(3, map_rank=1) over (5,): ValueError; Stadyn gave "
                 "(5, 3)) and input_rank above it (RuntimeError; Stadyn gave ()); a Dense over "
@@ -63,6 +64,11 @@ def times_ranks__dense_map_and_input_rank(C, r, np):
                              ("none ()", {}, ())]:
         res[label] = _outcome(lambda: _shape(C.layers.Dense(3, **kw)(C.input_variable(shape))))
     res["Embedding ()"] = _outcome(lambda: _shape(C.layers.Embedding(3)(C.input_variable(()))))
+    # placeholders: a scalar one is refused, one of unknown shape waits, an inferred axis counts
+    res["placeholder ()"] = _outcome(lambda: _shape(C.layers.Dense(3)(C.placeholder(()))))
+    res["placeholder unknown"] = _outcome(lambda: _shape(C.layers.Dense(3)(C.placeholder())))
+    res["placeholder (?,) map_rank 1"] = _outcome(lambda: _shape(C.layers.Dense(
+        3, map_rank=1)(C.placeholder((C.InferredDimension,)))))
     return res
 
 
