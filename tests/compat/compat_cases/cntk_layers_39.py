@@ -103,3 +103,64 @@ def times_ranks__convolution_of_a_short_state(C, r, np):
     x = C.sequence.input_variable(1)
     return {"Convolution in step": _outcome(lambda: _shape(C.layers.Recurrence(
         lambda h, v: cv(h) + C.reduce_sum(v))(x)))}
+
+
+_INFERRED_PARAMETER = ("C.parameter with an InferredDimension: CNTK 2.7 makes it (shape -1 "
+                       "shown) and the first op that meets it infers the axis, then runs its "
+                       "init (the values of a parameter of the inferred shape with the same "
+                       "seed); Stadyn's compat Parameter (compat/cntk/_variables.py "
+                       "Parameter.__init__) refuses the shape with ValueError")
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.initializer.glorot_uniform",
+                  "cntk.initializer.uniform"],
+           note="C.parameter((C.InferredDimension, 3)) and its kin, inferred by times, plus "
+                "and *: CNTK 2.7 shows (-1, 3), refuses .value before the op (ValueError), "
+                "infers (4, 3) from times with a (4,) input and initializes it then, as a "
+                "(4, 3) parameter of the same seed",
+           known={"(?, 3) shape": _INFERRED_PARAMETER,
+                  "(?, 3) times (4,)": _INFERRED_PARAMETER,
+                  "(3, ?) plus (3, 5)": _INFERRED_PARAMETER,
+                  "(?,) * (6,)": _INFERRED_PARAMETER,
+                  "(?,) init 0.5 * (2,)": _INFERRED_PARAMETER})
+def inferred_parameter__axes_inferred_by_the_op(C, r, np):
+    inferred = C.InferredDimension
+
+    def same(p, shape, init):
+        return bool(np.array_equal(p.value, C.parameter(shape, init=init).value))
+
+    def times():
+        p = C.parameter((inferred, 3), init=C.glorot_uniform(seed=1))
+        x = C.input_variable(4)
+        z = C.times(x, p)
+        data = np.linspace(-1, 1, 4).astype(np.float32)[None]
+        return {"shape": _shape(z), "parameter": _shape(p),
+                "as seeded (4, 3)": same(p, (4, 3), C.glorot_uniform(seed=1)),
+                "eval is x . p": bool(np.allclose(z.eval({x: data}), np.dot(data, p.value)))}
+
+    def plus():
+        q = C.parameter((3, inferred), init=C.glorot_uniform(seed=2))
+        y = C.plus(C.input_variable((3, 5)), q)
+        return {"shape": _shape(y), "parameter": _shape(q),
+                "as seeded (3, 5)": same(q, (3, 5), C.glorot_uniform(seed=2))}
+
+    def times_elementwise():
+        u = C.parameter((inferred,), init=C.uniform(1, seed=3))
+        y = u * C.input_variable(6)
+        return {"shape": _shape(y), "parameter": _shape(u),
+                "as seeded (6,)": same(u, (6,), C.uniform(1, seed=3))}
+
+    def constant_init():
+        k = C.parameter((inferred,), init=0.5)
+        before = _shape(k)
+        y = k * C.input_variable(2)
+        return {"before": before, "shape": _shape(y), "value": k.value}
+
+    return {
+        "(?, 3) shape": _outcome(lambda: _shape(C.parameter((inferred, 3)))),
+        "(?, 3) value before": _outcome(lambda: C.parameter((inferred, 3)).value),
+        "(?, 3) times (4,)": _outcome(times),
+        "(3, ?) plus (3, 5)": _outcome(plus),
+        "(?,) * (6,)": _outcome(times_elementwise),
+        "(?,) init 0.5 * (2,)": _outcome(constant_init),
+    }
