@@ -61,6 +61,7 @@ MODULES = {
              "cntk_user_39", "cntk_user_39b",
              "cntk_rec_39",
              "cntk_io_39",
+             "cntk_layers_39",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],

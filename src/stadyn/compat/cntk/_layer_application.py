@@ -36,6 +36,7 @@ from ._parameters import cntk_parameters
 from ._sequence_placeholders import note_call
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
+from ._times_ranks import check_times_ranks
 
 __all__ = ["apply_layer"]
 
@@ -68,6 +69,9 @@ def apply_layer(layer_fn: Any, args: tuple):
     for a in args:              # (CNTK 2.7 takes each operand as a Variable)
         if isinstance(a, GraphObject) and len(getattr(a, "outputs", ())) > 1:
             raise RuntimeError(several_outputs_message(a))
+    # (CNTK's Times refuses an input of too low a rank as the layer is applied, whether or not
+    # another operand waits: a placeholder of unknown shape passes)
+    check_times_ranks(layer_fn.layer, args, layer_fn.kind)
     if pending(args, {}):       # a placeholder without a shape, a layer: wait for it
         waiting = Deferred(layer_fn, args, {})
         stand_ins = placeholder_stand_ins(args)

@@ -1,0 +1,101 @@
+"""CNTK 2.7's rank rule of ``Times`` where a layer that multiplies its input by a weight meets
+that input (``Dense``, ``Embedding``, the steps ``RNNStep``, ``GRU``, ``LSTM``, a ``Recurrence`` or
+``Fold`` of one of those): CNTK refuses
+the layer as it is applied where the input's rank (its axes after the dynamic ones) cannot give
+the weight its axes, where Stadyn's layers would have read a batch or sequence axis as one.
+
+CNTK's ``TimesOpOutputShape`` (``Source/CNTKv2LibraryDll/PrimitiveFunction.h``, its shapes
+reversed: the input is its "right" operand, shown as the left one) checks, in this order:
+
+* an ``infer_input_rank_to_map`` ``m >= 0`` (a ``Dense`` given no ``input_rank``: its
+  ``map_rank``, else 0) must be below the input's rank ``r``, else ValueError
+  ``Times: Input map rank (m) must be < rank (r) ...`` -- so a ``Dense`` over a scalar
+  (``reduce_sum`` of a step) and ``Dense(3, map_rank=1)`` over a ``(5,)`` are refused;
+* the input's rank must be at least the weight's axes reduced over (``input_rank`` of a
+  ``Dense``, 1 for an ``Embedding``'s and a step's ``W`` and ``H``), else RuntimeError
+  ``Times: The left operand ... rank (r) must be >= #axes (n) being reduced over.``
+
+Example:
+    >>> import stadyn.compat.cntk as C
+    >>> s = C.reduce_sum(C.sequence.input_variable(4))
+    >>> C.layers.Dense(3)(s)
+    Traceback (most recent call last):
+    ...
+    stadyn._errors.ShapeError: Times: Input map rank (0) must be < rank (0) of the left ...
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ... import layers as _L
+from ..._errors import ShapeError
+from ...graph import format_location, user_location
+from ._deferred import Deferred, UnknownOutput
+from ._mixins import GraphObject
+
+__all__ = ["TimesRankError", "check_times_ranks"]
+
+
+class TimesRankError(RuntimeError, ShapeError):
+    """An input of lower rank than the axes a layer's weight reduces over (CNTK 2.7's
+    RuntimeError as the layer is applied; a ValueError too, as Stadyn's other shape errors)."""
+
+
+def _rank(value: Any) -> "int | None":
+    """The rank CNTK shows of an operand (its axes after the dynamic ones); None where its
+    shape is unknown."""
+    if not isinstance(value, (Deferred, UnknownOutput, GraphObject)):
+        return None
+    shape = tuple(int(d) for d in value.shape)
+    return None if -2 in shape else len(shape)
+
+
+def _reduced(layer: Any, args: tuple) -> "list[tuple[Any, int, int]]":
+    """The operands of ``layer`` that a ``Times`` takes as its input, each with its map rank
+    (-1 for none) and the number of the weight's axes it reduces over."""
+    if isinstance(layer, _L.Dense) and args:
+        if layer.input_rank is not None:
+            return [(args[0], -1, int(layer.input_rank))]
+        return [(args[0], int(layer.map_rank or 0), 1)]
+    if isinstance(layer, _L.Embedding) and args:
+        return [(args[0], -1, 1)]
+    if isinstance(layer, (_L.RNNStep, _L.GRU, _L.LSTM)) and len(args) >= 2:
+        return [(args[-1], -1, 1), (args[0], -1, 1)]     # (x W first, then h H)
+    if isinstance(layer, _L.Recurrence) and args and \
+            isinstance(layer.step, (_L.RNNStep, _L.GRU, _L.LSTM)):
+        return [(args[-1], -1, 1)]      # (a Recurrence, a Fold of a step: its input's x W)
+    return []
+
+
+def _described(value: Any) -> str:
+    name = getattr(value, "name", "") or ""
+    shape = tuple(int(d) for d in value.shape)
+    return f"{name + ' ' if name else ''}of shape {shape}"
+
+
+def check_times_ranks(layer: Any, args: tuple, kind: str) -> None:
+    """Refuse ``layer`` (a Stadyn layer, shown as ``kind``) applied to ``args`` as CNTK 2.7's
+    ``Times`` refuses its input (see the module's text); operands of unknown shape pass.
+
+    Example:
+        >>> import stadyn.layers as L, stadyn.compat.cntk as C
+        >>> check_times_ranks(L.Dense(3, map_rank=1), (C.input_variable((5, 2)),), "Dense")
+        >>> check_times_ranks(L.Embedding(3), (C.input_variable(()),), "Embedding")
+        Traceback (most recent call last):
+        ...
+        stadyn.compat.cntk._times_ranks.TimesRankError: Times: The left operand ...
+    """
+    for value, map_rank, reduced in _reduced(layer, args):
+        rank = _rank(value)
+        if rank is None:
+            continue
+        line = format_location(user_location())
+        at = f" ({kind or 'the layer'} applied at {line})" if line else \
+            f" ({kind or 'the layer'} applied)"
+        if map_rank >= 0 and map_rank >= rank:
+            raise ShapeError(f"Times: Input map rank ({map_rank}) must be < rank ({rank}) of "
+                             f"the left operand {_described(value)}.{at}")
+        if rank < reduced:
+            raise TimesRankError(f"Times: The left operand {_described(value)} rank ({rank}) "
+                                 f"must be >= #axes ({reduced}) being reduced over.{at}")

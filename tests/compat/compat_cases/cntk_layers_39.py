@@ -1,0 +1,166 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 as a layer meets its input
+(cntklayer39): CNTK's ``Times`` rank rule (``PrimitiveFunction.h``'s ``TimesOpOutputShape``)
+refuses a ``Dense``, an ``Embedding``, a recurrent step over an input of too low a rank --
+a scalar (a ``reduce_sum``), an input no longer than its ``map_rank`` or shorter than its
+``input_rank`` -- where Stadyn computed (SILENT: a ``Dense(3)`` of a scalar gave ``(1, 3)``);
+a ``Convolution`` of a state too short in a step is CNTK's ValueError too."""
+
+import functools
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+
+_outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+def _shape(f):
+    return list(f.shape)
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.layers.Embedding", "cntk.layers.GRU",
+                  "cntk.layers.RNNStep", "cntk.layers.LSTM", "cntk.ops.reduce_sum",
+                  "cntk.ops.placeholder", "cntk.ops.sequence.input_variable"],
+           note="a layer over a scalar (reduce_sum of a sequence's step, shape ()): CNTK 2.7 "
+                "refuses Dense (ValueError 'Times: Input map rank (0) must be < rank (0)'), "
+                "an Embedding and the steps' x and h (RuntimeError 'Times: The left operand "
+                "... rank (0) must be >= #axes (1) being reduced over'); Stadyn gave Dense "
+                "(1, 3) and computed the others")
+def times_ranks__layers_over_a_scalar(C, r, np):
+    x = C.sequence.input_variable(4)
+    s = C.reduce_sum(x)
+    res = {"scalar": _shape(s)}
+    res["Dense"] = _outcome(lambda: _shape(C.layers.Dense(3)(s)))
+    res["Dense (3, 2)"] = _outcome(lambda: _shape(C.layers.Dense((3, 2))(s)))
+    res["Dense map_rank 0"] = _outcome(lambda: _shape(C.layers.Dense(3, map_rank=0)(s)))
+    res["Dense input_rank 1"] = _outcome(lambda: _shape(C.layers.Dense(3, input_rank=1)(s)))
+    res["Embedding"] = _outcome(lambda: _shape(C.layers.Embedding(3)(s)))
+    res["Embedding weights"] = _outcome(lambda: _shape(C.layers.Embedding(
+        weights=np.ones((4, 3), np.float32))(s)))
+    h, c = C.placeholder(3), C.placeholder(3)
+    res["GRU x"] = _outcome(lambda: _shape(C.layers.GRU(3)(h, s)))
+    res["RNNStep x"] = _outcome(lambda: _shape(C.layers.RNNStep(3)(h, s)))
+    res["LSTM x"] = _outcome(lambda: _shape(C.layers.LSTM(3)(h, c, s)))
+    res["GRU h"] = _outcome(lambda: _shape(C.layers.GRU(3)(s, x)))
+    res["RNNStep h"] = _outcome(lambda: _shape(C.layers.RNNStep(3)(s, x)))
+    res["LSTM h"] = _outcome(lambda: _shape(C.layers.LSTM(3)(s, c, x)))
+    return res
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.layers.Embedding", "cntk.ops.input_variable",
+                  "cntk.ops.placeholder"],
+           note="Dense's map_rank and input_rank against the input's rank: CNTK 2.7 refuses "
+                "map_rank >= the rank (Dense(3, map_rank=1) over (5,): ValueError; Stadyn gave "
+                "(5, 3)) and input_rank above it (RuntimeError; Stadyn gave ()); a Dense over "
+                "a non-sequence scalar input is refused too (Stadyn gave (3,))")
+def times_ranks__dense_map_and_input_rank(C, r, np):
+    res = {}
+    for label, kw, shape in [("map_rank 1 (5,)", {"map_rank": 1}, (5,)),
+                             ("map_rank 1 (5, 2)", {"map_rank": 1}, (5, 2)),
+                             ("map_rank 2 (5, 2)", {"map_rank": 2}, (5, 2)),
+                             ("input_rank 1 (5, 2)", {"input_rank": 1}, (5, 2)),
+                             ("input_rank 2 (5, 2)", {"input_rank": 2}, (5, 2)),
+                             ("input_rank 2 (5,)", {"input_rank": 2}, (5,)),
+                             ("none ()", {}, ())]:
+        res[label] = _outcome(lambda: _shape(C.layers.Dense(3, **kw)(C.input_variable(shape))))
+    res["Embedding ()"] = _outcome(lambda: _shape(C.layers.Embedding(3)(C.input_variable(()))))
+    # placeholders: a scalar one is refused, one of unknown shape waits, an inferred axis counts
+    res["placeholder ()"] = _outcome(lambda: _shape(C.layers.Dense(3)(C.placeholder(()))))
+    res["placeholder unknown"] = _outcome(lambda: _shape(C.layers.Dense(3)(C.placeholder())))
+    res["placeholder (?,) map_rank 1"] = _outcome(lambda: _shape(C.layers.Dense(
+        3, map_rank=1)(C.placeholder((C.InferredDimension,)))))
+    return res
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.layers.RNNStep",
+                  "cntk.layers.GRU", "cntk.layers.Dense", "cntk.ops.reduce_sum"],
+           note="a recurrence over a scalar: a step applied in a Python step to the step's "
+                "reduce_sum, a GRU's Recurrence and an RNNStep's Fold over a sequence of "
+                "scalars (RuntimeError), a Dense of it in the step (ValueError): CNTK 2.7 "
+                "refuses each as the recurrence is made; Stadyn computed them ((3,), (1, 3))")
+def times_ranks__recurrence_over_a_scalar(C, r, np):
+    x = C.sequence.input_variable(4)
+    step = C.layers.RNNStep(3)
+    d = C.layers.Dense(3)
+    return {
+        "RNNStep in step": _outcome(lambda: _shape(C.layers.Recurrence(
+            lambda h, v: step(h, C.reduce_sum(v)))(x))),
+        "GRU Recurrence": _outcome(lambda: _shape(C.layers.Recurrence(
+            C.layers.GRU(3))(C.reduce_sum(x)))),
+        "RNNStep Fold": _outcome(lambda: _shape(C.layers.Fold(
+            C.layers.RNNStep(3))(C.reduce_sum(x)))),
+        "Dense in step": _outcome(lambda: _shape(C.layers.Recurrence(
+            lambda h, v: d(C.reduce_sum(v)) + h)(x))),
+    }
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.Convolution", "cntk.ops.reduce_sum"],
+           note="a Convolution of kernel 3 over the state (1,) in a step, c(h) + reduce_sum(x): "
+                "CNTK 2.7's ValueError ('Convolution map tensor must have rank 1 or the same "
+                "as the input tensor'); Stadyn's ShapeError is a ValueError")
+def times_ranks__convolution_of_a_short_state(C, r, np):
+    cv = C.layers.Convolution(3, 2)
+    x = C.sequence.input_variable(1)
+    return {"Convolution in step": _outcome(lambda: _shape(C.layers.Recurrence(
+        lambda h, v: cv(h) + C.reduce_sum(v))(x)))}
+
+
+_INFERRED_PARAMETER = ("C.parameter with an InferredDimension: CNTK 2.7 makes it (shape -1 "
+                       "shown) and the first op that meets it infers the axis, then runs its "
+                       "init (the values of a parameter of the inferred shape with the same "
+                       "seed); Stadyn's compat Parameter (compat/cntk/_variables.py "
+                       "Parameter.__init__) refuses the shape with ValueError")
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.initializer.glorot_uniform",
+                  "cntk.initializer.uniform"],
+           note="C.parameter((C.InferredDimension, 3)) and its kin, inferred by times, plus "
+                "and *: CNTK 2.7 shows (-1, 3), refuses .value before the op (ValueError), "
+                "infers (4, 3) from times with a (4,) input and initializes it then, as a "
+                "(4, 3) parameter of the same seed",
+           known={"(?, 3) shape": _INFERRED_PARAMETER,
+                  "(?, 3) times (4,)": _INFERRED_PARAMETER,
+                  "(3, ?) plus (3, 5)": _INFERRED_PARAMETER,
+                  "(?,) * (6,)": _INFERRED_PARAMETER,
+                  "(?,) init 0.5 * (2,)": _INFERRED_PARAMETER})
+def inferred_parameter__axes_inferred_by_the_op(C, r, np):
+    inferred = C.InferredDimension
+
+    def same(p, shape, init):
+        return bool(np.array_equal(p.value, C.parameter(shape, init=init).value))
+
+    def times():
+        p = C.parameter((inferred, 3), init=C.glorot_uniform(seed=1))
+        x = C.input_variable(4)
+        z = C.times(x, p)
+        data = np.linspace(-1, 1, 4).astype(np.float32)[None]
+        return {"shape": _shape(z), "parameter": _shape(p),
+                "as seeded (4, 3)": same(p, (4, 3), C.glorot_uniform(seed=1)),
+                "eval is x . p": bool(np.allclose(z.eval({x: data}), np.dot(data, p.value)))}
+
+    def plus():
+        q = C.parameter((3, inferred), init=C.glorot_uniform(seed=2))
+        y = C.plus(C.input_variable((3, 5)), q)
+        return {"shape": _shape(y), "parameter": _shape(q),
+                "as seeded (3, 5)": same(q, (3, 5), C.glorot_uniform(seed=2))}
+
+    def times_elementwise():
+        u = C.parameter((inferred,), init=C.uniform(1, seed=3))
+        y = u * C.input_variable(6)
+        return {"shape": _shape(y), "parameter": _shape(u),
+                "as seeded (6,)": same(u, (6,), C.uniform(1, seed=3))}
+
+    def constant_init():
+        k = C.parameter((inferred,), init=0.5)
+        before = _shape(k)
+        y = k * C.input_variable(2)
+        return {"before": before, "shape": _shape(y), "value": k.value}
+
+    return {
+        "(?, 3) shape": _outcome(lambda: _shape(C.parameter((inferred, 3)))),
+        "(?, 3) value before": _outcome(lambda: C.parameter((inferred, 3)).value),
+        "(?, 3) times (4,)": _outcome(times),
+        "(3, ?) plus (3, 5)": _outcome(plus),
+        "(?,) * (6,)": _outcome(times_elementwise),
+        "(?,) init 0.5 * (2,)": _outcome(constant_init),
+    }
