@@ -1,12 +1,14 @@
-"""Wall time of one NNabla ``Adam`` update over the digits CNN's 10.4 M parameters: NNabla
-1.39's float32 arithmetic bit for bit (``fused=False``, the default since nnhalf39: ``B``)
-against torch's fused Adam kernel (``fused=True``, the default before: ``A``), A and B
-alternating in one process.
+"""Cost of one NNabla ``Adam`` update three ways, alternating in one process: ``A`` torch's fused
+Adam kernel (``solver.fused = True``), ``B`` NNabla 1.39's float32 arithmetic as torch
+multi-tensor ops (nnhalf39's default: a dozen whole-array passes, roots through NumPy per
+tensor), ``C`` the same arithmetic in cache-sized NumPy blocks (``solvers/_float32_blocks.py``,
+the default since rmF39).  Sizes: 1 M and 10 M parameters in one tensor, and the digits CNN of
+``stadyn demo`` (10.4 M parameters in 52 tensors).
 
-    PYTHONPATH=src python benchmarks/nnabla_adam_exact_ab.py [--steps 10] [--rounds 5]
+    PYTHONPATH=src python benchmarks/nnabla_adam_exact_ab.py [--steps 3] [--rounds 5]
 
-Prints the median time of one update in ms for each, and the largest difference between the
-two paths' parameters after the first round (a few units in the last place).
+Prints, per size, the median process CPU time and wall time of one update in ms, and whether B
+and C left the same parameters bit for bit (and A's largest difference from them).
 """
 
 import argparse
@@ -14,53 +16,64 @@ import statistics
 import time
 
 import numpy as np
+import torch
 
-import stadyn as sd
 import stadyn.solvers as S
+import stadyn.solvers._functional_nnabla as nn_maths
+from stadyn.solvers._float32_blocks import adam_blocks
 
-SHAPES = [(32, 1, 5, 5), (32,), (64, 32, 5, 5), (64,), (3136, 3136), (3136,), (3136, 10), (10,)]
-
-
-def _solver(fused: bool, rs: np.random.RandomState):
-    params = {"p%d" % i: sd.Variable.from_numpy_array(rs.randn(*s).astype(np.float32),
-                                                      need_grad=True)
-              for i, s in enumerate(SHAPES)}
-    solver = S.Adam(alpha=1e-3)
-    solver.fused = fused
-    solver.set_parameters(params)
-    for v in params.values():
-        v.g = rs.randn(*v.shape).astype(np.float32)
-    return solver, params
+CNN = ([(64, 1, 3, 3), (64,), (1, 64, 1, 1), (1, 64, 1, 1), (128, 64, 3, 3), (128,)]
+       + [(1, 128, 1, 1)] * 2 + [(128, 128, 3, 3), (128,), (1, 128, 1, 1), (1, 128, 1, 1)] * 9
+       + [(512, 128, 3, 3), (512,), (1, 512, 1, 1), (1, 512, 1, 1), (8192, 1024), (1024,),
+          (1024, 10), (10,)])
+SIZES = {"1M": [(1000, 1000)], "10M": [(1000, 10000)], "digits CNN": CNN}
 
 
-def _time(solver, steps: int) -> float:
-    times = []
-    for _ in range(steps):
-        t0 = time.perf_counter()
-        solver.update()
-        times.append(time.perf_counter() - t0)
-    return statistics.median(times) * 1e3
+def _state(shapes, seed=0):
+    rs = np.random.RandomState(seed)
+    ps = [torch.from_numpy(rs.randn(*s).astype(np.float32)) for s in shapes]
+    gs = [torch.from_numpy(rs.randn(*s).astype(np.float32)) for s in shapes]
+    return ps, gs, [torch.zeros_like(p) for p in ps], [torch.zeros_like(p) for p in ps]
+
+
+def _update(kind, state):
+    ps, gs, m, v = state
+    kw = dict(step_size=1e-3, beta1=0.9, beta2=0.999, eps=1e-8)
+    if kind == "A":
+        S.functional.fused_adam(ps, gs, m, v, **kw)
+        return
+    nn_maths.adam_blocks = (lambda *a, **k: False) if kind == "B" else adam_blocks
+    try:
+        nn_maths.adam_nnabla(ps, gs, m, v, **kw)
+    finally:
+        nn_maths.adam_blocks = adam_blocks
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--steps", type=int, default=10)
+    ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
-    fused, fused_params = _solver(True, np.random.RandomState(0))
-    exact, exact_params = _solver(False, np.random.RandomState(0))
-    n = sum(int(np.prod(s)) for s in SHAPES)
-    print("Adam update over %.1f M float32 parameters, ms (median of %d)" % (n / 1e6, args.steps))
-    a, b = [], []
-    for i in range(args.rounds):
-        a.append(_time(fused, args.steps))
-        b.append(_time(exact, args.steps))
-        if i == 0:
-            diff = max(float(np.abs(fused_params[k].d - exact_params[k].d).max())
-                       for k in fused_params)
-            print("largest difference after %d updates: %.3g" % (args.steps, diff))
-    print("A fused kernel   %.2f ms" % statistics.median(a))
-    print("B NNabla float32 %.2f ms" % statistics.median(b))
+    print("one Adam update, ms (median of %d rounds of %d), torch %s, %d thread(s)"
+          % (args.rounds, args.steps, torch.__version__, torch.get_num_threads()))
+    for name, shapes in SIZES.items():
+        states = {k: _state(shapes) for k in "ABC"}
+        cpu = {k: [] for k in states}
+        wall = {k: [] for k in states}
+        for _ in range(args.rounds):
+            for k, st in states.items():
+                c0, w0 = time.process_time(), time.perf_counter()
+                for _ in range(args.steps):
+                    _update(k, st)
+                cpu[k].append((time.process_time() - c0) / args.steps * 1e3)
+                wall[k].append((time.perf_counter() - w0) / args.steps * 1e3)
+        same = all(torch.equal(b, c) for b, c in zip(states["B"][0], states["C"][0]))
+        diff = max(float((a - c).abs().max()) for a, c in zip(states["A"][0], states["C"][0]))
+        n = sum(int(np.prod(s)) for s in shapes)
+        print("%-10s %5.1f M  cpu A fused %7.1f  B torch exact %7.1f  C blocks exact %7.1f | "
+              "wall A %7.1f  B %7.1f  C %7.1f | B==C %s, |A-C| <= %.2g"
+              % (name, n / 1e6, *(statistics.median(cpu[k]) for k in "ABC"),
+                 *(statistics.median(wall[k]) for k in "ABC"), same, diff))
 
 
 if __name__ == "__main__":

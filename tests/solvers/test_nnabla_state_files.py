@@ -206,3 +206,21 @@ def test_a_protobuf_state_file_without_states_is_empty_and_loads(tmp_path):
     (tmp_path / "other.protobuf").write_bytes(b"\xc2\x0c\x02\x0a\x00")
     with pytest.raises(sd.ModelFileError, match="other.protobuf: no solver states"):
         s.load_states(tmp_path / "other.protobuf")
+
+
+@pytest.mark.parametrize("suffix", [".h5", ".protobuf"])
+def test_load_states_errors_name_the_given_name(tmp_path, suffix):
+    # load_states(name=) names the file by ``name`` in its errors (the safetensors container
+    # did); NNabla's .h5 and .protobuf readers named the temporary path instead
+    path = tmp_path / ("states" + suffix)
+    if suffix == ".h5":
+        with h5py.File(path, "w") as f:
+            f.create_dataset("w/m", data=np.zeros(2, np.float32))     # no step count 't'
+    else:
+        path.write_bytes(b"\x0a\x02ab")                 # field 1: a parameter file, no states
+    solver = S.Adam()
+    solver.set_parameters({"w": sd.Variable.from_numpy_array(np.zeros(2, np.float32),
+                                                             need_grad=True)})
+    with pytest.raises(sd.ModelFileError, match=r"^archive\.zip:states: no solver states") as e:
+        solver.load_states(path, name="archive.zip:states")
+    assert str(path) not in str(e.value)

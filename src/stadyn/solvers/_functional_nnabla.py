@@ -19,6 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
+from ._float32_blocks import adam_blocks
 from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, mul_, neg, nonzero,
                        per_tensor, root_denominator, scaled)
 
@@ -320,6 +321,9 @@ def adam_nnabla(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
     gain1, gain2 = _f32(1.0 - b1), _f32(1.0 - b2)     # exact: float32 1 - b, as C++'s
     second = v if v_max is None else v_max
     if foreach:
+        if adam_blocks(params, grads, m, v, step_size=step_size, beta1=b1, beta2=b2, eps=e,
+                       v_max=v_max, decay=decay):
+            return                      # on CPU: NumPy's float32 ufuncs, block by block
         old = scaled(params, decay) if nonzero(decay) else None
         torch._foreach_mul_(m, b1)
         tmp = torch._foreach_mul(grads, gain1)

@@ -58,11 +58,14 @@ def write_h5_states(path: str | os.PathLike, states: Mapping[str, Mapping[str, A
     atomic_write(os.fspath(path), write)
 
 
-def read_h5_states(path: str | os.PathLike) -> "OrderedDict[str, dict[str, Any]]":
+def read_h5_states(path: str | os.PathLike, *,
+                   name: str | None = None) -> "OrderedDict[str, dict[str, Any]]":
     """``{parameter: {state name: array, "t": steps}}`` from an NNabla ``.h5`` state file, in
-    the file's ``index`` order; a file that is not one is a :class:`ModelFileError` naming it."""
+    the file's ``index`` order; a file that is not one is a :class:`ModelFileError` naming it
+    (``name``, when given, instead of ``path``)."""
     import h5py
     path = os.fspath(path)
+    where = name or path
     found = []
     try:
         with h5py.File(path, "r") as f:
@@ -77,7 +80,7 @@ def read_h5_states(path: str | os.PathLike) -> "OrderedDict[str, dict[str, Any]]
                     if key == "t":
                         t = np.asarray(obj[()])
                         if t.shape != () or t.dtype.kind not in "iu":
-                            raise ModelFileError(f"{path}: '{name}/t' must be one integer, not "
+                            raise ModelFileError(f"{where}: '{name}/t' must be one integer, not "
                                                  f"{t.dtype} {t.shape}")
                         state["t"] = int(t)
                     else:
@@ -87,10 +90,10 @@ def read_h5_states(path: str | os.PathLike) -> "OrderedDict[str, dict[str, Any]]
     except ModelFileError:
         raise
     except Exception as exc:  # noqa: BLE001 - h5py raises OSError, KeyError, ValueError...
-        raise ModelFileError(f"{path}: not a readable NNabla solver state file "
+        raise ModelFileError(f"{where}: not a readable NNabla solver state file "
                              f"({type(exc).__name__}: {exc})") from None
     if not found:
-        raise ModelFileError(f"{path}: no solver states (no group holding a step count 't')")
+        raise ModelFileError(f"{where}: no solver states (no group holding a step count 't')")
     found.sort(key=lambda item: item[0])
     return OrderedDict((name, state) for _, name, state in found)
 
@@ -237,16 +240,18 @@ def _read_state_parameter(reader: _Reader, data: bytes, where: str) -> np.ndarra
     return flat.astype(np.float32).reshape(dims)
 
 
-def read_protobuf_states(path: str | os.PathLike) -> "OrderedDict[str, dict[str, Any]]":
+def read_protobuf_states(path: str | os.PathLike, *,
+                         name: str | None = None) -> "OrderedDict[str, dict[str, Any]]":
     """``{parameter: {state name: array, "t": steps}}`` from NNabla's ``.protobuf`` state file,
     in the file's order; a file that is not one is a :class:`ModelFileError` naming it.  An
     ``Optimizer`` with no states (an empty file: NNabla's for a solver without parameters)
     gives none, as NNabla 1.39 loads it; other fields and no states (a parameter file) are
-    refused."""
+    refused.  Errors name ``name``, when given, instead of ``path``."""
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
-    reader = _Reader(data, path)
+    where = name or path
+    reader = _Reader(data, where)
     out: OrderedDict[str, dict[str, Any]] = OrderedDict()
     other = False
     for number, wire, solver in reader.fields():
@@ -264,9 +269,9 @@ def read_protobuf_states(path: str | os.PathLike) -> "OrderedDict[str, dict[str,
                 elif sn == 2 and sw == _LEN:
                     key, value = _map_entry(reader, sv)
                     state[key] = _read_state_parameter(
-                        reader, value, f"{path}: state {key!r} of {name!r}")
+                        reader, value, f"{where}: state {key!r} of {name!r}")
             out[name] = state
     if not out and other:
-        raise ModelFileError(f"{path}: no solver states (an NNabla Optimizer message with "
+        raise ModelFileError(f"{where}: no solver states (an NNabla Optimizer message with "
                              f"solver.states)")
     return out

@@ -382,8 +382,10 @@ class Adam(Solver):
 
     The step is NNabla 1.39's float32 arithmetic, bit for bit (``1 - beta1`` rounded to
     float32, one rounding per C++ operation: :func:`~stadyn.solvers._functional_nnabla.
-    adam_nnabla`).  ``solver.fused = True`` runs torch's fused Adam kernel instead on CPU and
-    CUDA (one pass over memory, NNabla's formula to a few units in the last place).
+    adam_nnabla`; on CPU in cache-sized NumPy blocks, cheaper than the fused kernel on the
+    demo's CNN: docs/performance.md).  ``solver.fused = True`` runs torch's fused Adam kernel
+    instead on CPU and CUDA (one pass over memory, NNabla's formula to a few units in the last
+    place).
 
     Example: ``S.Adam(alpha=1e-3)``.
     """

@@ -302,8 +302,8 @@ class SolverStates:
             with open(path, "rb") as f:
                 nnabla_file = is_nnabla_protobuf_states(f.read(9), os.fstat(f.fileno()).st_size)
         if nnabla_file:
-            states = read_h5_states(path) if os.fspath(path).endswith(".h5") else \
-                read_protobuf_states(path)
+            states = read_h5_states(path, name=name) if os.fspath(path).endswith(".h5") else \
+                read_protobuf_states(path, name=name)
             try:
                 self._assign_states(self._checked_states(states))
             except StadynError as exc:
