@@ -12,7 +12,7 @@ import re
 import pytest
 
 from stadyn.brainscript._runner import run
-from test_bs_legacy_readers import _cntk_file, _copy
+from cntk_repo_files import cntk_file, copy_cntk_file
 
 SIMPLE2D = "Tests/EndToEndTests/Simple2d"
 _MINIBATCH = re.compile(r"Epoch\[ 1 of \d+\]-Minibatch\[ *(\d+)- *(\d+)(?:, [0-9.]+%)?\]: "
@@ -29,8 +29,8 @@ def test_simple2d_one_hidden_logs_cntk_exes_first_minibatches(tmp_path):
     # values, the randomized order and twenty momentum SGD steps all have to be cntk.exe's.
     data = tmp_path / "Data"
     data.mkdir()
-    _copy(data, f"{SIMPLE2D}/Data/SimpleDataTrain_cntk_text.txt")
-    config = _copy(tmp_path, f"{SIMPLE2D}/OneHidden.cntk")
+    copy_cntk_file(data, f"{SIMPLE2D}/Data/SimpleDataTrain_cntk_text.txt")
+    config = copy_cntk_file(tmp_path, f"{SIMPLE2D}/OneHidden.cntk")
     log = io.StringIO()
     run(str(config), [f"DataDir={data}", f"OutputDir={tmp_path}/out", "DeviceId=-1",
                       "command=Simple_Demo_Train",
@@ -38,7 +38,7 @@ def test_simple2d_one_hidden_logs_cntk_exes_first_minibatches(tmp_path):
                       "Simple_Demo_Train=[SGD=[epochSize=500]]"], out=log)
     ours = _MINIBATCH.findall(log.getvalue())
     baseline = _MINIBATCH.findall(
-        _cntk_file(f"{SIMPLE2D}/OneHidden/baseline.cpu.txt").decode("utf-8", "replace"))
+        cntk_file(f"{SIMPLE2D}/OneHidden/baseline.cpu.txt").decode("utf-8", "replace"))
     assert len(ours) == 2, log.getvalue()
     for (first, last, ce, err), (cfirst, clast, cce, cerr) in zip(ours, baseline[:2]):
         assert (first, last, err) == (cfirst, clast, cerr)
@@ -58,14 +58,14 @@ def test_image_quick_e2e_logs_cntk_exes_first_epochs(tmp_path):
     # ce = 2.33413849, err = 1).
     data = tmp_path / "Data"
     data.mkdir()
-    _copy(data, "Tests/EndToEndTests/Image/Data/Train_cntk_text.txt")
-    config = _copy(tmp_path, "Tests/EndToEndTests/Image/QuickE2E/cntk.cntk")
+    copy_cntk_file(data, "Tests/EndToEndTests/Image/Data/Train_cntk_text.txt")
+    config = copy_cntk_file(tmp_path, "Tests/EndToEndTests/Image/QuickE2E/cntk.cntk")
     log = io.StringIO()
     run(str(config), [f"DataDir={data}", f"RunDir={tmp_path}/run", "DeviceId=-1",
                       "command=train", "train=[SGD=[maxEpochs=1]]"], out=log)
     ours = _EPOCH.findall(log.getvalue())
     baseline = _EPOCH.findall(
-        _cntk_file("Tests/EndToEndTests/Image/QuickE2E/baseline.txt").decode("utf-8", "replace"))
+        cntk_file("Tests/EndToEndTests/Image/QuickE2E/baseline.txt").decode("utf-8", "replace"))
     assert len(ours) == 1, log.getvalue()
     for (epoch, ce, err), (cepoch, cce, cerr) in zip(ours, baseline[:1]):
         assert (epoch, err) == (cepoch, cerr)

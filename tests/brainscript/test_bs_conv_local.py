@@ -16,7 +16,7 @@ from stadyn._errors import ConfigError
 from stadyn.brainscript import build_network
 from stadyn.brainscript._stadyn_library import StadynLibrary
 from stadyn.train import feed
-from test_bs_legacy_readers import _copy
+from cntk_repo_files import copy_cntk_file
 from test_bs_ndl import _baseline, _build, _check_parameters
 
 CIFAR = "Tests/EndToEndTests/Examples/Image/Deprecated/CIFAR-10"
@@ -98,9 +98,9 @@ def test_cifar_conv_local_ndl_is_cntk_exes(tmp_path):
     # conv4.W [1568 x 576]: a 3 x 3 x 64 kernel for each of 7 x 7 positions and 64 or 32 maps
     folder = tmp_path / "05_ConvLocal"
     folder.mkdir()
-    _copy(tmp_path, f"{CIFAR}/Macros.ndl")
-    _copy(folder, f"{CIFAR}/05_ConvLocal/05_ConvLocal.ndl")
-    config = _copy(folder, f"{CIFAR}/05_ConvLocal/05_ConvLocal_ndl_deprecated.cntk")
+    copy_cntk_file(tmp_path, f"{CIFAR}/Macros.ndl")
+    copy_cntk_file(folder, f"{CIFAR}/05_ConvLocal/05_ConvLocal.ndl")
+    config = copy_cntk_file(folder, f"{CIFAR}/05_ConvLocal/05_ConvLocal_ndl_deprecated.cntk")
     net, _, params = _build(config, "Train", [f"RootDir={folder}"])
     _check_parameters(params, _baseline(f"{CIFAR}/05_ConvLocal/baseline.txt"))
     assert net.nodes["conv4.c"].shape[1:] == (32, 7, 7)      # cntk.exe: [7 x 7 x 32]

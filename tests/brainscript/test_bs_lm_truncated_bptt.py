@@ -18,7 +18,7 @@ from stadyn._errors import ConfigError
 from stadyn.brainscript import parse_config, reader_config, run
 from stadyn.brainscript._readers import make_source
 from stadyn.brainscript._state_carry import StateCarry
-from test_bs_legacy_readers import ptb, _lm_reader  # noqa: F401 (a fixture)
+from test_bs_lmsequencereader import ptb, _lm_reader  # noqa: F401 (a fixture)
 from test_bs_truncated_bptt import LSTM, _network, _pieces_run, _Utterances
 
 

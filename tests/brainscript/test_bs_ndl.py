@@ -23,7 +23,7 @@ from stadyn.brainscript._blocks import command_config
 from stadyn.brainscript._network_library import reached_ids
 from stadyn.train import feed
 from stadyn.brainscript._runner import run
-from test_bs_legacy_readers import _cntk_file, _copy
+from cntk_repo_files import cntk_file, copy_cntk_file
 from test_bs_runner import _write_mnist_ctf
 
 TIMIT = "Examples/Speech/Miscellaneous/TIMIT/config"
@@ -35,7 +35,7 @@ _VALIDATING = re.compile(r"Validating --> (\S+) = (\w+)")
 
 
 def _baseline(path: str) -> str:
-    return _cntk_file(path).decode("utf-8", "replace")
+    return cntk_file(path).decode("utf-8", "replace")
 
 
 def _build(config, command: str, overrides=()):
@@ -87,7 +87,7 @@ def _check_seeds(params, log: str) -> None:
 
 def _timit(tmp_path, config: str, *ndl: str):
     for name in (config, "default_macros.ndl") + ndl:
-        _copy(tmp_path, f"{TIMIT}/{name}")
+        copy_cntk_file(tmp_path, f"{TIMIT}/{name}")
     return tmp_path / config, [f"NdlDir={tmp_path}", "ExpDir=/tmp/exp", "DeviceNumber=-1",
                                "ScpDir=/tmp", "MlfDir=/tmp", "MelDir=/tmp"]
 
@@ -126,7 +126,7 @@ def test_timit_train_ndl_network_is_cntk_exes(tmp_path):
      "TrainAutoEncoder"),
 ])
 def test_timit_ndl_networks_have_cntk_exes_parameters(tmp_path, config, command, ndl, test):
-    text = _cntk_file(f"{TIMIT}/{config}").decode()
+    text = cntk_file(f"{TIMIT}/{config}").decode()
     files = set(re.findall(r"\$NdlDir\$/(\w+\.ndl)", text)) | {ndl}
     config, overrides = _timit(tmp_path, config, *sorted(files - {"default_macros.ndl"}))
     net, _, params = _build(config, command, overrides)
@@ -145,9 +145,9 @@ def test_timit_ndl_networks_have_cntk_exes_parameters(tmp_path, config, command,
 def _mnist_config(tmp_path):
     folder = tmp_path / "01_OneHidden_ndl"
     folder.mkdir()
-    _copy(tmp_path, f"{MNIST}/Macros.ndl")
-    _copy(folder, f"{MNIST}/01_OneHidden_ndl/01_OneHidden.ndl")
-    config = _copy(folder, f"{MNIST}/01_OneHidden_ndl/01_OneHidden_ndl_deprecated.cntk")
+    copy_cntk_file(tmp_path, f"{MNIST}/Macros.ndl")
+    copy_cntk_file(folder, f"{MNIST}/01_OneHidden_ndl/01_OneHidden.ndl")
+    config = copy_cntk_file(folder, f"{MNIST}/01_OneHidden_ndl/01_OneHidden_ndl_deprecated.cntk")
     return config, [f"rootDir={tmp_path}", "imageLayout=cudnn", "deviceId=-1"]
 
 
@@ -167,9 +167,9 @@ def _mnist_network(tmp_path, name: str):
     """CNTK's MNIST ``<name>_ndl`` test built here: (network, parameters, baseline log)."""
     folder = tmp_path / f"{name}_ndl"
     folder.mkdir()
-    _copy(tmp_path, f"{MNIST}/Macros.ndl")
-    _copy(folder, f"{MNIST}/{name}_ndl/{name}.ndl")
-    config = _copy(folder, f"{MNIST}/{name}_ndl/{name}_ndl_deprecated.cntk")
+    copy_cntk_file(tmp_path, f"{MNIST}/Macros.ndl")
+    copy_cntk_file(folder, f"{MNIST}/{name}_ndl/{name}.ndl")
+    config = copy_cntk_file(folder, f"{MNIST}/{name}_ndl/{name}_ndl_deprecated.cntk")
     net, _, params = _build(config, "train", [f"rootDir={tmp_path}", "imageLayout=cudnn"])
     return net, params, _baseline(f"{MNIST}/{name}_ndl/baseline.txt")
 
@@ -197,9 +197,9 @@ def test_cifar_convolution_ndl_is_cntk_exes(tmp_path):
     cifar = "Tests/EndToEndTests/Examples/Image/Deprecated/CIFAR-10"
     folder = tmp_path / "01_Convolution"
     folder.mkdir()
-    _copy(tmp_path, f"{cifar}/Macros.ndl")
-    _copy(folder, f"{cifar}/01_Convolution/01_Convolution.ndl")
-    config = _copy(folder, f"{cifar}/01_Convolution/01_Conv_ndl_deprecated.cntk")
+    copy_cntk_file(tmp_path, f"{cifar}/Macros.ndl")
+    copy_cntk_file(folder, f"{cifar}/01_Convolution/01_Convolution.ndl")
+    config = copy_cntk_file(folder, f"{cifar}/01_Convolution/01_Conv_ndl_deprecated.cntk")
     _, _, params = _build(config, "Train", [f"RootDir={folder}"])
     log = _baseline(f"{cifar}/01_Convolution/baseline.txt")
     _check_parameters(params, log)
@@ -214,9 +214,9 @@ def test_cifar_resnet_ndl_is_cntk_exes(tmp_path):
     folder = tmp_path / "03_ResNet"
     folder.mkdir()
     for name in ("Macros.ndl", "16to32.txt", "32to64.txt"):
-        _copy(tmp_path, f"{cifar}/{name}")
-    _copy(folder, f"{cifar}/03_ResNet/03_ResNet.ndl")
-    config = _copy(folder, f"{cifar}/03_ResNet/03_ResNet_ndl_deprecated.cntk")
+        copy_cntk_file(tmp_path, f"{cifar}/{name}")
+    copy_cntk_file(folder, f"{cifar}/03_ResNet/03_ResNet.ndl")
+    config = copy_cntk_file(folder, f"{cifar}/03_ResNet/03_ResNet_ndl_deprecated.cntk")
     _, _, params = _build(config, "Train", [f"RootDir={folder}"])
     log = _baseline(f"{cifar}/03_ResNet/baseline.gpu.txt")
     count, tensors = _COUNT_LINE.search(log).groups()

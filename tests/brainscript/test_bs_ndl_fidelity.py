@@ -160,13 +160,14 @@ def test_the_nodes_with_gradient_are_counted_as_cntk_exe_counts_them(tmp_path):
     assert _nodes_with_gradient(_ndl_config(tmp_path, net_text)) == 6
     # MNIST 03_ConvBatchNorm_ndl/baseline.txt: "Training 215546 parameters in 11 out of 11
     # parameter tensors and 25 nodes with gradient"
-    from test_bs_legacy_readers import _copy
+    from cntk_repo_files import copy_cntk_file
     from test_bs_ndl import MNIST
     folder = tmp_path / "03_ConvBatchNorm_ndl"
     folder.mkdir()
-    _copy(tmp_path, f"{MNIST}/Macros.ndl")
-    _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm.ndl")
-    config = _copy(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm_ndl_deprecated.cntk")
+    copy_cntk_file(tmp_path, f"{MNIST}/Macros.ndl")
+    copy_cntk_file(folder, f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm.ndl")
+    config = copy_cntk_file(folder,
+                            f"{MNIST}/03_ConvBatchNorm_ndl/03_ConvBatchNorm_ndl_deprecated.cntk")
     assert _nodes_with_gradient(str(config), [f"rootDir={tmp_path}", "imageLayout=cudnn"]) == 25
 
 
@@ -201,10 +202,11 @@ def test_a_recurrent_ndl_networks_nodes_with_gradient_are_counted(tmp_path):
     # parameters in 23 out of 23 parameter tensors and 104 nodes with gradient": NeedsGradient
     # propagates through the PastValue loops (ComputationNetworkEvaluation.cpp:754), counted
     # over the criterion's evaluation order (SGD.cpp:356-361); before, no count for a loop
-    from test_bs_legacy_readers import _copy
+    from cntk_repo_files import copy_cntk_file
     (tmp_path / "Config").mkdir()
-    _copy(tmp_path / "Config", "Examples/Speech/AN4/Config/lstmp-3layer-opt.ndl")
-    config = _copy(tmp_path / "Config", "Examples/Speech/AN4/Config/LSTM-NDL_ndl_deprecated.cntk")
+    copy_cntk_file(tmp_path / "Config", "Examples/Speech/AN4/Config/lstmp-3layer-opt.ndl")
+    config = copy_cntk_file(tmp_path / "Config",
+                            "Examples/Speech/AN4/Config/LSTM-NDL_ndl_deprecated.cntk")
     from stadyn.brainscript import load_config
     from stadyn.brainscript._blocks import command_config
     from stadyn.brainscript._command_network import CommandNetwork

@@ -15,7 +15,7 @@ import numpy as np
 import stadyn as sd
 from stadyn.brainscript import StadynLibrary, build_network, parse_config
 from stadyn.brainscript._blocks import command_config
-from test_bs_legacy_readers import _copy
+from cntk_repo_files import copy_cntk_file
 from test_bs_ndl import _baseline, _build
 
 _UNNAMED = re.compile(r"Validating --> (\S*unnamed\d+) = (\w+)")
@@ -114,8 +114,8 @@ def test_slu_lstm_ndl_nodes_are_cntk_exes(tmp_path):
     # Tests/EndToEndTests/Text/SLU/baseline.cpu.txt: "Validating network. 62 nodes", among
     # them LSTMoutput.unnamed124 ... LSTMoutput.unnamed136 (its lstm.ndl has one-line macros
     # and RFFD_R(x1, w1, b1)={Dropout(...)}); its LookupTable, E [50 x 944] of 3 words
-    _copy(tmp_path, "Tests/EndToEndTests/Text/SLU/lstm.ndl")
-    config = _copy(tmp_path, "Tests/EndToEndTests/Text/SLU/rnnlu.ndl.cntk")
+    copy_cntk_file(tmp_path, "Tests/EndToEndTests/Text/SLU/lstm.ndl")
+    config = copy_cntk_file(tmp_path, "Tests/EndToEndTests/Text/SLU/rnnlu.ndl.cntk")
     net, lib, _ = _build(config, "LSTM", [f"NdlDir={tmp_path}", "DeviceId=-1",
                                           f"ExpDir={tmp_path}", f"DataDir={tmp_path}"])
     log = _baseline("Tests/EndToEndTests/Text/SLU/baseline.cpu.txt")
@@ -132,8 +132,9 @@ def test_an4_lstm_ndl_unnamed_nodes_are_cntk_exes(tmp_path):
     # = Plus (LSTMoutput1.G1, LSTMoutput1.Wcidc), ..., unnamed193 (16 nodes made inside
     # arguments of the macro LSTMPComponent's three copies and of the run section)
     (tmp_path / "Config").mkdir()
-    _copy(tmp_path / "Config", "Examples/Speech/AN4/Config/lstmp-3layer-opt.ndl")
-    config = _copy(tmp_path / "Config", "Examples/Speech/AN4/Config/LSTM-NDL_ndl_deprecated.cntk")
+    copy_cntk_file(tmp_path / "Config", "Examples/Speech/AN4/Config/lstmp-3layer-opt.ndl")
+    config = copy_cntk_file(tmp_path / "Config",
+                            "Examples/Speech/AN4/Config/LSTM-NDL_ndl_deprecated.cntk")
     net, lib, _ = _build(config, "speechTrain", [f"RootDir={tmp_path}", "deviceId=-1"])
     log = _baseline("Tests/EndToEndTests/Examples/Speech/AN4/LSTM/baseline.cpu.txt")
     theirs = dict(_UNNAMED.findall(log))

@@ -20,7 +20,7 @@ import pytest
 import stadyn as sd
 from stadyn.brainscript import StadynLibrary, build_network, load_config, run_config
 from stadyn.graph import topological_nodes
-from test_bs_legacy_readers import SOURCE, _cntk_file
+from cntk_repo_files import SOURCE, cntk_file
 
 SPEECH = "Tests/EndToEndTests/Speech/LSTM"
 RESNET = "Examples/Image/Classification/ResNet/BrainScript"
@@ -77,8 +77,8 @@ def _trained_node_names(log: str) -> list[str]:
 def test_parameters_take_cntk_exes_node_names(case, tmp_path):
     config, includes, overrides, baseline = CASES[case]
     for path in (config, *includes):
-        (tmp_path / os.path.basename(path)).write_bytes(_cntk_file(path))
-    log = _cntk_file(baseline).decode("utf-8", "replace")
+        (tmp_path / os.path.basename(path)).write_bytes(cntk_file(path))
+    log = cntk_file(baseline).decode("utf-8", "replace")
     want = _trained_node_names(log)
     count = int(re.search(r"Training (\d+) parameters in", log).group(1))
     assert want and SOURCE
@@ -102,8 +102,8 @@ def test_bs_rnns_parameters_take_cntk_exes_node_names(tmp_path):
     # baseline (a run of ATIS.cntk) names the input weights it infers; every other parameter of
     # the stack is at a path of the same LSTMP record ('_' and 'h'), none anonymous
     config = "Examples/LanguageUnderstanding/ATIS/BrainScript/ATIS.cntk"
-    (tmp_path / "ATIS.cntk").write_bytes(_cntk_file(config))
-    log = _cntk_file("Tests/EndToEndTests/EvalClientTests/CPPEvalExtendedClientTest/"
+    (tmp_path / "ATIS.cntk").write_bytes(cntk_file(config))
+    log = cntk_file("Tests/EndToEndTests/EvalClientTests/CPPEvalExtendedClientTest/"
                      "baseline.txt").decode("utf-8", "replace")
     inferred = set(re.findall(r"Node '([^']+)' \(LearnableParameter operation\) operation: "
                               r"Tensor shape was inferred", log))

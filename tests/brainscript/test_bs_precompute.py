@@ -29,7 +29,8 @@ from stadyn.brainscript._precompute import RunningStatistics
 from stadyn.brainscript._sgd import momenta_per_sample
 from stadyn.brainscript import SGDConfig
 from stadyn.train import feed
-from test_bs_legacy_readers import _cntk_file, _copy, quick_e2e  # noqa: F401 (a fixture)
+from cntk_repo_files import cntk_file, copy_cntk_file
+from test_bs_legacy_readers import quick_e2e  # noqa: F401 (a fixture)
 
 SIMPLE = "Tests/EndToEndTests/Speech/Simple"
 
@@ -120,12 +121,12 @@ def test_a_momentum_time_constant_is_rounded_to_float_as_cntk_did():
 @pytest.fixture(scope="module")
 def simple(tmp_path_factory):
     data = tmp_path_factory.mktemp("simple")
-    config = _copy(data, f"{SIMPLE}/cntk.cntk")
-    train = _copy(data, "Tests/EndToEndTests/Speech/Data/SimpleDataTrain_cntk_text.txt")
+    config = copy_cntk_file(data, f"{SIMPLE}/cntk.cntk")
+    train = copy_cntk_file(data, "Tests/EndToEndTests/Speech/Data/SimpleDataTrain_cntk_text.txt")
     # the config unchanged but for its command (the write action is a test of its own)
     config.write_text(config.read_text().replace("command=Simple_Demo:Simple_Demo_Output",
                                                  "command=Simple_Demo"))
-    log = _cntk_file(f"{SIMPLE}/baseline.cpu.txt").decode("utf-8", "replace")
+    log = cntk_file(f"{SIMPLE}/baseline.cpu.txt").decode("utf-8", "replace")
     rows = [ln.split() for ln in train.read_text().splitlines() if ln.strip()]
     labels = np.array([[float(v) for v in r[1:3]] for r in rows])
     features = np.array([[float(v) for v in r[4:6]] for r in rows])
@@ -199,7 +200,8 @@ def test_a_restart_reads_the_values_from_the_model_file(simple):
 def test_the_write_action_reads_the_prior_from_the_model_file(simple):
     # Speech/Simple's second command writes ScaledLogLikelihood = HLast - Log(Prior) of the
     # test set; with the prior not read back it would be log(0): infinite
-    test = _copy(simple["data"], "Tests/EndToEndTests/Speech/Data/SimpleDataTest_cntk_text.txt")
+    test = copy_cntk_file(simple["data"],
+                          "Tests/EndToEndTests/Speech/Data/SimpleDataTest_cntk_text.txt")
     run(str(simple["config"]), [f"DataDir={simple['data']}", f"RunDir={simple['data']}/run",
                                 "command=Simple_Demo_Output"], out=pyio.StringIO())
     written = np.loadtxt(simple["data"] / "run" / "SimpleOutput.ScaledLogLikelihood")

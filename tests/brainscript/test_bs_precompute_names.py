@@ -117,10 +117,10 @@ def test_speech_lstms_pre_computed_nodes_take_their_expression_paths(selector, t
     # 730: an argument at the call's path plus its parameter's name); before, both were z.mean
     from stadyn.brainscript import load_config, run_config
     from stadyn.brainscript._command_network import CommandNetwork
-    from test_bs_legacy_readers import _cntk_file
-    log = _cntk_file(f"Tests/EndToEndTests/Speech/LSTM/{test}/baseline.cpu.txt").decode()
+    from cntk_repo_files import cntk_file
+    log = cntk_file(f"Tests/EndToEndTests/Speech/LSTM/{test}/baseline.cpu.txt").decode()
     theirs = sorted(set(re.findall(r"\t(\S+) = (?:Mean|InvStdDev)\(\)", log)))
-    (tmp_path / "cntk.cntk").write_bytes(_cntk_file("Tests/EndToEndTests/Speech/LSTM/cntk.cntk"))
+    (tmp_path / "cntk.cntk").write_bytes(cntk_file("Tests/EndToEndTests/Speech/LSTM/cntk.cntk"))
     cfg = load_config(tmp_path / "cntk.cntk", ["DeviceId=-1", f"ConfigDir={tmp_path}",
                                                f"RunDir={tmp_path}", f"DataDir={tmp_path}",
                                                f"OutputDir={tmp_path}", "truncated=false",

@@ -16,7 +16,7 @@ from stadyn._errors import ConfigError
 from stadyn.brainscript import build_network
 from stadyn.brainscript._stadyn_library import StadynLibrary
 from stadyn.train import feed
-from test_bs_legacy_readers import _copy
+from cntk_repo_files import copy_cntk_file
 from test_bs_ndl import _baseline, _build, _check_parameters
 
 IR_METRIC = "Tests/EndToEndTests/Text/IRMetric"
@@ -93,7 +93,7 @@ def test_bff_macros_are_w_x_plus_b_and_its_sigmoid():
 def test_ir_metric_network_has_cntk_exes_parameters(tmp_path):
     # Tests/EndToEndTests/Text/IRMetric: BFF records inside the config's own macros, named as
     # cntk.exe names them (Q.z.W, R1.l2.B, ...), "Training 8491209 parameters in 12 out of 12"
-    config = _copy(tmp_path, f"{IR_METRIC}/ir.cntk")
+    config = copy_cntk_file(tmp_path, f"{IR_METRIC}/ir.cntk")
     _, lib, params = _build(config, "train", [f"DataDir={tmp_path}", f"RunDir={tmp_path}"])
     _check_parameters(params, _baseline(f"{IR_METRIC}/baseline.txt"))
     assert [lib.operation_of(n) for n in lib.tagged["criterion"]] == ["LambdaRank"]

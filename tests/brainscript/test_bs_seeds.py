@@ -25,7 +25,7 @@ from stadyn._mt19937 import uniform_floats
 from stadyn._random import restart_auto_seeds
 from stadyn.brainscript import StadynLibrary, build_network, load_config, run, run_config
 from stadyn.brainscript._model_files import load_model_parameters
-from test_bs_legacy_readers import _cntk_file
+from cntk_repo_files import cntk_file
 
 EXAMPLES = "Tests/EndToEndTests/Examples/Image"
 _SEED_LINE = re.compile(r"Node '([^']+)' \(LearnableParameter operation\): Initializing "
@@ -34,7 +34,7 @@ _SEED_LINE = re.compile(r"Node '([^']+)' \(LearnableParameter operation\): Initi
 
 def _baseline_seeds(path: str) -> list[tuple[str, str, int, int, int, int]]:
     """(node, init, seed, fanOut, fanIn, size) of each seed line of a baseline log."""
-    text = _cntk_file(path).decode("utf-8", "replace")
+    text = cntk_file(path).decode("utf-8", "replace")
     return [(m[0], m[2], int(m[3]), int(m[4]), int(m[5]),
              math.prod(int(d) for d in m[1].split(" x "))) for m in _SEED_LINE.findall(text)]
 
@@ -78,7 +78,7 @@ def _check_against_baseline(config: str, baseline: str, tmp_path, scale=lambda i
     lines = _baseline_seeds(baseline)
     assert lines
     with sd.parameter_registry(sd.ParameterRegistry()):
-        _build_command(config, _cntk_file(config), tmp_path)
+        _build_command(config, cntk_file(config), tmp_path)
         weights = {w.size: w for w in _weights()}
         assert len(weights) == len(lines)
         for node, init, seed, fan_out, fan_in, size in lines:
@@ -111,7 +111,7 @@ def test_one_hidden_and_one_conv_seeds_are_cntk_exes(tmp_path):
     for config, part in (("Examples/Image/GettingStarted/01_OneHidden.cntk", lines[:2]),
                          ("Examples/Image/GettingStarted/02_OneConv.cntk", lines[2:])):
         with sd.parameter_registry(sd.ParameterRegistry()):
-            _build_command(config, _cntk_file(config), tmp_path)
+            _build_command(config, cntk_file(config), tmp_path)
             weights = {w.size: w for w in _weights()}
             assert len(weights) == len(part)
             for node, init, seed, fan_out, fan_in, size in part:

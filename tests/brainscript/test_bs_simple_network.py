@@ -23,7 +23,7 @@ from stadyn.brainscript import (StadynLibrary, build_network, command_config, lo
                                 parse_config, run, run_config)
 from stadyn.brainscript._cntk_log import cntk_shape_text
 from stadyn.train import feed
-from test_bs_legacy_readers import _cntk_file, _copy
+from cntk_repo_files import cntk_file, copy_cntk_file
 
 SIMPLE = "Tests/EndToEndTests/Speech/Simple"
 AN4 = "Tests/EndToEndTests/Examples/Speech/AN4/FeedForward/baseline.cpu.txt"
@@ -53,11 +53,11 @@ def _numbers(line: str) -> list[tuple[str, str]]:
 
 
 def test_speech_simple_runs_unchanged_as_cntk_exe(tmp_path):
-    config = _copy(tmp_path, f"{SIMPLE}/cntk.cntk")
-    _copy(tmp_path, "Tests/EndToEndTests/Speech/Data/SimpleDataTrain_cntk_text.txt")
-    test = _copy(tmp_path, "Tests/EndToEndTests/Speech/Data/SimpleDataTest_cntk_text.txt")
+    config = copy_cntk_file(tmp_path, f"{SIMPLE}/cntk.cntk")
+    copy_cntk_file(tmp_path, "Tests/EndToEndTests/Speech/Data/SimpleDataTrain_cntk_text.txt")
+    test = copy_cntk_file(tmp_path, "Tests/EndToEndTests/Speech/Data/SimpleDataTest_cntk_text.txt")
     assert "SimpleNetworkBuilder=[" in config.read_text()
-    log = _cntk_file(f"{SIMPLE}/baseline.cpu.txt").decode("utf-8", "replace")
+    log = cntk_file(f"{SIMPLE}/baseline.cpu.txt").decode("utf-8", "replace")
     out = pyio.StringIO()
     run(str(config), [f"DataDir={tmp_path}", f"RunDir={tmp_path}/run",
                       "Simple_Demo=[SGD=[maxEpochs=1]]"], out=out)
@@ -95,8 +95,8 @@ def test_speech_simple_runs_unchanged_as_cntk_exe(tmp_path):
 
 
 def test_an4_feed_forward_has_cntk_exes_nodes_and_parameters():
-    log = _cntk_file(AN4).decode("utf-8", "replace")
-    config = _cntk_file("Examples/Speech/AN4/Config/FeedForward.cntk").decode()
+    log = cntk_file(AN4).decode("utf-8", "replace")
+    config = cntk_file("Examples/Speech/AN4/Config/FeedForward.cntk").decode()
     # baseline.cpu.txt lines 330-354: "Validating --> NAME = OPERATION (...) : ... -> [SHAPE]"
     first = log.index("Validating network. 25 nodes")
     listed = re.findall(r"Validating --> (\S+) = (\w+) ?\(.*?-> \[([^\]]*)\]",
@@ -247,8 +247,8 @@ PTB = "Tests/EndToEndTests/Examples/Text/PennTreebank/RNN/baseline.linux.cpu.txt
 
 
 def test_penn_treebank_class_lstm_has_cntk_exes_nodes_and_parameters(tmp_path):
-    log = _cntk_file(PTB).decode("utf-8", "replace")
-    config = _copy(tmp_path, "Examples/SequenceToSequence/PennTreebank/Config/rnn.cntk")
+    log = cntk_file(PTB).decode("utf-8", "replace")
+    config = copy_cntk_file(tmp_path, "Examples/SequenceToSequence/PennTreebank/Config/rnn.cntk")
     cmd = run_config(load_config(str(config))).command("train")
     with sd.parameter_registry(sd.ParameterRegistry()):
         lib = StadynLibrary()
@@ -364,8 +364,8 @@ def test_slu_lstm_has_cntk_exes_nodes_and_parameters():
     # PosteriorProb) and "Training 2071600 parameters in 47 out of 47 parameter tensors" with
     # each "Node 'X' (LearnableParameter operation) : [dims]" (SimpleNetworkBuilder.cpp:
     # BuildLSTMNetworkFromDescription)
-    log = _cntk_file(f"{SLU}/baseline.cpu.txt").decode("utf-8", "replace")
-    config = _cntk_file(f"{SLU}/Config/rnnlu.cntk").decode()
+    log = cntk_file(f"{SLU}/baseline.cpu.txt").decode("utf-8", "replace")
+    config = cntk_file(f"{SLU}/Config/rnnlu.cntk").decode()
     root = parse_config(config, "rnnlu.cntk", ["DeviceId=-1", "ExpDir=/x", "DataDir=/x"])
     with sd.parameter_registry(sd.ParameterRegistry()):
         lib = StadynLibrary()
@@ -443,13 +443,13 @@ def test_recurrent_simple_networks_count_cntk_exes_nodes_with_gradient(tmp_path)
     # PennTreebank RNN's baseline.linux.cpu.txt: "... 18 out of 18 parameter tensors and 59
     # nodes with gradient"; before, no count for a network with a loop
     from stadyn.brainscript._command_network import CommandNetwork
-    slu = parse_config(_cntk_file(f"{SLU}/Config/rnnlu.cntk").decode(), "rnnlu.cntk",
+    slu = parse_config(cntk_file(f"{SLU}/Config/rnnlu.cntk").decode(), "rnnlu.cntk",
                        ["DeviceId=-1", "ExpDir=/x", "DataDir=/x"])
-    ptb = load_config(str(_copy(tmp_path, "Examples/SequenceToSequence/PennTreebank/Config/"
-                                          "rnn.cntk")))
+    ptb = load_config(str(copy_cntk_file(tmp_path, "Examples/SequenceToSequence/PennTreebank/"
+                                               "Config/rnn.cntk")))
     for root, command, log, expected in ((slu, "LSTM", f"{SLU}/baseline.cpu.txt", 164),
                                          (ptb, "train", PTB, 59)):
-        baseline = _cntk_file(log).decode("utf-8", "replace")
+        baseline = cntk_file(log).decode("utf-8", "replace")
         assert f"parameter tensors and {expected} nodes with gradient:" in baseline
         with sd.parameter_registry(sd.ParameterRegistry()):
             network = CommandNetwork(command_config(root, command).network, 0.0)

@@ -23,7 +23,8 @@ from stadyn.brainscript._state_carry import StateCarry
 from stadyn.graph import Subgraph, forward_all
 from stadyn.train import evaluate_sums
 from stadyn.io._deserializer import pad_sequences
-from test_bs_legacy_readers import SPEECH, _cntk_file, quick_e2e  # noqa: F401 (a fixture)
+from cntk_repo_files import cntk_file
+from test_bs_legacy_readers import SPEECH, quick_e2e  # noqa: F401 (a fixture)
 
 
 class _Utterances(io.Deserializer):
@@ -78,7 +79,7 @@ def test_truncated_minibatches_by_hand():
 
 
 def _truncated_log() -> tuple[list[list[int]], list[int]]:
-    log = _cntk_file(f"{SPEECH}/LSTM/Truncated/baseline.cpu.txt").decode("utf-8", "replace")
+    log = cntk_file(f"{SPEECH}/LSTM/Truncated/baseline.cpu.txt").decode("utf-8", "replace")
     groups = [[int(n) for n in re.findall(rf"Epoch\[ {e} of 4\]-Minibatch\[.*?\* (\d+);", log)]
               for e in (1, 2, 3, 4)]
     epochs = [int(n) for n in re.findall(r"Finished Epoch\[ \d of 4\]: \[Training\] ce = "
@@ -228,7 +229,7 @@ def test_speech_lstm_truncated_trains_cntk_exes_minibatches(quick_e2e, monkeypat
     # so the loops' cell states are outputs nobody reads): the logged sample counts of every
     # 10 minibatches and of each epoch, the rate per sample (0.5 per 20 frames x 32 streams)
     # and the momentum's line are cntk.exe's (the AN4 features are stand-ins: not the losses)
-    text = _cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
+    text = cntk_file(f"{SPEECH}/LSTM/cntk.cntk").decode()
     for old, new in (("innerCellDim  = 1024", "innerCellDim  = 5"),
                      ("hiddenDim     = 256", "hiddenDim     = 3"),
                      ("numLSTMLayers = 3 ", "numLSTMLayers = 1 ")):
@@ -249,7 +250,7 @@ def test_speech_lstm_truncated_trains_cntk_exes_minibatches(quick_e2e, monkeypat
         assert logged == groups[epoch - 1]
     assert [int(n) for n in re.findall(r"Finished Epoch\[ \d of 2\]: \[Training\] ce = \S+ "
                                         r"\* (\d+)", ours)] == epochs[:2]
-    baseline = _cntk_file(f"{SPEECH}/LSTM/Truncated/baseline.cpu.txt").decode("utf-8", "replace")
+    baseline = cntk_file(f"{SPEECH}/LSTM/Truncated/baseline.cpu.txt").decode("utf-8", "replace")
     for line in ("Starting Epoch 1: learning rate per sample = 0.000781  effective momentum = "
                  "0.000000  momentum as time constant = 0.0 samples",
                  "Starting Epoch 2: learning rate per sample = 0.000781  effective momentum = "
