@@ -31,6 +31,7 @@ def test_untyped_file_graph_as_cntk_shows_it(kind):
     root = m.root_function
     assert (m.op_name, m.name, m.uid) == (cntk["op_name"], cntk["name"], cntk["uid"])
     assert [repr(i) for i in m.inputs] == cntk["inputs"]
+    assert [repr(o) for o in m.outputs] == cntk["outputs"]
     want = cntk["root"]
     assert (root.op_name, root.name, root.uid, str(root)) == \
         (want["op_name"], want["name"], want["uid"], want["str"])
@@ -54,3 +55,21 @@ def test_untyped_file_graph_gives_way_to_the_typed_one():
     x, y = np.ones((1, 3), np.float32), np.full((1, 2), 2, np.float32)
     np.testing.assert_allclose(m.eval({m.arguments[0]: x, m.arguments[1]: y}),
                                x @ w + b + y, rtol=1e-6)
+
+
+def test_untyped_gather_file_as_an_operand_binds_its_arguments_by_name():
+    # CNTK 2.7: element_times(gather.model, 2), its placeholders replaced by table T (a (4, 3)
+    # constant) and indices i (an input of 2), has arguments [table, indices] before, [i]
+    # after, shape (2, 3), and gives 2 * T[[1, 3]]; Stadyn applied the file to its
+    # placeholders in their listed order (indices first): arguments [indices, table], the
+    # table bound as the indices (a (3,) output, then RuntimeError at eval)
+    m = C.load_model(os.path.join(HERE, "gather.model"))
+    g = C.element_times(m, 2.0)
+    assert [a.name for a in g.arguments] == ["table", "indices"]
+    table = np.arange(12, dtype=np.float32).reshape(4, 3)
+    t, i = C.constant(table, name="T"), C.input_variable(2, name="i")
+    ph = {p.name: p for p in g.placeholders}
+    g.replace_placeholders({ph["table"]: t, ph["indices"]: i})
+    assert [a.name for a in g.arguments] == ["i"] and g.shape == (2, 3)
+    np.testing.assert_array_equal(g.eval({i: np.array([[1, 3]], np.float32)})[0],
+                                  2 * table[[1, 3]])

@@ -375,8 +375,13 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         if out is None:
             out = self.__dict__.get("_waiting_call")
             if out is None:
-                out = self.__dict__["_waiting_call"] = Deferred(self, self.placeholders, {},
+                # (applied to its placeholders in its signature's order: a loaded file's
+                # placeholders list gather's indices before the table it is applied to first)
+                signed = [p for p in self._placeholders if p.name not in self._given]
+                out = self.__dict__["_waiting_call"] = Deferred(self, signed, {},
                                                                 name=self.name)
+                if self._file_graph() is not None:      # (its output's uid, the file's)
+                    out.__dict__["_uid"] = self._file_graph().root_function().outputs[0].uid
         return out
 
     @property
