@@ -151,15 +151,36 @@ def test_untyped_gather_arguments_load_in_cntks_order():
 
 
 def test_untyped_gather_applied_to_a_batch_axis_table_refused_as_cntk():
-    # CNTK 2.7 (gather.model loaded, applied to a table with the batch axis, then evaluated)
-    # raises RuntimeError: "Gather operation's right operand doesn't expect to have dynamic
-    # axis" (its network's validation); Stadyn refuses when it is applied, with that type and
-    # those words (before: UnsupportedModelError, no RuntimeError, its own words)
+    # CNTK 2.7 (gather.model loaded, applied to a table with the batch axis) applies it -- a
+    # Gather of shape (1, 3) over [t, i] -- and raises RuntimeError "Gather operation's right
+    # operand doesn't expect to have dynamic axis" when it is evaluated (its network's
+    # validation); Stadyn refuses at eval too, with that type and those words (before: when it
+    # was applied; before that, UnsupportedModelError in its own words)
     pick = C.load_model(str(FIXTURES / "gather.model"))
     table, indices = C.input_variable((4, 3), name="t"), C.input_variable(1, name="i")
-    with pytest.raises(RuntimeError, match="^.*gather.model: .*Gather operation's right "
-                                           "operand doesn't expect to have dynamic axis"):
-        pick(table, indices)
+    applied = pick(table, indices)
+    assert (applied.shape, applied.root_function.op_name, [a.name for a in applied.arguments]) \
+        == ((1, 3), "Gather", ["t", "i"])
+    with pytest.raises(RuntimeError, match="^Gather operation's right operand doesn't expect "
+                                           "to have dynamic axis .*gather.model"):
+        applied.eval({table: np.ones((1, 4, 3), np.float32), indices: np.array([[1]],
+                                                                              np.float32)})
+
+
+def test_untyped_gather_given_batch_axis_types_refused_at_eval_as_cntk():
+    # CNTK 2.7: gather.model's update_signature(4, 2) gives table (4,) and indices (2,), each
+    # with the batch axis, the output (2,), and only eval raises RuntimeError "Gather
+    # operation's right operand doesn't expect to have dynamic axis"; Stadyn raised
+    # ModelRefusedAtRunError in update_signature
+    m = C.load_model(str(FIXTURES / "gather.model"))
+    m.update_signature(4, 2)
+    assert [(a.name, a.shape, len(a.dynamic_axes)) for a in m.arguments] == \
+        [("table", (4,), 1), ("indices", (2,), 1)]
+    assert (m.output.shape, m.root_function.op_name) == ((2,), "Gather")
+    with pytest.raises(RuntimeError, match="^Gather operation's right operand doesn't expect "
+                                           "to have dynamic axis"):
+        m.eval({m.arguments[0]: np.arange(4, dtype=np.float32).reshape(1, 4),
+                m.arguments[1]: np.array([[1, 3]], np.float32)})
 
 
 def test_an_untyped_function_saved_after_applying_applies_to_other_shapes(tmp_path):

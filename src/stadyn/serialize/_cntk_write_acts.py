@@ -1,6 +1,7 @@
 """More of the CNTK v2 model-file writer's op rules (see :mod:`._cntk_write`): the activations
 CNTK 2.7 builds as blocks (``SELU``, ``LeakyReLU``, ``PReLU``, ``HardSigmoid``), the primitives
-``StraightThrough``, ``LogPlus`` (``log_add_exp``), ``Pad``, ``Gather``, the norms
+``StraightThrough``, ``LogPlus`` (``log_add_exp``), ``CosDistanceWithNegativeSamples``,
+``Pad``, ``Gather``, the norms
 (``ReduceL1``, ``ReduceL2``, ``ReduceSumSquare`` blocks) and ``RandomDistribution``
 (``cntk.random``'s draws), each written as CNTK 2.7 writes it -- learnt by
 making the op in CNTK 2.7, saving it and decoding the file (the forms are kept, decoded, in
@@ -17,6 +18,8 @@ making the op in CNTK 2.7, saving it and decoding the file (the forms are kept, 
 * ``Pad``: ``paddingHead`` / ``paddingFoot`` (size_t's, stored axis order: last axis first),
   ``paddingMode`` (0 constant, 1 reflect, 2 symmetric), ``paddingConstantValue``;
 * ``Gather``: the indices first, then the table;
+* ``CosDistanceWithNegativeSamples``: ``x``, ``y``, then its shift and count as float32 scalar
+  constants (``tests/fixtures/cntk_cos_negative``: CNTK 2.7 reads Stadyn's files of it);
 * ``ReduceL1`` / ``ReduceL2`` / ``ReduceSumSquare``: a block (``axisVec``, kept) of ``Abs`` /
   the ``ReduceSumSquare`` block then ``Sqrt`` / ``ElementTimes(x, x)``, then the ``Sum``
   ``ReduceElements`` block CNTK builds for the axes (all, or some: ``MultiAxisReduce``);
@@ -27,7 +30,7 @@ making the op in CNTK 2.7, saving it and decoding the file (the forms are kept, 
 
 Example:
     >>> sorted(RULES)[:3]
-    ['bernoulli_like', 'cntk:Gather', 'cntk:HardSigmoid']
+    ['bernoulli_like', 'cntk:CosDistanceWithNegativeSamples', 'cntk:Gather']
 """
 
 from __future__ import annotations
@@ -338,6 +341,8 @@ RULES = {
     "cntk:HardSigmoid": _hard_sigmoid,
     "cntk:StraightThrough": primitive("StraightThrough", 1),
     "cntk:LogPlus": primitive("LogPlus", 2),
+    # (x, y, then its shift and count: scalar Constants, as CNTK 2.7 writes them)
+    "cntk:CosDistanceWithNegativeSamples": primitive("CosDistanceWithNegativeSamples", 4),
     "cntk:Pad": _pad, "cntk:Gather": _gather,
     **{"cntk:" + op: _norm(op) for op in ("ReduceL1", "ReduceL2", "ReduceSumSquare")},
     **{catalog: _random(catalog) for catalog in RANDOM_DISTRIBUTIONS},

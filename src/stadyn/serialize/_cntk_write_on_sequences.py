@@ -34,7 +34,9 @@ _SEQUENCE_OPS = frozenset((
     # (step by step over a loaded cntk.exe file's images, as CNTK 2.7 writes it again; the
     # v1 reader's reshape to a column an element-wise op reads: _cntk_write_exe)
     "cntk:Sigmoid", "convolution", "cntk_batch_normalization", "max_pooling", "average_pooling",
-    "reshape_trailing")) | frozenset(_SEQ_RULES) | _SEQUENCE_ENDS
+    "reshape_trailing",
+    # (CNTK's own op over the packed minibatch's columns, its output on the sequence axis)
+    "cntk:CosDistanceWithNegativeSamples")) | frozenset(_SEQ_RULES) | _SEQUENCE_ENDS
 # of those, the ops reading a value without the sequence axis beside a sequence (a value per
 # sequence broadcast along it)
 _SEQUENCE_AND_ONE = frozenset(("sequence_broadcast_as", "cntk:ReconcileDynamicAxis"))

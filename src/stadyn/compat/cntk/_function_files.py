@@ -14,6 +14,7 @@ from ._adapt import wrap
 from ._function_runs import RunState
 from ._late import late
 from ._model_file import ModelFormat
+from ._loaded_untyped import FileGraph
 from ._model_load import (load_roots, model_path, restore_parameters, untyped_arguments,
                           untyped_file_parameters, untyped_placeholder_order,
                           untyped_shown_op)
@@ -113,6 +114,9 @@ def load_model(model, device=None, format=ModelFormat.CNTKv2) -> Any:
     waiting._parameters = tuple(wrap(v) for v in untyped_file_parameters(decoded, registry))
     # (its placeholders in the order CNTK 2.7's walk of the stored operands meets them)
     waiting.__dict__["_placeholder_order"] = untyped_placeholder_order(decoded)
+    # (its graph as the file holds it, shown until it is given types: root_function, ...)
+    waiting.__dict__["_loaded_graph"] = FileGraph(decoded, waiting._placeholders,
+                                                  waiting._parameters)
     return waiting
 
 

@@ -248,11 +248,11 @@ def load_roots(model, format, types: "dict | None" = None, legacy=None,
                 return combine + 2 - first          # its composite's number too
             G.take_uid_numbers(numbers)
         # (a function CNTK 2.7 loads but refuses when run: a stand-in refused at every run,
-        # its copies in a clone or an application too (_clone.rebuild); a typed file is
-        # refused as loaded)
+        # its copies in a clone or an application too (_clone.rebuild); a file of untyped
+        # arguments given types too: CNTK 2.7 refuses it at eval, not update_signature)
         if legacy.format.startswith("cntk"):
             kept = [(v, np.array(v.d)) for _, v in registry.items()] if registry else []
-            network = serialize.load_cntk(legacy, defer_refusals=not types, registry=registry)
+            network = serialize.load_cntk(legacy, defer_refusals=True, registry=registry)
             for var, value in kept:         # (the build sets them to the file's values)
                 var.d = value
         else:

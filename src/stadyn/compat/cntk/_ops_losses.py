@@ -521,6 +521,11 @@ def cosine_distance_with_negative_samples(x, y, shift: int, num_negative_samples
                          f"and equal shapes, got {tuple(sample_shape(x))} and "
                          f"{tuple(sample_shape(y))}")
     out = S.cosine_with_negative_samples(operand(x), operand(y), shift, count, lead_axes(x))
+    # (CNTK 2.7's one op reads x, y, then its shift and count as float32 scalar Constants:
+    # its inputs and constants list them so, and its model file holds them so)
+    one_op(out, operand(x), operand(y))
+    show_constants(out, (scalar_constant(float(shift), np.float32),
+                         scalar_constant(float(count), np.float32)), last=True)
     return named(wrap(out), name, "CosDistanceWithNegativeSamples")
 
 

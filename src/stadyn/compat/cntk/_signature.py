@@ -298,6 +298,13 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
             self._typed = _in_signature_order(_as_function(self._built(values)), values)
         return self
 
+    def _file_graph(self):
+        """The graph of the loaded file it is (``_loaded_untyped.FileGraph``) while none of
+        its arguments is given a type or a Variable; else None."""
+        if self.__dict__.get("_typed") is not None or self.__dict__.get("_given"):
+            return None
+        return self.__dict__.get("_loaded_graph")
+
     def _built(self, values: list):
         """Its Python function's graph for ``values`` put in its arguments' place, its ops
         checked as CNTK 2.7 checks the ops it made over placeholders (an op of a sequence and
@@ -368,8 +375,13 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         if out is None:
             out = self.__dict__.get("_waiting_call")
             if out is None:
-                out = self.__dict__["_waiting_call"] = Deferred(self, self.placeholders, {},
+                # (applied to its placeholders in its signature's order: a loaded file's
+                # placeholders list gather's indices before the table it is applied to first)
+                signed = [p for p in self._placeholders if p.name not in self._given]
+                out = self.__dict__["_waiting_call"] = Deferred(self, signed, {},
                                                                 name=self.name)
+                if self._file_graph() is not None:      # (its output's uid, the file's)
+                    out.__dict__["_uid"] = self._file_graph().root_function().outputs[0].uid
         return out
 
     @property
@@ -402,6 +414,8 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         """
         if self._typed is not None:
             return self._typed.root_function
+        if self._file_graph() is not None:
+            return self._file_graph().root_function()
         graph = self.__dict__.get("_untyped_graph")
         if graph is None:
             graph = self.__dict__["_untyped_graph"] = self._built(list(self.arguments))
@@ -432,6 +446,9 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
 
     def __getattr__(self, name: str):
         typed = self.__dict__.get("_typed")
+        shown = self._file_graph()      # (a loaded file's graph, before it has types)
+        if shown is not None and name in shown.COMPOSITE_ATTRIBUTES:
+            return shown.composite_attribute(name)
         if typed is None or name.startswith("_"):
             raise AttributeError(f"{type(self).__name__} has no {name!r}")
         return getattr(typed, name)
