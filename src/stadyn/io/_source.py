@@ -449,7 +449,7 @@ class MinibatchSource:
                 self._position, self._samples = self._refused
                 restore_marker(self, marker_met(self))     # (markers after it: met again)
             self._refused = None
-        if config is not None and config[1] == 1 and self._follows_cntk():
+        if config is not None and self._follows_cntk():
             if self._start_pending:
                 self._cntk_start()
             elif self._reader_config is not None:   # (a new minibatch size: SetConfiguration
@@ -461,9 +461,8 @@ class MinibatchSource:
 
     def _follows_cntk(self) -> bool:
         """Whether CNTK 2.7's block randomizer's state is followed (``_block_restore.py``):
-        randomized built-in deserializers read as one partition."""
-        return self._cursor is not None and self._partitions[0] == 1 and \
-            (self._reader_config is None or self._reader_config[1] == 1)
+        randomized built-in deserializers, read as one partition or several."""
+        return self._cursor is not None
 
     def _cntk_start(self) -> None:
         """A first read, or one after a restore: CNTK 2.7 sets its reader to 0 (StartEpoch),
@@ -521,7 +520,11 @@ class MinibatchSource:
             self._refused = self._refused or (self._position, self._samples)
             self._position, self._samples = end, self._samples + walked
             raise
-        return self._deliver(batch, end, walked, targets)
+        result = self._deliver(batch, end, walked, targets)
+        if self._follows_cntk():        # (CNTK's shim reads the partition's next one now)
+            self._shim_at = self._position
+            self._cursor.read_to(partition_walk(self, n, count, index)[1])
+        return result
 
     def _local_timeline_minibatch(self, n: int, count: int, index: int,
                                   targets: list[tuple[Hashable, StreamInformation]]) -> dict:
