@@ -356,3 +356,42 @@ def frame_mode_user_deserializer_partitions(C, r):
                     res["%s_%d_%d_r%d" % (tag, sweeps, size, rank)] = out
     _touch_user(r)
     return res
+
+
+@cntk_case(name="restore__user_deserializer_one_partition", names=_USER_NAMES,
+           note="a UserDeserializer read as one partition (CNTK's local-timeline "
+                "randomizer), chunks of 2, 3, 1 and 2 one-step sequences and of sequences of "
+                "1 to 3 steps, not randomized and randomized (seeds 0 and 4), max_sweeps 2 "
+                "or max_samples 13, minibatches of 1 and 3: a checkpoint after 1, 3 and 5 "
+                "minibatches restored in the source itself and in a fresh one (which reads "
+                "one minibatch first when randomized: CNTK 2.7 dies of SIGFPE restoring a "
+                "randomized one that has not read), then read with 2 more samples (CNTK 2.7's "
+                "run of it sometimes dies of heap corruption: run it again)")
+def restore_user_deserializer_one_partition(C, r):
+    specs = {"ones": [[(0, 1), (10, 1)], [(20, 1), (30, 1), (40, 1)], [(50, 1)],
+                      [(60, 1), (70, 1)]],
+             "steps": [[(0, 2), (10, 1)], [(20, 3)], [(30, 1), (40, 2), (50, 1)]]}
+    res = {}
+    for tag, spec in sorted(specs.items()):
+        for randomize, seed in ((False, 0), (True, 0), (True, 4)):
+            for ends in ("sweeps", "samples"):
+                kw = dict(randomize=randomize, randomization_seed=seed)
+                kw.update(max_sweeps=2) if ends == "sweeps" else kw.update(max_samples=13)
+                for size in (1, 3):
+                    for before in (1, 3, 5):
+                        src = _user_source(C, spec, **kw)
+                        out = {"before": _read_on(src, size, most=before)}
+                        state = src.get_checkpoint_state()
+                        out["after"] = _read_on(src, size, most=4)
+                        fresh = _user_source(C, spec, **kw)
+                        if randomize:
+                            out["fresh_first"] = _read_on(fresh, size, most=1)
+                        fresh.restore_from_checkpoint(state)
+                        out["fresh"] = _read_on(fresh, size, most=4)
+                        src.restore_from_checkpoint(state)
+                        out["same"] = _read_on(src, size, most=4)
+                        out["bigger"] = _read_on(src, size + 2, most=2)
+                        res["%s_%s%d_%s_mb%d_at%d" % (tag, randomize, seed, ends, size,
+                                                      before)] = out
+    _touch_user(r)
+    return res
