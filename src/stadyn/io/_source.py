@@ -154,6 +154,7 @@ class MinibatchSource:
         self._restore_to: tuple[int, int | None] | None = None   # a restore's state, pending
         self._start_pending, self._single_seek = True, False    # (StartEpoch; start_epoch_at)
         self._shim_at: int | None = None    # the position CNTK's reader shim last reported
+        self._walk_ahead: tuple | None = None   # (its key, a partition's next walk)
         self._partitions = self._check_partition(num_data_partitions, partition_index)
         self._position = 0
         self._samples = 0
@@ -501,7 +502,10 @@ class MinibatchSource:
                              targets: list[tuple[Hashable, StreamInformation]]) -> dict:
         """Partition ``index`` of ``count``: its own sequences up to its part of ``n``, as
         CNTK 2.7 reads (``_partitions.py``); the position walks the global stream."""
-        positions, end, walked = partition_walk(self, n, count, index)
+        ahead, self._walk_ahead = self._walk_ahead, None
+        positions, end, walked = ahead[1] \
+            if ahead is not None and ahead[0] == self._walk_key(n, count, index) else \
+            partition_walk(self, n, count, index)
         if not len(positions):   # (the data ends before another of its own: CNTK 2.7's
             self._position, self._samples = end, self._samples + walked   # reader is there)
             return {}
@@ -521,10 +525,17 @@ class MinibatchSource:
             self._position, self._samples = end, self._samples + walked
             raise
         result = self._deliver(batch, end, walked, targets)
-        if self._follows_cntk():        # (CNTK's shim reads the partition's next one now)
-            self._shim_at = self._position
-            self._cursor.read_to(partition_walk(self, n, count, index)[1])
+        if self._follows_cntk():        # (CNTK's shim reads the partition's next one now:
+            self._shim_at = self._position  # that walk is the next minibatch's, kept)
+            key, walk = self._walk_key(n, count, index), partition_walk(self, n, count, index)
+            self._cursor.read_to(walk[1])
+            self._walk_ahead = (key, walk) if key == self._walk_key(n, count, index) else None
         return result
+
+    def _walk_key(self, n: int, count: int, index: int) -> tuple:
+        """What a partition's walk depends on (it is kept for the next minibatch)."""
+        return (self._position, self._samples, n, count, index, self._epoch_end,
+                self._partition_base, self._cursor.seeds())
 
     def _local_timeline_minibatch(self, n: int, count: int, index: int,
                                   targets: list[tuple[Hashable, StreamInformation]]) -> dict:
