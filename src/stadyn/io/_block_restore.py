@@ -64,6 +64,15 @@ class BlockCursor:
         """The seed sweep ``sweep``'s sequences are swapped with, ``None`` for CNTK's own."""
         return self._seeds.get(sweep)
 
+    def seeds(self) -> tuple[tuple[int, int], ...]:
+        """Each (sweep, seed) whose sequences were swapped with another seed than CNTK's own.
+
+        Example:
+            >>> BlockCursor(3, 12, None, None, None).seeds()
+            ()
+        """
+        return tuple(sorted(self._seeds.items()))
+
     def _reset(self, sweep: int, sequence_seed: int | None = None) -> None:
         self.sweep = sweep
         if sequence_seed is None or sequence_seed == self._seed + sweep:

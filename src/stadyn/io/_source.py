@@ -161,6 +161,7 @@ class MinibatchSource:
         self._restore_to: tuple[int, int | None] | None = None   # a restore's state, pending
         self._start_pending, self._single_seek = True, False    # (StartEpoch; start_epoch_at)
         self._shim_at: int | None = None    # the position CNTK's reader shim last reported
+        self._walk_ahead: tuple | None = None   # (its key, a partition's next walk)
         self._partitions = self._check_partition(num_data_partitions, partition_index)
         self._position = 0
         self._samples = 0
@@ -456,7 +457,7 @@ class MinibatchSource:
                 self._position, self._samples = self._refused
                 restore_marker(self, marker_met(self))     # (markers after it: met again)
             self._refused = None
-        if config is not None and config[1] == 1 and self._follows_cntk():
+        if config is not None and self._follows_cntk():
             if self._start_pending:
                 self._cntk_start()
             elif self._reader_config is not None:   # (a new minibatch size: SetConfiguration
@@ -468,9 +469,8 @@ class MinibatchSource:
 
     def _follows_cntk(self) -> bool:
         """Whether CNTK 2.7's block randomizer's state is followed (``_block_restore.py``):
-        randomized built-in deserializers read as one partition."""
-        return self._cursor is not None and self._partitions[0] == 1 and \
-            (self._reader_config is None or self._reader_config[1] == 1)
+        randomized built-in deserializers, read as one partition or several."""
+        return self._cursor is not None
 
     def _cntk_start(self) -> None:
         """A first read, or one after a restore: CNTK 2.7 sets its reader to 0 (StartEpoch),
@@ -509,7 +509,10 @@ class MinibatchSource:
                              targets: list[tuple[Hashable, StreamInformation]]) -> dict:
         """Partition ``index`` of ``count``: its own sequences up to its part of ``n``, as
         CNTK 2.7 reads (``_partitions.py``); the position walks the global stream."""
-        positions, end, walked = partition_walk(self, n, count, index)
+        ahead, self._walk_ahead = self._walk_ahead, None
+        positions, end, walked = ahead[1] \
+            if ahead is not None and ahead[0] == self._walk_key(n, count, index) else \
+            partition_walk(self, n, count, index)
         if not len(positions):   # (the data ends before another of its own: CNTK 2.7's
             self._position, self._samples = end, self._samples + walked   # reader is there)
             return {}
@@ -528,7 +531,18 @@ class MinibatchSource:
             self._refused = self._refused or (self._position, self._samples)
             self._position, self._samples = end, self._samples + walked
             raise
-        return self._deliver(batch, end, walked, targets)
+        result = self._deliver(batch, end, walked, targets)
+        if self._follows_cntk():        # (CNTK's shim reads the partition's next one now:
+            self._shim_at = self._position  # that walk is the next minibatch's, kept)
+            key, walk = self._walk_key(n, count, index), partition_walk(self, n, count, index)
+            self._cursor.read_to(walk[1])
+            self._walk_ahead = (key, walk) if key == self._walk_key(n, count, index) else None
+        return result
+
+    def _walk_key(self, n: int, count: int, index: int) -> tuple:
+        """What a partition's walk depends on (it is kept for the next minibatch)."""
+        return (self._position, self._samples, n, count, index, self._epoch_end,
+                self._partition_base, self._cursor.seeds())
 
     def _local_timeline_minibatch(self, n: int, count: int, index: int,
                                   targets: list[tuple[Hashable, StreamInformation]]) -> dict:

@@ -297,7 +297,7 @@ def _firsts(C, src, size, most=30, **kw):
         d = mb[src.streams.x]
         out.append([[int(round(float(np.asarray(s).reshape(-1)[0]))) for s in d.as_sequences()],
                     int(d.num_samples), bool(d.end_of_sweep)])
-        del d, mb
+        del d, mb, got    # (CNTK 2.7's prefetch reuses the matrices: hold no view)
     return out
 
 

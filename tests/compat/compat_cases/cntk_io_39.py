@@ -25,11 +25,12 @@ _NAMES = ["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
           "cntk.io.MinibatchSource.restore_from_checkpoint"]
 
 
-def _firsts(src, size, most):
-    """The first value of every sequence of each minibatch, its samples and sweep end."""
+def _firsts(src, size, most, **kw):
+    """The first value of every sequence of each minibatch, its samples and sweep end
+    (``kw``: ``next_minibatch``'s partition)."""
     out = []
     for _ in range(most):
-        got = _result(lambda: src.next_minibatch(size))
+        got = _result(lambda: src.next_minibatch(size, **kw))
         if "raises" in got:
             out.append(got)
             break
@@ -66,6 +67,23 @@ def _checkpointed(make, size, before, size_after=None, most=3):
     res["fresh"] = _firsts(fresh, size, most)
     src.restore_from_checkpoint(state)
     res["same"] = _firsts(src, size, most)
+    return res
+
+
+def _partitioned(make, size, before, count, index, most=3):
+    """``_checkpointed`` with every read as partition ``index`` of ``count``, then the source
+    restored once more and read as one partition (a new configuration seeks too)."""
+    part = dict(num_data_partitions=count, partition_index=index)
+    src = make()
+    res = {"before": _firsts(src, size, before, **part)}
+    state = src.get_checkpoint_state()
+    res["after"] = _firsts(src, size, most, **part)
+    fresh = make()
+    fresh.restore_from_checkpoint(state)
+    res["fresh"] = _firsts(fresh, size, most, **part)
+    src.restore_from_checkpoint(state)
+    res["same"] = _firsts(src, size, most, **part)
+    res["one"] = _firsts(src, size, 2)
     return res
 
 
@@ -169,6 +187,49 @@ def restore_block_twice(C, r):
     res["taken_after_restore"] = _firsts(src, 2, 4)
     src.restore_from_checkpoint(start)
     res["start"] = _firsts(src, 2, 7)
+    _touch(r)
+    return res
+
+
+@cntk_case(name="restore__block_partitions", names=_NAMES,
+           note="the restore__block_* files read in partitions (0 and 1 of 2, 2 of 3): 12 "
+                "one-sample lines in 30-byte chunks, windows of 1 and 2 chunks, seed 3, "
+                "minibatches of 2 and 4; 12 sequences of 1 to 3 steps in 40- and 24-byte "
+                "chunks, windows of 1 and 2, seed 5; 25 lines in 64-byte chunks, a window "
+                "of 4 samples: a checkpoint after 1 to 5 minibatches, restored in a fresh "
+                "source and in the source itself, which then reads as one partition")
+def restore_block_partitions(C, r):
+    _samples_file("c.ctf", 12)
+    _samples_file("s.ctf", 25)
+    lengths = [2, 1, 3, 1, 2, 3, 1, 1, 2, 3, 2, 1]
+    lines, value = [], 0
+    for k, n in enumerate(lengths):
+        for _ in range(n):
+            lines.append("%d |x %d\n" % (k, value))
+            value += 1
+    with open("q.ctf", "w") as f:
+        f.write("".join(lines))
+    res = {}
+    for window in (1, 2):
+        make = _maker(C, "c.ctf", 30, randomization_window_in_chunks=window,
+                      randomization_seed=3)
+        for count, index in ((2, 0), (2, 1), (3, 2)):
+            for size in (2, 4):
+                for before in (1, 2, 3, 5):
+                    res["c_w%d_p%d_%d_mb%d_at%d" % (window, index, count, size, before)] = \
+                        _partitioned(make, size, before, count, index)
+    for tag, path, chunk, kw in (
+            ("q40w1", "q.ctf", 40, dict(randomization_window_in_chunks=1, randomization_seed=5)),
+            ("q24w2", "q.ctf", 24, dict(randomization_window_in_chunks=2, randomization_seed=5)),
+            ("s64ws4", "s.ctf", 64, dict(randomization_window_in_samples=4,
+                                         randomization_window_in_chunks=0,
+                                         randomization_seed=3))):
+        make = _maker(C, path, chunk, **kw)
+        for index in (0, 1):
+            for size in (3, 5):
+                for before in (1, 2, 4):
+                    res["%s_p%d_mb%d_at%d" % (tag, index, size, before)] = \
+                        _partitioned(make, size, before, 2, index)
     _touch(r)
     return res
 
@@ -293,5 +354,44 @@ def frame_mode_user_deserializer_partitions(C, r):
                                      for s in d.as_sequences()], bool(d.end_of_sweep)])
                         del d, mb, got
                     res["%s_%d_%d_r%d" % (tag, sweeps, size, rank)] = out
+    _touch_user(r)
+    return res
+
+
+@cntk_case(name="restore__user_deserializer_one_partition", names=_USER_NAMES,
+           note="a UserDeserializer read as one partition (CNTK's local-timeline "
+                "randomizer), chunks of 2, 3, 1 and 2 one-step sequences and of sequences of "
+                "1 to 3 steps, not randomized and randomized (seeds 0 and 4), max_sweeps 2 "
+                "or max_samples 13, minibatches of 1 and 3: a checkpoint after 1, 3 and 5 "
+                "minibatches restored in the source itself and in a fresh one (which reads "
+                "one minibatch first when randomized: CNTK 2.7 dies of SIGFPE restoring a "
+                "randomized one that has not read), then read with 2 more samples (CNTK 2.7's "
+                "run of it sometimes dies of heap corruption: run it again)")
+def restore_user_deserializer_one_partition(C, r):
+    specs = {"ones": [[(0, 1), (10, 1)], [(20, 1), (30, 1), (40, 1)], [(50, 1)],
+                      [(60, 1), (70, 1)]],
+             "steps": [[(0, 2), (10, 1)], [(20, 3)], [(30, 1), (40, 2), (50, 1)]]}
+    res = {}
+    for tag, spec in sorted(specs.items()):
+        for randomize, seed in ((False, 0), (True, 0), (True, 4)):
+            for ends in ("sweeps", "samples"):
+                kw = dict(randomize=randomize, randomization_seed=seed)
+                kw.update(max_sweeps=2) if ends == "sweeps" else kw.update(max_samples=13)
+                for size in (1, 3):
+                    for before in (1, 3, 5):
+                        src = _user_source(C, spec, **kw)
+                        out = {"before": _read_on(src, size, most=before)}
+                        state = src.get_checkpoint_state()
+                        out["after"] = _read_on(src, size, most=4)
+                        fresh = _user_source(C, spec, **kw)
+                        if randomize:
+                            out["fresh_first"] = _read_on(fresh, size, most=1)
+                        fresh.restore_from_checkpoint(state)
+                        out["fresh"] = _read_on(fresh, size, most=4)
+                        src.restore_from_checkpoint(state)
+                        out["same"] = _read_on(src, size, most=4)
+                        out["bigger"] = _read_on(src, size + 2, most=2)
+                        res["%s_%s%d_%s_mb%d_at%d" % (tag, randomize, seed, ends, size,
+                                                      before)] = out
     _touch_user(r)
     return res
