@@ -18,14 +18,12 @@ from __future__ import annotations
 import collections
 import numbers
 import weakref
-from dataclasses import dataclass
 from typing import Any, Hashable, Mapping, Sequence
 
 import numpy as np
 
 from ._composite import Composite
-from ._deserializer import (INVALID_ROWS, Deserializer, StreamBatch, concat_batches,
-                           drop_invalid)
+from ._deserializer import Deserializer, StreamBatch, drop_invalid
 from ._frame_mode import FrameComposite, NonFrameSequenceError
 from ._minibatch_data import Minibatch, MinibatchData
 from ._local_timeline import local_timeline_walk, marker_met, restore_marker, single_sweep_end
@@ -34,6 +32,7 @@ from ._block_restore import BlockCursor
 from ._reader_errors import ReaderError
 from ._cntk_order import block_layout, block_order, chunk_window_default, tumbling_order
 from ._streams import Record, StreamInformation
+from ._source_jobs import Job, WorkerJobs
 from ._workers import WorkerPool
 
 __all__ = ["MinibatchSource", "MinibatchData", "FULL_DATA_SWEEP",
@@ -50,17 +49,7 @@ DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = chunk_window_default
 _STATE_VERSION = 1
 
 
-@dataclass
-class _Job:
-    job_id: int
-    start: int  # global positions [start, end)
-    end: int
-    positions: np.ndarray  # this partition's positions in the range
-    consumed: int = 0  # rows already handed out
-    result: dict[str, StreamBatch] | None = None
-
-
-class MinibatchSource:
+class MinibatchSource(WorkerJobs):
     """Deliver minibatches from deserializers, as CNTK's ``cntk.io.MinibatchSource``.
 
     Args:
@@ -185,7 +174,7 @@ class MinibatchSource:
         self.num_workers = int(num_workers)
         self._pool: WorkerPool | None = None
         self._pool_args = (prefetch, start_method, worker_timeout)
-        self._jobs: collections.deque[_Job] = collections.deque()
+        self._jobs: collections.deque[Job] = collections.deque()
         self._plan_at: tuple[int, int] | None = None  # (position, samples) after the last job
         self._plan_key: tuple[int, int] | None = None
         self._next_job_id = 0
@@ -307,82 +296,6 @@ class MinibatchSource:
             if taken >= n:
                 break
         return end, taken
-
-    def _partition_positions(self, start: int, end: int, count: int, index: int) -> np.ndarray:
-        first = start + (index - start) % count
-        return np.arange(first, end, count, dtype=np.int64)
-
-    def _job(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        """(sample ids, sweeps, positions within their sweep) of global positions."""
-        n = self._sweep_length
-        return self._sample_ids(positions), positions // n, positions % n
-
-    # -- the worker pipeline
-
-    def _ensure_pool(self) -> WorkerPool:
-        if self._pool is None:
-            prefetch, method, timeout = self._pool_args
-            self._pool = WorkerPool(self._composite, self._seed, self.num_workers, prefetch,
-                                    method, timeout)
-            self._finalizer = weakref.finalize(self, self._pool.close)
-        return self._pool
-
-    def _reset_jobs(self) -> None:
-        if self._pool is not None and self._jobs:
-            self._pool.cancel([j.job_id for j in self._jobs if j.result is None])
-        self._jobs.clear()
-        self._plan_at = None
-        self._plan_key = None
-
-    def _queue_job(self, n: int, count: int, index: int) -> bool:
-        position, samples = self._plan_at
-        end, taken = self._plan(position, samples, n)
-        if end == position:
-            return False
-        positions = self._partition_positions(position, end, count, index)
-        job = _Job(self._next_job_id, position, end, positions)
-        self._next_job_id += 1
-        self._jobs.append(job)
-        self._plan_at = (end, samples + taken)
-        self._ensure_pool().submit(job.job_id, *self._job(positions))
-        return True
-
-    def _gather_from_workers(self, end: int, n: int, count: int,
-                             index: int) -> dict[str, StreamBatch]:
-        if self._plan_key != (count, index):
-            self._reset_jobs()
-            self._plan_key = (count, index)
-        if not self._jobs:
-            self._plan_at = (self._position, self._samples)
-        while self._plan_at[0] < end:
-            self._queue_job(n, count, index)
-        pieces: list[dict[str, StreamBatch]] = []
-        pool = self._ensure_pool()
-        while self._jobs and self._jobs[0].start < end:
-            job = self._jobs[0]
-            if job.result is None:
-                job.result = pool.wait(job.job_id)
-            stop = int(np.searchsorted(job.positions, end))
-            if stop > job.consumed:
-                pieces.append({s: b.take(job.consumed, stop) for s, b in job.result.items()})
-            job.consumed = stop
-            if job.end <= end:
-                self._jobs.popleft()
-            else:
-                break
-        # Prepare ahead, guessing that the next request has the same size (a wrong guess only
-        # costs a re-cut: rows are taken by position).
-        limit = self.num_workers * self._pool_args[0]
-        while len(self._jobs) < limit and self._queue_job(n, count, index):
-            pass
-        if not pieces:  # this partition's share of the minibatch is empty
-            return self._composite.materialize(*self._job(np.zeros(0, np.int64)), self._seed)
-        if any(INVALID_ROWS in p for p in pieces):  # (a piece with no rows left out has
-            pieces = [p if INVALID_ROWS in p else   # no marks: none of its rows are marked)
-                      {**p, INVALID_ROWS: StreamBatch(np.zeros(next(iter(p.values())).rows,
-                                                               dtype=bool))}
-                      for p in pieces]
-        return {s: concat_batches([p[s] for p in pieces]) for s in pieces[0]}
 
     # -- the public reading API
 

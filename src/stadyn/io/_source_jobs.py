@@ -1,0 +1,110 @@
+"""How a :class:`~stadyn.io.MinibatchSource` reads through worker processes: it cuts the
+positions ahead of the reader into jobs, submits them to the :class:`WorkerPool` (prefetching as
+many as the workers hold, guessing the next request has the same size) and joins the rows of
+the jobs a minibatch spans.  Rows are taken by position, so a wrong guess costs only a re-cut,
+and the batches are the same with any number of workers.  A mix-in of ``MinibatchSource``
+(``_source.py``), which owns the state it reads: the plan (``_plan``, ``_plan_at``), the
+position, the composite and the seed."""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from ._deserializer import INVALID_ROWS, StreamBatch, concat_batches
+from ._workers import WorkerPool
+
+__all__ = ["Job", "WorkerJobs"]
+
+
+@dataclass
+class Job:
+    """A range of global positions [start, end) submitted to the worker pool: this
+    partition's positions in it, the rows already handed out and, once it arrived, the
+    decoded result."""
+    job_id: int
+    start: int  # global positions [start, end)
+    end: int
+    positions: np.ndarray  # this partition's positions in the range
+    consumed: int = 0  # rows already handed out
+    result: dict[str, StreamBatch] | None = None
+
+
+class WorkerJobs:
+    """The worker pipeline of ``MinibatchSource`` (see the module docstring)."""
+
+    def _partition_positions(self, start: int, end: int, count: int, index: int) -> np.ndarray:
+        first = start + (index - start) % count
+        return np.arange(first, end, count, dtype=np.int64)
+
+    def _job(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(sample ids, sweeps, positions within their sweep) of global positions."""
+        n = self._sweep_length
+        return self._sample_ids(positions), positions // n, positions % n
+
+    def _ensure_pool(self) -> WorkerPool:
+        if self._pool is None:
+            prefetch, method, timeout = self._pool_args
+            self._pool = WorkerPool(self._composite, self._seed, self.num_workers, prefetch,
+                                    method, timeout)
+            self._finalizer = weakref.finalize(self, self._pool.close)
+        return self._pool
+
+    def _reset_jobs(self) -> None:
+        if self._pool is not None and self._jobs:
+            self._pool.cancel([j.job_id for j in self._jobs if j.result is None])
+        self._jobs.clear()
+        self._plan_at = None
+        self._plan_key = None
+
+    def _queue_job(self, n: int, count: int, index: int) -> bool:
+        position, samples = self._plan_at
+        end, taken = self._plan(position, samples, n)
+        if end == position:
+            return False
+        positions = self._partition_positions(position, end, count, index)
+        job = Job(self._next_job_id, position, end, positions)
+        self._next_job_id += 1
+        self._jobs.append(job)
+        self._plan_at = (end, samples + taken)
+        self._ensure_pool().submit(job.job_id, *self._job(positions))
+        return True
+
+    def _gather_from_workers(self, end: int, n: int, count: int,
+                             index: int) -> dict[str, StreamBatch]:
+        if self._plan_key != (count, index):
+            self._reset_jobs()
+            self._plan_key = (count, index)
+        if not self._jobs:
+            self._plan_at = (self._position, self._samples)
+        while self._plan_at[0] < end:
+            self._queue_job(n, count, index)
+        pieces: list[dict[str, StreamBatch]] = []
+        pool = self._ensure_pool()
+        while self._jobs and self._jobs[0].start < end:
+            job = self._jobs[0]
+            if job.result is None:
+                job.result = pool.wait(job.job_id)
+            stop = int(np.searchsorted(job.positions, end))
+            if stop > job.consumed:
+                pieces.append({s: b.take(job.consumed, stop) for s, b in job.result.items()})
+            job.consumed = stop
+            if job.end <= end:
+                self._jobs.popleft()
+            else:
+                break
+        # Prepare ahead, guessing that the next request has the same size (a wrong guess only
+        # costs a re-cut: rows are taken by position).
+        limit = self.num_workers * self._pool_args[0]
+        while len(self._jobs) < limit and self._queue_job(n, count, index):
+            pass
+        if not pieces:  # this partition's share of the minibatch is empty
+            return self._composite.materialize(*self._job(np.zeros(0, np.int64)), self._seed)
+        if any(INVALID_ROWS in p for p in pieces):  # (a piece with no rows left out has
+            pieces = [p if INVALID_ROWS in p else   # no marks: none of its rows are marked)
+                      {**p, INVALID_ROWS: StreamBatch(np.zeros(next(iter(p.values())).rows,
+                                                               dtype=bool))}
+                      for p in pieces]
+        return {s: concat_batches([p[s] for p in pieces]) for s in pieces[0]}
