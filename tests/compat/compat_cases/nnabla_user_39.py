@@ -118,7 +118,8 @@ def user39_nested_scopes_reused_eval(nn, F, PF, S, r):
     """A ResNet-style block function called twice, under ``nn.parameter_scope("net")`` then
     per-block scopes, built once for training (``batch_stat=True``) and again with the same
     names for evaluation (``batch_stat=False``, the learnt running statistics); Adam for four
-    steps, then the evaluation outputs and the running mean/var read back."""
+    steps, then the evaluation outputs and the running mean/var read back; then a NumPy
+    ``w_init`` of another shape than the kernel's (NNabla's assertion, ``parameter.py``)."""
 
     def block(h, name, test):
         with nn.parameter_scope(name):
@@ -150,6 +151,9 @@ def user39_nested_scopes_reused_eval(nn, F, PF, S, r):
     ye.forward()
     res["eval"] = ye.d.copy()
     res.update(r.param_values(nn.get_parameters(grad_only=False)))
+    with nn.parameter_scope("bad"):     # a (2, 2) kernel's array for a (3, 3) convolution
+        res["wrong-shaped w_init"] = outcome(lambda: PF.convolution(
+            x, 3, (3, 3), w_init=np.ones((3, 2, 2, 2), np.float32)))
     return res
 
 
