@@ -324,7 +324,8 @@ def user39_backward_with_custom_grad(nn, F, PF, S, r):
     gradient, then ``clear_buffer=True`` and an accumulating second backward
     (``x.grad.zero()`` skipped), as the Variable tutorial reads ``x.g`` after each; then a
     gradient array of another shape (one row for every sample, or transposed), which NNabla
-    1.39 refuses (``set_grad``: ``Shape must match``) rather than broadcasting."""
+    1.39 refuses (``set_grad``: ``Shape must match``) rather than broadcasting; a list (its
+    ValueError) and a Variable (its RuntimeError) as the gradient."""
     r.touch("nnabla.Variable.backward", "nnabla.Variable.g")
     x = nn.Variable.from_numpy_array(r.randn(3, 4), need_grad=True)
     w = nn.Variable.from_numpy_array(r.randn(4, 2), need_grad=True)
@@ -348,6 +349,8 @@ def user39_backward_with_custom_grad(nn, F, PF, S, r):
     x.grad.zero()
     res["per-column grad"] = outcome(lambda: y.backward(grad=np.ones(2, np.float32)))
     res["transposed grad"] = outcome(lambda: y.backward(grad=gy.T.copy()))
+    res["list grad"] = outcome(lambda: y.backward(grad=gy.tolist()))
+    res["Variable grad"] = outcome(lambda: y.backward(grad=nn.Variable.from_numpy_array(gy)))
     res["x.g after refusals"] = x.g.copy()
     return res
 
