@@ -21,8 +21,22 @@ from ..graph import Variable, current_scope, is_no_grad, name_scope
 __all__ = [
     "ParameterRegistry", "parameter_scope", "parameter_registry", "get_parameters",
     "clear_parameters", "get_parameter_or_create", "get_parameter", "set_parameter",
-    "current_registry", "default_registry",
+    "current_registry", "default_registry", "InitializerShapeError",
 ]
+
+
+class InitializerShapeError(AssertionError, ParameterError):
+    """An array initializer of another shape than the parameter's: NNabla 1.39 asserts the
+    shapes equal (``parameter.py``, ``_create_parameter_by_initializer``), so it is an
+    ``AssertionError`` as well as Stadyn's ``ParameterError`` (a ``ValueError``).
+
+    Example:
+        >>> import numpy as np
+        >>> get_parameter_or_create("w_bad_init", (2, 2), np.ones((3, 2)))
+        Traceback (most recent call last):
+        ...
+        stadyn.parametric._registry.InitializerShapeError: parameter 'w_bad_init': ...
+    """
 
 
 class ParameterRegistry:
@@ -207,8 +221,11 @@ def _initial_value(initializer: Any, shape: Sequence[int], name: str,
         raise ParameterError(f"parameter '{name}': cannot initialise from "
                              f"{type(initializer).__name__}")
     if value.shape != tuple(shape):
-        raise ParameterError(f"parameter '{name}': initializer gave shape {value.shape}, "
-                             f"expected {tuple(shape)}")
+        # an array of the wrong shape is NNabla's assertion; a callable's result is not checked
+        # there (a plain ParameterError here)
+        error = ParameterError if callable(initializer) else InitializerShapeError
+        raise error(f"parameter '{name}': initializer gave shape {value.shape}, "
+                    f"expected {tuple(shape)}")
     return value
 
 

@@ -10,11 +10,13 @@ passes to ``solver.set_learning_rate``.
 * :class:`StepScheduler` ``(init_lr, gamma, iter_steps)``: ``init_lr`` times ``gamma`` once for
   every step in ``iter_steps`` that ``iter`` has reached;
 * :class:`LinearWarmupScheduler` ``(scheduler, warmup_iter)``: ``scheduler``'s rate times
-  ``(iter + 1) / warmup_iter`` while ``iter < warmup_iter`` (``warmup_iter=0``: none).
+  ``(iter + 1) / warmup_iter`` while ``iter < warmup_iter`` (``warmup_iter <= 0``: none).
 
 The formulas are NNabla 1.39's, past ``max_iter`` too (a cosine rises again, an even power
 grows); where NNabla's would be a complex number -- a fractional ``power`` past ``max_iter`` --
-:class:`PolynomialScheduler` raises ``ValueError`` instead.
+:class:`PolynomialScheduler` raises ``ValueError`` instead.  Like NNabla's, a scheduler takes any
+length when made: a negative one gives the formula's numbers, and a ``max_iter`` or
+``iter_interval`` of 0 is ``ZeroDivisionError`` when a rate is asked for.
 """
 
 from __future__ import annotations
@@ -26,9 +28,13 @@ __all__ = ["BaseLearningRateScheduler", "PolynomialScheduler", "CosineScheduler"
            "ExponentialScheduler", "StepScheduler", "LinearWarmupScheduler"]
 
 
-def _positive(value: float, what: str, scheduler: str) -> None:
-    if not value > 0:
-        raise ValueError(f"{scheduler}: {what} must be positive, got {value}")
+def _divisor(value: float, what: str, scheduler: str) -> float:
+    # NNabla 1.39 takes any length when made and divides by it when asked for a rate: 0 is its
+    # ZeroDivisionError then, a negative length its formula's number
+    if value == 0:
+        raise ZeroDivisionError(f"{scheduler}.get_learning_rate: {what} is 0 and the rate "
+                                "divides by it (as in NNabla 1.39)")
+    return value
 
 
 class BaseLearningRateScheduler:
@@ -56,11 +62,10 @@ class PolynomialScheduler(BaseLearningRateScheduler):
     """
 
     def __init__(self, init_lr: float, max_iter: int, power: float):
-        _positive(max_iter, "max_iter", "PolynomialScheduler")
         self.init_lr, self.max_iter, self.power = init_lr, max_iter, power
 
     def get_learning_rate(self, iter: int) -> float:
-        base = 1.0 - iter * 1.0 / self.max_iter
+        base = 1.0 - iter * 1.0 / _divisor(self.max_iter, "max_iter", "PolynomialScheduler")
         if base < 0 and float(self.power) != int(self.power):
             raise ValueError(f"PolynomialScheduler: iteration {iter} is past max_iter="
                              f"{self.max_iter}, where a fractional power ({self.power}) has no "
@@ -78,11 +83,11 @@ class CosineScheduler(BaseLearningRateScheduler):
     """
 
     def __init__(self, init_lr: float, max_iter: int):
-        _positive(max_iter, "max_iter", "CosineScheduler")
         self.init_lr, self.max_iter = init_lr, max_iter
 
     def get_learning_rate(self, iter: int) -> float:
-        return self.init_lr * ((math.cos(iter * 1.0 / self.max_iter * math.pi) + 1.0) * 0.5)
+        max_iter = _divisor(self.max_iter, "max_iter", "CosineScheduler")
+        return self.init_lr * ((math.cos(iter * 1.0 / max_iter * math.pi) + 1.0) * 0.5)
 
 
 class ExponentialScheduler(BaseLearningRateScheduler):
@@ -94,11 +99,11 @@ class ExponentialScheduler(BaseLearningRateScheduler):
     """
 
     def __init__(self, init_lr: float, gamma: float, iter_interval: int = 1):
-        _positive(iter_interval, "iter_interval", "ExponentialScheduler")
         self.init_lr, self.gamma, self.iter_interval = init_lr, gamma, iter_interval
 
     def get_learning_rate(self, iter: int) -> float:
-        return self.init_lr * self.gamma ** (iter // self.iter_interval)
+        interval = _divisor(self.iter_interval, "iter_interval", "ExponentialScheduler")
+        return self.init_lr * self.gamma ** (iter // interval)
 
 
 class StepScheduler(BaseLearningRateScheduler):
@@ -133,11 +138,8 @@ class LinearWarmupScheduler(BaseLearningRateScheduler):
     """
 
     def __init__(self, scheduler: BaseLearningRateScheduler, warmup_iter: int):
-        # 0 is no warm-up, as in NNabla 1.39 (``iter < 0`` never holds); a negative length
-        # would mean the same there, and is refused here as nonsense
-        if not warmup_iter >= 0:
-            raise ValueError("LinearWarmupScheduler: warmup_iter must be 0 (no warm-up) or "
-                             f"positive, got {warmup_iter}")
+        # 0 or a negative length is no warm-up, as in NNabla 1.39 (``iter < warmup_iter``
+        # never holds for an iteration from 0)
         self.scheduler, self.warmup_iter = scheduler, warmup_iter
 
     def get_learning_rate(self, iter: int) -> float:

@@ -118,7 +118,8 @@ def user39_nested_scopes_reused_eval(nn, F, PF, S, r):
     """A ResNet-style block function called twice, under ``nn.parameter_scope("net")`` then
     per-block scopes, built once for training (``batch_stat=True``) and again with the same
     names for evaluation (``batch_stat=False``, the learnt running statistics); Adam for four
-    steps, then the evaluation outputs and the running mean/var read back."""
+    steps, then the evaluation outputs and the running mean/var read back; then a NumPy
+    ``w_init`` of another shape than the kernel's (NNabla's assertion, ``parameter.py``)."""
 
     def block(h, name, test):
         with nn.parameter_scope(name):
@@ -150,6 +151,9 @@ def user39_nested_scopes_reused_eval(nn, F, PF, S, r):
     ye.forward()
     res["eval"] = ye.d.copy()
     res.update(r.param_values(nn.get_parameters(grad_only=False)))
+    with nn.parameter_scope("bad"):     # a (2, 2) kernel's array for a (3, 3) convolution
+        res["wrong-shaped w_init"] = outcome(lambda: PF.convolution(
+            x, 3, (3, 3), w_init=np.ones((3, 2, 2, 2), np.float32)))
     return res
 
 
@@ -320,7 +324,8 @@ def user39_backward_with_custom_grad(nn, F, PF, S, r):
     gradient, then ``clear_buffer=True`` and an accumulating second backward
     (``x.grad.zero()`` skipped), as the Variable tutorial reads ``x.g`` after each; then a
     gradient array of another shape (one row for every sample, or transposed), which NNabla
-    1.39 refuses (``set_grad``: ``Shape must match``) rather than broadcasting."""
+    1.39 refuses (``set_grad``: ``Shape must match``) rather than broadcasting; a list (its
+    ValueError) and a Variable (its RuntimeError) as the gradient."""
     r.touch("nnabla.Variable.backward", "nnabla.Variable.g")
     x = nn.Variable.from_numpy_array(r.randn(3, 4), need_grad=True)
     w = nn.Variable.from_numpy_array(r.randn(4, 2), need_grad=True)
@@ -344,6 +349,8 @@ def user39_backward_with_custom_grad(nn, F, PF, S, r):
     x.grad.zero()
     res["per-column grad"] = outcome(lambda: y.backward(grad=np.ones(2, np.float32)))
     res["transposed grad"] = outcome(lambda: y.backward(grad=gy.T.copy()))
+    res["list grad"] = outcome(lambda: y.backward(grad=gy.tolist()))
+    res["Variable grad"] = outcome(lambda: y.backward(grad=nn.Variable.from_numpy_array(gy)))
     res["x.g after refusals"] = x.g.copy()
     return res
 

@@ -476,14 +476,24 @@ def _refuse_leaf(v: Variable, what: str) -> None:
 
 
 def _refuse_grad_shape(v: Variable, grad: Any) -> None:
-    # NNabla 1.39's backward makes an NdArray of an array grad's own shape and hands it to
-    # Variable::set_grad, whose check refuses any other shape than the Variable's
-    # (variable.cpp:50, "Shape must match"; _variable.pyx's backward): no broadcasting
+    # NNabla 1.39's backward (_variable.pyx) makes an NdArray of an array grad's own shape and
+    # hands it to Variable::set_grad, whose check refuses any other shape than the Variable's
+    # (variable.cpp:50, "Shape must match"): no broadcasting.  Anything else that is not a
+    # scalar it writes into a 0-d array: a list or tuple is NumPy's ValueError there, a Variable
+    # a RuntimeError (no dtype for it)
+    where = _graph.format_location(_graph.user_location())
+    if isinstance(grad, (list, tuple)):
+        raise ValueError(f"Variable.backward: grad must be a scalar, a NumPy array or an NdArray, "
+                         f"not a {type(grad).__name__} (NNabla 1.39 stores it as a scalar: "
+                         f"setting an array element with a sequence; called at {where})")
+    if isinstance(grad, (_graph.Variable, VariableProtocol)):
+        raise RuntimeError("Variable.backward: grad must be a scalar, a NumPy array or an "
+                           "NdArray, not a Variable (pass its .g or .d; NNabla 1.39: type error "
+                           f"in dtype_to_string; called at {where})")
     if isinstance(grad, (np.ndarray, NdArray)) and tuple(grad.shape) != tuple(v.shape):
         raise RuntimeError(f"Variable.backward: value error in set_grad: grad of shape "
                            f"{tuple(grad.shape)} for a Variable of shape {tuple(v.shape)} "
-                           f"(NNabla 1.39: Shape must match; called at "
-                           f"{_graph.format_location(_graph.user_location())})")
+                           f"(NNabla 1.39: Shape must match; called at {where})")
 
 
 def _clears(args: tuple, kwargs: dict) -> bool:
