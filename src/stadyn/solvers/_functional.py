@@ -289,18 +289,27 @@ def scale_gradients(grads: Tensors, *, factor: Scalar, foreach: bool = True) -> 
             g.mul_(f)
 
 
-def clip_by_norm(grads: Tensors, *, max_norm: Scalar, foreach: bool = True) -> None:
-    """Rescale each tensor whose L2 norm exceeds ``max_norm`` to that norm (per tensor)."""
+def clip_by_norm(grads: Tensors, *, max_norm: Scalar, foreach: bool = True,
+                 squared: bool = False) -> None:
+    """Rescale each tensor whose L2 norm exceeds ``max_norm`` to ``max_norm * g / norm`` (per
+    tensor).  CNTK's learners compare ``norm > max_norm`` (a negative limit rescales every
+    gradient); NNabla's solvers (``squared=True``) compare the sum of squares with
+    ``max_norm ** 2`` (``clip_grad.hpp:34``), so a negative limit leaves a gradient shorter
+    than ``|max_norm|`` as it is."""
     limits = _per_tensor(max_norm, len(grads))
+
+    def factor(nrm, lim):
+        ratio = lim / torch.clamp(nrm, min=1e-30)
+        if squared:
+            return torch.where(nrm * nrm > lim * lim, ratio, torch.ones_like(ratio))
+        return torch.clamp(ratio, max=1.0)
+
     if foreach:
         norms = torch._foreach_norm(grads)
-        factors = [torch.clamp(lim / torch.clamp(nrm, min=1e-30), max=1.0)
-                   for nrm, lim in zip(norms, limits)]
-        torch._foreach_mul_(grads, factors)
+        torch._foreach_mul_(grads, [factor(nrm, lim) for nrm, lim in zip(norms, limits)])
     else:
         for g, lim in zip(grads, limits):
-            nrm = g.norm()
-            g.mul_(torch.clamp(lim / torch.clamp(nrm, min=1e-30), max=1.0))
+            g.mul_(factor(g.norm(), lim))
 
 
 def clip_by_value(grads: Tensors, *, limit: Scalar, foreach: bool = True) -> None:

@@ -243,13 +243,15 @@ class Solver(SolverStates, Optimizer):
     @hooked
     @torch.no_grad()
     def clip_grad_by_norm(self, clip_norm: float) -> None:
-        """Rescale each parameter's gradient whose norm exceeds ``clip_norm`` (per parameter).
-        ``clip_norm=0`` leaves the gradients as they are, as NNabla's ``Solver::clip_grad_by_norm``
-        does (src/nbla/solver.cpp:259, ``if (norm == 0) return;``): scripts pass 0 for "no
-        clipping"."""
+        """Rescale each parameter's gradient whose norm exceeds ``clip_norm`` (per parameter),
+        to ``clip_norm * g / norm``, as NNabla compares: the sum of squares with
+        ``clip_norm ** 2`` (a negative ``clip_norm`` leaves a shorter gradient alone and turns a
+        longer one around).  ``clip_norm=0`` leaves the gradients as they are, as NNabla's
+        ``Solver::clip_grad_by_norm`` does (src/nbla/solver.cpp:259, ``if (norm == 0)
+        return;``): scripts pass 0 for "no clipping"."""
         _, _, grads = self._with_grad(allocate=False)
         if grads and clip_norm != 0:
-            Fn.clip_by_norm(grads, max_norm=clip_norm, foreach=self.foreach)
+            Fn.clip_by_norm(grads, max_norm=clip_norm, foreach=self.foreach, squared=True)
 
     @hooked
     @torch.no_grad()

@@ -119,3 +119,22 @@ def fidelity39__momentum_float32_steps(nn, F, PF, S, r):
         for t, value in enumerate(_five_updates(nn, solver, r, (40, 50)), 1):
             res["%s step %d" % (conf, t)] = value
     return res
+
+
+@nnabla_case(names=["nnabla.solvers.Sgd.clip_grad_by_norm"])
+def fidelity39__clip_grad_by_norm_of_a_negative_norm(nn, F, PF, S, r):
+    """``solver.clip_grad_by_norm(c)`` rescales a gradient only where its sum of squares
+    exceeds ``c * c`` (``clip_grad.hpp:34``), to ``c * g / norm``: a negative ``c`` leaves a
+    gradient whose norm is below ``|c|`` as it is, and turns a longer one around.  Stadyn took
+    ``min(c / norm, 1)``: ``[0.3, 0.4]`` under ``c = -1`` became ``[-0.6, -0.8]``."""
+    r.touch("nnabla.solvers.Sgd.clip_grad_by_norm")
+    res = {}
+    for c in (-1.0, 1.0, 0.5, -0.5):
+        for g in ([0.3, 0.4], [3.0, 4.0], [0.0, 0.0]):
+            p = nn.Variable.from_numpy_array(np.zeros(2, np.float32), need_grad=True)
+            solver = S.Sgd(1.0)
+            solver.set_parameters({"p": p})
+            p.g = np.array(g, np.float32)
+            solver.clip_grad_by_norm(c)
+            res["c=%g g=%s" % (c, g)] = p.g.copy()
+    return res
