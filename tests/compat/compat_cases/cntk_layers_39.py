@@ -211,3 +211,31 @@ def times_ranks__times_op(C, r, np):
     res["2.0 x (1, 3)"] = built(lambda: C.times(2.0, C.parameter((1, 3))))
     res["2.0 x (3,)"] = built(lambda: C.times(2.0, C.parameter((3,))))
     return res
+
+
+@cntk_case(names=["cntk.layers.RecurrenceFrom", "cntk.layers.GRU", "cntk.layers.RNNStep",
+                  "cntk.layers.LSTM", "cntk.ops.reduce_sum", "cntk.ops.constant"],
+           note="RecurrenceFrom's initial states of rank 0: one scalar per sample (reduce_sum "
+                "of an input) is built, of the state's shape (3,), and refused as it runs "
+                "(RuntimeError 'VerifySize: expected matrix size 1 x 1, but it is 3 x 1'), "
+                "where Stadyn ran it; a scalar Constant is broadcast (the same values)")
+def times_ranks__recurrence_from_scalar_states(C, r, np):
+    xs, x = C.sequence.input_variable(4), C.input_variable(4)
+    data = {xs: np.linspace(-1, 1, 12).astype(np.float32).reshape(1, 3, 4),
+            x: np.linspace(-0.5, 0.3, 4).astype(np.float32).reshape(1, 4)}
+    res = {}
+    for label, make in [("GRU", lambda s: C.layers.RecurrenceFrom(C.layers.GRU(3, init=0.1))(
+                             s, xs)),
+                        ("RNNStep", lambda s: C.layers.RecurrenceFrom(
+                            C.layers.RNNStep(3, init=0.1))(s, xs)),
+                        ("LSTM", lambda s: C.layers.RecurrenceFrom(
+                            C.layers.LSTM(3, init=0.1))(s, s, xs))]:
+        for state, s in [("per sample", lambda: C.reduce_sum(x)),
+                         ("constant", lambda: C.constant(0.5))]:
+            res[f"{label} {state}"] = _outcome(lambda make=make, s=s: _shape(make(s())))
+
+            def run(make=make, s=s):
+                f = make(s())
+                return np.asarray(f.eval({a: data[a] for a in f.arguments}))[0, -1]
+            res[f"{label} {state} run"] = _outcome(run)
+    return res
