@@ -164,3 +164,78 @@ def inferred_parameter__axes_inferred_by_the_op(C, r, np):
         "(?,) * (6,)": _outcome(times_elementwise),
         "(?,) init 0.5 * (2,)": _outcome(constant_init),
     }
+
+
+@cntk_case(names=["cntk.ops.times", "cntk.ops.reduce_sum", "cntk.ops.parameter",
+                  "cntk.ops.input_variable", "cntk.ops.sequence.input_variable"],
+           note="the times op against CNTK 2.7's Times rank rule (TimesOpOutputShape), the one "
+                "the layers follow: a rank-0 left operand against a weight with input axes "
+                "(RuntimeError '... rank (0) must be >= #axes (1) being reduced over'), "
+                "infer_input_rank_to_map >= the left operand's rank and output_rank 0 "
+                "(ValueError) are refused as the op is made, where Stadyn computed them; a "
+                "rank-0 left operand against a weight of output axes only is built, of the "
+                "weight's shape ((3,), where Stadyn gave a sequence's (1, 3)), and refused as "
+                "it runs ('Times operation changed during final validation'; Stadyn ran it)")
+def times_ranks__times_op(C, r, np):
+    x, xs = C.input_variable(4), C.sequence.input_variable(4)
+    s, ss = C.reduce_sum(x), C.reduce_sum(xs)
+    batch, seq = np.ones((1, 4), np.float32), np.ones((1, 2, 4), np.float32)
+
+    def built(f):
+        return _outcome(lambda: _shape(f()))
+
+    def run(f, arg, data):
+        return _outcome(lambda: np.asarray(f().eval({arg: data})).shape[-1])
+
+    res = {}
+    for label, left, arg, data in [("()", s, x, batch), ("seq ()", ss, xs, seq)]:
+        for w, kw in [((1, 3), {}), ((3,), {}), ((3, 2), {}), ((3, 2), {"output_rank": 2}),
+                      ((3,), {"output_rank": 0}), ((1, 3), {"infer_input_rank_to_map": 0}),
+                      ((3,), {"infer_input_rank_to_map": 0})]:
+            key = f"{label} x {w} {kw}"
+
+            def made(left=left, w=w, kw=kw):
+                return C.times(left, C.parameter(w, init=1.0), **kw)
+            res[key] = built(made)
+            if key.endswith("{}") or "output_rank" in key:
+                res[key + " run"] = run(made, arg, data)
+    for w, kw in [((4, 3), {"infer_input_rank_to_map": 0}),
+                  ((4, 3), {"infer_input_rank_to_map": 1}),
+                  ((4, 3), {"infer_input_rank_to_map": 2}), ((4, 3), {"output_rank": 2}),
+                  ((4, 3), {"output_rank": 0}), ((4,), {"output_rank": 0}), ((4,), {})]:
+        res[f"(4,) x {w} {kw}"] = built(lambda w=w, kw=kw: C.times(x, C.parameter(w), **kw))
+    res["(3,) x ()"] = built(lambda: C.times(C.parameter((3,)), s))
+    res["(3, 4) x (4,) output_rank 0"] = built(
+        lambda: C.times(C.parameter((3, 4)), x, output_rank=0))
+    res["const () x (1, 3)"] = built(lambda: C.times(C.constant(2.0), C.parameter((1, 3))))
+    res["2.0 x (1, 3)"] = built(lambda: C.times(2.0, C.parameter((1, 3))))
+    res["2.0 x (3,)"] = built(lambda: C.times(2.0, C.parameter((3,))))
+    return res
+
+
+@cntk_case(names=["cntk.layers.RecurrenceFrom", "cntk.layers.GRU", "cntk.layers.RNNStep",
+                  "cntk.layers.LSTM", "cntk.ops.reduce_sum", "cntk.ops.constant"],
+           note="RecurrenceFrom's initial states of rank 0: one scalar per sample (reduce_sum "
+                "of an input) is built, of the state's shape (3,), and refused as it runs "
+                "(RuntimeError 'VerifySize: expected matrix size 1 x 1, but it is 3 x 1'), "
+                "where Stadyn ran it; a scalar Constant is broadcast (the same values)")
+def times_ranks__recurrence_from_scalar_states(C, r, np):
+    xs, x = C.sequence.input_variable(4), C.input_variable(4)
+    data = {xs: np.linspace(-1, 1, 12).astype(np.float32).reshape(1, 3, 4),
+            x: np.linspace(-0.5, 0.3, 4).astype(np.float32).reshape(1, 4)}
+    res = {}
+    for label, make in [("GRU", lambda s: C.layers.RecurrenceFrom(C.layers.GRU(3, init=0.1))(
+                             s, xs)),
+                        ("RNNStep", lambda s: C.layers.RecurrenceFrom(
+                            C.layers.RNNStep(3, init=0.1))(s, xs)),
+                        ("LSTM", lambda s: C.layers.RecurrenceFrom(
+                            C.layers.LSTM(3, init=0.1))(s, s, xs))]:
+        for state, s in [("per sample", lambda: C.reduce_sum(x)),
+                         ("constant", lambda: C.constant(0.5))]:
+            res[f"{label} {state}"] = _outcome(lambda make=make, s=s: _shape(make(s())))
+
+            def run(make=make, s=s):
+                f = make(s())
+                return np.asarray(f.eval({a: data[a] for a in f.arguments}))[0, -1]
+            res[f"{label} {state} run"] = _outcome(run)
+    return res

@@ -23,6 +23,7 @@ from ._mixed_axes import refuse_other_sequence_axes
 from ._ops_shape import reshape, transpose
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._sparse_operands import sparse_taken
+from ._times_ranks import check_times_op
 from ._seq_axes import free_steps
 
 __all__ = ["times", "times_transpose"]
@@ -32,23 +33,25 @@ __all__ = ["times", "times_transpose"]
 def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: str = ""):
     """The tensor product: ``right``'s first axes but its last ``output_rank`` are reduced
     against as many trailing axes of ``left``.  ``times(x, W)`` for a batched ``x`` is
-    ``x @ W``; for a batched ``right`` (``times(W, x, output_rank=0)``) each sample is
-    multiplied in turn."""
+    ``x @ W``; for a batched ``right`` (``times(W, x)``) each sample is multiplied in turn.
+    Operands of too low a rank are refused as CNTK 2.7's ``Times`` refuses them
+    (``_times_ranks.check_times_op``)."""
     refuse_several_outputs(left, None)      # (CNTK 2.7 reads each operand's one output)
     refuse_several_outputs(right, None)
     refuse_other_sequence_axes("Times", (right, left))     # (CNTK's Times(right, left))
     dtype = operands_dtype(right, left, op="Times", arrays=True)   # CNTK's Times(right, left)
     b, a = same_dtype([operand(right, dtype), operand(left, dtype)], "Times")
-    scalar = "times: the {} operand {!r} is a scalar; times multiplies tensors of rank 1 or " \
-        "more (a scalar factor: element_times or *)"
-    if not getattr(b, "shape", ()):     # CNTK 2.7: a ValueError about ranks when built
-        raise ValueError(scalar.format("right", right))
-    if not getattr(a, "shape", ()):
-        # CNTK 2.7 builds it, of the right operand's shape, and refuses it when it first runs
-        out = named(wrap(F.mul2(b, a) if hasattr(a, "shape") else F.mul_scalar(b, float(a))),
-                    name, "Times")
-        refuse_when_run(out.variable, scalar.format("left", left) + " (CNTK 2.7: Times "
-                        "operation changed during final validation)", InvalidAtRunError)
+    left_shape = sample_shape(left)
+    check_times_op(left_shape, sample_shape(right), output_rank, infer_input_rank_to_map,
+                   getattr(left, "name", "") or "", getattr(right, "name", "") or "")
+    if not left_shape:
+        # CNTK 2.7 builds a left operand of rank 0 against a weight of output axes only, of
+        # the weight's shape, and refuses it when it first runs
+        out = named(wrap(_times_rank0(a, b, left)), name, "Times")
+        refuse_when_run(out.variable, f"times: the left operand {left!r} is a scalar; times "
+                        "multiplies tensors of rank 1 or more (a scalar factor: element_times "
+                        "or *) (CNTK 2.7: Times operation changed during final validation)",
+                        InvalidAtRunError)
         return out
     if not batched(right):
         out = S.times(a, b, output_rank, batched(left))
@@ -64,6 +67,16 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
                      name, "Times")
     out = _times_batched_right(a, b, int(output_rank), lead_axes(right))
     return named(wrap(one_op(out, a, b)), name, "Times")
+
+
+def _times_rank0(a, b, left):
+    """A left operand of rank 0 (a scalar, or one per sample) times ``b``: each of its
+    values times ``b`` (the graph CNTK 2.7 builds, of ``b``'s sample shape)."""
+    if not hasattr(a, "shape"):
+        return F.mul_scalar(b, float(a))
+    if not batched(left):
+        return F.mul2(b, a)
+    return F.mul2(reshape_samples(a, lead_axes(left), (1,) * len(sample_shape(b))), b)
 
 
 def _times_both_batched(a, b, output_rank: int, n: int):

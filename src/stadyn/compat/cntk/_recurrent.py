@@ -17,7 +17,7 @@ import numpy as np
 from ... import layers as _L
 from ...graph import Variable, kept_with
 from . import _graph as G
-from ._adapt import sample_shape, unwrap, wrap
+from ._adapt import batched as is_batched, sample_shape, unwrap, wrap
 from ._function import combine_outputs
 from ._function_step import FunctionStep, step_arity
 from ._init_arguments import check_init_arguments
@@ -28,7 +28,7 @@ from ._layers_identity import FULL_STATES
 from ._mixins import GraphObject
 from ._recurrent_views import (SLICE_SHOWN, VIEWED, VIEWED_STEPS, FoldSlice, FunctionStepView,
                                StepView)
-from ._run_checks import at_first_run
+from ._run_checks import InvalidAtRunError, at_first_run, refuse_when_run
 from ._shown_constants import (float64_scalars, scalar_constant, show_constants,
                                show_slice_scalars, shown_constants)
 from ._step_checks import check_step_function
@@ -106,6 +106,8 @@ class StatesLayer(LayerFunction):
                 else [self.layer.initial_state]
             check_data_types(step.fn, step.n_states, init, args[-1])
         out = super().__call__(*args)
+        if self.kind == "RecurrenceFrom":
+            _refuse_per_sample_scalars(args[:-1], out)
         if isinstance(step, FunctionStep) and not self.layer.return_full_state:
             refuse_unread_states(step.fn, step.n_states, out, self.kind,
                                  lambda: step.state_shapes_for(sample_shape(args[-1]), init),
@@ -255,6 +257,22 @@ def refuse_values(values: "list | tuple", names: "tuple | list") -> None:
             continue
         what = f"argument {names[k]}" if k < len(names) else f"positional argument {k}"
         raise TypeError(f"{what} was passed an object that is not a Variable or Function")
+
+
+def _refuse_per_sample_scalars(states: tuple, out: Any) -> None:
+    """A RecurrenceFrom's initial state of one scalar per sample (``reduce_sum`` of an input)
+    for a state with axes: CNTK 2.7 builds it, of the state's shape, and refuses it as it first
+    runs (RuntimeError ``VerifySize: expected matrix size 1 x 1, but it is 3 x 1``), where
+    a scalar Constant is broadcast."""
+    v = unwrap(out)
+    if not isinstance(v, Variable) or not sample_shape(out):
+        return
+    for state in states:
+        if is_batched(state) and not sample_shape(state):
+            refuse_when_run(v, f"RecurrenceFrom: the initial state {state!r} is one scalar per "
+                            f"sample, for a state of shape {tuple(sample_shape(out))} (CNTK "
+                            "2.7: VerifySize: expected matrix size 1 x 1)", InvalidAtRunError)
+            return
 
 
 def _initial(initial_state: Any, layer: str) -> Any:

@@ -3,6 +3,7 @@ that input (``Dense``, ``Embedding``, the steps ``RNNStep``, ``GRU``, ``LSTM``, 
 ``Fold`` of one of those): CNTK refuses
 the layer as it is applied where the input's rank (its axes after the dynamic ones) cannot give
 the weight its axes, where Stadyn's layers would have read a batch or sequence axis as one.
+The ``times`` op checks its operands by the same rule (:func:`check_times_op`).
 
 CNTK's ``TimesOpOutputShape`` (``Source/CNTKv2LibraryDll/PrimitiveFunction.h``, its shapes
 reversed: the input is its "right" operand, shown as the left one) checks, in this order:
@@ -34,7 +35,7 @@ from ...graph import format_location, user_location
 from ._deferred import Deferred, UnknownOutput
 from ._mixins import GraphObject
 
-__all__ = ["TimesRankError", "check_times_ranks"]
+__all__ = ["TimesRankError", "check_times_op", "check_times_ranks"]
 
 
 class TimesRankError(RuntimeError, ShapeError):
@@ -69,9 +70,7 @@ def _reduced(layer: Any, args: tuple) -> "list[tuple[Any, int, int]]":
 
 
 def _described(value: Any) -> str:
-    name = getattr(value, "name", "") or ""
-    shape = tuple(int(d) for d in value.shape)
-    return f"{name + ' ' if name else ''}of shape {shape}"
+    return _shown(getattr(value, "name", "") or "", tuple(value.shape))
 
 
 def check_times_ranks(layer: Any, args: tuple, kind: str) -> None:
@@ -88,14 +87,51 @@ def check_times_ranks(layer: Any, args: tuple, kind: str) -> None:
     """
     for value, map_rank, reduced in _reduced(layer, args):
         rank = _rank(value)
-        if rank is None:
-            continue
-        line = format_location(user_location())
-        at = f" ({kind or 'the layer'} applied at {line})" if line else \
-            f" ({kind or 'the layer'} applied)"
-        if map_rank >= 0 and map_rank >= rank:
-            raise ShapeError(f"Times: Input map rank ({map_rank}) must be < rank ({rank}) of "
-                             f"the left operand {_described(value)}.{at}")
-        if rank < reduced:
-            raise TimesRankError(f"Times: The left operand {_described(value)} rank ({rank}) "
-                                 f"must be >= #axes ({reduced}) being reduced over.{at}")
+        if rank is not None:
+            _refuse(rank, map_rank, reduced, _described(value), _at(kind or "the layer"))
+
+
+def check_times_op(left_shape: tuple, right_shape: tuple, output_rank: int,
+                   infer_input_rank_to_map: int, left: str = "", right: str = "") -> None:
+    """Refuse the op ``times(left, right, output_rank, infer_input_rank_to_map)`` of operands
+    of these sample shapes as CNTK 2.7's ``Times`` does as it is made: ``output_rank`` 0 or
+    above the right operand's rank (ValueError), then the module's two rules for the left
+    operand, the right one reducing over its axes but its last ``output_rank``
+    (``left``, ``right``: the operands' names, for the message).
+
+    Example:
+        >>> check_times_op((4,), (4, 3), 1, -1)
+        >>> check_times_op((), (1, 3), 1, -1)
+        Traceback (most recent call last):
+        ...
+        stadyn.compat.cntk._times_ranks.TimesRankError: Times: The left operand of shape () ...
+    """
+    at, out, rank = _at("times"), int(output_rank), len(right_shape)
+    if out == 0:
+        raise ShapeError(f"Times: Output rank (0) must be > 0.{at}")
+    if out > rank:
+        raise ShapeError(f"Times: Output rank ({out}) must be <= rank ({rank}) of the right "
+                         f"operand {_shown(right, right_shape)}.{at}")
+    _refuse(len(left_shape), int(infer_input_rank_to_map), rank - out,
+            _shown(left, left_shape), at)
+
+
+def _shown(name: str, shape: tuple) -> str:
+    return f"{name + ' ' if name else ''}of shape {tuple(int(d) for d in shape)}"
+
+
+def _at(kind: str) -> str:
+    """Where the user applied ``kind`` (a layer, ``times``), for the messages."""
+    line = format_location(user_location())
+    return f" ({kind} applied at {line})" if line else f" ({kind} applied)"
+
+
+def _refuse(rank: int, map_rank: int, reduced: int, described: str, at: str) -> None:
+    """CNTK 2.7's two rules for ``Times``' input of ``rank`` (see the module's text):
+    ``map_rank`` -1 for none, ``reduced`` the weight's axes reduced over."""
+    if map_rank >= 0 and map_rank >= rank:
+        raise ShapeError(f"Times: Input map rank ({map_rank}) must be < rank ({rank}) of "
+                         f"the left operand {described}.{at}")
+    if rank < reduced:
+        raise TimesRankError(f"Times: The left operand {described} rank ({rank}) "
+                             f"must be >= #axes ({reduced}) being reduced over.{at}")
