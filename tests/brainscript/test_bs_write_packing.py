@@ -19,13 +19,11 @@ from stadyn.brainscript import run
 FRAMES = np.arange(40, dtype=np.float32).reshape(20, 2)
 
 
-def _config(tmp_path, monkeypatch, write_reader: str = "", fmt: str = "",
-            command: str = "") -> str:
-    """A train command (frame mode) and a write command ``out`` of ``o = 2 * features`` and
-    ``p = PastValue (0, features, defaultHiddenActivation = -1)``, minibatchSize = 4, whose
-    ``readerType = "HTKDeserializers"`` (readMethod = "none") reads the 4 utterances with
-    ``write_reader`` added; ``fmt``: its format block's settings, ``command``: the write
-    command's other settings."""
+def _utterance_files(tmp_path, monkeypatch) -> str:
+    """Write the 4 utterances (``FRAMES``), their script file, labels and state list into
+    ``tmp_path`` (the working folder from now on); return the ``readerType =
+    "HTKDeserializers"`` block (readMethod = "none") that reads them, with ``MORE`` where
+    settings go."""
     monkeypatch.chdir(tmp_path)
     io.write_htk_features("f.htk", FRAMES)
     (tmp_path / "f.scp").write_text("".join(f"u{i}=f.htk[{5 * i},{5 * i + 4}]\n"
@@ -37,6 +35,17 @@ def _config(tmp_path, monkeypatch, write_reader: str = "", fmt: str = "",
               '  features = [ dim = 2 ; scpFile = "f.scp" ; type = "real" ]\n'
               '  labels = [ mlfFile = "l.mlf" ; labelMappingFile = "s.txt" ; labelDim = 3\n'
               '             labelType = "category" ] ]')
+    return reader
+
+
+def _config(tmp_path, monkeypatch, write_reader: str = "", fmt: str = "",
+            command: str = "") -> str:
+    """A train command (frame mode) and a write command ``out`` of ``o = 2 * features`` and
+    ``p = PastValue (0, features, defaultHiddenActivation = -1)``, minibatchSize = 4, whose
+    ``readerType = "HTKDeserializers"`` (readMethod = "none") reads the 4 utterances with
+    ``write_reader`` added; ``fmt``: its format block's settings, ``command``: the write
+    command's other settings."""
+    reader = _utterance_files(tmp_path, monkeypatch)
     config = tmp_path / "w.cntk"
     config.write_text(f"""command = train:out
 deviceId = -1 ; traceLevel = 1 ; modelPath = "{tmp_path}/m.dnn"
@@ -180,17 +189,7 @@ def _htk_write_config(tmp_path, monkeypatch, method: str = '"none"') -> str:
     5i..5i+4 of ``arange(40)`` in rows of 2) with frameMode = false ; truncated = true ;
     truncationLength = 2, minibatchSize = 4: 2 slots of 2 frames (its ``readMethod``:
     ``method``)."""
-    monkeypatch.chdir(tmp_path)
-    io.write_htk_features("f.htk", np.arange(40, dtype=np.float32).reshape(20, 2))
-    (tmp_path / "f.scp").write_text("".join(f"u{i}=f.htk[{5 * i},{5 * i + 4}]\n"
-                                            for i in range(4)))
-    (tmp_path / "s.txt").write_text("a\nb\nc\n")
-    (tmp_path / "l.mlf").write_text("#!MLF!#\n" + "".join(
-        f'"u{i}.lab"\n0 500000 {"abc"[i % 3]}\n.\n' for i in range(4)))
-    reader = ('reader = [ readerType = "HTKDeserializers" ; readMethod = "none" MORE\n'
-              '  features = [ dim = 2 ; scpFile = "f.scp" ; type = "real" ]\n'
-              '  labels = [ mlfFile = "l.mlf" ; labelMappingFile = "s.txt" ; labelDim = 3\n'
-              '             labelType = "category" ] ]')
+    reader = _utterance_files(tmp_path, monkeypatch)
     config = tmp_path / "w.cntk"
     config.write_text(f"""command = train:out
 deviceId = -1 ; traceLevel = 1 ; modelPath = "{tmp_path}/m.dnn"
@@ -228,8 +227,7 @@ def test_htkdeserializers_truncated_write_packs_pieces_and_fails_where_one_goes_
         [("0", "4")]
     values = [[float(v) for v in line.split()]
               for line in (tmp_path / "w.o").read_text().splitlines() if line.strip()]
-    frames = np.arange(40, dtype=np.float32).reshape(20, 2)
-    assert values == (2 * np.concatenate([frames[0:2], frames[5:7]])).tolist()
+    assert values == (2 * np.concatenate([FRAMES[0:2], FRAMES[5:7]])).tolist()
 
 
 @pytest.mark.parametrize("method", ['"blockRandomize"', '"None"', ""])
