@@ -22,7 +22,8 @@ import math
 from typing import Any
 
 from . import _functional as Fn
-from ._solver import Solver
+from ._float32_blocks import adabelief_blocks
+from ._solver import Solver, _float32
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief", "AdaBound",
            "AMSBound", "Lamb", "Lars", "SgdW", "RMSpropGraves"]
@@ -192,13 +193,46 @@ class AdaBelief(Solver):
         factor = 1.0
         if self.weight_decouple:
             factor = 1.0 - (h["wd"] if self.fixed_decay else h["alpha"] * h["wd"])
+        exact = [self._float32_scalars(t) for t in steps]
         return {"step_size": _one_or_list([s for s, _ in sizes]),
                 "sgd_step": _one_or_list([s for _, s in sizes]),
                 "bias2": _one_or_list([1.0 - h["beta2"] ** t for t in steps]),
-                "decay_factor": factor}
+                "decay_factor": factor,
+                "alpha_t": _one_or_list([a for a, _, _ in exact]),
+                "plain": _one_or_list([p for _, p, _ in exact]),
+                "correction2": _one_or_list([c for _, _, c in exact])}
+
+    def _float32_scalars(self, t: int) -> tuple[float, float, float]:
+        """NNabla's ``(alpha_t, sgd_update, bias_correction2)`` of step ``t`` as its C++ rounds
+        them (``adabelief.cpp:69-87``): powers and the rectification in double from the float
+        hyperparameters, each stored float rounded to float32."""
+        h = self.hyper
+        alpha, b1, b2 = _float32(h["alpha"]), _float32(h["beta1"]), _float32(h["beta2"])
+        beta2_t = _float32(b2 ** t)
+        correction1 = _float32(1.0 - _float32(b1 ** t))
+        correction2 = _float32(math.sqrt(1.0 - beta2_t))
+        r_t, rho_t = 1.0, 0.0
+        if self.rectify:
+            rho_inf = 2.0 / (1.0 - b2) - 1.0
+            rho_t = _float32(rho_inf - 2.0 * t * beta2_t / (1.0 - beta2_t))
+            if rho_t > 4.0:            # (else NaN in C++, unused: the plain step)
+                r_t = _float32(math.sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
+                                         / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)))
+        plain = self.rectify and rho_t <= 4.0
+        alpha_t = alpha if plain else _float32(_float32(alpha * r_t) / correction1)
+        return alpha_t, float(plain), correction2
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        ratio = 0.0
+        if self.weight_decouple:       # NNabla's float decay_ratio (adabelief.cpp:88-89)
+            wd = _float32(h["wd"])
+            ratio = wd if self.fixed_decay else _float32(wd * _float32(h["alpha"]))
+        if adabelief_blocks(              # (per tensor: with foreach or without)
+                params, grads, states["mean"], states["var"], step_size=scalars["alpha_t"],
+                sgd=scalars["plain"], correction2=scalars["correction2"], beta1=h["beta1"],
+                beta2=h["beta2"], eps=h["eps"], s_max=states.get("s_max"), decay=ratio):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adabelief(params, grads, states["mean"], states["var"],
                      step_size=scalars["step_size"], sgd_step=scalars["sgd_step"],
                      bias2=scalars["bias2"], beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"],

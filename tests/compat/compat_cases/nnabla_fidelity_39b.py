@@ -1,0 +1,39 @@
+"""NNabla 1.39's last digits mended in solv39: AdaBelief's float32 (and double) arithmetic,
+five updates compared bit for bit."""
+
+from compat_harness import nnabla_case
+
+_CONFS = (("default", {}), ("beta1=0.95", {"beta1": 0.95}),
+          ("amsgrad", {"beta1": 0.95, "amsgrad": True}),
+          ("decouple", {"beta1": 0.95, "wd": 1e-2, "weight_decouple": True}),
+          ("rectify", {"beta1": 0.95, "rectify": True}))
+_KEYS = ["AdaBelief %s step %d" % (c, t) for c, _ in _CONFS for t in range(1, 6)]
+
+
+def _five_updates(nn, solver, r, shape):
+    """The parameter after each of five updates with seeded gradients."""
+    p = nn.Variable.from_numpy_array(r.randn(*shape), need_grad=True)
+    solver.set_parameters({"p": p})
+    out = []
+    for _ in range(5):
+        p.g = r.randn(*shape)
+        solver.update()
+        out.append(p.d.copy())
+    return out
+
+
+@nnabla_case(names=["nnabla.solvers.AdaBelief"], tols=dict((k, (0, 0)) for k in _KEYS))
+def fidelity39b__adabelief_float32_steps(nn, F, PF, S, r):
+    """AdaBelief over a (40, 50) parameter, five updates (lr=1e-2), bit for bit: NNabla's
+    ``s = beta2*s + (1-beta2)*std::pow(g-m, 2)`` takes ``pow``'s double, so the sum is rounded
+    once from double (``src/nbla/solver/generic/adabelief.cpp:99``); its denominator is
+    ``sqrt(s)/sqrt(1-beta2^t)`` in float with the correction rounded to float, the decoupled
+    decay is ``w - w*ratio`` and ``1 - beta1`` is float32's.  Stadyn differed in 1216 of the
+    2000 values after five steps (beta1=0.95)."""
+    r.touch("nnabla.solvers.AdaBelief")
+    res = {}
+    for conf, kwargs in _CONFS:
+        solver = S.AdaBelief(alpha=1e-2, **kwargs)
+        for t, value in enumerate(_five_updates(nn, solver, r, (40, 50)), 1):
+            res["AdaBelief %s step %d" % (conf, t)] = value
+    return res
