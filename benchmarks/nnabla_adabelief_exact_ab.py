@@ -1,9 +1,11 @@
-"""Cost of one NNabla ``AdaBelief`` update two ways, alternating in one process: ``A`` torch's
-multi-tensor path (``functional.adabelief``, the path before solv39, not bit-exact), ``B``
-NNabla 1.39's arithmetic in cache-sized NumPy blocks (``solvers/_float32_blocks.py``, the
-default on CPU since solv39).  Sizes as ``nnabla_adam_exact_ab.py``.
+"""Cost of one NNabla ``AdaBelief`` (or ``--solver AMSBound``) update two ways, alternating
+in one process: ``A`` torch's multi-tensor path (``functional.adabelief``/``adabound``, the
+path before solv39, not bit-exact), ``B`` NNabla 1.39's arithmetic in cache-sized NumPy
+blocks (``solvers/_float32_blocks.py``, the default on CPU since solv39).  Sizes as
+``nnabla_adam_exact_ab.py``.
 
-    PYTHONPATH=src python benchmarks/nnabla_adabelief_exact_ab.py [--steps 3] [--rounds 5]
+    PYTHONPATH=src python benchmarks/nnabla_adabelief_exact_ab.py [--solver AdaBelief|AMSBound]
+        [--steps 3] [--rounds 5]
 
 Prints, per size, the median process CPU time and wall time of one update in ms, and the
 largest difference between the two paths' parameters.
@@ -17,13 +19,23 @@ import numpy as np
 import torch
 
 import stadyn.solvers as S
-from stadyn.solvers._float32_blocks import adabelief_blocks
+from stadyn.solvers._float32_blocks import adabelief_blocks, adabound_blocks
 
 from nnabla_adam_exact_ab import SIZES, _state
 
 
-def _update(kind, state):
-    ps, gs, m, v = state
+def _update(kind, state, solver="AdaBelief"):
+    ps, gs, m, v = state[:4]
+    if solver == "AMSBound":
+        v_max = [torch.zeros_like(p) for p in ps] if len(state) == 4 else state[4]
+        state[4:] = [v_max]
+        bounds = dict(step_size=1e-2, lower=1e-3, upper=1e2, beta1=0.9, beta2=0.999, eps=1e-8,
+                      v_max=v_max)
+        if kind == "A":
+            S.functional.adabound(ps, gs, m, v, **bounds)
+        else:
+            adabound_blocks(ps, gs, m, v, **bounds)
+        return
     if kind == "A":
         S.functional.adabelief(ps, gs, m, v, step_size=1e-2, sgd_step=0.0, bias2=0.05,
                                beta1=0.9, beta2=0.999, eps=1e-8)
@@ -34,20 +46,21 @@ def _update(kind, state):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--solver", default="AdaBelief", choices=["AdaBelief", "AMSBound"])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()
-    print("one AdaBelief update, ms (median of %d rounds of %d), torch %s, %d thread(s)"
-          % (args.rounds, args.steps, torch.__version__, torch.get_num_threads()))
+    print("one %s update, ms (median of %d rounds of %d), torch %s, %d thread(s)"
+          % (args.solver, args.rounds, args.steps, torch.__version__, torch.get_num_threads()))
     for name, shapes in SIZES.items():
-        states = {k: _state(shapes) for k in "AB"}
+        states = {k: list(_state(shapes)) for k in "AB"}
         cpu = {k: [] for k in states}
         wall = {k: [] for k in states}
         for _ in range(args.rounds):
             for k, st in states.items():
                 c0, w0 = time.process_time(), time.perf_counter()
                 for _ in range(args.steps):
-                    _update(k, st)
+                    _update(k, st, args.solver)
                 cpu[k].append((time.process_time() - c0) / args.steps * 1e3)
                 wall[k].append((time.perf_counter() - w0) / args.steps * 1e3)
         diff = max(float((a - b).abs().max()) for a, b in zip(states["A"][0], states["B"][0]))

@@ -28,7 +28,8 @@ import torch
 
 from ._scalars import Scalar, Tensors, per_tensor
 
-__all__ = ["BLOCK", "adam_blocks", "adabelief_blocks", "can_use_blocks", "for_blocks"]
+__all__ = ["BLOCK", "adam_blocks", "adabelief_blocks", "adabound_blocks", "can_use_blocks",
+           "for_blocks"]
 
 #: Elements per block: the block's six float32 arrays (parameter, gradient, two moments, two
 #: scratch) take 1.5 MiB, within a core's L2 here; 2**14 and 2**18 measured slower.
@@ -187,4 +188,53 @@ def adabelief_blocks(params: Tensors, grads: Tensors, m: Tensors, s: Tensors, *,
 
     for_blocks(kernel, [params, grads, m, s, s_max], [steps, sgds, corrections, decays],
                scratch=1, wide=2)
+    return True
+
+
+def adabound_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *,
+                    step_size: Scalar, lower: Scalar, upper: Scalar, beta1: float, beta2: float,
+                    eps: float, v_max: Tensors | None = None) -> bool:
+    """NNabla 1.39's AdaBound (with ``v_max``, AMSBound) update bit for bit, all in float
+    (``src/nbla/solver/generic/adabound.cpp:66-75``, ``amsbound.cpp:73-84``): Adam's
+    moments; ``eta = min(upper, max(alpha_t / (sqrt(v) + eps), lower))`` (``v``'s running
+    maximum with ``v_max``); ``w = w - eta*m``.  ``step_size`` (``alpha_t``) and the bounds
+    should be float32 values.  ``False`` without touching anything where the tensors do not
+    allow it (:func:`can_use_blocks`).
+
+    Example:
+        >>> import torch
+        >>> w, m, v = [torch.ones(2)], [torch.zeros(2)], [torch.zeros(2)]
+        >>> adabound_blocks(w, [torch.ones(2)], m, v, step_size=0.1, lower=0.0, upper=1.0,
+        ...                 beta1=0.9, beta2=0.999, eps=1e-8)
+        True
+    """
+    if not _usable(params, grads, m, v, *([v_max] if v_max is not None else [])):
+        return False
+    b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
+    gain1, gain2 = np.float32(1) - b1, np.float32(1) - b2
+    n = len(params)
+    steps = [_float(x) for x in per_tensor(step_size, n)]
+    lows = [_float(x) for x in per_tensor(lower, n)]
+    highs = [_float(x) for x in per_tensor(upper, n)]
+
+    def kernel(arrays, tmp, _wide, step, low, high):
+        pc, gc, mc, vc, maxc = arrays
+        a, = tmp
+        np.multiply(mc, b1, out=mc)                  # m = b1*m + (1-b1)*g
+        np.multiply(gc, gain1, out=a)
+        np.add(mc, a, out=mc)
+        np.multiply(vc, b2, out=vc)                  # v = b2*v + ((1-b2)*g)*g
+        np.multiply(gc, gain2, out=a)
+        np.multiply(a, gc, out=a)
+        np.add(vc, a, out=vc)
+        root = vc if maxc is None else np.maximum(maxc, vc, out=maxc)
+        np.sqrt(root, out=a)                         # eta = clip(alpha_t / (sqrt(v)+eps))
+        np.add(a, e, out=a)
+        np.divide(step, a, out=a)
+        np.maximum(a, low, out=a)
+        np.minimum(a, high, out=a)
+        np.multiply(a, mc, out=a)                    # w = w - eta*m
+        np.subtract(pc, a, out=pc)
+
+    for_blocks(kernel, [params, grads, m, v, v_max], [steps, lows, highs], scratch=1)
     return True

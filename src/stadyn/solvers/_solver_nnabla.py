@@ -21,8 +21,10 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from . import _functional as Fn
-from ._float32_blocks import adabelief_blocks
+from ._float32_blocks import adabelief_blocks, adabound_blocks
 from ._solver import Solver, _float32
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief", "AdaBound",
@@ -273,7 +275,32 @@ class AdaBound(Solver):
         return {"step_size": _one_or_list([self._corrected(t) for t in steps]),
                 "lower": _one_or_list([final * (1.0 - 1.0 / (h["gamma"] * t + 1.0))
                                        for t in steps]),
-                "upper": _one_or_list([self._upper(final, t) for t in steps])}
+                "upper": _one_or_list([self._upper(final, t) for t in steps]),
+                **self._float32_scalars(steps)}
+
+    def _float32_scalars(self, steps) -> dict[str, Any]:
+        """NNabla's float ``alpha_t`` and bounds (``adabound.cpp:62-71``, ``amsbound.cpp:
+        70-79``): the bias correction in double rounded to float, the rest in float."""
+        h, f = self.hyper, np.float32
+        alpha, b1, b2, gamma = f(h["alpha"]), f(h["beta1"]), f(h["beta2"]), f(h["gamma"])
+        ratio = alpha / f(self._initial_lr) if self._initial_lr else f(1)
+        final = f(h["final_lr"]) * ratio
+        sizes, lows, highs = [], [], []
+        with np.errstate(all="ignore"):
+            for t in steps:
+                correction = f(math.sqrt(1.0 - float(b2) ** t) / (1.0 - float(b1) ** t))
+                sizes.append(float(alpha * correction if self._corrects() else alpha))
+                lows.append(float(final * (f(1) - f(1) / (gamma * f(t) + f(1)))))
+                highs.append(float(final * self._float32_upper(gamma, f(t))))
+        return {"alpha_t": _one_or_list(sizes), "lower_f": _one_or_list(lows),
+                "upper_f": _one_or_list(highs)}
+
+    def _corrects(self) -> bool:
+        return True
+
+    @staticmethod
+    def _float32_upper(gamma, t):
+        return np.float32(1) + np.float32(1) / (gamma * t)
 
     def _moments(self, states):
         return states["mean"], states["var"], None
@@ -281,6 +308,10 @@ class AdaBound(Solver):
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
         m, v, v_max = self._moments(states)
+        if adabound_blocks(params, grads, m, v, step_size=scalars["alpha_t"],
+                           lower=scalars["lower_f"], upper=scalars["upper_f"], beta1=h["beta1"],
+                           beta2=h["beta2"], eps=h["eps"], v_max=v_max):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adabound(params, grads, m, v, step_size=scalars["step_size"],
                     lower=scalars["lower"], upper=scalars["upper"], beta1=h["beta1"],
                     beta2=h["beta2"], eps=h["eps"], v_max=v_max, foreach=self.foreach)
@@ -312,6 +343,13 @@ class AMSBound(AdaBound):
 
     def _upper(self, final: float, t: int) -> float:
         return final * (1.0 + t / self.hyper["gamma"])
+
+    def _corrects(self) -> bool:
+        return self.bias_correction
+
+    @staticmethod
+    def _float32_upper(gamma, t):
+        return np.float32(1) + np.float32(1) / gamma * t
 
     def _moments(self, states):
         return states["m"], states["v"], states["v_hat"]

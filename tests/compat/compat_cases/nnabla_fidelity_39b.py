@@ -37,3 +37,28 @@ def fidelity39b__adabelief_float32_steps(nn, F, PF, S, r):
         for t, value in enumerate(_five_updates(nn, solver, r, (40, 50)), 1):
             res["AdaBelief %s step %d" % (conf, t)] = value
     return res
+
+
+_BOUND_CONFS = (("AdaBound", "beta1=0.95", {"beta1": 0.95}),
+                ("AdaBound", "final_lr=0.02", {"beta1": 0.95, "final_lr": 0.02, "gamma": 0.1}),
+                ("AMSBound", "beta1=0.95", {"beta1": 0.95}),
+                ("AMSBound", "bias_correction", {"beta1": 0.95, "bias_correction": True}),
+                ("AMSBound", "final_lr=0.02", {"beta1": 0.95, "final_lr": 0.02, "gamma": 0.1}))
+_BOUND_KEYS = ["%s %s step %d" % (n, c, t) for n, c, _ in _BOUND_CONFS for t in range(1, 6)]
+
+
+@nnabla_case(names=["nnabla.solvers.AdaBound", "nnabla.solvers.AMSBound"],
+             tols=dict((k, (0, 0)) for k in _BOUND_KEYS))
+def fidelity39b__adabound_amsbound_float32_steps(nn, F, PF, S, r):
+    """AdaBound and AMSBound over a (40, 50) parameter, five updates (lr=1e-2), bit for bit:
+    NNabla computes the bounds and ``alpha_t / (sqrt(v) + eps)`` in float
+    (``adabound.cpp:62-75``, ``amsbound.cpp:70-84``; the bias correction in double rounded to
+    float), ``1 - beta1`` in float32, each product rounded before its sum.  Stadyn differed in
+    1884 (AMSBound) and 182 (AdaBound) of the 2000 values after five steps (beta1=0.95)."""
+    r.touch("nnabla.solvers.AdaBound", "nnabla.solvers.AMSBound")
+    res = {}
+    for name, conf, kwargs in _BOUND_CONFS:
+        solver = getattr(S, name)(alpha=1e-2, **kwargs)
+        for t, value in enumerate(_five_updates(nn, solver, r, (40, 50)), 1):
+            res["%s %s step %d" % (name, conf, t)] = value
+    return res
