@@ -1,10 +1,10 @@
-"""Cost of one NNabla ``AdaBelief`` (or ``--solver AMSBound``) update two ways, alternating
-in one process: ``A`` torch's multi-tensor path (``functional.adabelief``/``adabound``, the
-path before solv39, not bit-exact), ``B`` NNabla 1.39's arithmetic in cache-sized NumPy
-blocks (``solvers/_float32_blocks.py``, the default on CPU since solv39).  Sizes as
-``nnabla_adam_exact_ab.py``.
+"""Cost of one NNabla ``AdaBelief`` (``--solver AMSBound``, ``RMSpropGraves``) update two
+ways, alternating in one process: ``A`` torch's multi-tensor path (the functions of
+``stadyn.solvers.functional``, the path before solv39, not bit-exact), ``B`` NNabla 1.39's
+arithmetic in cache-sized NumPy blocks (``solvers/_float32_blocks.py``, the default on CPU
+since solv39).  Sizes as ``nnabla_adam_exact_ab.py``.
 
-    PYTHONPATH=src python benchmarks/nnabla_adabelief_exact_ab.py [--solver AdaBelief|AMSBound]
+    PYTHONPATH=src python benchmarks/nnabla_adabelief_exact_ab.py [--solver AdaBelief|AMSBound|...]
         [--steps 3] [--rounds 5]
 
 Prints, per size, the median process CPU time and wall time of one update in ms, and the
@@ -19,13 +19,22 @@ import numpy as np
 import torch
 
 import stadyn.solvers as S
-from stadyn.solvers._float32_blocks import adabelief_blocks, adabound_blocks
+from stadyn.solvers._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
 
 from nnabla_adam_exact_ab import SIZES, _state
 
 
 def _update(kind, state, solver="AdaBelief"):
     ps, gs, m, v = state[:4]
+    if solver == "RMSpropGraves":
+        d = [torch.zeros_like(p) for p in ps] if len(state) == 4 else state[4]
+        state[4:] = [d]
+        kw = dict(lr=1e-2, decay=0.95, momentum=0.9, eps=1e-4)
+        if kind == "A":
+            S.functional.rmsprop_graves(ps, gs, m, v, d, **kw)
+        else:
+            rmsprop_graves_blocks(ps, gs, m, v, d, **kw)
+        return
     if solver == "AMSBound":
         v_max = [torch.zeros_like(p) for p in ps] if len(state) == 4 else state[4]
         state[4:] = [v_max]
@@ -46,7 +55,8 @@ def _update(kind, state, solver="AdaBelief"):
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--solver", default="AdaBelief", choices=["AdaBelief", "AMSBound"])
+    ap.add_argument("--solver", default="AdaBelief", choices=["AdaBelief", "AMSBound",
+                                                                "RMSpropGraves"])
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=5)
     args = ap.parse_args()

@@ -29,7 +29,7 @@ import torch
 from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["BLOCK", "adam_blocks", "adabelief_blocks", "adabound_blocks", "can_use_blocks",
-           "for_blocks"]
+           "for_blocks", "rmsprop_graves_blocks"]
 
 #: Elements per block: the block's six float32 arrays (parameter, gradient, two moments, two
 #: scratch) take 1.5 MiB, within a core's L2 here; 2**14 and 2**18 measured slower.
@@ -237,4 +237,51 @@ def adabound_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *,
         np.subtract(pc, a, out=pc)
 
     for_blocks(kernel, [params, grads, m, v, v_max], [steps, lows, highs], scratch=1)
+    return True
+
+
+def rmsprop_graves_blocks(params: Tensors, grads: Tensors, n: Tensors, g: Tensors,
+                          d: Tensors, *, lr: Scalar, decay: float, momentum: float,
+                          eps: float) -> bool:
+    """NNabla 1.39's RMSpropGraves update bit for bit, all in float
+    (``src/nbla/solver/generic/rmsprop_graves.cpp:64-70``): ``n = decay*n +
+    ((1-decay)*grad)*grad``; ``g = decay*g + (1-decay)*grad``; ``d = momentum*d - (lr*grad) /
+    sqrt((n - g*g) + eps)``; ``w += d``.  ``False`` without touching anything where the
+    tensors do not allow it (:func:`can_use_blocks`).
+
+    Example:
+        >>> import torch
+        >>> w, n, g, d = [torch.ones(2)], [torch.zeros(2)], [torch.zeros(2)], [torch.zeros(2)]
+        >>> rmsprop_graves_blocks(w, [torch.ones(2)], n, g, d, lr=0.1, decay=0.5, momentum=0.0,
+        ...                       eps=0.0)
+        True
+        >>> w[0].tolist()
+        [0.800000011920929, 0.800000011920929]
+    """
+    if not _usable(params, grads, n, g, d):
+        return False
+    rho, mom, e = np.float32(decay), np.float32(momentum), np.float32(eps)
+    gain = np.float32(1) - rho
+    rates = [_float(x) for x in per_tensor(lr, len(params))]
+
+    def kernel(arrays, tmp, _wide, rate):
+        pc, gc, nc, avg, dc = arrays
+        a, b = tmp
+        np.multiply(nc, rho, out=nc)                 # n = decay*n + ((1-decay)*grad)*grad
+        np.multiply(gc, gain, out=a)
+        np.multiply(a, gc, out=b)
+        np.add(nc, b, out=nc)
+        np.multiply(avg, rho, out=avg)               # g = decay*g + (1-decay)*grad
+        np.add(avg, a, out=avg)
+        np.multiply(avg, avg, out=a)                 # sqrt(n - g*g + eps)
+        np.subtract(nc, a, out=a)
+        np.add(a, e, out=a)
+        np.sqrt(a, out=a)
+        np.multiply(gc, rate, out=b)                 # d = momentum*d - lr*grad / (...)
+        np.divide(b, a, out=b)
+        np.multiply(dc, mom, out=dc)
+        np.subtract(dc, b, out=dc)
+        np.add(pc, dc, out=pc)                       # w += d
+
+    for_blocks(kernel, [params, grads, n, g, d], [rates], scratch=2)
     return True

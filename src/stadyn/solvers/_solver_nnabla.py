@@ -24,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from . import _functional as Fn
-from ._float32_blocks import adabelief_blocks, adabound_blocks
+from ._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
 from ._solver import Solver, _float32
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief", "AdaBound",
@@ -465,6 +465,10 @@ class RMSpropGraves(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if rmsprop_graves_blocks(params, grads, states["n"], states["g"], states["d"],
+                                 lr=scalars["lr"], decay=h["decay"], momentum=h["momentum"],
+                                 eps=h["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.rmsprop_graves(params, grads, states["n"], states["g"], states["d"], lr=scalars["lr"],
                           decay=h["decay"], momentum=h["momentum"], eps=h["eps"],
                           foreach=self.foreach)

@@ -62,3 +62,24 @@ def fidelity39b__adabound_amsbound_float32_steps(nn, F, PF, S, r):
         for t, value in enumerate(_five_updates(nn, solver, r, (40, 50)), 1):
             res["%s %s step %d" % (name, conf, t)] = value
     return res
+
+
+_GRAVES_CONFS = (("default", {}), ("decay=0.9", {"decay": 0.9, "momentum": 0.5, "eps": 1e-6}))
+_GRAVES_KEYS = ["RMSpropGraves %s step %d" % (c, t) for c, _ in _GRAVES_CONFS
+                for t in range(1, 6)]
+
+
+@nnabla_case(names=["nnabla.solvers.RMSpropGraves"],
+             tols=dict((k, (0, 0)) for k in _GRAVES_KEYS))
+def fidelity39b__rmsprop_graves_float32_steps(nn, F, PF, S, r):
+    """RMSpropGraves over a (40, 50) parameter, five updates (lr=1e-2), bit for bit: NNabla's
+    float ``d = momentum*d - lr*grad / sqrt(n - g*g + eps)`` with ``1 - decay`` in float32 and
+    each product rounded before its sum (``rmsprop_graves.cpp:64-70``).  Stadyn differed in
+    821 of the 2000 values after five steps."""
+    r.touch("nnabla.solvers.RMSpropGraves")
+    res = {}
+    for conf, kwargs in _GRAVES_CONFS:
+        solver = S.RMSpropGraves(lr=1e-2, **kwargs)
+        for t, value in enumerate(_five_updates(nn, solver, r, (40, 50)), 1):
+            res["RMSpropGraves %s step %d" % (conf, t)] = value
+    return res
