@@ -43,8 +43,12 @@ def adabelief_step(w, g, s, t, h, h0):
     adaptive = s["mean"] / (np.sqrt(second / c2) + eps)
     if not h.get("rectify"):
         return w - alpha / c1 * adaptive
-    rho_inf = 2 / (1 - b2) - 1
-    rho = rho_inf - 2 * t * b2 ** t / c2
+    # NNabla keeps beta2, beta2^t and rho_t as C++ floats (adabelief.cpp:70,80), and rho_t - 4
+    # near the first rectified step magnifies their rounding (a few 1e-5 of the step at t=5)
+    b2f = float(np.float32(b2))
+    b2t = float(np.float32(b2f ** t))
+    rho_inf = 2 / (1 - b2f) - 1
+    rho = float(np.float32(rho_inf - 2 * t * b2t / (1 - b2t)))
     if rho <= 4:
         return w - alpha * s["mean"]
     r = math.sqrt((rho - 4) * (rho - 2) * rho_inf / ((rho_inf - 4) * (rho_inf - 2) * rho))

@@ -28,7 +28,8 @@ import torch
 
 from ._scalars import Scalar, Tensors, per_tensor
 
-__all__ = ["BLOCK", "adam_blocks", "can_use_blocks"]
+__all__ = ["BLOCK", "adam_blocks", "adabelief_blocks", "adabound_blocks", "can_use_blocks",
+           "for_blocks", "rmsprop_graves_blocks"]
 
 #: Elements per block: the block's six float32 arrays (parameter, gradient, two moments, two
 #: scratch) take 1.5 MiB, within a core's L2 here; 2**14 and 2**18 measured slower.
@@ -52,6 +53,36 @@ def _float(s) -> np.float32:
     return np.float32(s.item() if isinstance(s, torch.Tensor) else s)
 
 
+def _usable(params: Tensors, grads: Tensors, *states: Tensors) -> bool:
+    return can_use_blocks(params, *states) and \
+        all(type(g) is torch.Tensor and g.device.type == "cpu" and g.dtype == torch.float32
+            and g.numel() == p.numel() for g, p in zip(grads, params))
+
+
+def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0) -> None:
+    """Run ``kernel(arrays, tmp, wide_tmp, *scalars_i)`` over every block of every tensor:
+    ``arrays`` are the block's views of ``lists[j][i]`` (``None`` where ``lists[j]`` is
+    ``None``; the second list, the gradients, read in the parameter's element order), ``tmp``
+    ``scratch`` float32 and ``wide_tmp`` ``wide`` float64 arrays of the block's length, and
+    ``scalars_i`` the ``i``-th entry of each per-tensor list of ``scalars``."""
+    params = lists[0]
+    size = min(BLOCK, max((p.numel() for p in params), default=0))
+    tmps = [np.empty(size, np.float32) for _ in range(scratch)]
+    wides = [np.empty(size, np.float64) for _ in range(wide)]
+    with np.errstate(all="ignore"):        # inf and NaN as C++'s float gives them, unwarned
+        for i in range(len(params)):
+            flats = [None if ts is None else
+                     np.ascontiguousarray(ts[i].detach().numpy()).reshape(-1) if j == 1 else
+                     _flat(ts[i]) for j, ts in enumerate(lists)]
+            args = [sc[i] for sc in scalars]
+            n = flats[0].size
+            for s in range(0, n, BLOCK):
+                k = min(BLOCK, n - s)
+                kernel([None if f is None else f[s:s + k] for f in flats],
+                       [t[:k] for t in tmps], [w[:k] for w in wides], *args)
+    torch.autograd.graph.increment_version(list(params))
+
+
 def adam_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: Scalar,
                 beta1: float, beta2: float, eps: float, v_max: Tensors | None = None,
                 decay: Scalar = 0.0) -> bool:
@@ -60,53 +91,197 @@ def adam_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
     ``False`` without touching anything where the tensors do not allow it
     (:func:`can_use_blocks`).  A gradient laid out otherwise than its parameter is read in the
     parameter's element order."""
-    moments = [params, m, v] + ([v_max] if v_max is not None else [])
-    if not can_use_blocks(*moments) or \
-            not all(type(g) is torch.Tensor and g.device.type == "cpu" and g.dtype == torch.float32
-                    and g.numel() == p.numel() for g, p in zip(grads, params)):
+    if not _usable(params, grads, m, v, *([v_max] if v_max is not None else [])):
         return False
     b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
     gain1, gain2 = np.float32(1) - b1, np.float32(1) - b2         # float32 1 - b, as C++'s
     n = len(params)
-    steps, decays = per_tensor(step_size, n), per_tensor(decay, n)
-    with np.errstate(all="ignore"):        # inf and NaN as C++'s float gives them, unwarned
-        _blocks(params, grads, m, v, v_max, steps, decays, (b1, gain1, b2, gain2, e))
-    torch.autograd.graph.increment_version(list(params))
+    steps = [_float(s) for s in per_tensor(step_size, n)]
+    decays = [_float(d) for d in per_tensor(decay, n)]
+
+    def kernel(arrays, tmp, _wide, step, d):
+        pc, gc, mc, vc, maxc = arrays
+        a, b, old = tmp
+        if d:
+            np.multiply(pc, d, out=old)
+        np.multiply(mc, b1, out=mc)                  # m = b1*m + (1-b1)*g
+        np.multiply(gc, gain1, out=a)
+        np.add(mc, a, out=mc)
+        np.multiply(vc, b2, out=vc)                  # v = b2*v + ((1-b2)*g)*g
+        np.multiply(gc, gain2, out=a)
+        np.multiply(a, gc, out=a)
+        np.add(vc, a, out=vc)
+        root = vc if maxc is None else np.maximum(maxc, vc, out=maxc)
+        np.sqrt(root, out=a)                         # sqrt(v) + eps
+        np.add(a, e, out=a)
+        np.multiply(mc, step, out=b)                 # w -= (alpha_t*m) / (sqrt(v)+eps)
+        np.divide(b, a, out=b)
+        np.subtract(pc, b, out=pc)
+        if d:
+            np.subtract(pc, old, out=pc)             # AdamW: - eta_t*wd*w_old
+
+    for_blocks(kernel, [params, grads, m, v, v_max], [steps, decays], scratch=3)
     return True
 
 
-def _blocks(params, grads, m, v, v_max, steps, decays, consts) -> None:
-    b1, gain1, b2, gain2, e = consts
-    size = min(BLOCK, max((p.numel() for p in params), default=0))
-    t1, t2 = np.empty(size, np.float32), np.empty(size, np.float32)
-    old_block = np.empty(size, np.float32) if any(
-        isinstance(d, torch.Tensor) or d for d in decays) else None
-    for i in range(len(params)):
-        p, mi, vi = _flat(params[i]), _flat(m[i]), _flat(v[i])
-        g = np.ascontiguousarray(grads[i].detach().numpy()).reshape(-1)
-        second = vi if v_max is None else _flat(v_max[i])
-        step, d = _float(steps[i]), _float(decays[i])
-        for s in range(0, p.size, BLOCK):
-            k = min(BLOCK, p.size - s)
-            pc, gc, mc, vc = p[s:s + k], g[s:s + k], mi[s:s + k], vi[s:s + k]
-            a, b = t1[:k], t2[:k]
-            old = None
-            if d:
-                old = np.multiply(pc, d, out=old_block[:k])
-            np.multiply(mc, b1, out=mc)                  # m = b1*m + (1-b1)*g
-            np.multiply(gc, gain1, out=a)
-            np.add(mc, a, out=mc)
-            np.multiply(vc, b2, out=vc)                  # v = b2*v + ((1-b2)*g)*g
-            np.multiply(gc, gain2, out=a)
-            np.multiply(a, gc, out=a)
-            np.add(vc, a, out=vc)
-            root = vc
-            if v_max is not None:
-                root = np.maximum(second[s:s + k], vc, out=second[s:s + k])
-            np.sqrt(root, out=a)                         # sqrt(v) + eps
-            np.add(a, e, out=a)
-            np.multiply(mc, step, out=b)                 # w -= (alpha_t*m) / (sqrt(v)+eps)
-            np.divide(b, a, out=b)
-            np.subtract(pc, b, out=pc)
-            if old is not None:
-                np.subtract(pc, old, out=pc)             # AdamW: - eta_t*wd*w_old
+def adabelief_blocks(params: Tensors, grads: Tensors, m: Tensors, s: Tensors, *,
+                     step_size: Scalar, sgd: Scalar, correction2: Scalar, beta1: float,
+                     beta2: float, eps: float, s_max: Tensors | None = None,
+                     decay: Scalar = 0.0) -> bool:
+    """NNabla 1.39's AdaBelief update bit for bit (``src/nbla/solver/generic/adabelief.cpp:
+    97-119``): ``m = b1*m + (1-b1)*g``; ``s = b2*s + (1-b2)*pow(g-m, 2)`` with ``pow``'s double
+    (the sum rounded once from double); ``w = w - w*decay``; ``s += eps`` (AMSGrad: ``s_max =
+    max(s_max, s) + eps``); then ``w = w - alpha_t*m`` where ``sgd`` (a per-tensor flag), else
+    ``w = w - alpha_t*m / (sqrt(s)/correction2 + eps)``.  ``step_size`` (``alpha_t``),
+    ``correction2`` and ``decay`` should be float32 values.  ``False`` without touching anything
+    where the tensors do not allow it (:func:`can_use_blocks`).
+
+    Example:
+        >>> import torch
+        >>> w, m, s = [torch.ones(2)], [torch.zeros(2)], [torch.zeros(2)]
+        >>> adabelief_blocks(w, [torch.ones(2)], m, s, step_size=0.1, sgd=False,
+        ...                  correction2=1.0, beta1=0.9, beta2=0.999, eps=1e-8)
+        True
+    """
+    if not _usable(params, grads, m, s, *([s_max] if s_max is not None else [])):
+        return False
+    b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
+    gain1, gain2 = np.float32(1) - b1, np.float64(np.float32(1) - b2)
+    n = len(params)
+    steps = [_float(x) for x in per_tensor(step_size, n)]
+    sgds = [bool(x) for x in per_tensor(sgd, n)]
+    corrections = [_float(x) for x in per_tensor(correction2, n)]
+    decays = [_float(x) for x in per_tensor(decay, n)]
+
+    def kernel(arrays, tmp, wide, step, plain, corr, d):
+        pc, gc, mc, sc, maxc = arrays
+        a, = tmp
+        w1, w2 = wide
+        np.multiply(mc, b1, out=mc)                  # m = b1*m + (1-b1)*g, in float
+        np.multiply(gc, gain1, out=a)
+        np.add(mc, a, out=mc)
+        np.subtract(gc, mc, out=a)                   # pow(g - m, 2): double
+        np.multiply(a, a, out=w1, dtype=np.float64)
+        np.multiply(w1, gain2, out=w1)               # (1-b2) * pow(...): double
+        np.multiply(sc, b2, out=a)                   # b2*s: float, then + in double
+        np.add(w1, a, out=w2)
+        np.copyto(sc, w2, casting="unsafe")          # rounded to float on the store
+        if d:
+            np.multiply(pc, d, out=a)                # w = w - w*ratio
+            np.subtract(pc, a, out=pc)
+        if maxc is None:
+            second = np.add(sc, e, out=sc)
+        else:
+            np.maximum(maxc, sc, out=maxc)
+            second = np.add(maxc, e, out=maxc)
+        if plain:
+            np.multiply(mc, step, out=a)             # w = w - alpha_t*m
+            np.subtract(pc, a, out=pc)
+            return
+        np.sqrt(second, out=a)                       # sqrt(s)/bias_correction2 + eps
+        np.divide(a, corr, out=a)
+        np.add(a, e, out=a)
+        b = w1.view(np.float32)[:a.size]             # (a float32 view of free scratch)
+        np.multiply(mc, step, out=b)                 # w = w - alpha_t*m / (...)
+        np.divide(b, a, out=b)
+        np.subtract(pc, b, out=pc)
+
+    for_blocks(kernel, [params, grads, m, s, s_max], [steps, sgds, corrections, decays],
+               scratch=1, wide=2)
+    return True
+
+
+def adabound_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *,
+                    step_size: Scalar, lower: Scalar, upper: Scalar, beta1: float, beta2: float,
+                    eps: float, v_max: Tensors | None = None) -> bool:
+    """NNabla 1.39's AdaBound (with ``v_max``, AMSBound) update bit for bit, all in float
+    (``src/nbla/solver/generic/adabound.cpp:66-75``, ``amsbound.cpp:73-84``): Adam's
+    moments; ``eta = min(upper, max(alpha_t / (sqrt(v) + eps), lower))`` (``v``'s running
+    maximum with ``v_max``); ``w = w - eta*m``.  ``step_size`` (``alpha_t``) and the bounds
+    should be float32 values.  ``False`` without touching anything where the tensors do not
+    allow it (:func:`can_use_blocks`).
+
+    Example:
+        >>> import torch
+        >>> w, m, v = [torch.ones(2)], [torch.zeros(2)], [torch.zeros(2)]
+        >>> adabound_blocks(w, [torch.ones(2)], m, v, step_size=0.1, lower=0.0, upper=1.0,
+        ...                 beta1=0.9, beta2=0.999, eps=1e-8)
+        True
+    """
+    if not _usable(params, grads, m, v, *([v_max] if v_max is not None else [])):
+        return False
+    b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
+    gain1, gain2 = np.float32(1) - b1, np.float32(1) - b2
+    n = len(params)
+    steps = [_float(x) for x in per_tensor(step_size, n)]
+    lows = [_float(x) for x in per_tensor(lower, n)]
+    highs = [_float(x) for x in per_tensor(upper, n)]
+
+    def kernel(arrays, tmp, _wide, step, low, high):
+        pc, gc, mc, vc, maxc = arrays
+        a, = tmp
+        np.multiply(mc, b1, out=mc)                  # m = b1*m + (1-b1)*g
+        np.multiply(gc, gain1, out=a)
+        np.add(mc, a, out=mc)
+        np.multiply(vc, b2, out=vc)                  # v = b2*v + ((1-b2)*g)*g
+        np.multiply(gc, gain2, out=a)
+        np.multiply(a, gc, out=a)
+        np.add(vc, a, out=vc)
+        root = vc if maxc is None else np.maximum(maxc, vc, out=maxc)
+        np.sqrt(root, out=a)                         # eta = clip(alpha_t / (sqrt(v)+eps))
+        np.add(a, e, out=a)
+        np.divide(step, a, out=a)
+        np.maximum(a, low, out=a)
+        np.minimum(a, high, out=a)
+        np.multiply(a, mc, out=a)                    # w = w - eta*m
+        np.subtract(pc, a, out=pc)
+
+    for_blocks(kernel, [params, grads, m, v, v_max], [steps, lows, highs], scratch=1)
+    return True
+
+
+def rmsprop_graves_blocks(params: Tensors, grads: Tensors, n: Tensors, g: Tensors,
+                          d: Tensors, *, lr: Scalar, decay: float, momentum: float,
+                          eps: float) -> bool:
+    """NNabla 1.39's RMSpropGraves update bit for bit, all in float
+    (``src/nbla/solver/generic/rmsprop_graves.cpp:64-70``): ``n = decay*n +
+    ((1-decay)*grad)*grad``; ``g = decay*g + (1-decay)*grad``; ``d = momentum*d - (lr*grad) /
+    sqrt((n - g*g) + eps)``; ``w += d``.  ``False`` without touching anything where the
+    tensors do not allow it (:func:`can_use_blocks`).
+
+    Example:
+        >>> import torch
+        >>> w, n, g, d = [torch.ones(2)], [torch.zeros(2)], [torch.zeros(2)], [torch.zeros(2)]
+        >>> rmsprop_graves_blocks(w, [torch.ones(2)], n, g, d, lr=0.1, decay=0.5, momentum=0.0,
+        ...                       eps=0.0)
+        True
+        >>> w[0].tolist()
+        [0.800000011920929, 0.800000011920929]
+    """
+    if not _usable(params, grads, n, g, d):
+        return False
+    rho, mom, e = np.float32(decay), np.float32(momentum), np.float32(eps)
+    gain = np.float32(1) - rho
+    rates = [_float(x) for x in per_tensor(lr, len(params))]
+
+    def kernel(arrays, tmp, _wide, rate):
+        pc, gc, nc, avg, dc = arrays
+        a, b = tmp
+        np.multiply(nc, rho, out=nc)                 # n = decay*n + ((1-decay)*grad)*grad
+        np.multiply(gc, gain, out=a)
+        np.multiply(a, gc, out=b)
+        np.add(nc, b, out=nc)
+        np.multiply(avg, rho, out=avg)               # g = decay*g + (1-decay)*grad
+        np.add(avg, a, out=avg)
+        np.multiply(avg, avg, out=a)                 # sqrt(n - g*g + eps)
+        np.subtract(nc, a, out=a)
+        np.add(a, e, out=a)
+        np.sqrt(a, out=a)
+        np.multiply(gc, rate, out=b)                 # d = momentum*d - lr*grad / (...)
+        np.divide(b, a, out=b)
+        np.multiply(dc, mom, out=dc)
+        np.subtract(dc, b, out=dc)
+        np.add(pc, dc, out=pc)                       # w += d
+
+    for_blocks(kernel, [params, grads, n, g, d], [rates], scratch=2)
+    return True

@@ -21,8 +21,11 @@ from __future__ import annotations
 import math
 from typing import Any
 
+import numpy as np
+
 from . import _functional as Fn
-from ._solver import Solver
+from ._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
+from ._solver import Solver, _float32
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief", "AdaBound",
            "AMSBound", "Lamb", "Lars", "SgdW", "RMSpropGraves"]
@@ -192,13 +195,46 @@ class AdaBelief(Solver):
         factor = 1.0
         if self.weight_decouple:
             factor = 1.0 - (h["wd"] if self.fixed_decay else h["alpha"] * h["wd"])
+        exact = [self._float32_scalars(t) for t in steps]
         return {"step_size": _one_or_list([s for s, _ in sizes]),
                 "sgd_step": _one_or_list([s for _, s in sizes]),
                 "bias2": _one_or_list([1.0 - h["beta2"] ** t for t in steps]),
-                "decay_factor": factor}
+                "decay_factor": factor,
+                "alpha_t": _one_or_list([a for a, _, _ in exact]),
+                "plain": _one_or_list([p for _, p, _ in exact]),
+                "correction2": _one_or_list([c for _, _, c in exact])}
+
+    def _float32_scalars(self, t: int) -> tuple[float, float, float]:
+        """NNabla's ``(alpha_t, sgd_update, bias_correction2)`` of step ``t`` as its C++ rounds
+        them (``adabelief.cpp:69-87``): powers and the rectification in double from the float
+        hyperparameters, each stored float rounded to float32."""
+        h = self.hyper
+        alpha, b1, b2 = _float32(h["alpha"]), _float32(h["beta1"]), _float32(h["beta2"])
+        beta2_t = _float32(b2 ** t)
+        correction1 = _float32(1.0 - _float32(b1 ** t))
+        correction2 = _float32(math.sqrt(1.0 - beta2_t))
+        r_t, rho_t = 1.0, 0.0
+        if self.rectify:
+            rho_inf = 2.0 / (1.0 - b2) - 1.0
+            rho_t = _float32(rho_inf - 2.0 * t * beta2_t / (1.0 - beta2_t))
+            if rho_t > 4.0:            # (else NaN in C++, unused: the plain step)
+                r_t = _float32(math.sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
+                                         / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)))
+        plain = self.rectify and rho_t <= 4.0
+        alpha_t = alpha if plain else _float32(_float32(alpha * r_t) / correction1)
+        return alpha_t, float(plain), correction2
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        ratio = 0.0
+        if self.weight_decouple:       # NNabla's float decay_ratio (adabelief.cpp:88-89)
+            wd = _float32(h["wd"])
+            ratio = wd if self.fixed_decay else _float32(wd * _float32(h["alpha"]))
+        if adabelief_blocks(              # (per tensor: with foreach or without)
+                params, grads, states["mean"], states["var"], step_size=scalars["alpha_t"],
+                sgd=scalars["plain"], correction2=scalars["correction2"], beta1=h["beta1"],
+                beta2=h["beta2"], eps=h["eps"], s_max=states.get("s_max"), decay=ratio):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adabelief(params, grads, states["mean"], states["var"],
                      step_size=scalars["step_size"], sgd_step=scalars["sgd_step"],
                      bias2=scalars["bias2"], beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"],
@@ -239,7 +275,32 @@ class AdaBound(Solver):
         return {"step_size": _one_or_list([self._corrected(t) for t in steps]),
                 "lower": _one_or_list([final * (1.0 - 1.0 / (h["gamma"] * t + 1.0))
                                        for t in steps]),
-                "upper": _one_or_list([self._upper(final, t) for t in steps])}
+                "upper": _one_or_list([self._upper(final, t) for t in steps]),
+                **self._float32_scalars(steps)}
+
+    def _float32_scalars(self, steps) -> dict[str, Any]:
+        """NNabla's float ``alpha_t`` and bounds (``adabound.cpp:62-71``, ``amsbound.cpp:
+        70-79``): the bias correction in double rounded to float, the rest in float."""
+        h, f = self.hyper, np.float32
+        alpha, b1, b2, gamma = f(h["alpha"]), f(h["beta1"]), f(h["beta2"]), f(h["gamma"])
+        ratio = alpha / f(self._initial_lr) if self._initial_lr else f(1)
+        final = f(h["final_lr"]) * ratio
+        sizes, lows, highs = [], [], []
+        with np.errstate(all="ignore"):
+            for t in steps:
+                correction = f(math.sqrt(1.0 - float(b2) ** t) / (1.0 - float(b1) ** t))
+                sizes.append(float(alpha * correction if self._corrects() else alpha))
+                lows.append(float(final * (f(1) - f(1) / (gamma * f(t) + f(1)))))
+                highs.append(float(final * self._float32_upper(gamma, f(t))))
+        return {"alpha_t": _one_or_list(sizes), "lower_f": _one_or_list(lows),
+                "upper_f": _one_or_list(highs)}
+
+    def _corrects(self) -> bool:
+        return True
+
+    @staticmethod
+    def _float32_upper(gamma, t):
+        return np.float32(1) + np.float32(1) / (gamma * t)
 
     def _moments(self, states):
         return states["mean"], states["var"], None
@@ -247,6 +308,10 @@ class AdaBound(Solver):
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
         m, v, v_max = self._moments(states)
+        if adabound_blocks(params, grads, m, v, step_size=scalars["alpha_t"],
+                           lower=scalars["lower_f"], upper=scalars["upper_f"], beta1=h["beta1"],
+                           beta2=h["beta2"], eps=h["eps"], v_max=v_max):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adabound(params, grads, m, v, step_size=scalars["step_size"],
                     lower=scalars["lower"], upper=scalars["upper"], beta1=h["beta1"],
                     beta2=h["beta2"], eps=h["eps"], v_max=v_max, foreach=self.foreach)
@@ -278,6 +343,13 @@ class AMSBound(AdaBound):
 
     def _upper(self, final: float, t: int) -> float:
         return final * (1.0 + t / self.hyper["gamma"])
+
+    def _corrects(self) -> bool:
+        return self.bias_correction
+
+    @staticmethod
+    def _float32_upper(gamma, t):
+        return np.float32(1) + np.float32(1) / gamma * t
 
     def _moments(self, states):
         return states["m"], states["v"], states["v_hat"]
@@ -393,6 +465,10 @@ class RMSpropGraves(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if rmsprop_graves_blocks(params, grads, states["n"], states["g"], states["d"],
+                                 lr=scalars["lr"], decay=h["decay"], momentum=h["momentum"],
+                                 eps=h["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.rmsprop_graves(params, grads, states["n"], states["g"], states["d"], lr=scalars["lr"],
                           decay=h["decay"], momentum=h["momentum"], eps=h["eps"],
                           foreach=self.foreach)
