@@ -84,3 +84,14 @@ def test_a_native_source_refuses_an_unopened_configuration_by_name(tmp_path):
             stadyn.io.MinibatchSource(given)
     assert stadyn.io.MinibatchSource(d.open(), randomize=False).next_minibatch(3)["x"] \
         .num_samples == 3
+
+
+def test_the_image_deserializers_transforms_are_reachable_through_its_name():
+    # CNTK 2.0's spelling, which CNTK's CIFAR-10 ConvNet script (tests/fixtures/seeds) uses:
+    # cntk.io.ImageDeserializer.crop/scale/mean; until this the deferring constructor of
+    # ioerr39 (a function) lost them and the script stopped with an AttributeError
+    import stadyn.compat.cntk as C
+    for name in ("crop", "scale", "mean", "color"):
+        assert getattr(C.io.ImageDeserializer, name) is getattr(C.io.transforms, name)
+    assert repr(C.io.ImageDeserializer.crop(crop_type="Random", ratio=0.8)) == \
+        repr(C.io.transforms.crop(crop_type="Random", ratio=0.8))

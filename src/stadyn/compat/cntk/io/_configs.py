@@ -112,6 +112,12 @@ def deferring(cls: type, cntk_type: str, file_arg: str | None) -> Callable[..., 
             return Unopened(cls, args, kwargs, cntk_type, file_arg)
     make.__signature__ = inspect.signature(cls)
     make.__module__ = __name__
+    # the static methods stay reachable through the name (CNTK 2.0's
+    # ``cntk.io.ImageDeserializer.crop(...)``, which CNTK's own CIFAR-10 ConvNet script calls)
+    for name in dir(cls):
+        if not name.startswith("_") and isinstance(inspect.getattr_static(cls, name),
+                                                   staticmethod):
+            setattr(make, name, getattr(cls, name))
     return make
 
 
