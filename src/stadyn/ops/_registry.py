@@ -44,8 +44,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     static graph; ``shape`` gives its provisional shape); ``shape`` may also name a rule of
     ``ops/_shape_rules.py`` (``"elementwise"``, ``"reduce"``, ``"same"``), which infers the outputs
     without running the implementation on meta tensors, as ``elementwise=True`` does
-    (broadcast shapes); ``state`` a factory of the state each node keeps from run to run,
-    passed to the implementation as ``state=``;
+    (broadcast shapes), or ``"meta"``: none, meta inference; ``state`` a factory of the state
+    each node keeps from run to run, passed to the implementation as ``state=``;
     ``elementwise`` marks an op of broadcast inputs computed element by element;
     ``forwards_inputs`` an op whose output's forward runs its inputs as roots too (``sink``);
     ``seeds_inputs`` when a backward from its output starts from its inputs' gradients too

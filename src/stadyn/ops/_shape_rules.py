@@ -233,17 +233,20 @@ def _elementwise_rule(impl: Callable) -> Callable:
 
 #: rule name -> a maker of the rule for one op's implementation: ``rule(meta_args,
 #: meta_kwargs)`` gives the call's meta outputs, or None (the implementation then runs on them)
-SHAPE_RULES: dict[str, Callable[[Callable], Callable]] = {
+SHAPE_RULES: dict[str, Callable[[Callable], Callable | None]] = {
     "elementwise": _elementwise_rule,
     "reduce": _reduce_rule,
     "same": _same_rule,
+    # no rule: meta inference (an element-wise op whose broadcast is not NumPy's: ``where``
+    # aligns a condition of the input's leading shape to the leading axes)
+    "meta": lambda impl: None,
 }
 
 
 def rule_for(impl: Callable, shape: Any, elementwise: bool) -> Callable | None:
     """The shape rule a declaration names (``shape="elementwise"``, ``shape="reduce"``;
     ``elementwise=True``: the element-wise rule), bound to ``impl``; None for a declaration
-    that names none.
+    that names none or ``shape="meta"``.
 
     Example:
         >>> rule_for(torch.add, None, True) is not None, rule_for(torch.add, None, False)
