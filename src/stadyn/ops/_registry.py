@@ -64,8 +64,10 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
                                     elementwise=elementwise,
                                     forwards_inputs=forwards_inputs,
                                     seeds_inputs=seeds_inputs,
-                                    keeps_input_dtype=keeps_input_dtype,
-                                    rule=rule_for(impl, shape, elementwise))
+                                    keeps_input_dtype=keeps_input_dtype)
+        # the rule probes the op's implementation as it is when it runs (a replaced
+        # ``spec.impl`` -- a kernel whose import fails -- is the one probed and then raising)
+        spec.rule = rule_for(lambda *a, **k: spec.impl(*a, **k), shape, elementwise)
         if spec.name in CATALOG:
             raise ValueError(f"op {spec.name!r} declared twice")
         CATALOG[spec.name] = spec
