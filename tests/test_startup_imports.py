@@ -138,3 +138,18 @@ def test_static_max_min_and_softmax_import_no_dynamo():
     assert _run(program) == [[], [[[2, 4], "float32"], [[1, 3, 1], "float32"],
                                   [[2, 3], "int64"], [[2, 3, 4], "float32"],
                                   [[2, 3, 4], "float32"]]]
+
+
+def test_stadyn_and_its_front_ends_import_without_protobuf():
+    # `make demo` installs no protobuf (it comes with the onnx extra): serialize/__init__.py
+    # imported _proto_schemas (google.protobuf) at import time, and `stadyn demo` stopped with
+    # ModuleNotFoundError: No module named 'google' on a fresh machine (found 2026-12-07)
+    program = ("import builtins, json\nreal = builtins.__import__\n"
+               "def refuse(name, *args, **kwargs):\n"
+               "    if name == 'google' or name.startswith('google.'):\n"
+               "        raise ModuleNotFoundError(\"No module named 'google'\")\n"
+               "    return real(name, *args, **kwargs)\n"
+               "builtins.__import__ = refuse\n"
+               "import stadyn, stadyn.compat.nnabla, stadyn.compat.cntk, stadyn.brainscript\n"
+               "print(json.dumps('imported'))")
+    assert _run(program) == "imported"

@@ -40,10 +40,28 @@ from ._onnx_export import (DEFAULT_OPSET, SUPPORTED_OPSETS, export_onnx, inferen
                            to_onnx_model)
 from ._onnx_import import UnsupportedModelError, import_onnx, import_table, onnx_mapping_table
 from ._parameters import load_parameters, read_parameter_file, save_parameters
-from ._proto_schemas import nnabla_messages
 from .op_rules import (OpRules, Unmapped, register_rules, register_user_function_loader,
                        rules_for)
 from .op_rules._cntk_read_others import RANDOM_DISTRIBUTIONS as CNTK_RANDOM_DISTRIBUTIONS
+
+def nnabla_messages() -> dict:
+    """Message classes of NNabla's parameter and solver-state protobuf: ``NNablaProtoBuf``,
+    ``Parameter``, ``Shape``, ``Optimizer`` (the ``protobuf`` package, which the ``onnx``
+    extra installs, is imported only here: ``import stadyn`` works without it).
+
+    Example:
+        >>> from stadyn.serialize import nnabla_messages
+        >>> P = nnabla_messages()["NNablaProtoBuf"]
+        >>> [f.name for f in P.DESCRIPTOR.fields]
+        ['version', 'parameter', 'optimizer']
+    """
+    try:
+        from ._proto_schemas import nnabla_messages as messages
+    except ImportError as err:
+        raise ImportError("NNabla's protobuf files need the protobuf package: pip install "
+                          "'stadyn[onnx]' (or protobuf)") from err
+    return messages()
+
 
 __all__ = ["save_parameters", "load_parameters", "read_parameter_file", "nnabla_messages",
            "save", "load",
