@@ -141,9 +141,10 @@ def test_static_max_min_and_softmax_import_no_dynamo():
 
 
 def test_stadyn_and_its_front_ends_import_without_protobuf():
-    # `make demo` installs no protobuf (it comes with the onnx extra): serialize/__init__.py
-    # imported _proto_schemas (google.protobuf) at import time, and `stadyn demo` stopped with
-    # ModuleNotFoundError: No module named 'google' on a fresh machine (found 2026-12-07)
+    # serialize/__init__.py imported _proto_schemas (google.protobuf) at import time; protobuf
+    # then came only with the onnx extra, and `stadyn demo` stopped with ModuleNotFoundError:
+    # No module named 'google' on a fresh machine (2026-12-07).  protobuf is a core dependency
+    # now; importing Stadyn still loads it only when a protobuf file is read
     program = ("import builtins, json\nreal = builtins.__import__\n"
                "def refuse(name, *args, **kwargs):\n"
                "    if name == 'google' or name.startswith('google.'):\n"

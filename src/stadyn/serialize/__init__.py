@@ -46,8 +46,8 @@ from .op_rules._cntk_read_others import RANDOM_DISTRIBUTIONS as CNTK_RANDOM_DIST
 
 def nnabla_messages() -> dict:
     """Message classes of NNabla's parameter and solver-state protobuf: ``NNablaProtoBuf``,
-    ``Parameter``, ``Shape``, ``Optimizer`` (the ``protobuf`` package, which the ``onnx``
-    extra installs, is imported only here: ``import stadyn`` works without it).
+    ``Parameter``, ``Shape``, ``Optimizer`` (the ``protobuf`` package, a core dependency, is
+    imported only when they are asked for: ``import stadyn`` does not load it).
 
     Example:
         >>> from stadyn.serialize import nnabla_messages
@@ -58,8 +58,8 @@ def nnabla_messages() -> dict:
     try:
         from ._proto_schemas import nnabla_messages as messages
     except ImportError as err:
-        raise ImportError("NNabla's protobuf files need the protobuf package: pip install "
-                          "'stadyn[onnx]' (or protobuf)") from err
+        raise ImportError("NNabla's protobuf files need the protobuf package (a dependency "
+                          "of Stadyn's): pip install protobuf") from err
     return messages()
 
 
