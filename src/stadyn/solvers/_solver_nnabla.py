@@ -193,14 +193,16 @@ class AdaBelief(Solver):
     def _scalars(self, steps):
         h = self.hyper
         sizes = [self._step_sizes(t) for t in steps]
-        factor = 1.0
+        factor, ratio = 1.0, 0.0
         if self.weight_decouple:
             factor = 1.0 - (h["wd"] if self.fixed_decay else h["alpha"] * h["wd"])
+            wd = float32(h["wd"])          # NNabla's float decay_ratio (adabelief.cpp:88-89)
+            ratio = wd if self.fixed_decay else float32(wd * float32(h["alpha"]))
         exact = [self._float32_scalars(t) for t in steps]
         return {"step_size": _one_or_list([s for s, _ in sizes]),
                 "sgd_step": _one_or_list([s for _, s in sizes]),
                 "bias2": _one_or_list([1.0 - h["beta2"] ** t for t in steps]),
-                "decay_factor": factor,
+                "decay_factor": factor, "decay_ratio": ratio,
                 "alpha_t": _one_or_list([a for a, _, _ in exact]),
                 "plain": _one_or_list([p for _, p, _ in exact]),
                 "correction2": _one_or_list([c for _, _, c in exact])}
@@ -227,14 +229,11 @@ class AdaBelief(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
-        ratio = 0.0
-        if self.weight_decouple:       # NNabla's float decay_ratio (adabelief.cpp:88-89)
-            wd = float32(h["wd"])
-            ratio = wd if self.fixed_decay else float32(wd * float32(h["alpha"]))
         if adabelief_blocks(              # (per tensor: with foreach or without)
                 params, grads, states["mean"], states["var"], step_size=scalars["alpha_t"],
                 sgd=scalars["plain"], correction2=scalars["correction2"], beta1=h["beta1"],
-                beta2=h["beta2"], eps=h["eps"], s_max=states.get("s_max"), decay=ratio):
+                beta2=h["beta2"], eps=h["eps"], s_max=states.get("s_max"),
+                decay=scalars["decay_ratio"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adabelief(params, grads, states["mean"], states["var"],
                      step_size=scalars["step_size"], sgd_step=scalars["sgd_step"],
