@@ -264,6 +264,8 @@ class AdaBound(Solver):
 
     def _corrected(self, t: int) -> float:
         h = self.hyper
+        if not self._corrects():
+            return h["alpha"]
         return h["alpha"] * math.sqrt(1.0 - h["beta2"] ** t) / (1.0 - h["beta1"] ** t)
 
     def _upper(self, final: float, t: int) -> float:
@@ -296,6 +298,7 @@ class AdaBound(Solver):
                 "upper_f": _one_or_list(highs)}
 
     def _corrects(self) -> bool:
+        """Whether ``alpha_t`` carries the bias correction (AMSBound: its ``bias_correction``)."""
         return True
 
     @staticmethod
@@ -337,9 +340,6 @@ class AMSBound(AdaBound):
 
     def _options(self):
         return {"bias_correction": self.bias_correction}
-
-    def _corrected(self, t: int) -> float:
-        return super()._corrected(t) if self.bias_correction else self.hyper["alpha"]
 
     def _upper(self, final: float, t: int) -> float:
         return final * (1.0 + t / self.hyper["gamma"])
