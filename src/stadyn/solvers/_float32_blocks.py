@@ -28,8 +28,8 @@ import torch
 
 from ._scalars import Scalar, Tensors, per_tensor
 
-__all__ = ["BLOCK", "adam_blocks", "adabelief_blocks", "adabound_blocks", "can_use_blocks",
-           "for_blocks", "rmsprop_graves_blocks"]
+__all__ = ["BLOCK", "adam_constants", "adam_blocks", "adabelief_blocks", "adabound_blocks",
+           "can_use_blocks", "for_blocks", "rmsprop_graves_blocks"]
 
 #: Elements per block: the block's six float32 arrays (parameter, gradient, two moments, two
 #: scratch) take 1.5 MiB, within a core's L2 here; 2**14 and 2**18 measured slower.
@@ -85,6 +85,21 @@ def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0) 
     torch.autograd.graph.increment_version(list(params))
 
 
+def adam_constants(beta1: float, beta2: float, eps: float) -> tuple[np.float32, ...]:
+    """``(b1, b2, eps, 1 - b1, 1 - b2)`` as NNabla's C++ holds them: the hyperparameters rounded
+    to float32, the gains their float32 differences (for ``beta1=0.95``: 0.050000012, not
+    0.05); the constants of every Adam-family update here and of
+    :func:`~stadyn.solvers._functional_nnabla.adam_nnabla`'s torch path.
+
+    Example:
+        >>> float(adam_constants(0.95, 0.999, 1e-8)[3])
+        0.050000011920928955
+    """
+    with np.errstate(over="ignore"):     # beyond float32's range: inf, as NNabla's
+        b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
+    return b1, b2, e, np.float32(1) - b1, np.float32(1) - b2
+
+
 def _adam_moments(gc, mc, vc, maxc, a, b1, gain1, b2, gain2) -> np.ndarray:
     """Adam's moments of one block in place, as NNabla's C++ rounds them (``a`` scratch):
     ``m = b1*m + gain1*g``; ``v = b2*v + (gain2*g)*g``; with ``maxc`` (AMSGRAD, AMSBound)
@@ -109,8 +124,7 @@ def adam_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
     parameter's element order."""
     if not _usable(params, grads, m, v, v_max):
         return False
-    b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
-    gain1, gain2 = np.float32(1) - b1, np.float32(1) - b2         # float32 1 - b, as C++'s
+    b1, b2, e, gain1, gain2 = adam_constants(beta1, beta2, eps)
     n = len(params)
     steps = [_float(s) for s in per_tensor(step_size, n)]
     decays = [_float(d) for d in per_tensor(decay, n)]
@@ -154,8 +168,8 @@ def adabelief_blocks(params: Tensors, grads: Tensors, m: Tensors, s: Tensors, *,
     """
     if not _usable(params, grads, m, s, s_max):
         return False
-    b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
-    gain1, gain2 = np.float32(1) - b1, np.float64(np.float32(1) - b2)
+    b1, b2, e, gain1, gain2 = adam_constants(beta1, beta2, eps)
+    gain2 = np.float64(gain2)                    # (1-b2) * pow(...) is taken in double
     n = len(params)
     steps = [_float(x) for x in per_tensor(step_size, n)]
     sgds = [bool(x) for x in per_tensor(sgd, n)]
@@ -219,8 +233,7 @@ def adabound_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *,
     """
     if not _usable(params, grads, m, v, v_max):
         return False
-    b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
-    gain1, gain2 = np.float32(1) - b1, np.float32(1) - b2
+    b1, b2, e, gain1, gain2 = adam_constants(beta1, beta2, eps)
     n = len(params)
     steps = [_float(x) for x in per_tensor(step_size, n)]
     lows = [_float(x) for x in per_tensor(lower, n)]

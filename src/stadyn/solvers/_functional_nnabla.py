@@ -19,7 +19,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._float32_blocks import adam_blocks
+from ._float32_blocks import adam_blocks, adam_constants
 from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, float32, mul_, neg,
                        nonzero, per_tensor, root_denominator, scaled)
 
@@ -312,8 +312,7 @@ def adam_nnabla(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
         >>> m[0].tolist()
         [0.050000011920928955, 0.050000011920928955]
     """
-    b1, b2, e = float32(beta1), float32(beta2), float32(eps)
-    gain1, gain2 = float32(1.0 - b1), float32(1.0 - b2)     # exact: float32 1 - b, as C++'s
+    b1, b2, e, gain1, gain2 = map(float, adam_constants(beta1, beta2, eps))
     second = v if v_max is None else v_max
     if foreach:
         if adam_blocks(params, grads, m, v, step_size=step_size, beta1=b1, beta2=b2, eps=e,
