@@ -12,8 +12,6 @@ largest difference between the two paths' parameters.
 """
 
 import argparse
-import statistics
-import time
 
 import numpy as np
 import torch
@@ -21,7 +19,7 @@ import torch
 import stadyn.solvers as S
 from stadyn.solvers._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
 
-from nnabla_adam_exact_ab import SIZES, _state
+from nnabla_adam_exact_ab import SIZES, _state, timed_rounds
 
 
 def _update(kind, state, solver="AdaBelief"):
@@ -64,20 +62,13 @@ def main() -> None:
           % (args.solver, args.rounds, args.steps, torch.__version__, torch.get_num_threads()))
     for name, shapes in SIZES.items():
         states = {k: list(_state(shapes)) for k in "AB"}
-        cpu = {k: [] for k in states}
-        wall = {k: [] for k in states}
-        for _ in range(args.rounds):
-            for k, st in states.items():
-                c0, w0 = time.process_time(), time.perf_counter()
-                for _ in range(args.steps):
-                    _update(k, st, args.solver)
-                cpu[k].append((time.process_time() - c0) / args.steps * 1e3)
-                wall[k].append((time.perf_counter() - w0) / args.steps * 1e3)
+        cpu, wall = timed_rounds(states, lambda k, st: _update(k, st, args.solver), args.rounds,
+                                 args.steps)
         diff = max(float((a - b).abs().max()) for a, b in zip(states["A"][0], states["B"][0]))
         n = sum(int(np.prod(s)) for s in shapes)
         print("%-10s %5.1f M  cpu A torch %7.1f  B blocks exact %7.1f | wall A %7.1f  B %7.1f"
-              " | |A-B| <= %.2g" % (name, n / 1e6, *(statistics.median(cpu[k]) for k in "AB"),
-                                    *(statistics.median(wall[k]) for k in "AB"), diff))
+              " | |A-B| <= %.2g" % (name, n / 1e6, *(cpu[k] for k in "AB"),
+                                    *(wall[k] for k in "AB"), diff))
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ and C left the same parameters bit for bit (and A's largest difference from them
 """
 
 import argparse
+import contextlib
 import statistics
 import time
 
@@ -36,17 +37,41 @@ def _state(shapes, seed=0):
     return ps, gs, [torch.zeros_like(p) for p in ps], [torch.zeros_like(p) for p in ps]
 
 
+@contextlib.contextmanager
+def blocks_refused(refused):
+    """While in it, ``adam_nnabla`` takes its torch multi-tensor path where ``refused`` (``B``),
+    its NumPy blocks otherwise (``C``)."""
+    nn_maths.adam_blocks = (lambda *a, **k: False) if refused else adam_blocks
+    try:
+        yield
+    finally:
+        nn_maths.adam_blocks = adam_blocks
+
+
+def timed_rounds(states, update, rounds, steps):
+    """``{kind: median ms}`` of process CPU time and of wall time of one ``update(kind,
+    state)``, the kinds of ``states`` in turn for ``rounds`` rounds of ``steps`` updates."""
+    cpu = {k: [] for k in states}
+    wall = {k: [] for k in states}
+    for _ in range(rounds):
+        for k, st in states.items():
+            c0, w0 = time.process_time(), time.perf_counter()
+            for _ in range(steps):
+                update(k, st)
+            cpu[k].append((time.process_time() - c0) / steps * 1e3)
+            wall[k].append((time.perf_counter() - w0) / steps * 1e3)
+    return ({k: statistics.median(c) for k, c in cpu.items()},
+            {k: statistics.median(w) for k, w in wall.items()})
+
+
 def _update(kind, state):
     ps, gs, m, v = state
     kw = dict(step_size=1e-3, beta1=0.9, beta2=0.999, eps=1e-8)
     if kind == "A":
         S.functional.fused_adam(ps, gs, m, v, **kw)
         return
-    nn_maths.adam_blocks = (lambda *a, **k: False) if kind == "B" else adam_blocks
-    try:
+    with blocks_refused(kind == "B"):
         nn_maths.adam_nnabla(ps, gs, m, v, **kw)
-    finally:
-        nn_maths.adam_blocks = adam_blocks
 
 
 def main() -> None:
@@ -58,22 +83,13 @@ def main() -> None:
           % (args.rounds, args.steps, torch.__version__, torch.get_num_threads()))
     for name, shapes in SIZES.items():
         states = {k: _state(shapes) for k in "ABC"}
-        cpu = {k: [] for k in states}
-        wall = {k: [] for k in states}
-        for _ in range(args.rounds):
-            for k, st in states.items():
-                c0, w0 = time.process_time(), time.perf_counter()
-                for _ in range(args.steps):
-                    _update(k, st)
-                cpu[k].append((time.process_time() - c0) / args.steps * 1e3)
-                wall[k].append((time.perf_counter() - w0) / args.steps * 1e3)
+        cpu, wall = timed_rounds(states, _update, args.rounds, args.steps)
         same = all(torch.equal(b, c) for b, c in zip(states["B"][0], states["C"][0]))
         diff = max(float((a - c).abs().max()) for a, c in zip(states["A"][0], states["C"][0]))
         n = sum(int(np.prod(s)) for s in shapes)
         print("%-10s %5.1f M  cpu A fused %7.1f  B torch exact %7.1f  C blocks exact %7.1f | "
               "wall A %7.1f  B %7.1f  C %7.1f | B==C %s, |A-C| <= %.2g"
-              % (name, n / 1e6, *(statistics.median(cpu[k]) for k in "ABC"),
-                 *(statistics.median(wall[k]) for k in "ABC"), same, diff))
+              % (name, n / 1e6, *(cpu[k] for k in "ABC"), *(wall[k] for k in "ABC"), same, diff))
 
 
 if __name__ == "__main__":

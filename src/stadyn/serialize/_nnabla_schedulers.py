@@ -20,15 +20,6 @@ def _num(fields: dict, key: str) -> float:
     return 0.0 if value is None else value
 
 
-def _with_max_iter(make: Any, max_iter: int) -> Any:
-    """The scheduler ``make(max_iter)`` with the file's ``max_iter`` even where it is not
-    positive (0 when the file sets none): NNabla's ``load`` takes such a file, and its
-    scheduler divides by zero (``ZeroDivisionError``) only when asked for a rate."""
-    scheduler = make(max(max_iter, 1))
-    scheduler.max_iter = max_iter
-    return scheduler
-
-
 def nnabla_scheduler(solver: dict, init_lr: float, comm_size: int = 1,
                      where: str = "optimizer") -> Any:
     """NNabla's scheduler for the ``solver`` fields of an optimizer section (a dict as
@@ -50,10 +41,11 @@ def nnabla_scheduler(solver: dict, init_lr: float, comm_size: int = 1,
                         "Step": "step_scheduler_param"}.get(kind, "")) or {}
     max_iter = int(_num(param, "max_iter")) // comm_size
     if kind == "Polynomial" and _num(param, "power") != 0.0:
-        scheduler = _with_max_iter(
-            lambda m: PolynomialScheduler(init_lr, m, _num(param, "power")), max_iter)
+        # (a max_iter of 0, as a file without one gives, is NNabla's ZeroDivisionError when a
+        # rate is asked for, not when the scheduler is made: stadyn.schedules' too)
+        scheduler = PolynomialScheduler(init_lr, max_iter, _num(param, "power"))
     elif kind == "Cosine":
-        scheduler = _with_max_iter(lambda m: CosineScheduler(init_lr, m), max_iter)
+        scheduler = CosineScheduler(init_lr, max_iter)
     elif kind == "Exponential" and _num(param, "gamma") != 1.0:
         step = int(_num(param, "iter_interval"))
         scheduler = ExponentialScheduler(init_lr, _num(param, "gamma"),

@@ -28,8 +28,8 @@ import torch
 
 from ._scalars import Scalar, Tensors, per_tensor
 
-__all__ = ["BLOCK", "adam_blocks", "adabelief_blocks", "adabound_blocks", "can_use_blocks",
-           "for_blocks", "rmsprop_graves_blocks"]
+__all__ = ["BLOCK", "adam_constants", "adam_blocks", "adabelief_blocks", "adabound_blocks",
+           "can_use_blocks", "for_blocks", "rmsprop_graves_blocks"]
 
 #: Elements per block: the block's six float32 arrays (parameter, gradient, two moments, two
 #: scratch) take 1.5 MiB, within a core's L2 here; 2**14 and 2**18 measured slower.
@@ -53,8 +53,10 @@ def _float(s) -> np.float32:
     return np.float32(s.item() if isinstance(s, torch.Tensor) else s)
 
 
-def _usable(params: Tensors, grads: Tensors, *states: Tensors) -> bool:
-    return can_use_blocks(params, *states) and \
+def _usable(params: Tensors, grads: Tensors, *states: Tensors | None) -> bool:
+    """:func:`can_use_blocks` of ``params`` and the ``states`` given (``None``: absent), and
+    ``grads`` plain float32 CPU tensors of their parameters' sizes."""
+    return can_use_blocks(params, *(ts for ts in states if ts is not None)) and \
         all(type(g) is torch.Tensor and g.device.type == "cpu" and g.dtype == torch.float32
             and g.numel() == p.numel() for g, p in zip(grads, params))
 
@@ -83,6 +85,35 @@ def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0) 
     torch.autograd.graph.increment_version(list(params))
 
 
+def adam_constants(beta1: float, beta2: float, eps: float) -> tuple[np.float32, ...]:
+    """``(b1, b2, eps, 1 - b1, 1 - b2)`` as NNabla's C++ holds them: the hyperparameters rounded
+    to float32, the gains their float32 differences (for ``beta1=0.95``: 0.050000012, not
+    0.05); the constants of every Adam-family update here and of
+    :func:`~stadyn.solvers._functional_nnabla.adam_nnabla`'s torch path.
+
+    Example:
+        >>> float(adam_constants(0.95, 0.999, 1e-8)[3])
+        0.050000011920928955
+    """
+    with np.errstate(over="ignore"):     # beyond float32's range: inf, as NNabla's
+        b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
+    return b1, b2, e, np.float32(1) - b1, np.float32(1) - b2
+
+
+def _adam_moments(gc, mc, vc, maxc, a, b1, gain1, b2, gain2) -> np.ndarray:
+    """Adam's moments of one block in place, as NNabla's C++ rounds them (``a`` scratch):
+    ``m = b1*m + gain1*g``; ``v = b2*v + (gain2*g)*g``; with ``maxc`` (AMSGRAD, AMSBound)
+    ``v_max = max(v_max, v)``.  Returns the array whose root the update takes."""
+    np.multiply(mc, b1, out=mc)
+    np.multiply(gc, gain1, out=a)
+    np.add(mc, a, out=mc)
+    np.multiply(vc, b2, out=vc)
+    np.multiply(gc, gain2, out=a)
+    np.multiply(a, gc, out=a)
+    np.add(vc, a, out=vc)
+    return vc if maxc is None else np.maximum(maxc, vc, out=maxc)
+
+
 def adam_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: Scalar,
                 beta1: float, beta2: float, eps: float, v_max: Tensors | None = None,
                 decay: Scalar = 0.0) -> bool:
@@ -91,10 +122,9 @@ def adam_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
     ``False`` without touching anything where the tensors do not allow it
     (:func:`can_use_blocks`).  A gradient laid out otherwise than its parameter is read in the
     parameter's element order."""
-    if not _usable(params, grads, m, v, *([v_max] if v_max is not None else [])):
+    if not _usable(params, grads, m, v, v_max):
         return False
-    b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
-    gain1, gain2 = np.float32(1) - b1, np.float32(1) - b2         # float32 1 - b, as C++'s
+    b1, b2, e, gain1, gain2 = adam_constants(beta1, beta2, eps)
     n = len(params)
     steps = [_float(s) for s in per_tensor(step_size, n)]
     decays = [_float(d) for d in per_tensor(decay, n)]
@@ -104,14 +134,7 @@ def adam_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
         a, b, old = tmp
         if d:
             np.multiply(pc, d, out=old)
-        np.multiply(mc, b1, out=mc)                  # m = b1*m + (1-b1)*g
-        np.multiply(gc, gain1, out=a)
-        np.add(mc, a, out=mc)
-        np.multiply(vc, b2, out=vc)                  # v = b2*v + ((1-b2)*g)*g
-        np.multiply(gc, gain2, out=a)
-        np.multiply(a, gc, out=a)
-        np.add(vc, a, out=vc)
-        root = vc if maxc is None else np.maximum(maxc, vc, out=maxc)
+        root = _adam_moments(gc, mc, vc, maxc, a, b1, gain1, b2, gain2)
         np.sqrt(root, out=a)                         # sqrt(v) + eps
         np.add(a, e, out=a)
         np.multiply(mc, step, out=b)                 # w -= (alpha_t*m) / (sqrt(v)+eps)
@@ -143,10 +166,10 @@ def adabelief_blocks(params: Tensors, grads: Tensors, m: Tensors, s: Tensors, *,
         ...                  correction2=1.0, beta1=0.9, beta2=0.999, eps=1e-8)
         True
     """
-    if not _usable(params, grads, m, s, *([s_max] if s_max is not None else [])):
+    if not _usable(params, grads, m, s, s_max):
         return False
-    b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
-    gain1, gain2 = np.float32(1) - b1, np.float64(np.float32(1) - b2)
+    b1, b2, e, gain1, gain2 = adam_constants(beta1, beta2, eps)
+    gain2 = np.float64(gain2)                    # (1-b2) * pow(...) is taken in double
     n = len(params)
     steps = [_float(x) for x in per_tensor(step_size, n)]
     sgds = [bool(x) for x in per_tensor(sgd, n)]
@@ -208,10 +231,9 @@ def adabound_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *,
         ...                 beta1=0.9, beta2=0.999, eps=1e-8)
         True
     """
-    if not _usable(params, grads, m, v, *([v_max] if v_max is not None else [])):
+    if not _usable(params, grads, m, v, v_max):
         return False
-    b1, b2, e = np.float32(beta1), np.float32(beta2), np.float32(eps)
-    gain1, gain2 = np.float32(1) - b1, np.float32(1) - b2
+    b1, b2, e, gain1, gain2 = adam_constants(beta1, beta2, eps)
     n = len(params)
     steps = [_float(x) for x in per_tensor(step_size, n)]
     lows = [_float(x) for x in per_tensor(lower, n)]
@@ -220,14 +242,7 @@ def adabound_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *,
     def kernel(arrays, tmp, _wide, step, low, high):
         pc, gc, mc, vc, maxc = arrays
         a, = tmp
-        np.multiply(mc, b1, out=mc)                  # m = b1*m + (1-b1)*g
-        np.multiply(gc, gain1, out=a)
-        np.add(mc, a, out=mc)
-        np.multiply(vc, b2, out=vc)                  # v = b2*v + ((1-b2)*g)*g
-        np.multiply(gc, gain2, out=a)
-        np.multiply(a, gc, out=a)
-        np.add(vc, a, out=vc)
-        root = vc if maxc is None else np.maximum(maxc, vc, out=maxc)
+        root = _adam_moments(gc, mc, vc, maxc, a, b1, gain1, b2, gain2)
         np.sqrt(root, out=a)                         # eta = clip(alpha_t / (sqrt(v)+eps))
         np.add(a, e, out=a)
         np.divide(step, a, out=a)

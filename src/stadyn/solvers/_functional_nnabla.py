@@ -19,9 +19,9 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._float32_blocks import adam_blocks
-from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, mul_, neg, nonzero,
-                       per_tensor, root_denominator, scaled)
+from ._float32_blocks import adam_blocks, adam_constants
+from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, float32, mul_, neg,
+                       nonzero, per_tensor, root_denominator, scaled)
 
 __all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves", "nesterov_nnabla",
            "adam_nnabla", "momentum_nnabla"]
@@ -273,11 +273,6 @@ def nesterov_nnabla(params: Tensors, grads: Tensors, velocities: Tensors, *, lr:
         p.add_(step.add_(v * one_plus))
 
 
-def _f32(x: float) -> float:
-    """``x`` rounded to float32 (NNabla's solvers hold their hyperparameters as C++ floats)."""
-    return float(torch.tensor(x, dtype=torch.float32))
-
-
 def sqrt_f32(t: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
     """``sqrt(t)`` correctly rounded, as C++'s ``std::sqrt(float)`` (into ``out`` when given):
     torch 2.13's CPU float32 ``sqrt`` is one unit in the last place off for about one value in
@@ -317,8 +312,7 @@ def adam_nnabla(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
         >>> m[0].tolist()
         [0.050000011920928955, 0.050000011920928955]
     """
-    b1, b2, e = _f32(beta1), _f32(beta2), _f32(eps)
-    gain1, gain2 = _f32(1.0 - b1), _f32(1.0 - b2)     # exact: float32 1 - b, as C++'s
+    b1, b2, e, gain1, gain2 = map(float, adam_constants(beta1, beta2, eps))
     second = v if v_max is None else v_max
     if foreach:
         if adam_blocks(params, grads, m, v, step_size=step_size, beta1=b1, beta2=b2, eps=e,
@@ -371,7 +365,7 @@ def momentum_nnabla(params: Tensors, grads: Tensors, velocities: Tensors, *, lr:
         >>> v[0].tolist()
         [1.0, 1.0]
     """
-    m = _f32(momentum)
+    m = float32(momentum)
     if foreach:
         torch._foreach_mul_(velocities, m)
         torch._foreach_add_(velocities, scaled(grads, lr))

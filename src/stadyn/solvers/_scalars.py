@@ -15,13 +15,21 @@ from __future__ import annotations
 
 from typing import Sequence, Union
 
+import numpy as np
 import torch
 
 Tensors = Sequence[torch.Tensor]
 Scalar = Union[float, Sequence[float], torch.Tensor]
 
-__all__ = ["Tensors", "Scalar", "per_tensor", "scaled", "add_scaled_", "add_scaled_one_", "mul_",
-           "neg", "nonzero", "one_minus", "root_denominator"]
+__all__ = ["Tensors", "Scalar", "float32", "per_tensor", "scaled", "add_scaled_",
+           "add_scaled_one_", "mul_", "neg", "nonzero", "one_minus", "root_denominator"]
+
+
+def float32(value: float) -> float:
+    """``value`` rounded to float32, as a Python float (NNabla's solvers keep their
+    hyperparameters as C++ floats); beyond float32's range: inf, as NNabla's."""
+    with np.errstate(over="ignore"):
+        return float(np.float32(value))
 
 
 def per_tensor(s: Scalar, n: int) -> list:

@@ -18,7 +18,6 @@ import numbers
 from collections import OrderedDict
 from typing import Any, Mapping
 
-import numpy as np
 import torch
 
 from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
@@ -27,17 +26,12 @@ from . import _functional as Fn
 from ._functional_nnabla import adam_nnabla, momentum_nnabla, nesterov_nnabla
 from ._hooks import hooked, updated
 from ._optimizer import Optimizer
+from ._scalars import float32
 from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
                              UnknownParameterError)
 
 __all__ = ["Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGRAD",
            "AMSGrad"]
-
-
-def _float32(value: float) -> float:
-    """``value`` rounded to float32, as a Python float (NNabla's solvers keep float32s)."""
-    with np.errstate(over="ignore"):     # beyond float32's range: inf, as NNabla's
-        return float(np.float32(value))
 
 
 def _as_float32(var: Variable) -> tuple[torch.Tensor, torch.Tensor]:
@@ -283,7 +277,7 @@ class Solver(SolverStates, Optimizer):
     def info(self) -> dict[str, Any]:
         """The hyperparameters by NNabla's names, as the float32 values NNabla 1.39 keeps
         (``{'alpha': 0.0010000000474974513, ...}``), with the solver's options."""
-        return {**{k: _float32(v) for k, v in self.hyper.items()}, **self._options()}
+        return {**{k: float32(v) for k, v in self.hyper.items()}, **self._options()}
 
     def _options(self) -> dict[str, Any]:
         """The solver's non-numeric options, as :attr:`info` lists them."""
@@ -292,7 +286,7 @@ class Solver(SolverStates, Optimizer):
     def learning_rate(self) -> float:
         """The learning rate as NNabla 1.39 gives it: a Python float of the float32 it keeps
         (``0.10000000149011612`` after ``set_learning_rate(0.1)``)."""
-        return _float32(self.hyper[self._lr_name])
+        return float32(self.hyper[self._lr_name])
 
     @property
     def lr_name(self) -> str:
@@ -406,13 +400,13 @@ class Adam(Solver):
     def _scalars(self, steps):
         h = self.hyper
         sizes = []
-        alpha, beta1, beta2 = _float32(h["alpha"]), _float32(h["beta1"]), _float32(h["beta2"])
+        alpha, beta1, beta2 = float32(h["alpha"]), float32(h["beta1"]), float32(h["beta2"])
         for t in steps:
             if self.bias_correction:
                 # NNabla's alpha_t: the correction in double (std::pow of its float betas),
                 # rounded to float, times its float alpha (adam.cpp:63-66)
-                correction = _float32(math.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t))
-                sizes.append(_float32(alpha * correction))
+                correction = float32(math.sqrt(1.0 - beta2 ** t) / (1.0 - beta1 ** t))
+                sizes.append(float32(alpha * correction))
             else:
                 sizes.append(alpha)
         scalars: dict[str, Any] = {"step_size": sizes[0] if len(set(sizes)) == 1 else sizes}
@@ -469,9 +463,9 @@ class AdamW(Adam):
     def _decay(self) -> float:
         h = self.hyper
         # NNabla's float eta_t = alpha / init_alpha, then (eta_t * wd) in float (adamw.cpp)
-        eta = _float32(_float32(h["alpha"]) / _float32(self._initial_lr)) \
+        eta = float32(float32(h["alpha"]) / float32(self._initial_lr)) \
             if self._initial_lr else 1.0
-        return _float32(eta * _float32(h["wd"] if self._next_decay is None else self._next_decay))
+        return float32(eta * float32(h["wd"] if self._next_decay is None else self._next_decay))
 
 
 class AMSGRAD(Adam):

@@ -25,7 +25,8 @@ import numpy as np
 
 from . import _functional as Fn
 from ._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
-from ._solver import Solver, _float32
+from ._scalars import float32
+from ._solver import Solver
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief", "AdaBound",
            "AMSBound", "Lamb", "Lars", "SgdW", "RMSpropGraves"]
@@ -192,14 +193,16 @@ class AdaBelief(Solver):
     def _scalars(self, steps):
         h = self.hyper
         sizes = [self._step_sizes(t) for t in steps]
-        factor = 1.0
+        factor, ratio = 1.0, 0.0
         if self.weight_decouple:
             factor = 1.0 - (h["wd"] if self.fixed_decay else h["alpha"] * h["wd"])
+            wd = float32(h["wd"])          # NNabla's float decay_ratio (adabelief.cpp:88-89)
+            ratio = wd if self.fixed_decay else float32(wd * float32(h["alpha"]))
         exact = [self._float32_scalars(t) for t in steps]
         return {"step_size": _one_or_list([s for s, _ in sizes]),
                 "sgd_step": _one_or_list([s for _, s in sizes]),
                 "bias2": _one_or_list([1.0 - h["beta2"] ** t for t in steps]),
-                "decay_factor": factor,
+                "decay_factor": factor, "decay_ratio": ratio,
                 "alpha_t": _one_or_list([a for a, _, _ in exact]),
                 "plain": _one_or_list([p for _, p, _ in exact]),
                 "correction2": _one_or_list([c for _, _, c in exact])}
@@ -209,31 +212,28 @@ class AdaBelief(Solver):
         them (``adabelief.cpp:69-87``): powers and the rectification in double from the float
         hyperparameters, each stored float rounded to float32."""
         h = self.hyper
-        alpha, b1, b2 = _float32(h["alpha"]), _float32(h["beta1"]), _float32(h["beta2"])
-        beta2_t = _float32(b2 ** t)
-        correction1 = _float32(1.0 - _float32(b1 ** t))
-        correction2 = _float32(math.sqrt(1.0 - beta2_t))
+        alpha, b1, b2 = float32(h["alpha"]), float32(h["beta1"]), float32(h["beta2"])
+        beta2_t = float32(b2 ** t)
+        correction1 = float32(1.0 - float32(b1 ** t))
+        correction2 = float32(math.sqrt(1.0 - beta2_t))
         r_t, rho_t = 1.0, 0.0
         if self.rectify:
             rho_inf = 2.0 / (1.0 - b2) - 1.0
-            rho_t = _float32(rho_inf - 2.0 * t * beta2_t / (1.0 - beta2_t))
+            rho_t = float32(rho_inf - 2.0 * t * beta2_t / (1.0 - beta2_t))
             if rho_t > 4.0:            # (else NaN in C++, unused: the plain step)
-                r_t = _float32(math.sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
+                r_t = float32(math.sqrt((rho_t - 4.0) * (rho_t - 2.0) * rho_inf
                                          / ((rho_inf - 4.0) * (rho_inf - 2.0) * rho_t)))
         plain = self.rectify and rho_t <= 4.0
-        alpha_t = alpha if plain else _float32(_float32(alpha * r_t) / correction1)
+        alpha_t = alpha if plain else float32(float32(alpha * r_t) / correction1)
         return alpha_t, float(plain), correction2
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
-        ratio = 0.0
-        if self.weight_decouple:       # NNabla's float decay_ratio (adabelief.cpp:88-89)
-            wd = _float32(h["wd"])
-            ratio = wd if self.fixed_decay else _float32(wd * _float32(h["alpha"]))
         if adabelief_blocks(              # (per tensor: with foreach or without)
                 params, grads, states["mean"], states["var"], step_size=scalars["alpha_t"],
                 sgd=scalars["plain"], correction2=scalars["correction2"], beta1=h["beta1"],
-                beta2=h["beta2"], eps=h["eps"], s_max=states.get("s_max"), decay=ratio):
+                beta2=h["beta2"], eps=h["eps"], s_max=states.get("s_max"),
+                decay=scalars["decay_ratio"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adabelief(params, grads, states["mean"], states["var"],
                      step_size=scalars["step_size"], sgd_step=scalars["sgd_step"],
@@ -264,6 +264,8 @@ class AdaBound(Solver):
 
     def _corrected(self, t: int) -> float:
         h = self.hyper
+        if not self._corrects():
+            return h["alpha"]
         return h["alpha"] * math.sqrt(1.0 - h["beta2"] ** t) / (1.0 - h["beta1"] ** t)
 
     def _upper(self, final: float, t: int) -> float:
@@ -296,6 +298,7 @@ class AdaBound(Solver):
                 "upper_f": _one_or_list(highs)}
 
     def _corrects(self) -> bool:
+        """Whether ``alpha_t`` carries the bias correction (AMSBound: its ``bias_correction``)."""
         return True
 
     @staticmethod
@@ -337,9 +340,6 @@ class AMSBound(AdaBound):
 
     def _options(self):
         return {"bias_correction": self.bias_correction}
-
-    def _corrected(self, t: int) -> float:
-        return super()._corrected(t) if self.bias_correction else self.hyper["alpha"]
 
     def _upper(self, final: float, t: int) -> float:
         return final * (1.0 + t / self.hyper["gamma"])
