@@ -13,7 +13,7 @@ import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
-from ._deserializer import StreamBatch
+from ._deserializer import StreamBatch, byte_chunks
 from ._image import ImageReadError
 from ._image_deserializer import ImageDeserializer
 from ._map_file import MapTable
@@ -69,17 +69,10 @@ def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _byte_chunks(sizes: np.ndarray, limit: int) -> np.ndarray:
-    """Sequences per chunk where sequences of ``sizes`` bytes are added to a chunk while its
-    bytes stay within ``limit`` (a chunk holds one at least), CNTK 2.7's Index::AddSequence
-    (ReaderLib/Index.cpp:53-56)."""
+    """Sequences per chunk where lines of ``sizes`` bytes, one after the other, are cut into
+    chunks as CNTK 2.7's text index cuts them (:func:`~stadyn.io._deserializer.byte_chunks`)."""
     ends = np.cumsum(sizes)
-    counts, first = [], 0
-    while first < len(sizes):
-        base = int(ends[first - 1]) if first else 0
-        end = max(int(np.searchsorted(ends, base + limit, side="right")), first + 1)
-        counts.append(end - first)
-        first = end
-    return np.asarray(counts, dtype=np.int64)
+    return byte_chunks(ends - sizes, ends, limit)
 
 
 class Base64ImageDeserializer(ImageDeserializer):
