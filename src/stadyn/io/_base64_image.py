@@ -162,21 +162,26 @@ class Base64ImageDeserializer(ImageDeserializer):
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         """As :meth:`ImageDeserializer.read_batch`; the labels of each chunk read for the first
         time are checked first, as CNTK 2.7 checks them when it reads a chunk."""
-        done = self.__dict__.get("_chunk_ends")
-        if self._label_stream is not None and (
-                done is None or done[0] != self.chunk_bytes or len(done[2]) < len(done[1])):
-            limit = self.chunk_bytes
-            cached = self.__dict__.get("_chunk_ends")
-            if cached is None or cached[0] != limit:
-                cached = (limit, np.cumsum(_byte_chunks(self._line_bytes, limit)), set())
-                self._chunk_ends = cached
-            ends, checked = cached[1], cached[2]
-            entries = np.asarray(ids, dtype=np.int64) // self._pipeline.views
-            for chunk in np.unique(np.searchsorted(ends, entries, side="right")).tolist():
-                if chunk not in checked:
-                    self._check_labels(int(ends[chunk - 1]) if chunk else 0, int(ends[chunk]))
-                    checked.add(chunk)
+        if self._label_stream is not None:
+            self._check_chunk_labels(ids)
         return super().read_batch(ids, rngs)
+
+    def _check_chunk_labels(self, ids: Sequence[int]) -> None:
+        """Check the labels of the chunks of ``ids`` not checked yet (the chunks' ends and
+        those checked are kept for the chunk size they were cut with)."""
+        cut = self.__dict__.get("_chunk_ends")
+        if cut is None or cut[0] != self.chunk_bytes:
+            cut = self._chunk_ends = (
+                self.chunk_bytes, np.cumsum(_byte_chunks(self._line_bytes, self.chunk_bytes)),
+                set())
+        _, ends, checked = cut
+        if len(checked) == len(ends):
+            return
+        entries = np.asarray(ids, dtype=np.int64) // self._pipeline.views
+        for chunk in np.unique(np.searchsorted(ends, entries, side="right")).tolist():
+            if chunk not in checked:
+                self._check_labels(int(ends[chunk - 1]) if chunk else 0, int(ends[chunk]))
+                checked.add(chunk)
 
     def leaving_out_invalid(self) -> "Base64ImageDeserializer":
         """A copy that leaves an image it cannot decode out of its batch with a warning (CNTK
