@@ -144,7 +144,7 @@ class MinibatchSource(WorkerJobs):
         self._chunks = self._composite.chunk_sizes() if self._randomize else None
         # CNTK 2.7's block randomizer's state, which decides how a restore randomizes anew
         self._cursor = BlockCursor(self._seed, self._sweep_length, self._block_layout,
-                                   self._cntk_order, self._lengths) \
+                                   self._sweep_order, self._lengths) \
             if self._cntk_restore and self._randomize and self._sweep_length and \
             self._composite.randomizer != "tumbling" else None
         # the (position, offset) CNTK's next read sets its reader to after its StartEpoch: the
@@ -166,7 +166,7 @@ class MinibatchSource(WorkerJobs):
         # partition a sequence is given to counts from there (``_partitions.py``)
         self._reader_config: tuple[int, int, int] | None = None
         self._partition_base = 0
-        self._orders: collections.OrderedDict[int, np.ndarray] = collections.OrderedDict()
+        self._orders: collections.OrderedDict[tuple, np.ndarray] = collections.OrderedDict()
         self._streams = Record()
         for stream_id, (name, spec) in enumerate(self._composite.specs.items()):
             self._streams[name] = StreamInformation(name, stream_id, spec.shape, spec.dtype,
@@ -220,7 +220,13 @@ class MinibatchSource(WorkerJobs):
         return int(count), int(index)
 
     def _order(self, sweep: int) -> np.ndarray:
-        key = (sweep, None if self._cursor is None else self._cursor.sequence_seed_of(sweep))
+        return self._sweep_order(
+            sweep, None if self._cursor is None else self._cursor.sequence_seed_of(sweep))
+
+    def _sweep_order(self, sweep: int, sequence_seed: int | None) -> np.ndarray:
+        """Sweep ``sweep``'s order with its sequences swapped with ``sequence_seed`` (``None``:
+        CNTK's own), kept for the last three asked (the reader's and ``BlockCursor``'s)."""
+        key = (sweep, sequence_seed)
         order = self._orders.get(key)
         if order is None:
             order = self._cntk_order(*key)
