@@ -48,3 +48,26 @@ def nnabla_refusal(exc):
     """``"RuntimeError"`` for NNabla's refusals (a RuntimeError, or a subclass), else the
     error's own type's name: :func:`outcome`'s ``raised`` for NNabla cases."""
     return "RuntimeError" if isinstance(exc, RuntimeError) else type(exc).__name__
+
+
+def minibatch_firsts(src, size, most=30, **kw):
+    """The first value of every sequence of each minibatch ``src`` gives (a source over a
+    stream ``x``), its samples and its sweep end, until the source ends or raises (the error as
+    :func:`as_raised` gives it, last), at most ``most`` minibatches of ``size`` samples
+    (``kw``: ``next_minibatch``'s partition).  The reading loop the CNTK reader cases share."""
+    import numpy as np
+    out = []
+    for _ in range(most):
+        got = outcome(lambda: src.next_minibatch(size, **kw), convert=as_returned,
+                      raised=as_raised)
+        if "raises" in got:
+            out.append(got)
+            break
+        mb = got["returns"]
+        if not mb:
+            break
+        d = mb[src.streams.x]
+        out.append([[int(round(float(np.asarray(s).reshape(-1)[0]))) for s in d.as_sequences()],
+                    int(d.num_samples), bool(d.end_of_sweep)])
+        del d, mb, got    # (CNTK 2.7's prefetch reuses the matrices: hold no view)
+    return out

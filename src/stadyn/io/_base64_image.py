@@ -13,7 +13,7 @@ import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
-from ._deserializer import StreamBatch
+from ._deserializer import StreamBatch, byte_chunks
 from ._image import ImageReadError
 from ._image_deserializer import ImageDeserializer
 from ._map_file import MapTable
@@ -69,17 +69,10 @@ def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray, np.ndarray]:
 
 
 def _byte_chunks(sizes: np.ndarray, limit: int) -> np.ndarray:
-    """Sequences per chunk where sequences of ``sizes`` bytes are added to a chunk while its
-    bytes stay within ``limit`` (a chunk holds one at least), CNTK 2.7's Index::AddSequence
-    (ReaderLib/Index.cpp:53-56)."""
+    """Sequences per chunk where lines of ``sizes`` bytes, one after the other, are cut into
+    chunks as CNTK 2.7's text index cuts them (:func:`~stadyn.io._deserializer.byte_chunks`)."""
     ends = np.cumsum(sizes)
-    counts, first = [], 0
-    while first < len(sizes):
-        base = int(ends[first - 1]) if first else 0
-        end = max(int(np.searchsorted(ends, base + limit, side="right")), first + 1)
-        counts.append(end - first)
-        first = end
-    return np.asarray(counts, dtype=np.int64)
+    return byte_chunks(ends - sizes, ends, limit)
 
 
 class Base64ImageDeserializer(ImageDeserializer):
@@ -169,21 +162,26 @@ class Base64ImageDeserializer(ImageDeserializer):
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         """As :meth:`ImageDeserializer.read_batch`; the labels of each chunk read for the first
         time are checked first, as CNTK 2.7 checks them when it reads a chunk."""
-        done = self.__dict__.get("_chunk_ends")
-        if self._label_stream is not None and (
-                done is None or done[0] != self.chunk_bytes or len(done[2]) < len(done[1])):
-            limit = self.chunk_bytes
-            cached = self.__dict__.get("_chunk_ends")
-            if cached is None or cached[0] != limit:
-                cached = (limit, np.cumsum(_byte_chunks(self._line_bytes, limit)), set())
-                self._chunk_ends = cached
-            ends, checked = cached[1], cached[2]
-            entries = np.asarray(ids, dtype=np.int64) // self._pipeline.views
-            for chunk in np.unique(np.searchsorted(ends, entries, side="right")).tolist():
-                if chunk not in checked:
-                    self._check_labels(int(ends[chunk - 1]) if chunk else 0, int(ends[chunk]))
-                    checked.add(chunk)
+        if self._label_stream is not None:
+            self._check_chunk_labels(ids)
         return super().read_batch(ids, rngs)
+
+    def _check_chunk_labels(self, ids: Sequence[int]) -> None:
+        """Check the labels of the chunks of ``ids`` not checked yet (the chunks' ends and
+        those checked are kept for the chunk size they were cut with)."""
+        cut = self.__dict__.get("_chunk_ends")
+        if cut is None or cut[0] != self.chunk_bytes:
+            cut = self._chunk_ends = (
+                self.chunk_bytes, np.cumsum(_byte_chunks(self._line_bytes, self.chunk_bytes)),
+                set())
+        _, ends, checked = cut
+        if len(checked) == len(ends):
+            return
+        entries = np.asarray(ids, dtype=np.int64) // self._pipeline.views
+        for chunk in np.unique(np.searchsorted(ends, entries, side="right")).tolist():
+            if chunk not in checked:
+                self._check_labels(int(ends[chunk - 1]) if chunk else 0, int(ends[chunk]))
+                checked.add(chunk)
 
     def leaving_out_invalid(self) -> "Base64ImageDeserializer":
         """A copy that leaves an image it cannot decode out of its batch with a warning (CNTK

@@ -59,6 +59,7 @@ class BlockCursor:
         self._seeds: dict[int, int] = {}    # sweep -> another seed its sequences were swapped
         # with (kept once the cursor has read on: the minibatch it prefetched is read later)
         self._furthest = 0                          # the furthest chunk the cursor reached
+        self._last_layout: tuple | None = None      # (sweep, its layout): read every minibatch
 
     def sequence_seed_of(self, sweep: int) -> int | None:
         """The seed sweep ``sweep``'s sequences are swapped with, ``None`` for CNTK's own."""
@@ -81,6 +82,11 @@ class BlockCursor:
             self._seeds[sweep] = sequence_seed
         self._furthest = 0
 
+    def _layout_of(self, sweep: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        if self._last_layout is None or self._last_layout[0] != sweep:
+            self._last_layout = (sweep, self._layout(sweep))
+        return self._last_layout[1]
+
     def _chunk_of(self, starts: np.ndarray, p: int) -> int:
         return int(np.searchsorted(starts, p, side="right")) - 1
 
@@ -96,7 +102,7 @@ class BlockCursor:
         sweep = max(position - 1, 0) // self._length
         if sweep != self.sweep:         # (PrepareNewSweepIfNeeded as it reads on)
             self._reset(sweep)
-        starts = self._layout(sweep)[0]
+        starts = self._layout_of(sweep)[0]
         self._furthest = max(self._furthest, self._chunk_of(starts, position - sweep *
                                                             self._length))
 
@@ -107,7 +113,7 @@ class BlockCursor:
         sweep, p = divmod(int(position), self._length)
         if sweep != self.sweep:
             self._reset(sweep)
-        starts, begin, end = self._layout(sweep)
+        starts, begin, end = self._layout_of(sweep)
         samples = self.sample_starts(sweep)
         if offset is None:
             offset = int(samples[p])

@@ -50,7 +50,7 @@ from .._fileutil import refuse_special_file
 from ._ctf_streams import _CHUNK, bar_positions, byte_positions, input_counts
 from ._ctf_stored import stored_batch, stored_zeros
 from ._ctf_values import InputField, parse_values, text_format_errors
-from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
+from ._deserializer import Deserializer, StreamBatch, StreamSpec, byte_chunks, pad_sequences
 from ._random import SampleRandom
 from ._streams import StreamDef, iter_stream_defs
 
@@ -442,18 +442,8 @@ class CTFDeserializer(Deserializer):
         """CNTK 2.7's chunks: sequences are added to a chunk while the chunk's bytes (from its
         first sequence's start to its last one's end) plus the next sequence's stay within
         :attr:`chunk_bytes`."""
-        starts, ends = self._index.starts, self._index.ends + 1   # a sequence's bytes: its lines
-        sizes, first, n = [], 0, len(starts)
-        while first < n:
-            limit = int(starts[first]) + self.chunk_bytes
-            stop = min(int(np.searchsorted(starts, limit, side="right")) + 1, n)
-            k = np.arange(first + 1, stop)
-            grown = (ends[k - 1] - starts[first]) + (ends[k] - starts[k])
-            over = np.flatnonzero(grown > self.chunk_bytes)
-            end = int(k[over[0]]) if over.size else stop
-            sizes.append(end - first)
-            first = end
-        return np.asarray(sizes, dtype=np.int64)
+        # (a sequence's bytes: its lines)
+        return byte_chunks(self._index.starts, self._index.ends + 1, self.chunk_bytes)
 
     def sequence_lengths(self) -> np.ndarray | None:
         return self._index.line_counts if self._sequence_mode else None

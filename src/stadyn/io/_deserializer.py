@@ -12,7 +12,7 @@ from .._errors import DataError
 from ._random import SampleRandom
 
 __all__ = ["Deserializer", "StreamBatch", "StreamSpec", "stack_samples", "pad_sequences",
-           "concat_batches", "INVALID_ROWS", "drop_invalid"]
+           "concat_batches", "INVALID_ROWS", "drop_invalid", "byte_chunks"]
 
 #: The key under which a batch marks its rows a deserializer could not read and left out
 #: (a bool ``StreamBatch``; ``ImageDeserializer.skips_undecodable``): :func:`drop_invalid`
@@ -265,3 +265,26 @@ def drop_invalid(batch: dict[str, StreamBatch]) -> tuple[dict[str, StreamBatch],
             stored = None if stored is None else stored[:, :data.shape[1]]
         out[name] = StreamBatch(data, lengths, stored)
     return out, int(invalid.sum())
+
+
+def byte_chunks(starts: np.ndarray, ends: np.ndarray, limit: int) -> np.ndarray:
+    """Sequences per chunk as CNTK 2.7's text indexes cut a file into chunks of ``limit``
+    bytes (ReaderLib/Index.cpp's ``Index::AddSequence``): sequences (bytes ``starts[k]`` to
+    ``ends[k]``, in file order) are added to a chunk while the chunk's bytes, from its first
+    sequence's start to its last one's end, plus the next sequence's stay within ``limit``;
+    a chunk holds one sequence at least.  The text-format and base64 image readers' chunks.
+
+    Example:
+        >>> byte_chunks(np.array([0, 4, 8, 12]), np.array([4, 8, 12, 30]), 9).tolist()
+        [2, 1, 1]
+    """
+    sizes, first, n = [], 0, len(starts)
+    while first < n:
+        stop = min(int(np.searchsorted(starts, int(starts[first]) + limit, side="right")) + 1, n)
+        k = np.arange(first + 1, stop)
+        grown = (ends[k - 1] - starts[first]) + (ends[k] - starts[k])
+        over = np.flatnonzero(grown > limit)
+        end = int(k[over[0]]) if over.size else stop
+        sizes.append(end - first)
+        first = end
+    return np.asarray(sizes, dtype=np.int64)

@@ -144,11 +144,13 @@ class MinibatchSource(WorkerJobs):
         self._chunks = self._composite.chunk_sizes() if self._randomize else None
         # CNTK 2.7's block randomizer's state, which decides how a restore randomizes anew
         self._cursor = BlockCursor(self._seed, self._sweep_length, self._block_layout,
-                                   self._cntk_order, self._lengths) \
+                                   self._sweep_order, self._lengths) \
             if self._cntk_restore and self._randomize and self._sweep_length and \
             self._composite.randomizer != "tumbling" else None
-        self._restore_to: tuple[int, int | None] | None = None   # a restore's state, pending
-        self._start_pending, self._single_seek = True, False    # (StartEpoch; start_epoch_at)
+        # the (position, offset) CNTK's next read sets its reader to after its StartEpoch: the
+        # first read's (0, None), a restore's state; None once set
+        self._restore_to: tuple[int, int | None] | None = (0, None)
+        self._single_seek = False       # (start_epoch_at: cntk.exe's StartEpoch seeks once)
         self._shim_at: int | None = None    # the position CNTK's reader shim last reported
         self._walk_ahead: tuple | None = None   # (its key, a partition's next walk)
         self._partitions = self._check_partition(num_data_partitions, partition_index)
@@ -164,7 +166,7 @@ class MinibatchSource(WorkerJobs):
         # partition a sequence is given to counts from there (``_partitions.py``)
         self._reader_config: tuple[int, int, int] | None = None
         self._partition_base = 0
-        self._orders: collections.OrderedDict[int, np.ndarray] = collections.OrderedDict()
+        self._orders: collections.OrderedDict[tuple, np.ndarray] = collections.OrderedDict()
         self._streams = Record()
         for stream_id, (name, spec) in enumerate(self._composite.specs.items()):
             self._streams[name] = StreamInformation(name, stream_id, spec.shape, spec.dtype,
@@ -218,7 +220,13 @@ class MinibatchSource(WorkerJobs):
         return int(count), int(index)
 
     def _order(self, sweep: int) -> np.ndarray:
-        key = (sweep, None if self._cursor is None else self._cursor.sequence_seed_of(sweep))
+        return self._sweep_order(
+            sweep, None if self._cursor is None else self._cursor.sequence_seed_of(sweep))
+
+    def _sweep_order(self, sweep: int, sequence_seed: int | None) -> np.ndarray:
+        """Sweep ``sweep``'s order with its sequences swapped with ``sequence_seed`` (``None``:
+        CNTK's own), kept for the last three asked (the reader's and ``BlockCursor``'s)."""
+        key = (sweep, sequence_seed)
         order = self._orders.get(key)
         if order is None:
             order = self._cntk_order(*key)
@@ -371,7 +379,7 @@ class MinibatchSource(WorkerJobs):
                 restore_marker(self, marker_met(self))     # (markers after it: met again)
             self._refused = None
         if config is not None and self._follows_cntk():
-            if self._start_pending:
+            if self._restore_to is not None:
                 self._cntk_start()
             elif self._reader_config is not None:   # (a new minibatch size: SetConfiguration
                 self._position, moved = self._cursor.set_state(self._position)  # seeks)
@@ -389,10 +397,9 @@ class MinibatchSource(WorkerJobs):
         """A first read, or one after a restore: CNTK 2.7 sets its reader to 0 (StartEpoch),
         then to the state twice (GetNextMinibatch: SetState, SetConfiguration)."""
         cursor = self._cursor
-        self._start_pending = False
         cursor.set_state(0)
         target, self._restore_to = self._restore_to, None
-        if target is not None and target[0] != 0:
+        if target[0] != 0:
             position, moved = cursor.set_state(*target)
             self._position, again = cursor.set_state(position)
             self._samples += moved + again
@@ -525,11 +532,10 @@ class MinibatchSource(WorkerJobs):
                 self._position, moved = self._cursor.set_state(self._position, offset)
                 self._samples += moved
                 self._shim_at, self._restore_to = self._position, None
-                self._start_pending = False
             else:   # (CNTK 2.7 sets its reader there now, and again at the next read)
                 if self._shim_at != self._position:
                     self._shim_at = self._cursor.set_state(self._position, offset)[0]
-                self._restore_to, self._start_pending = (self._position, offset), True
+                self._restore_to = (self._position, offset)
         self._reconfigure(None)
         restore_marker(self, bool(state.get("sweep_end_reported", False)))
 

@@ -11,7 +11,7 @@ import functools
 import numpy as np
 
 from compat_harness import cntk_case
-from compat_outcomes import as_raised, as_returned, outcome
+from compat_outcomes import as_raised, as_returned, minibatch_firsts, outcome
 
 _result = functools.partial(outcome, convert=as_returned, raised=as_raised)
 
@@ -282,23 +282,6 @@ def _counting(name, lengths):
     return _write(name, "".join(lines))
 
 
-def _firsts(C, src, size, most=30, **kw):
-    """The first value of every sequence of each minibatch, and its samples and sweep end,
-    until the source ends."""
-    out = []
-    for _ in range(most):
-        got = _result(lambda: src.next_minibatch(size, **kw))
-        if "raises" in got:
-            out.append(got)
-            break
-        mb = got["returns"]
-        if not mb:
-            break
-        d = mb[src.streams.x]
-        out.append([[int(round(float(np.asarray(s).reshape(-1)[0]))) for s in d.as_sequences()],
-                    int(d.num_samples), bool(d.end_of_sweep)])
-        del d, mb, got    # (CNTK 2.7's prefetch reuses the matrices: hold no view)
-    return out
 
 
 @cntk_case(name="loops__randomization_windows",
@@ -318,7 +301,7 @@ def loops_randomization_windows(C, r):
                     ("chunks1", dict(randomization_window_in_chunks=1)),
                     ("seed11", dict(randomization_seed=11, randomization_window_in_samples=5,
                                     randomization_window_in_chunks=0))):
-        res[tag] = _firsts(C, _ctf_source(C, path, max_sweeps=2, **kw), 6)
+        res[tag] = minibatch_firsts(_ctf_source(C, path, max_sweeps=2, **kw), 6)
     res["both"] = _result(lambda: _ctf_source(
         C, path, randomization_window_in_samples=5, randomization_window_in_chunks=2) and None)
     res["negative"] = _result(lambda: _ctf_source(
@@ -328,7 +311,7 @@ def loops_randomization_windows(C, r):
     res["samples_alone"] = _result(lambda: _ctf_source(
         C, path, randomization_window_in_samples=5) and None)
     # not randomized: CNTK sets both windows to 0 before it checks them
-    res["unrandomized_both"] = _result(lambda: _firsts(C, _ctf_source(
+    res["unrandomized_both"] = _result(lambda: minibatch_firsts(_ctf_source(
         C, path, randomize=False, max_sweeps=1, randomization_window_in_samples=5,
         randomization_window_in_chunks=2), 6))
     res["frame_and_truncation"] = _result(lambda: _ctf_source(
@@ -353,8 +336,8 @@ def loops_sample_and_sweep_ends(C, r):
                     ("both", dict(max_samples=13, max_sweeps=2)),
                     ("repeat", dict(max_samples=C.io.INFINITELY_REPEAT, max_sweeps=1))):
         for size in (4, 5):
-            res["%s_%d" % (tag, size)] = _result(lambda: _firsts(
-                C, _ctf_source(C, path, randomize=False, **kw), size))
+            res["%s_%d" % (tag, size)] = _result(lambda: minibatch_firsts(
+                _ctf_source(C, path, randomize=False, **kw), size))
     res["negative"] = _result(lambda: _ctf_source(C, path, max_samples=-5).next_minibatch(2)
                               and None)
     r.touch("cntk.io.MinibatchSource.next_minibatch")
@@ -382,16 +365,16 @@ def loops_checkpoint_mid_sweep(C, r):
         return C.io.MinibatchSource(d, randomization_window_in_chunks=2, randomization_seed=3)
     src = make()
     start = src.get_checkpoint_state()
-    res = {"before": _firsts(C, src, 5, most=2)}
+    res = {"before": minibatch_firsts(src, 5, most=2)}
     state = src.get_checkpoint_state()
-    res["after"] = _firsts(C, src, 5, most=4)
+    res["after"] = minibatch_firsts(src, 5, most=4)
     fresh = make()
     fresh.restore_from_checkpoint(state)
-    res["fresh"] = _firsts(C, fresh, 5, most=4)
+    res["fresh"] = minibatch_firsts(fresh, 5, most=4)
     src.restore_from_checkpoint(state)
-    res["same"] = _firsts(C, src, 5, most=4)
+    res["same"] = minibatch_firsts(src, 5, most=4)
     src.restore_from_checkpoint(start)
-    res["start"] = _firsts(C, src, 5, most=3)
+    res["start"] = minibatch_firsts(src, 5, most=3)
     r.touch("cntk.io.MinibatchSource.next_minibatch",
             "cntk.io.MinibatchSource.get_checkpoint_state",
             "cntk.io.MinibatchSource.restore_from_checkpoint")
@@ -415,8 +398,8 @@ def loops_data_partitions(C, r):
     res = {}
     for randomize in (False, True):
         for index in (0, 1):
-            res["%s_%d" % (randomize, index)] = _firsts(
-                C, _ctf_source(C, path, randomize=randomize, max_sweeps=1), 6,
+            res["%s_%d" % (randomize, index)] = minibatch_firsts(
+                _ctf_source(C, path, randomize=randomize, max_sweeps=1), 6,
                 num_data_partitions=2, partition_index=index)
     res["out_of_range"] = _result(lambda: _ctf_source(C, path).next_minibatch(
         4, num_data_partitions=2, partition_index=2) and None)

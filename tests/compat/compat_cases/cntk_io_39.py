@@ -15,7 +15,7 @@ import functools
 import numpy as np
 
 from compat_harness import cntk_case
-from compat_outcomes import as_raised, as_returned, outcome
+from compat_outcomes import as_raised, as_returned, minibatch_firsts, outcome
 
 _result = functools.partial(outcome, convert=as_returned, raised=as_raised)
 
@@ -23,25 +23,6 @@ _NAMES = ["cntk.io.MinibatchSource", "cntk.io.CTFDeserializer",
           "cntk.io.MinibatchSource.next_minibatch",
           "cntk.io.MinibatchSource.get_checkpoint_state",
           "cntk.io.MinibatchSource.restore_from_checkpoint"]
-
-
-def _firsts(src, size, most, **kw):
-    """The first value of every sequence of each minibatch, its samples and sweep end
-    (``kw``: ``next_minibatch``'s partition)."""
-    out = []
-    for _ in range(most):
-        got = _result(lambda: src.next_minibatch(size, **kw))
-        if "raises" in got:
-            out.append(got)
-            break
-        mb = got["returns"]
-        if not mb:
-            break
-        d = mb[src.streams.x]
-        out.append([[int(round(float(np.asarray(s).reshape(-1)[0]))) for s in d.as_sequences()],
-                    int(d.num_samples), bool(d.end_of_sweep)])
-        del d, mb, got    # (CNTK 2.7's prefetch reuses the matrices: hold no view)
-    return out
 
 
 def _maker(C, path, chunk_bytes, **kw):
@@ -55,36 +36,30 @@ def _maker(C, path, chunk_bytes, **kw):
     return make
 
 
-def _checkpointed(make, size, before, size_after=None, most=3):
+def _checkpointed(make, size, before, size_after=None, most=3, one=False, **part):
     """Read ``before`` minibatches, take a checkpoint, read on (``size_after``: another
-    minibatch size), then restore it in a fresh source and in the first one and read again."""
+    minibatch size), then restore it in a fresh source and in the first one and read again
+    (``part``: every read as that partition; ``one``: then the source restored once more and
+    read as one partition, as a new configuration seeks too)."""
     src = make()
-    res = {"before": _firsts(src, size, before)}
+    res = {"before": minibatch_firsts(src, size, before, **part)}
     state = src.get_checkpoint_state()
-    res["after"] = _firsts(src, size_after or size, most)
+    res["after"] = minibatch_firsts(src, size_after or size, most, **part)
     fresh = make()
     fresh.restore_from_checkpoint(state)
-    res["fresh"] = _firsts(fresh, size, most)
+    res["fresh"] = minibatch_firsts(fresh, size, most, **part)
     src.restore_from_checkpoint(state)
-    res["same"] = _firsts(src, size, most)
+    res["same"] = minibatch_firsts(src, size, most, **part)
+    if one:
+        res["one"] = minibatch_firsts(src, size, 2)
     return res
 
 
-def _partitioned(make, size, before, count, index, most=3):
+def _partitioned(make, size, before, count, index):
     """``_checkpointed`` with every read as partition ``index`` of ``count``, then the source
-    restored once more and read as one partition (a new configuration seeks too)."""
-    part = dict(num_data_partitions=count, partition_index=index)
-    src = make()
-    res = {"before": _firsts(src, size, before, **part)}
-    state = src.get_checkpoint_state()
-    res["after"] = _firsts(src, size, most, **part)
-    fresh = make()
-    fresh.restore_from_checkpoint(state)
-    res["fresh"] = _firsts(fresh, size, most, **part)
-    src.restore_from_checkpoint(state)
-    res["same"] = _firsts(src, size, most, **part)
-    res["one"] = _firsts(src, size, 2)
-    return res
+    read as one partition."""
+    return _checkpointed(make, size, before, one=True, num_data_partitions=count,
+                         partition_index=index)
 
 
 def _touch(r):
@@ -96,6 +71,18 @@ def _touch(r):
 def _samples_file(name, n):
     with open(name, "w") as f:
         f.write("".join("|x %d.%s\n" % (k, "0" * (7 * k % 10)) for k in range(n)))
+    return name
+
+
+def _sequences_file(name):
+    """12 sequences of 1 to 3 steps (24 lines), step k of the file holding k."""
+    lines, value = [], 0
+    for k, n in enumerate([2, 1, 3, 1, 2, 3, 1, 1, 2, 3, 2, 1]):
+        for _ in range(n):
+            lines.append("%d |x %d\n" % (k, value))
+            value += 1
+    with open(name, "w") as f:
+        f.write("".join(lines))
     return name
 
 
@@ -144,14 +131,7 @@ def restore_block_window_in_samples(C, r):
                 "start at other samples: CNTK seeks the first sequence at or after the "
                 "checkpoint's sample), restored in a fresh source and in the source itself")
 def restore_block_sequences(C, r):
-    lengths = [2, 1, 3, 1, 2, 3, 1, 1, 2, 3, 2, 1]
-    lines, value = [], 0
-    for k, n in enumerate(lengths):
-        for _ in range(n):
-            lines.append("%d |x %d\n" % (k, value))
-            value += 1
-    with open("q.ctf", "w") as f:
-        f.write("".join(lines))
+    _sequences_file("q.ctf")
     res = {}
     for chunk in (24, 40, 70):
         for window in (1, 2):
@@ -175,18 +155,18 @@ def restore_block_twice(C, r):
     make = _maker(C, path, 40, randomization_window_in_chunks=2, randomization_seed=3)
     src = make()
     start = src.get_checkpoint_state()
-    _firsts(src, 2, 2)
+    minibatch_firsts(src, 2, 2)
     state = src.get_checkpoint_state()
-    _firsts(src, 2, 3)
+    minibatch_firsts(src, 2, 3)
     src.restore_from_checkpoint(state)
-    res = {"first": _firsts(src, 2, 2)}
+    res = {"first": minibatch_firsts(src, 2, 2)}
     again = src.get_checkpoint_state()
     src.restore_from_checkpoint(state)
-    res["second"] = _firsts(src, 2, 4)
+    res["second"] = minibatch_firsts(src, 2, 4)
     src.restore_from_checkpoint(again)
-    res["taken_after_restore"] = _firsts(src, 2, 4)
+    res["taken_after_restore"] = minibatch_firsts(src, 2, 4)
     src.restore_from_checkpoint(start)
-    res["start"] = _firsts(src, 2, 7)
+    res["start"] = minibatch_firsts(src, 2, 7)
     _touch(r)
     return res
 
@@ -201,14 +181,7 @@ def restore_block_twice(C, r):
 def restore_block_partitions(C, r):
     _samples_file("c.ctf", 12)
     _samples_file("s.ctf", 25)
-    lengths = [2, 1, 3, 1, 2, 3, 1, 1, 2, 3, 2, 1]
-    lines, value = [], 0
-    for k, n in enumerate(lengths):
-        for _ in range(n):
-            lines.append("%d |x %d\n" % (k, value))
-            value += 1
-    with open("q.ctf", "w") as f:
-        f.write("".join(lines))
+    _sequences_file("q.ctf")
     res = {}
     for window in (1, 2):
         make = _maker(C, "c.ctf", 30, randomization_window_in_chunks=window,

@@ -189,6 +189,22 @@ def _png(h, w, value):
             + chunk(b"IDAT", zlib.compress(raw)) + chunk(b"IEND", b""))
 
 
+def _b64_images(n):
+    """Lines of ``n`` base64 images (image i: one value 10 i, label i % 2)."""
+    return ["%d\t%s\n" % (i % 2, base64.b64encode(_png(2, 2, 10 * i)).decode("ascii"))
+            for i in range(n)]
+
+
+#: a base64 line that is base64 but not an image
+_JUNK = "0\t%s\n" % base64.b64encode(b"not an image at all").decode("ascii")
+
+
+def _first_pixels(src, mb):
+    """The first pixel of each image of minibatch ``mb`` of ``src``."""
+    return [float(v) for v in np.asarray(
+        mb[src.streams.features].asarray()).reshape(-1, 12)[:, 0]]
+
+
 def _image_streams(C):
     return C.io.StreamDefs(
         features=C.io.StreamDef(field="image", transforms=[
@@ -228,17 +244,14 @@ def ioerr39_image_map(C, r):
                 "RuntimeError once more than max_errors were left out (ReaderUtil.h's "
                 "SequenceCleaner)")
 def ioerr39_base64(C, r):
-    good = ["%d\t%s\n" % (i % 2, base64.b64encode(_png(2, 2, 10 * i)).decode("ascii"))
-            for i in range(6)]
-    junk = "0\t%s\n" % base64.b64encode(b"not an image at all").decode("ascii")
+    good, junk = _b64_images(6), _JUNK
     files = {"mixed": _write("mixed.txt", "".join(good[:2] + ["1\t@@not base64@@\n", junk]
                                                   + good[4:])),
              "pair": _write("pair.txt", "".join(good[:2] + [junk, junk] + good[4:])),
              "single": _write("single.txt", "".join(good[:2] + [junk] + good[3:]))}
     # minibatches of changing sizes over 12 images, line 6 undecodable: the first pixel of
     # each image given
-    twelve = ["%d\t%s\n" % (i % 2, base64.b64encode(_png(2, 2, 10 * i)).decode("ascii"))
-              for i in range(12)]
+    twelve = _b64_images(12)
     _write("twelve.txt", "".join(twelve[:5] + [junk] + twelve[6:]))
     src = C.io.MinibatchSource(C.io.Base64ImageDeserializer("twelve.txt", _image_streams(C)),
                                randomize=False, max_sweeps=1, max_errors=1)
@@ -247,8 +260,7 @@ def ioerr39_base64(C, r):
 
     def first_pixels(size):
         mb = src.next_minibatch(size)
-        return [float(v) for v in np.asarray(
-            mb[src.streams.features].asarray()).reshape(-1, 12)[:, 0]] if mb else "end"
+        return _first_pixels(src, mb) if mb else "end"
     for size in (4, 3, 2, 5, 4):
         got = _result(functools.partial(first_pixels, size))
         res["sizes"].append(got.get("returns", got.get("raises")))
@@ -305,9 +317,7 @@ def ioerr39_declared(C, r):
                 "of each image given.  CNTK 2.7 indexes the file as text, lines in chunks of "
                 "32 MiB (here one chunk), and randomizes within it")
 def ioerr39_base64_order(C, r):
-    good = ["%d\t%s\n" % (i % 2, base64.b64encode(_png(2, 2, 10 * i)).decode("ascii"))
-            for i in range(8)]
-    junk = "0\t%s\n" % base64.b64encode(b"not an image at all").decode("ascii")
+    good, junk = _b64_images(8), _JUNK
     _write("all.txt", "".join(good))
     _write("holes.txt", "".join(good[:2] + [junk] + good[3:5] + [junk] + good[6:]))
     r.touch("cntk.io.MinibatchSource.next_minibatch")
@@ -323,7 +333,6 @@ def ioerr39_base64_order(C, r):
                 mb = src.next_minibatch(3)
                 if not mb:
                     break
-                got.append([float(v) for v in np.asarray(
-                    mb[src.streams.features].asarray()).reshape(-1, 12)[:, 0]])
+                got.append(_first_pixels(src, mb))
             res["%s_seed%d" % (name, seed)] = got
     return res
