@@ -27,6 +27,7 @@ from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis
 from ._ops_shape import _axis_index
 from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run, shape_at_run
 from ._seq_axes import free_shown, free_steps
+from ._variable_text import layout_text
 
 __all__ = ["slice", "gather"]
 
@@ -154,14 +155,11 @@ def _refuse_unpacked_ranges(out, never: list) -> None:
     for k, _, _ in never:
         node[k - 1] = 1
     axes = ", ".join(str(a) for _, a, _ in never)
-    refuse_when_run(value, f"Slice: The output Variable shape '{_dims(shown)}' does not match "
-                           f"the SampleLayout shape '{_dims(node)}' of the corresponding "
-                           "ComputationNode in the network (CNTK 2.7 cannot run a slice of "
+    refuse_when_run(value, f"Slice: The output Variable shape '{layout_text(shown)}' does not "
+                           f"match the SampleLayout shape '{layout_text(node)}' of the "
+                           "corresponding ComputationNode in the network (CNTK 2.7 cannot run a "
+                           "slice of "
                            f"more than one unpacked step along axis {axes})", InvalidAtRunError)
-
-
-def _dims(shape) -> str:
-    return "[" + " x ".join(str(d) for d in reversed(tuple(shape))) + "]"
 
 
 def _run_length(v: Variable, k: int):
