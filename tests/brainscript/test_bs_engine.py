@@ -23,8 +23,8 @@ from stadyn._random import set_fixed_seed
 from stadyn.brainscript import (build_network, load_config, parse_config, reader_config,
                                 run_config)
 from stadyn.brainscript._readers import make_source
-from stadyn.brainscript._sgd import (learning_rates_per_sample, make_learner,
-                                     momenta_per_sample)
+from stadyn.brainscript._sgd import make_learner
+from stadyn.brainscript._sgd_rates import learning_rates_per_sample, momenta_per_sample
 from stadyn.brainscript._stadyn_library import StadynLibrary
 from stadyn.io import encode_image, write_mean_file
 from stadyn.models import cifar_convnet_layers

@@ -26,7 +26,7 @@ from stadyn import ConfigError
 from stadyn.brainscript import StadynLibrary, build_network, run
 from stadyn.brainscript._model_files import load_model_parameters
 from stadyn.brainscript._precompute import RunningStatistics
-from stadyn.brainscript._sgd import momenta_per_sample
+from stadyn.brainscript._sgd_rates import momenta_per_sample
 from stadyn.brainscript import SGDConfig
 from stadyn.train import feed
 from cntk_repo_files import cntk_file, copy_cntk_file

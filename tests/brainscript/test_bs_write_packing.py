@@ -38,6 +38,33 @@ def _utterance_files(tmp_path, monkeypatch) -> str:
     return reader
 
 
+def _write_config(tmp_path, reader: str, write: str, write_reader: str,
+                  past: bool = False) -> str:
+    """Write ``w.cntk``: a train command (``reader`` with no settings added: frame mode) and a
+    write command ``out`` (minibatchSize = 4, then ``write``; its reader ``write_reader``) of
+    ``o = 2 * features``, and of ``p = PastValue (0, features, defaultHiddenActivation = -1)``
+    too where ``past``; return its path."""
+    nodes = "o:p" if past else "o"
+    past_line = ("\n        p = PastValue (0, features, defaultHiddenActivation = -1)"
+                 if past else "")
+    config = tmp_path / "w.cntk"
+    config.write_text(f"""command = train:out
+deviceId = -1 ; traceLevel = 1 ; modelPath = "{tmp_path}/m.dnn"
+train = [ action = "train"
+    BrainScriptNetworkBuilder = [
+        features = Input {{2}} ; labels = Input {{3}}
+        W = ParameterTensor {{(3:2)}} ; z = W * features ; o = 2 * features{past_line}
+        ce = CrossEntropyWithSoftmax (labels, z)
+        criterionNodes = (ce) ; outputNodes = ({nodes}) ]
+    SGD = [ epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 4 ; learningRatesPerSample = 0.1 ]
+    {reader.replace("MORE", "")} ]
+out = [ action = "write" ; outputPath = "{tmp_path}/w" ; outputNodeNames = ({nodes})
+    minibatchSize = 4{write}
+    {write_reader} ]
+""")
+    return str(config)
+
+
 def _config(tmp_path, monkeypatch, write_reader: str = "", fmt: str = "",
             command: str = "") -> str:
     """A train command (frame mode) and a write command ``out`` of ``o = 2 * features`` and
@@ -46,24 +73,9 @@ def _config(tmp_path, monkeypatch, write_reader: str = "", fmt: str = "",
     ``write_reader`` added; ``fmt``: its format block's settings, ``command``: the write
     command's other settings."""
     reader = _utterance_files(tmp_path, monkeypatch)
-    config = tmp_path / "w.cntk"
-    config.write_text(f"""command = train:out
-deviceId = -1 ; traceLevel = 1 ; modelPath = "{tmp_path}/m.dnn"
-train = [ action = "train"
-    BrainScriptNetworkBuilder = [
-        features = Input {{2}} ; labels = Input {{3}}
-        W = ParameterTensor {{(3:2)}} ; z = W * features ; o = 2 * features
-        p = PastValue (0, features, defaultHiddenActivation = -1)
-        ce = CrossEntropyWithSoftmax (labels, z)
-        criterionNodes = (ce) ; outputNodes = (o:p) ]
-    SGD = [ epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 4 ; learningRatesPerSample = 0.1 ]
-    {reader.replace("MORE", "")} ]
-out = [ action = "write" ; outputPath = "{tmp_path}/w" ; outputNodeNames = (o:p)
-    minibatchSize = 4 {command}
-    format = [ sequenceEpilogue = "]\\n" {fmt} ]
-    {reader.replace("MORE", write_reader)} ]
-""")
-    return str(config)
+    return _write_config(tmp_path, reader,
+                         f' {command}\n    format = [ sequenceEpilogue = "]\\n" {fmt} ]',
+                         reader.replace("MORE", write_reader), past=True)
 
 
 def _lines(path) -> list[str]:
@@ -190,23 +202,10 @@ def _htk_write_config(tmp_path, monkeypatch, method: str = '"none"') -> str:
     truncationLength = 2, minibatchSize = 4: 2 slots of 2 frames (its ``readMethod``:
     ``method``)."""
     reader = _utterance_files(tmp_path, monkeypatch)
-    config = tmp_path / "w.cntk"
-    config.write_text(f"""command = train:out
-deviceId = -1 ; traceLevel = 1 ; modelPath = "{tmp_path}/m.dnn"
-train = [ action = "train"
-    BrainScriptNetworkBuilder = [
-        features = Input {{2}} ; labels = Input {{3}}
-        W = ParameterTensor {{(3:2)}} ; z = W * features ; o = 2 * features
-        ce = CrossEntropyWithSoftmax (labels, z)
-        criterionNodes = (ce) ; outputNodes = (o) ]
-    SGD = [ epochSize = 0 ; maxEpochs = 1 ; minibatchSize = 4 ; learningRatesPerSample = 0.1 ]
-    {reader.replace("MORE", "")} ]
-out = [ action = "write" ; outputPath = "{tmp_path}/w" ; outputNodeNames = (o)
-    minibatchSize = 4
-    {reader.replace("MORE", "; frameMode = false ; truncated = true ; truncationLength = 2")
-           .replace('"none"', method)} ]
-""")
-    return str(config)
+    return _write_config(
+        tmp_path, reader, "",
+        reader.replace("MORE", "; frameMode = false ; truncated = true ; truncationLength = 2")
+        .replace('"none"', method))
 
 
 def test_htkdeserializers_truncated_write_packs_pieces_and_fails_where_one_goes_on(

@@ -27,11 +27,9 @@ from .._errors import ConfigError
 from ..distributed import QUANTIZED_BITS, block_momentum_time_constant
 from ._blocks import SGDConfig
 from ._config import ConfigRecord
-from ._sgd_rates import (_entry, _trained, cntk_momentum, learning_rates_per_sample,
-                         momenta_per_sample, per_sample_epochs)
+from ._sgd_rates import _entry, _trained, per_sample_epochs
 
-__all__ = ["make_learner", "learning_rates_per_sample", "momenta_per_sample", "cntk_momentum",
-           "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock",
+__all__ = ["make_learner", "check_sgd_keys", "SUPPORTED_SGD_KEYS", "EpochClock",
            "data_parallel_bits", "quantized_bits", "distributed_reading"]
 
 #: SGD keys the front end reads into :class:`SGDConfig` fields.
@@ -231,8 +229,9 @@ def make_learner(parameters: Any, sgd: SGDConfig, record: ConfigRecord | None = 
                           min=_extra_float(sgd, record, "rms_wgt_min", 0.1),
                           need_ave_multiplier=ave, **common)
     momenta = per_sample_epochs(sgd, "momentum")
-    momentum = SC.momentum_schedule_per_sample(_trained(momenta), epoch_size=epoch_size) \
-        if clock is None and _trained(momenta) else \
+    trained = _trained(momenta)
+    momentum = SC.momentum_schedule_per_sample(trained, epoch_size=epoch_size) \
+        if clock is None and trained else \
         _EpochEntries(momenta, clock or EpochClock())
     if kind == "fsadagrad":
         denom = _extra_float(sgd, record, "fsAdagradTargetAvDenom", 1.0)

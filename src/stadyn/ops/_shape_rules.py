@@ -43,6 +43,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 import torch
@@ -105,6 +106,13 @@ def _tensors(args: list, kwargs: dict) -> list | None:
     return found
 
 
+def _one_tensor(args: list, kwargs: dict) -> _Tensor | None:
+    """The one tensor argument of a call (a plain meta tensor), or None (none, several,
+    another kind: :func:`_tensors`)."""
+    tensors = _tensors(args, kwargs)
+    return tensors[0] if tensors is not None and len(tensors) == 1 else None
+
+
 def elementwise(impl: Callable, args: list, kwargs: dict):
     """The meta outputs of an element-wise op's call (see the module docstring), or None.
 
@@ -158,10 +166,9 @@ def reduce(impl: Callable, args: list, kwargs: dict, axis: Any = None,
         >>> tuple(reduce(lambda t: t.sum((0, 2)), [x], {}, axis=(0, -1)).shape)
         (3,)
     """
-    tensors = _tensors(args, kwargs)
-    if tensors is None or len(tensors) != 1:
+    x = _one_tensor(args, kwargs)
+    if x is None:
         return None
-    x = tensors[0]
     try:
         axes = norm_axes(axis, x.ndim)
     except Exception:  # noqa: BLE001 - an axis out of range: the meta inference says so
@@ -192,10 +199,10 @@ def same(impl: Callable, args: list, kwargs: dict):
         >>> tuple(out.shape), out.dtype
         ((2, 3), torch.float16)
     """
-    tensors = _tensors(args, kwargs)
-    if tensors is None or len(tensors) != 1:
+    x = _one_tensor(args, kwargs)
+    if x is None:
         return None
-    shape = tuple(tensors[0].shape)
+    shape = tuple(x.shape)
     # one element, the rank kept (axes read the same); not empty where the input is: CPU
     # kernels skip their dtype checks on empty tensors (log_softmax of bool), meta does not
     probed = (1,) * len(shape)
@@ -206,12 +213,6 @@ def same(impl: Callable, args: list, kwargs: dict):
     if isinstance(out, _Tensor) and tuple(out.shape) == probed:
         return _meta_like(out, shape)
     return None
-
-
-def _same_rule(impl: Callable) -> Callable:
-    def rule(args: list, kwargs: dict):
-        return same(impl, args, kwargs)
-    return rule
 
 
 def _reduce_rule(impl: Callable) -> Callable:
@@ -225,18 +226,12 @@ def _reduce_rule(impl: Callable) -> Callable:
     return rule
 
 
-def _elementwise_rule(impl: Callable) -> Callable:
-    def rule(args: list, kwargs: dict):
-        return elementwise(impl, args, kwargs)
-    return rule
-
-
 #: rule name -> a maker of the rule for one op's implementation: ``rule(meta_args,
 #: meta_kwargs)`` gives the call's meta outputs, or None (the implementation then runs on them)
 SHAPE_RULES: dict[str, Callable[[Callable], Callable | None]] = {
-    "elementwise": _elementwise_rule,
+    "elementwise": lambda impl: functools.partial(elementwise, impl),
     "reduce": _reduce_rule,
-    "same": _same_rule,
+    "same": lambda impl: functools.partial(same, impl),
     # no rule: meta inference (an element-wise op whose broadcast is not NumPy's: ``where``
     # aligns a condition of the input's leading shape to the leading axes)
     "meta": lambda impl: None,

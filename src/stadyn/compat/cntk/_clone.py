@@ -16,6 +16,7 @@ from ...sequence import input_variable as sequence_input_variable
 from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES
 from ._run_checks import refusal_carried
 from ._shown_constants import show_constants, shown_constants
+from ._variable_text import layout_text
 from ._graph import (BATCH, BLOCKS, CALLS, INNER_OPS, INPUTS, LEAF_NAMES,
                      PLACEHOLDERS, SEQUENCE_AXES,
                      SHAPELESS, SPARSE, Block, carry_loaded_graph, combined_inside, kind_of,
@@ -51,7 +52,7 @@ def _dims(v: Variable) -> str:
     """``v``'s sample shape (without the batch axis and a sequence's axis) as CNTK writes it
     (``[3 x 2]``: axes in reverse)."""
     lead = 0 if not BATCH(v) else 2 if v.sequence_lengths is not None else 1
-    return "[" + " x ".join(str(d) for d in reversed(tuple(v.shape)[lead:])) + "]"
+    return layout_text(tuple(v.shape)[lead:])
 
 
 def _refused(op: str, inputs: list, error: ShapeError) -> ShapeError:
@@ -72,7 +73,7 @@ def _refused(op: str, inputs: list, error: ShapeError) -> ShapeError:
         left = _dims(inputs[0])         # (the operand's sample axes: its trailing ones)
         rank = left.count(" x ") + 1 if left != "[]" else 0
         weight = tuple(inputs[1].shape)[:rank]
-        right = "[" + " x ".join(str(d) for d in reversed(weight)) + "]"
+        right = layout_text(weight)
         return ShapeError(f"Times: The {rank} leading dimensions of the right operand with "
                           f"shape '{right}' do not match the left operand's trailing "
                           f"dimensions with shape '{left}'{where}")

@@ -377,6 +377,7 @@ def parameters_met_first(roots: list[Variable]) -> set[int]:
     ``stored`` order) meets before it enters their file's graph, read by an op of the
     Function's own: CNTK 2.7's ``plus(times(h, H1), m(x))`` lists ``H1`` first, then the
     rest of ``m``'s in ``m``'s order (``G.in_parameter_order``)."""
-    walked = [v for depth in (0, -1) for root in roots
-              for _, v in search(classify(root), lambda n: True, depth, stored=True)]
+    with _one_walk():       # (the two searches ask for the same nodes' inputs, as walk_leaves')
+        walked = [v for depth in (0, -1) for root in roots
+                  for _, v in search(classify(root), lambda n: True, depth, stored=True)]
     return met_before_loaded_graph(walked)

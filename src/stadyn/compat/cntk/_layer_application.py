@@ -36,7 +36,7 @@ from ._parameters import cntk_parameters
 from ._sequence_placeholders import note_call
 from ._shown_constants import note_steepness
 from ._sparse_operands import refuse_sparse_run
-from ._times_ranks import check_times_ranks
+from ._times_ranks import check_times_ranks, dense_ranks
 
 __all__ = ["apply_layer"]
 
@@ -57,8 +57,7 @@ def _block_options(layer: Any) -> dict:
     else 0, all of the input's axes)."""
     if not isinstance(layer, _L.Dense):
         return {}
-    rank = -1 if layer.input_rank is not None else int(layer.map_rank or 0)
-    return {"inferInputRankToMap": rank}
+    return {"inferInputRankToMap": dense_ranks(layer)[0]}
 
 
 def apply_layer(layer_fn: Any, args: tuple):

@@ -27,6 +27,7 @@ from ._cntk_attributes import CNTK_ATTRIBUTES, CNTK_ROOT_ATTRIBUTES, static_axis
 from ._ops_shape import _axis_index
 from ._run_checks import InvalidAtRunError, check_each_run, refuse_when_run, shape_at_run
 from ._seq_axes import free_shown, free_steps
+from ._variable_text import layout_text
 
 __all__ = ["slice", "gather"]
 
@@ -65,10 +66,11 @@ def slice(x, axis, begin_index, end_index, strides=None, name: str = ""):  # noq
             _check_slice(x, a, v.shape[k], b, e, s)
         else:
             at_run.append((_run_length(v, k), a, b, e, s))
-            if b >= 0 and e > 0 and _narrow_refusal(b, e, s):
+            refusal = _narrow_refusal(b, e, s) if b >= 0 and e > 0 else ""
+            if refusal:
                 # (CNTK 2.7's Function narrows a free axis's shape to a range from the start)
-                raise RuntimeError(f"{_narrow_refusal(b, e, s)} (slice [{b}, {e}) every {s} "
-                                   f"along the free axis {a} of {x!r})")
+                raise RuntimeError(f"{refusal} (slice [{b}, {e}) every {s} along the free "
+                                   f"axis {a} of {x!r})")
             if b >= 0 and e > 0:    # (a range of an input's unfed free dimension: room for it)
                 widen_free_dimensions([v], lambda k=k, e=e: v.shape[k] >= e)
                 if k in unpacked:
@@ -114,10 +116,11 @@ def _narrowed_on_one_step(b: int, e: int, s: int) -> str:
     are left to the run's length."""
     begin = b if b >= 0 else b + 1
     end = e if e > 0 else e + 1
-    if not 0 <= begin <= end <= 1 or not _narrow_refusal(begin, end, s):
+    refusal = _narrow_refusal(begin, end, s) if 0 <= begin <= end <= 1 else ""
+    if not refusal:
         return ""
-    return (f"{_narrow_refusal(begin, end, s)} (CNTK 2.7 reads the slice [{b}, {e}) of "
-            f"unpacked steps over one step: [{begin}, {end}))")
+    return (f"{refusal} (CNTK 2.7 reads the slice [{b}, {e}) of unpacked steps over one "
+            f"step: [{begin}, {end}))")
 
 
 def _narrow_refusal(begin: int, end: int, s: int) -> str:
@@ -130,12 +133,12 @@ def _narrow_refusal(begin: int, end: int, s: int) -> str:
     return ""
 
 
-def _room_for(v: Variable, never: list) -> Variable:
-    """``v`` padded at the end of each axis of unpacked steps in ``never`` (``(axis, user's
+def _room_for(v: Variable, room: list) -> Variable:
+    """``v`` padded at the end of each axis of unpacked steps in ``room`` (``(axis, user's
     axis, end)``) to the range's end, where the axis's stand-in length is shorter: CNTK 2.7's
     ``.shape`` has the range's length there (its runs are refused, so nothing of the padding
     is ever computed)."""
-    for k, _, e in never:
+    for k, _, e in room:
         if v.shape[k] < e:
             v = F.pad(v, [0, e - v.shape[k]] + [0, 0] * (v.ndim - k - 1))
     return v
@@ -152,14 +155,11 @@ def _refuse_unpacked_ranges(out, never: list) -> None:
     for k, _, _ in never:
         node[k - 1] = 1
     axes = ", ".join(str(a) for _, a, _ in never)
-    refuse_when_run(value, f"Slice: The output Variable shape '{_dims(shown)}' does not match "
-                           f"the SampleLayout shape '{_dims(node)}' of the corresponding "
-                           "ComputationNode in the network (CNTK 2.7 cannot run a slice of "
+    refuse_when_run(value, f"Slice: The output Variable shape '{layout_text(shown)}' does not "
+                           f"match the SampleLayout shape '{layout_text(node)}' of the "
+                           "corresponding ComputationNode in the network (CNTK 2.7 cannot run a "
+                           "slice of "
                            f"more than one unpacked step along axis {axes})", InvalidAtRunError)
-
-
-def _dims(shape) -> str:
-    return "[" + " x ".join(str(d) for d in reversed(tuple(shape))) + "]"
 
 
 def _run_length(v: Variable, k: int):

@@ -32,6 +32,7 @@ import numpy as np
 from ...graph import Variable
 from ._adapt import unwrap
 from ._step_checks import called_on_placeholders
+from ._variable_text import layout_text
 
 __all__ = ["check_data_types", "refuse_unread_states"]
 
@@ -100,7 +101,7 @@ def refuse_unread_states(fn: Any, n_states: int, out: Any, kind: str, shapes: An
         shape = tuple(shapes()[unread[0]])
     except Exception:       # (shapes not known here: none shown)
         shape = ()
-    dims = "[" + " x ".join(str(d) for d in reversed(shape)) + "]"
+    dims = layout_text(shape)
     refuse_when_run(v, f"Function '{kind}': The output Variable 'state {unread[0]} of the "
                        f"step' shape '{dims}' does not match the SampleLayout shape '[]' of the "
                        "corresponding ComputationNode in the network (CNTK 2.7 runs no "

@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 
 from ..._random import auto_seeds_kept
+from ._variable_text import layout_text
 
 __all__ = ["fixed_point_shapes", "trial", "reshaped_states", "state_reshapes",
            "MAX_PASSES"]
@@ -110,14 +111,14 @@ def _weights_kept(weights: dict, copies: dict) -> None:
             was_in, new_in = was[:len(was) - out_rank], new[:len(new) - out_rank]
             raise ValueError(
                 f"Times: The {len(was_in)} leading dimensions of the right operand with shape "
-                f"'{_dims(was_in)}' do not match the left operand's trailing dimensions with "
-                f"shape '{_dims(new_in)}' (the recurrence's weight {name!r} took its input "
-                "axes in an earlier validation pass over the loop, before the state's shape "
+                f"'{layout_text(was_in)}' do not match the left operand's trailing dimensions "
+                f"with shape '{layout_text(new_in)}' (the recurrence's weight {name!r} took its "
+                "input axes in an earlier validation pass over the loop, before the state's shape "
                 "settled).")
         raise ValueError(
-            f"{type(layer).__name__}: its parameter {name!r} of shape '{_dims(was)}', "
+            f"{type(layer).__name__}: its parameter {name!r} of shape '{layout_text(was)}', "
             "inferred in an earlier validation pass over the recurrence's loop, does not "
-            f"match the shape '{_dims(new)}' the state's later shape gives it.")
+            f"match the shape '{layout_text(new)}' the state's later shape gives it.")
 
 
 def _first_pass(states: list, x: Any, outs: list, step_shape: tuple) -> list:
@@ -152,13 +153,8 @@ def _past_value_shape(out: Any, init: Any, fn: Any) -> Any:
     except ValueError:
         raise RuntimeError(
             "Binary elementwise operation PastValue: Left operand 'the output of step "
-            f"{_where(fn, quoted=False)}' shape '{_dims(out)}' is not compatible with right "
-            f"operand 'its initial state' shape '{_dims(init)}'.") from None
-
-
-def _dims(shape: tuple) -> str:
-    """A shape as CNTK's messages write it: ``[3 x 2]`` for ``(2, 3)``."""
-    return "[" + " x ".join(str(d) for d in reversed(shape)) + "]"
+            f"{_where(fn, quoted=False)}' shape '{layout_text(out)}' is not compatible with "
+            f"right operand 'its initial state' shape '{layout_text(init)}'.") from None
 
 
 def _where(fn: Any, quoted: bool = True) -> str:

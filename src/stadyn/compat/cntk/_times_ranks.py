@@ -35,7 +35,7 @@ from ...graph import format_location, user_location
 from ._deferred import Deferred, UnknownOutput
 from ._mixins import GraphObject
 
-__all__ = ["TimesRankError", "check_times_op", "check_times_ranks"]
+__all__ = ["TimesRankError", "check_times_op", "check_times_ranks", "dense_ranks"]
 
 
 class TimesRankError(RuntimeError, ShapeError):
@@ -56,9 +56,7 @@ def _reduced(layer: Any, args: tuple) -> "list[tuple[Any, int, int]]":
     """The operands of ``layer`` that a ``Times`` takes as its input, each with its map rank
     (-1 for none) and the number of the weight's axes it reduces over."""
     if isinstance(layer, _L.Dense) and args:
-        if layer.input_rank is not None:
-            return [(args[0], -1, int(layer.input_rank))]
-        return [(args[0], int(layer.map_rank or 0), 1)]
+        return [(args[0], *dense_ranks(layer))]
     if isinstance(layer, _L.Embedding) and args:
         return [(args[0], -1, 1)]
     if isinstance(layer, (_L.RNNStep, _L.GRU, _L.LSTM)) and len(args) >= 2:
@@ -67,6 +65,22 @@ def _reduced(layer: Any, args: tuple) -> "list[tuple[Any, int, int]]":
             isinstance(layer.step, (_L.RNNStep, _L.GRU, _L.LSTM)):
         return [(args[-1], -1, 1)]      # (a Recurrence, a Fold of a step: its input's x W)
     return []
+
+
+def dense_ranks(dense: Any) -> "tuple[int, int]":
+    """The ranks of the ``Times`` of a ``Dense`` (Stadyn's layer), as CNTK 2.7's Dense makes
+    it: its ``inferInputRankToMap`` (-1 with ``input_rank``, else its ``map_rank`` or 0: all
+    of the input's axes but those) and the number of the weight's axes reduced over
+    (``input_rank``, else 1: the weight's input axes are inferred).
+
+    Example:
+        >>> import stadyn.layers as L
+        >>> dense_ranks(L.Dense(3)), dense_ranks(L.Dense(3, input_rank=2))
+        ((0, 1), (-1, 2))
+    """
+    if dense.input_rank is not None:
+        return -1, int(dense.input_rank)
+    return int(dense.map_rank or 0), 1
 
 
 def _described(value: Any) -> str:

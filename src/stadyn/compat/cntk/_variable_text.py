@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ...graph import FREE_DIMENSION as FreeDimension
 
-__all__ = ["axis_mark", "dims_text"]
+__all__ = ["axis_mark", "dims_text", "layout_text"]
 
 
 def axis_mark(axis) -> str:
@@ -33,3 +33,14 @@ def dims_text(shape: tuple) -> str:
     if shape == (-2,):
         return "???"
     return " x ".join("?" if d == -1 else "*" if d == FreeDimension else str(d) for d in shape)
+
+
+def layout_text(shape) -> str:
+    """A shape as CNTK 2.7's error messages write a tensor layout: its axes in reverse, in
+    brackets (``[3 x 2]`` for ``(2, 3)``, ``[]`` for a scalar's).
+
+    Example:
+        >>> layout_text((2, 3)), layout_text(())
+        ('[3 x 2]', '[]')
+    """
+    return "[" + " x ".join(str(d) for d in reversed(tuple(shape))) + "]"

@@ -480,20 +480,25 @@ def _refuse_grad_shape(v: Variable, grad: Any) -> None:
     # hands it to Variable::set_grad, whose check refuses any other shape than the Variable's
     # (variable.cpp:50, "Shape must match"): no broadcasting.  Anything else that is not a
     # scalar it writes into a 0-d array: a list or tuple is NumPy's ValueError there, a Variable
-    # a RuntimeError (no dtype for it)
-    where = _graph.format_location(_graph.user_location())
+    # a RuntimeError (no dtype for it).  (The caller's line is looked up only to refuse: this
+    # runs on every backward)
     if isinstance(grad, (list, tuple)):
         raise ValueError(f"Variable.backward: grad must be a scalar, a NumPy array or an NdArray, "
                          f"not a {type(grad).__name__} (NNabla 1.39 stores it as a scalar: "
-                         f"setting an array element with a sequence; called at {where})")
+                         f"setting an array element with a sequence; called at {_where()})")
     if isinstance(grad, (_graph.Variable, VariableProtocol)):
         raise RuntimeError("Variable.backward: grad must be a scalar, a NumPy array or an "
                            "NdArray, not a Variable (pass its .g or .d; NNabla 1.39: type error "
-                           f"in dtype_to_string; called at {where})")
+                           f"in dtype_to_string; called at {_where()})")
     if isinstance(grad, (np.ndarray, NdArray)) and tuple(grad.shape) != tuple(v.shape):
         raise RuntimeError(f"Variable.backward: value error in set_grad: grad of shape "
                            f"{tuple(grad.shape)} for a Variable of shape {tuple(v.shape)} "
-                           f"(NNabla 1.39: Shape must match; called at {where})")
+                           f"(NNabla 1.39: Shape must match; called at {_where()})")
+
+
+def _where() -> str:
+    """The user's line that called, for a refusal's message."""
+    return _graph.format_location(_graph.user_location())
 
 
 def _clears(args: tuple, kwargs: dict) -> bool:
