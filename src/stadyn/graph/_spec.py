@@ -83,7 +83,8 @@ class OpSpec:
             with ``inplace=True``.
         rule: a shape rule ``rule(meta_args, meta_kwargs) -> meta outputs | None`` that
             :meth:`infer` tries before running the implementation on meta tensors (None: it
-            cannot decide); ``@op`` makes it from the declaration (``elementwise=True``,
+            cannot decide); ``@op`` sets it after the spec is made, bound to ``spec.impl`` as
+            it is when it runs, from the declaration (``elementwise=True``,
             ``shape="elementwise"``, ``shape="reduce"``: ``stadyn/ops/_shape_rules.py``),
             so the first static op of a process does not reach torch's Python references,
             which import ``torch._dynamo``.
@@ -126,8 +127,7 @@ class OpSpec:
                       state: Callable[[], Any] | None = None,
                       elementwise: bool = False, forwards_inputs: bool = False,
                       seeds_inputs: Callable[[dict], bool] | None = None,
-                      keeps_input_dtype: Callable[[dict], bool] | None = None,
-                      rule: Callable[[list, dict], Any] | None = None) -> "OpSpec":
+                      keeps_input_dtype: Callable[[dict], bool] | None = None) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -156,7 +156,7 @@ class OpSpec:
                    unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
                    value_shape=value_shape, state=state, elementwise=elementwise,
                    forwards_inputs=forwards_inputs, seeds_inputs=seeds_inputs,
-                   keeps_input_dtype=keeps_input_dtype, rule=rule, _signature=sig)
+                   keeps_input_dtype=keeps_input_dtype, _signature=sig)
 
     def __post_init__(self) -> None:
         # whether the op gives outputs a sequence axis even when no input has one (it names
