@@ -44,6 +44,12 @@ RUNS = [
     # VQ-VAE in dynamic mode (nn.set_auto_forward(True)); main.py reads configs/mnist.yaml from
     # its working folder, the user's configuration: CONFIGS below
     ("vqvae", "image-generation/variational-auto-encoder/vq-vae/main.py", "--data mnist"),
+    # "svd" again from the reference's initial parameters, which both frameworks save alike (its
+    # params_000000.h5): the fine-tuning on one input, without the rounding of the reference's
+    # training that "svd" starts from (see nnabla_examples_extra_spread.py).  Last: a program
+    # run before VQ-VAE changes the state of the generators that VQ-VAE draws from.
+    ("svd_initial", "compression/mnist/svd/classification_svd.py",
+     TINY + " -T {work}/svd_reference/params_000000.h5"),
 ]
 # The configuration files a run reads from its working folder (the repository's own, at a
 # tiny size, on the CPU); {out} is WORK/<run>.
