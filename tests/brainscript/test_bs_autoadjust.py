@@ -346,19 +346,22 @@ def test_the_controlling_loss_is_cntks_lr_control_criterion():
     assert criterion(AutoAdjust(use_cv_set=False), cv) == 2.0
 
 
-def test_the_rate_carried_on_is_cntks_float_rate_per_mb_divided_in_double():
-    # SGD.h GetLearningRatePerSample: the float of learningRatesPerMB over the minibatch size,
-    # in double: 0.1f / 3 = 0.0333333338 (%.8g 0.033333334; the float of 0.1 / 3 prints
-    # 0.033333335); AutoAdjust multiplies that value
+def test_the_rate_carried_on_is_cntks_float_rate_per_mb_divided_in_float():
+    # SGD.h:162-165 GetLearningRatePerSample: learningRatesPerMB's float entry (Config.h:1514,
+    # argvector<float>::operator[] gives a T) over the size_t minibatch size: C++ makes that a
+    # float division, held in double: float(0.1) / 3 in float = 0.033333335 (%.8g; the double
+    # quotient 0.0333333338 would print 0.033333334, as Stadyn did until bs40: cntk.exe's
+    # Simple2d log says 0.0080000004 for 0.2 / 25, test_bs_baseline_logs.py); AutoAdjust
+    # multiplies that value: 0.5 x 0.033333335071802 = 0.016666668
     from stadyn.brainscript import SGDConfig
     from stadyn.brainscript._sgd_rates import cntk_learning_rate
 
     sgd = SGDConfig(1, minibatch_size=(3,), learning_rates_per_mb=(0.1,))
-    assert f"{cntk_learning_rate(sgd, 0):.8g}" == "0.033333334"
+    assert f"{cntk_learning_rate(sgd, 0):.8g}" == "0.033333335"
     step = after_epoch(AutoAdjust(decrease_factor=0.5, load_best_model=False),
                        LRState(lr=math.nan, prev_criterion=1.0), 1, cntk_learning_rate(sgd, 1),
                        1.5, 1)
-    assert step.lines == ("learnRatePerSample reduced to 0.016666667",)
+    assert step.lines == ("learnRatePerSample reduced to 0.016666668",)
 
 
 def test_raising_max_epochs_rolls_back_to_the_final_model_it_continued_from(adjusted, data,

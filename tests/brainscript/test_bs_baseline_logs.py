@@ -45,6 +45,29 @@ def test_simple2d_one_hidden_logs_cntk_exes_first_minibatches(tmp_path):
         assert float(ce) == pytest.approx(float(cce), rel=1e-6)
 
 
+_RATE = re.compile(r"Finished Epoch\[ ?(\d+) of \d+\]: \[Training\] .*; "
+                   r"learningRatePerSample = ([0-9.e-]+);")
+
+
+def test_simple2d_logs_cntk_exes_rate_per_sample(tmp_path):
+    # Simple2d/OneHidden/baseline.cpu.txt: learningRatesPerMB = 0.5:0.2*20:0.1 over
+    # minibatches of 25: "learningRatePerSample = 0.02" at epoch 1, "0.0080000004" at epoch 2
+    # (SGD.h:164 divides the float 0.2 by the size_t 25 in float: float32(0.008); Stadyn's
+    # double quotient printed 0.0080000001 until bs40)
+    data = tmp_path / "Data"
+    data.mkdir()
+    copy_cntk_file(data, f"{SIMPLE2D}/Data/SimpleDataTrain_cntk_text.txt")
+    config = copy_cntk_file(tmp_path, f"{SIMPLE2D}/OneHidden.cntk")
+    log = io.StringIO()
+    run(str(config), [f"DataDir={data}", f"OutputDir={tmp_path}/out", "DeviceId=-1",
+                      "command=Simple_Demo_Train",
+                      "Simple_Demo_Train=[SGD=[maxEpochs=2]]",
+                      "Simple_Demo_Train=[SGD=[epochSize=100]]"], out=log)
+    baseline = _RATE.findall(
+        cntk_file(f"{SIMPLE2D}/OneHidden/baseline.cpu.txt").decode("utf-8", "replace"))
+    assert _RATE.findall(log.getvalue()) == baseline[:2] == [("1", "0.02"), ("2", "0.0080000004")]
+
+
 _EPOCH = re.compile(r"Finished Epoch\[ ?(\d) of \d\]: \[Training\] ce = ([0-9.]+) \* 1000; "
                     r"err = ([0-9.]+) \* 1000")
 

@@ -309,7 +309,8 @@ def _sgd(text: str):
 
 def test_sgd_rates_are_per_sample_as_in_cntk():
     # CNTK's SGD keeps the config's vectors as float32 (floatargvector): a rate per MB is the
-    # float32 value divided in double, a time constant's momentum exp(-1/tc) rounded to float32
+    # float32 value divided in float (SGD.h:164, float / size_t), a time constant's momentum
+    # exp(-1/tc) rounded to float32
     f32 = np.float32
     cifar = _train_command(CIFAR).sgd
     lr = learning_rates_per_sample(cifar)
@@ -317,7 +318,8 @@ def test_sgd_rates_are_per_sample_as_in_cntk():
     m = momenta_per_sample(cifar)
     assert m[0] == 0.0 and m[20] == f32(math.exp(-1 / 600)) and m[-1] == f32(math.exp(-1 / 1200))
     per_mb, _ = _sgd("minibatchSize = 32:64 ; learningRatesPerMB = 0.64 ; momentumPerMB = 0.9")
-    assert learning_rates_per_sample(per_mb) == [float(f32(0.64)) / 32, float(f32(0.64)) / 64]
+    assert learning_rates_per_sample(per_mb) == [float(f32(0.64) / f32(32)),
+                                                 float(f32(0.64) / f32(64))]
     assert momenta_per_sample(per_mb) == [float(f32(0.9)) ** (1 / 32),
                                           float(f32(0.9)) ** (1 / 64)]
     default, _ = _sgd("minibatchSize = 16 ; learningRatesPerSample = 0.1")

@@ -342,8 +342,12 @@ class Validation:
     The reader is opened once (of the deserializers ``opened`` where given: those
     ``sequence_streams`` indexed) and set back to its start before each pass, as cntk.exe
     makes the cvReader once a train command (TrainActions.cpp:121-123) and starts each
-    validation at its epoch 0 (SimpleEvaluator.h:99, ``StartMinibatchLoop (mbSize, 0, ...)``:
-    the same order each time).  :meth:`close` closes it."""
+    validation at its epoch 0 (SimpleEvaluator.h:99, ``StartMinibatchLoop (mbSize, 0, ...)``;
+    BlockRandomizer.cpp:84-88, ``SetState`` at 0).  A randomized reader whose window left
+    chunks behind in the pass before seeks before them, which shuffles the sweep's sequences
+    anew with the seed 0 in place of ``randomizationSeed`` (SequenceRandomizer.cpp:281-288):
+    the second and later passes give another order than the first where ``randomizationSeed``
+    is not 0 (``make_source``'s ``set_back``).  :meth:`close` closes it."""
 
     def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
                  cmd: CommandConfig, log: CNTKLog, opened: list | None = None):
@@ -362,7 +366,8 @@ class Validation:
         if self._source is None:
             opened, self._opened = self._opened, None
             self._source = make_source(cmd.cv_reader, max_sweeps=1, opened=opened,
-                                       evaluating=not whole_sequences_instead(self.nodes))
+                                       evaluating=not whole_sequences_instead(self.nodes),
+                                       set_back=True)
             self._start = self._source.get_checkpoint_state()
             self._inputs = self.network.input_source(
                 self.nodes, self._source, record_loc(cmd.record, "cvReader"), cmd.name)

@@ -348,7 +348,8 @@ class OpenedReaders:
 def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
                 warn: Callable[[str], None] | None = None,
                 pieces: bool = False, evaluating: bool = False, writing: bool = False,
-                opened: list[io.Deserializer] | None = None) -> io.MinibatchSource:
+                opened: list[io.Deserializer] | None = None,
+                set_back: bool = False) -> io.MinibatchSource:
     """The minibatch source a reader block describes (streams named as in the block): of the
     deserializers ``opened`` (:meth:`OpenedReaders.take`) where given, else opened now.  Where
     it fails (a deserializer that cannot be made, a key of a bad value), the deserializers it
@@ -369,6 +370,12 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     ``readerType = "HTKDeserializers"`` with ``truncated = true`` packs truncated pieces for
     those and with ``writing`` (a write command: HTKMLFReader.cpp:72-86 reads no action).
 
+    With ``set_back`` (a cvReader, read from its start again at each validation) a block
+    randomizer's source is set back as cntk.exe's (:class:`stadyn.io.MinibatchSource`'s
+    ``cntk_seeks``): a pass after one that read the whole sweep starts before the chunks its
+    randomizer still holds, which shuffles the sweep's sequences anew with the seed 0
+    (SequenceRandomizer.cpp:281-288, ``Reset(sweep)``), the chunks in the same order.
+
     >>> import os, tempfile
     >>> from stadyn.brainscript import parse_config, reader_config
     >>> d = tempfile.mkdtemp(); path = os.path.join(d, "t.txt")
@@ -387,7 +394,7 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
         if warn is not None:
             _unused(reader, warn)
         made = reader_deserializers(reader, opened=opened)
-        return _source(reader, made, max_sweeps, warn, pieces, evaluating, writing)
+        return _source(reader, made, max_sweeps, warn, pieces, evaluating, writing, set_back)
     except BaseException:      # (the deserializers handed over or made here: none left open)
         for d in made or ():
             d.close()
@@ -430,7 +437,8 @@ def _check_block(reader: ReaderConfig) -> None:
 
 def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
             warn: Callable[[str], None] | None, pieces: bool,
-            evaluating: bool = False, writing: bool = False) -> io.MinibatchSource:
+            evaluating: bool = False, writing: bool = False,
+            set_back: bool = False) -> io.MinibatchSource:
     """:func:`make_source`'s source over the deserializers ``made``."""
     if str(reader.reader_type or "").lower() == "htkmlfreader":
         made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
@@ -475,7 +483,7 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
                                        max_sweeps=max_sweeps, **window)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
-                              frame_mode=frame_mode, **window)
+                              frame_mode=frame_mode, cntk_seeks=set_back, **window)
 
 
 def sequence_streams(reader: ReaderConfig | None,

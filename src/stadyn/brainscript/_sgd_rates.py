@@ -49,7 +49,11 @@ def per_sample_epochs(sgd: SGDConfig, quantity: str) -> list[float | ConfigError
         if sgd.learning_rates_per_sample is not None:
             return [_f32(v) for v in sgd.learning_rates_per_sample]
         lr_mb = sgd.learning_rates_per_mb or (0.0,)
-        return [_spread(_f32(per_epoch(lr_mb, i)), sgd, i, lambda v, n: v / n)
+        # SGD.h:162-165: the float entry (floatargvector's operator[] gives a float,
+        # Config.h:1514) over the size_t minibatch size: a float division, held in double
+        # (0.2 / 25 logs 0.0080000004, Simple2d/OneHidden/baseline.cpu.txt)
+        return [_spread(_f32(per_epoch(lr_mb, i)), sgd, i,
+                        lambda v, n: float(np.float32(v) / np.float32(n)))
                 for i in range(_span(lr_mb, sgd.minibatch_size))]
     if quantity != "momentum":
         raise ValueError(f"per_sample_epochs: quantity must be 'lr' or 'momentum', got "

@@ -83,6 +83,11 @@ class MinibatchSource(WorkerJobs):
             minibatch with a sequence left raises once more than that many were left out, as
             CNTK 2.7's ``max_errors`` (its ``SequenceCleaner``); the deserializers given are
             not changed (``Deserializer.leaving_out_invalid``).
+        cntk_seeks: set back as CNTK 2.7's block randomizer is (cntk.exe's and ``cntk.io``'s
+            readers; ``compat.cntk``'s source always is): a restore or an epoch start
+            (:func:`start_epoch_at`) before the first chunk it still holds randomizes that
+            sweep's sequences anew with the seed ``sweep`` alone (``_block_restore``).  The
+            default, ``False``: it replays the order read before.
 
     Example:
         >>> import numpy as np
@@ -113,7 +118,9 @@ class MinibatchSource(WorkerJobs):
                  num_workers: int = 0, prefetch: int = 2, start_method: str | None = None,
                  worker_timeout: float = 300.0, num_data_partitions: int = 1,
                  partition_index: int = 0, frame_mode: bool = False,
-                 max_invalid_sequences: int | None = None):
+                 max_invalid_sequences: int | None = None, cntk_seeks: bool = False):
+        if cntk_seeks:
+            self._cntk_restore = True
         self._composite = Composite(deserializers, max_invalid_sequences is not None)
         if frame_mode:
             self._composite = FrameComposite(self._composite)
