@@ -68,3 +68,63 @@ def half40__sum_mean_fold(nn, F, r):
             res[k + fn.__name__ + " x.g"] = np.asarray(x.g, np.float32)
         nn.set_auto_forward(False)
     return res
+
+
+_SCALAR_NAMES = ["nnabla.functions.mul_scalar", "nnabla.functions.pow_scalar",
+                 "nnabla.functions.add_scalar", "nnabla.functions.maximum_scalar",
+                 "nnabla.Variable.__mul__", "nnabla.Variable.__add__", "nnabla.Variable.__sub__",
+                 "nnabla.Variable.__truediv__", "nnabla.Variable.__pow__",
+                 "nnabla.Variable.__rsub__", "nnabla.Variable.__rtruediv__",
+                 "nnabla.Variable.__rpow__"]
+_GRAD_ORDER = ("NNabla 1.39's PowScalar/RDivScalar/RPowScalar backward evaluates its formula "
+               "in Half, rounding after each operation left to right (dy * (T)a0 * "
+               "pow(x, (T)a0 - 1): pow_scalar.hpp); Stadyn's is torch's autograd formula in "
+               "fp16, another order: some gradients one unit off (ops/_arith.py)")
+
+
+@nnabla_case(names=_HALF + _SCALAR_NAMES, rtol=0.0, atol=0.0,
+             known=dict([(k + "x.g dtype", _G_DTYPE) for k in ("static ", "dyn ")]
+                        + [(k + n + " x.g", _GRAD_ORDER) for k in ("static ", "dyn ")
+                           for n in ("x ** 2.5", "F.pow_scalar 1.7", "0.7 / x", "1.3 ** x")]))
+def half40__scalar_functions(nn, F, r):
+    """NNabla 1.39's scalar functions made in ``cpu:half`` compute with their scalar converted
+    to Half, ``(T)a0`` (mul_scalar.hpp and the others), and NNabla's operators with a number
+    are those functions (``x / y`` is ``F.mul_scalar(x, 1. / y)``, ``x - y``
+    ``F.add_scalar(x, -y)``: nnabla/_arithmetic_ops.pyx): ``x * 3.3`` multiplies by
+    3.30078125 (2.2246 * 3.3 gives float16 7.34375; Stadyn multiplied by float32's 3.3:
+    7.33984375), ``F.mul_scalar(x, 1.1)`` by 1.099609375, and the gradients by the same.
+    Static and dynamic, a float32 and a float16 leaf: outputs (dtype, values) and ``x.g``
+    after ``backward(0.37)``."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + _SCALAR_NAMES))
+    half = EU.get_extension_context("cpu", type_config="half")
+    x0 = (np.random.RandomState(41).rand(8) * 3 + 0.1).astype(np.float32)
+    fns = [("x * 3.3", lambda v: v * 3.3), ("3.3 * x", lambda v: 3.3 * v),
+           ("x + 0.1", lambda v: v + 0.1), ("x - 0.3", lambda v: v - 0.3),
+           ("0.3 - x", lambda v: 0.3 - v), ("x / 0.3", lambda v: v / 0.3),
+           ("0.7 / x", lambda v: 0.7 / v), ("x ** 2.5", lambda v: v ** 2.5),
+           ("1.3 ** x", lambda v: 1.3 ** v), ("F.mul_scalar 1.1", lambda v: F.mul_scalar(v, 1.1)),
+           ("F.add_scalar val=0.7", lambda v: F.add_scalar(v, val=0.7)),
+           ("F.pow_scalar 1.7", lambda v: F.pow_scalar(v, 1.7)),
+           ("F.maximum_scalar 1.3", lambda v: F.maximum_scalar(v, 1.3))]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        dtypes = []
+        for name, fn in fns:
+            for leaf in (np.float32, np.float16):
+                x = nn.Variable.from_numpy_array(x0.astype(leaf), need_grad=True)
+                with nn.context_scope(half):
+                    y = fn(x)
+                y.forward()
+                x.grad.zero()
+                y.backward(np.full(y.shape, 0.37, np.float32))
+                key = "%s%s %s" % (k, name, np.dtype(leaf).name)
+                res[key] = _array(y.d)
+                if leaf is np.float32:
+                    res["%s%s x.g" % (k, name)] = np.asarray(x.g, np.float32)
+                dtypes.append(str(x.g.dtype))
+        res[k + "x.g dtype"] = dtypes
+        nn.set_auto_forward(False)
+    return res
