@@ -116,14 +116,26 @@ def binary_cross_entropy(x, target):
              + (1 - t) * torch.log(torch.clamp(1 - x, min=tiny)))
 
 
-@op(2, category=_C, precision="float")
+def _nnabla_half(attrs: dict) -> bool:
+    """``OpSpec.computes_in_half`` of the losses NNabla 1.39 computes in ``Half`` on its CPU
+    (build-tools/code_generator/function_types.yaml: ``SquaredError``, ``AbsoluteError``)."""
+    return True
+
+
+@op(2, category=_C, precision="float", computes_in_half=_nnabla_half)
 def squared_error(x0, x1):
-    """Element-wise ``(x0 - x1) ** 2``.  Example: ``F.mean(F.squared_error(y, t))``."""
+    """Element-wise ``(x0 - x1) ** 2``; of float16 inputs computed in float32 and rounded once,
+    as NNabla 1.39's CPU ``SquaredError`` in ``cpu:half`` (its binary transform evaluates the
+    formula in float: base_transform_binary.hpp, ``force_float``).  Example:
+    ``F.mean(F.squared_error(y, t))``."""
+    if x0.dtype == torch.float16 and x1.dtype == torch.float16:
+        d = x0.float() - x1.float()
+        return (d * d).half()
     d = x0 - x1
     return d * d
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", computes_in_half=_nnabla_half)
 def absolute_error(x0, x1):
     """Element-wise ``|x0 - x1|``.  Example: ``F.absolute_error(y, t)``."""
     return torch.abs(x0 - x1)

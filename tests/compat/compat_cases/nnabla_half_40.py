@@ -128,3 +128,45 @@ def half40__scalar_functions(nn, F, r):
         res[k + "x.g dtype"] = dtypes
         nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=_HALF + ["nnabla.functions.squared_error", "nnabla.functions.absolute_error",
+                            "nnabla.functions.mean"], rtol=0.0, atol=0.0,
+             known={"static x.g dtype": _G_DTYPE, "dyn x.g dtype": _G_DTYPE})
+def half40__squared_and_absolute_error(nn, F, r):
+    """NNabla 1.39's CPU ``SquaredError`` and ``AbsoluteError`` run in Half in ``cpu:half``
+    (function_types.yaml), their binary transform evaluating the formula in float from the
+    Half inputs and rounding once (base_transform_binary.hpp, ``force_float``): float16
+    outputs, ``(-1.798 - 3.148)**2`` = 24.46875 where rounding the difference first gives
+    24.453125.  Stadyn computed them in float32 (float32 outputs, and ``F.mean`` over them then
+    read float32).  Static and dynamic: outputs, both inputs' gradients for a seeded ``dy``,
+    and ``F.mean(F.squared_error(y, t))``."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + ["nnabla.functions.squared_error", "nnabla.functions.absolute_error",
+                       "nnabla.functions.mean"]))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(42)
+    a = (rs.randn(5, 40) * 2).astype(np.float32)
+    b = (rs.randn(5, 40) * 2).astype(np.float32)
+    dy = rs.randn(5, 40).astype(np.float32)
+    fns = [("squared_error", F.squared_error), ("absolute_error", F.absolute_error),
+           ("mse", lambda u, v: F.mean(F.squared_error(u, v)))]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        dtypes = []
+        for name, fn in fns:
+            x0 = nn.Variable.from_numpy_array(a, need_grad=True)
+            x1 = nn.Variable.from_numpy_array(b, need_grad=True)
+            with nn.context_scope(half):
+                y = fn(x0, x1)
+            y.forward()
+            y.backward(dy if y.ndim else 1.0)
+            res[k + name] = _array(y.d)
+            res[k + name + " x0.g"] = np.asarray(x0.g, np.float32)
+            res[k + name + " x1.g"] = np.asarray(x1.g, np.float32)
+            dtypes += [str(x0.g.dtype), str(x1.g.dtype)]
+        res[k + "x.g dtype"] = dtypes
+        nn.set_auto_forward(False)
+    return res
