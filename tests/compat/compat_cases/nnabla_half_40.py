@@ -170,3 +170,36 @@ def half40__squared_and_absolute_error(nn, F, r):
         res[k + "x.g dtype"] = dtypes
         nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=_HALF + ["nnabla.functions.sigmoid_cross_entropy"], rtol=0.0, atol=0.0,
+             known={"static x.g dtype": _G_DTYPE, "dyn x.g dtype": _G_DTYPE})
+def half40__sigmoid_cross_entropy(nn, F, r):
+    """NNabla 1.39's CPU ``SigmoidCrossEntropy`` runs in Half in ``cpu:half``
+    (function_types.yaml: ``[Half, int]``): its formula ``-(x * (t - (x >= 0)) - log(1 +
+    exp(x - 2x(x >= 0))))`` and its backward ``dy * (1 / (1 + exp(-x)) - t)`` in Half, every
+    operation rounded (sigmoid_cross_entropy.cpp, half.cpp): a float16 loss, and here a first
+    gradient -0.6191406 where Stadyn computed in float32 (-0.61939394, a float32 loss).
+    Static and dynamic: the loss and the logits' gradient for a seeded ``dy``, 0/1
+    labels."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + ["nnabla.functions.sigmoid_cross_entropy"]))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(43)
+    a = (rs.randn(6, 50) * 3).astype(np.float32)
+    t = (rs.rand(6, 50) > 0.5).astype(np.float32)
+    dy = rs.randn(6, 50).astype(np.float32)
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        x = nn.Variable.from_numpy_array(a, need_grad=True)
+        with nn.context_scope(half):
+            y = F.sigmoid_cross_entropy(x, nn.Variable.from_numpy_array(t))
+        y.forward()
+        y.backward(dy)
+        res[k + "loss"] = _array(y.d)
+        res[k + "x.g"] = np.asarray(x.g, np.float32)
+        res[k + "x.g dtype"] = str(x.g.dtype)
+        nn.set_auto_forward(False)
+    return res
