@@ -25,10 +25,11 @@ def _reduce(fn, x, axis, keepdims):
 
 def _half_fold(x, axis, rule, rules=("torch", "nnabla")) -> list | None:
     """The axes to fold over in half precision where ``rule`` asks for NNabla's reduction
-    and ``x`` is float16 (``ops/_half_sum.py``), else None; refuses an unknown ``rule``."""
+    and ``x`` is float16 on the CPU (``ops/_half_sum.py``: NNabla's CPU kernel; elsewhere
+    torch's sum), else None; refuses an unknown ``rule``."""
     if rule not in rules:
         raise ValueError(f"rule={rule!r}: one of {', '.join(map(repr, rules))}")
-    if rule == "torch" or x.dtype != torch.float16:
+    if rule == "torch" or x.dtype != torch.float16 or x.device.type != "cpu":
         return None
     axes = norm_axes(axis, x.ndim)
     return list(range(x.ndim)) if axes is None else list(axes)
