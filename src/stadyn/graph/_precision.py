@@ -7,7 +7,9 @@ inputs according to its declared ``precision``:
 * ``"mixed"`` — the first input (the data) to half, the rest (fp32 parameters and running
   statistics, updated in place) unchanged (batch normalisation's mixed-type kernels);
 * ``"float"`` — half inputs up to fp32 (losses, softmax, reductions: where range or accuracy
-  matters);
+  matters); but a node bound to a half context computes in its half type where the op's
+  ``computes_in_half`` rule says so (NNabla's ``F.sum``/``F.mean``, ``rule="nnabla"``: its
+  CPU kernels fold in fp16);
 * ``"any"``   — no cast; the op follows its inputs' types (element-wise ops); made in a half
   context by NNabla's API (a node bound to it), fp32 inputs read as half, as NNabla computes
   every function of a ``cpu:half`` context in fp16 (``_half_context_cast``).
@@ -75,6 +77,10 @@ def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict
         precision = node.spec.precision
         if bound is not None and precision == "any":
             precision = _half_context_cast(node)
+        elif bound is not None and precision == "float":
+            rule = node.spec.computes_in_half
+            if rule is not None and rule(node.attrs):
+                precision = "half"
         return cast_arguments(precision, args, kwargs, half)
     # A float context bound (every NNabla function's): only a half argument is cast, and
     # there rarely is one: looked for before any list is made (the dynamic hot path).

@@ -81,6 +81,11 @@ class OpSpec:
             keeps a half input's dtype where other ops read it as fp32
             (:func:`~stadyn.graph._precision.cast_for_node`): ``identity``, and ``reshape``
             with ``inplace=True``.
+        computes_in_half: for an op declared ``"float"``, a rule of a call's attributes
+            (``attrs -> bool``) saying when a node bound to a half context (an NNabla
+            function made in ``cpu:half``) computes in that half type instead
+            (:func:`~stadyn.graph._precision.cast_for_node`): ``sum`` and ``mean`` with
+            ``rule="nnabla"``, whose fp16 fold is NNabla 1.39's CPU kernel.
         rule: a shape rule ``rule(meta_args, meta_kwargs) -> meta outputs | None`` that
             :meth:`infer` tries before running the implementation on meta tensors (None: it
             cannot decide); ``@op`` sets it after the spec is made, bound to ``spec.impl`` as
@@ -109,6 +114,7 @@ class OpSpec:
     forwards_inputs: bool = False
     seeds_inputs: Callable[[dict], bool] | None = None
     keeps_input_dtype: Callable[[dict], bool] | None = None
+    computes_in_half: Callable[[dict], bool] | None = None
     rule: Callable[[list, dict], Any] | None = None
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)
@@ -127,7 +133,8 @@ class OpSpec:
                       state: Callable[[], Any] | None = None,
                       elementwise: bool = False, forwards_inputs: bool = False,
                       seeds_inputs: Callable[[dict], bool] | None = None,
-                      keeps_input_dtype: Callable[[dict], bool] | None = None) -> "OpSpec":
+                      keeps_input_dtype: Callable[[dict], bool] | None = None,
+                      computes_in_half: Callable[[dict], bool] | None = None) -> "OpSpec":
         """Read the declaration off ``impl``'s signature (see the module docstring)."""
         sig = inspect.signature(impl)
         params = list(sig.parameters.values())
@@ -156,7 +163,8 @@ class OpSpec:
                    unstorable=unstorable, frameworks=frozenset(frameworks), sequence=sequence,
                    value_shape=value_shape, state=state, elementwise=elementwise,
                    forwards_inputs=forwards_inputs, seeds_inputs=seeds_inputs,
-                   keeps_input_dtype=keeps_input_dtype, _signature=sig)
+                   keeps_input_dtype=keeps_input_dtype, computes_in_half=computes_in_half,
+                   _signature=sig)
 
     def __post_init__(self) -> None:
         # whether the op gives outputs a sequence axis even when no input has one (it names

@@ -88,17 +88,45 @@ def categorical_cross_entropy(x, target, axis=None, rule="torch"):
     return torch.where(ids < 0, torch.zeros_like(loss), loss)
 
 
-@op(2, category=_C, precision="float")
+class _NnablaHalfSigmoidCE(torch.autograd.Function):
+    """NNabla 1.39's CPU ``SigmoidCrossEntropy<Half, int>`` (sigmoid_cross_entropy.cpp): the
+    formula ``-(x * (t - (x >= 0)) - log(1 + exp(x - 2 * x * (x >= 0))))`` in ``Half``, each
+    operation rounded to float16 (half.cpp), and its backward ``dy * (1 / (1 + exp(-x)) -
+    t)`` the same way; ``t`` the integer label."""
+
+    @staticmethod
+    def forward(ctx, x, t):
+        ctx.save_for_backward(x, t)
+        b = (x >= 0).to(x.dtype)
+        inner = x - (2 * x) * b
+        return -(x * (t - b) - torch.log(1 + torch.exp(inner)))
+
+    @staticmethod
+    def backward(ctx, dy):
+        x, t = ctx.saved_tensors
+        return dy * (1 / (1 + torch.exp(-x)) - t), None
+
+
+def _integer_target(attrs: dict) -> bool:
+    """``OpSpec.computes_in_half`` of ``sigmoid_cross_entropy``: NNabla's (an integer label),
+    which NNabla 1.39 computes in ``Half`` on its CPU (function_types.yaml)."""
+    return bool(attrs.get("integer_target"))
+
+
+@op(2, category=_C, precision="float", computes_in_half=_integer_target)
 def sigmoid_cross_entropy(x, target, integer_target=False):
     """Element-wise ``-(t log s(x) + (1 - t) log(1 - s(x)))`` for logits ``x``, computed stably.
     ``target`` has ``x``'s shape; a fractional one is a probability.  ``integer_target=True``
     reads it as NNabla 1.39 does: truncated toward zero to an integer label (0.7 is 0, -0.5 is 0,
     1.7 is 1), with no gradient to the target (NNabla's ``F.sigmoid_cross_entropy`` and an
-    ``.nnp`` file's ``SigmoidCrossEntropy``).  Example: ``F.sigmoid_cross_entropy(logits, t)``."""
+    ``.nnp`` file's ``SigmoidCrossEntropy``), and of float16 logits NNabla's CPU formula in
+    float16, rounded after each operation.  Example: ``F.sigmoid_cross_entropy(logits, t)``."""
     _same_shape_target(x, target)
     t = target.to(x.dtype)
     if integer_target:
         t = t.detach().trunc()
+        if x.dtype == torch.float16:       # NNabla's in cpu:half: rounded at every step
+            return _NnablaHalfSigmoidCE.apply(x, t)
     return TF.binary_cross_entropy_with_logits(x, t, reduction="none")
 
 
@@ -116,14 +144,26 @@ def binary_cross_entropy(x, target):
              + (1 - t) * torch.log(torch.clamp(1 - x, min=tiny)))
 
 
-@op(2, category=_C, precision="float")
+def _nnabla_half(attrs: dict) -> bool:
+    """``OpSpec.computes_in_half`` of the losses NNabla 1.39 computes in ``Half`` on its CPU
+    (build-tools/code_generator/function_types.yaml: ``SquaredError``, ``AbsoluteError``)."""
+    return True
+
+
+@op(2, category=_C, precision="float", computes_in_half=_nnabla_half)
 def squared_error(x0, x1):
-    """Element-wise ``(x0 - x1) ** 2``.  Example: ``F.mean(F.squared_error(y, t))``."""
+    """Element-wise ``(x0 - x1) ** 2``; of float16 inputs computed in float32 and rounded once,
+    as NNabla 1.39's CPU ``SquaredError`` in ``cpu:half`` (its binary transform evaluates the
+    formula in float: base_transform_binary.hpp, ``force_float``).  Example:
+    ``F.mean(F.squared_error(y, t))``."""
+    if x0.dtype == torch.float16 and x1.dtype == torch.float16:
+        d = x0.float() - x1.float()
+        return (d * d).half()
     d = x0 - x1
     return d * d
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", computes_in_half=_nnabla_half)
 def absolute_error(x0, x1):
     """Element-wise ``|x0 - x1|``.  Example: ``F.absolute_error(y, t)``."""
     return torch.abs(x0 - x1)

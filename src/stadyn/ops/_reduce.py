@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 
+from ._half_sum import fold_mean, fold_sum
 from ._output_grads import nnabla_prod
 from ._picks import cntk_extreme, cntk_max_pool, first_extreme_index
 from ._registry import op
@@ -22,9 +23,29 @@ def _reduce(fn, x, axis, keepdims):
     return fn(x, dim=axes, keepdim=keepdims)
 
 
-@op(1, category=_C, precision="float", sequence=unless_axes(), shape="reduce")
-def sum(x, axis=None, keepdims=False):  # noqa: A001 - NNabla's name
-    """Sum over ``axis`` (an int, a list, or None for all axes).
+def _half_fold(x, axis, rule, rules=("torch", "nnabla")) -> list | None:
+    """The axes to fold over in half precision where ``rule`` asks for NNabla's reduction
+    and ``x`` is float16 on the CPU (``ops/_half_sum.py``: NNabla's CPU kernel; elsewhere
+    torch's sum), else None; refuses an unknown ``rule``."""
+    if rule not in rules:
+        raise ValueError(f"rule={rule!r}: one of {', '.join(map(repr, rules))}")
+    if rule == "torch" or x.dtype != torch.float16 or x.device.type != "cpu":
+        return None
+    axes = norm_axes(axis, x.ndim)
+    return list(range(x.ndim)) if axes is None else list(axes)
+
+
+def _nnabla_in_half(attrs: dict) -> bool:
+    """``OpSpec.computes_in_half`` of ``sum`` and ``mean``: NNabla's rule adds in fp16."""
+    return attrs.get("rule", "torch") != "torch"
+
+
+@op(1, category=_C, precision="float", sequence=unless_axes(), shape="reduce",
+    computes_in_half=_nnabla_in_half)
+def sum(x, axis=None, keepdims=False, rule="torch"):  # noqa: A001 - NNabla's name
+    """Sum over ``axis`` (an int, a list, or None for all axes).  ``rule="nnabla"``: of float16
+    values, NNabla 1.39's CPU sum, rounded to float16 after each addition (and computed in
+    float16 in a node bound to a ``cpu:half`` context); see ``ops/_half_sum.py``.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -33,13 +54,22 @@ def sum(x, axis=None, keepdims=False):  # noqa: A001 - NNabla's name
         >>> y.d
         array([3., 3.], dtype=float32)
     """
+    axes = _half_fold(x, axis, rule)
+    if axes:
+        return fold_sum(x, axes, keepdims)
     return _reduce(torch.sum, x, axis, keepdims)
 
 
-@op(1, category=_C, precision="float", sequence=unless_axes(), shape="reduce")
-def mean(x, axis=None, keepdims=False):
+@op(1, category=_C, precision="float", sequence=unless_axes(), shape="reduce",
+    computes_in_half=_nnabla_in_half)
+def mean(x, axis=None, keepdims=False, rule="torch"):
     """Mean over ``axis`` (None: all axes, giving shape ``()``); of integers, a float32 mean
-    (as NNabla 1.39).  Example: ``F.mean(loss)``."""
+    (as NNabla 1.39).  ``rule="nnabla"``: of float16 values, NNabla 1.39's CPU mean, the sum
+    of :func:`sum` divided by the count as a float16; ``"nnabla_reduce"``: its
+    ``reduce_mean``, which divides by the exact count.  Example: ``F.mean(loss)``."""
+    axes = _half_fold(x, axis, rule, ("torch", "nnabla", "nnabla_reduce"))
+    if axes:
+        return fold_mean(x, axes, keepdims, count_in_type=rule == "nnabla")
     if not (x.is_floating_point() or x.is_complex()):
         x = x.to(torch.float32)
     return _reduce(torch.mean, x, axis, keepdims)

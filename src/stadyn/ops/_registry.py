@@ -28,7 +28,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
        value_shape: str = "", state: Callable[[], Any] | None = None,
        elementwise: bool = False, forwards_inputs: bool = False,
        seeds_inputs: Callable[[dict], bool] | None = None,
-       keeps_input_dtype: Callable[[dict], bool] | None = None):
+       keeps_input_dtype: Callable[[dict], bool] | None = None,
+       computes_in_half: Callable[[dict], bool] | None = None):
     """Declare an op from its torch implementation (see :class:`stadyn.graph.OpSpec`).
 
     The decorated function's first ``n_inputs`` parameters are the tensor inputs (or ``*x`` for a
@@ -50,7 +51,9 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     ``forwards_inputs`` an op whose output's forward runs its inputs as roots too (``sink``);
     ``seeds_inputs`` when a backward from its output starts from its inputs' gradients too
     (``sink(one_input_grad=False)``); ``keeps_input_dtype`` when its output is its input's
-    array, which keeps a half input's dtype in a float context (``identity``, ``reshape``).  How
+    array, which keeps a half input's dtype in a float context (``identity``, ``reshape``);
+    ``computes_in_half`` when an op declared ``"float"`` computes in the half type in a node
+    bound to a half context (``sum``/``mean`` with ``rule="nnabla"``).  How
     the op is written to file formats (ONNX) is registered against its spec in
     ``stadyn.serialize``'s op rules, not here.
     """
@@ -64,7 +67,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
                                     elementwise=elementwise,
                                     forwards_inputs=forwards_inputs,
                                     seeds_inputs=seeds_inputs,
-                                    keeps_input_dtype=keeps_input_dtype)
+                                    keeps_input_dtype=keeps_input_dtype,
+                                    computes_in_half=computes_in_half)
         # the rule probes the op's implementation as it is when it runs (a replaced
         # ``spec.impl`` -- a kernel whose import fails -- is the one probed and then raising)
         spec.rule = rule_for(lambda *a, **k: spec.impl(*a, **k), shape, elementwise)

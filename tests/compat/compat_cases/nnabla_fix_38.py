@@ -174,16 +174,10 @@ def fix38__dropout_probability_as_nnablas_float(nn, F, r):
     return res
 
 
-_HALF_SUM = ("a reduction (an op declared 'float': F.sum, F.mean, losses, softmax) made in a "
-             "half context computes in fp32 (float32 2.62356) where NNabla 1.39's computes in "
-             "fp16 (float16 2.623): graph/_precision.py keeps 'float' ops' fp32")
-
-
 @nnabla_case(names=["nnabla.context_scope", "nnabla.ext_utils.get_extension_context",
                     "nnabla.functions.tanh", "nnabla.functions.relu", "nnabla.functions.exp",
                     "nnabla.functions.sigmoid", "nnabla.functions.abs",
-                    "nnabla.functions.reshape", "nnabla.functions.sum"],
-             known={"static sum": _HALF_SUM, "dyn sum": _HALF_SUM})
+                    "nnabla.functions.reshape", "nnabla.functions.sum"])
 def fix38__any_op_in_a_half_context(nn, F, r):
     """An element-wise function made in ``cpu:half`` over a float32 Variable computes in fp16
     on NNabla 1.39 (its ``.d`` float16: ``F.tanh`` gives ``[0.1229, 0.00010002, 0.9868]``);

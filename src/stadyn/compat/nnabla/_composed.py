@@ -68,7 +68,7 @@ def reduce_mean(x):
         >>> float(y.d)
         1.5
     """
-    return named(_F.mean(x), "ReduceMean")
+    return named(_F.mean(x, rule="nnabla_reduce"), "ReduceMean")
 
 
 def reduce_sum(x):
@@ -82,7 +82,7 @@ def reduce_sum(x):
         >>> float(y.d)
         6.0
     """
-    return named(_F.sum(x), "ReduceSum")
+    return named(_F.sum(x, rule="nnabla"), "ReduceSum")
 
 
 def _truth(x):

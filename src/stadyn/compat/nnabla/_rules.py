@@ -25,7 +25,10 @@ takes its backward's mask from the output, as NNabla's does, so a written ``y.d`
 gradient (case ``nnabla_review_mends_28.relu_leaky_relu__backward_reads_written_output``);
 so do ``F.swish``, ``F.mul_n`` and ``F.prod`` read the output in their backward as NNabla's
 kernels do (``ops/_output_grads.py``; case
-``nnabla_fidelity_20.written_outputs__swish_mul_n_prod_read_them``).
+``nnabla_fidelity_20.written_outputs__swish_mul_n_prod_read_them``).  ``F.sum``,
+``F.mean``, ``F.reduce_sum`` and ``F.reduce_mean`` made in ``cpu:half`` compute in float16
+and round after each addition, as NNabla's CPU kernels do (``ops/_half_sum.py``; case
+``nnabla_half_40.half40__sum_mean_fold``).
 """
 
 from __future__ import annotations
@@ -42,7 +45,8 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "random_choice": "nnabla", "random_erase": "nnabla", "image_augmentation": "nnabla",
          "max": "nnabla", "min": "nnabla", "sort": "nnabla", "softmax_cross_entropy": "nnabla",
          "categorical_cross_entropy": "nnabla", "top_n_error": "nnabla", "leaky_relu": "nnabla",
-         "swish": "nnabla", "mul_n": "nnabla", "prod": "nnabla"}
+         "swish": "nnabla", "mul_n": "nnabla", "prod": "nnabla", "sum": "nnabla",
+         "mean": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):

@@ -20,6 +20,7 @@ import numpy as np
 
 from ... import graph as _graph
 from ._float_inputs import as_float32
+from ._half_scalars import half_scalar, in_half_context
 from ._ndarray import NdArray
 from ._refusals import check_binary
 
@@ -40,8 +41,13 @@ def _checked_operator(name: str, function: str, reflected: bool):
             if isinstance(other, NdArray):
                 return getattr(NdArray, name)(self.data, other)
             other = as_float32(other)
-        elif isinstance(other, (np.ndarray, np.generic, list, tuple)):
-            other = _scalar_operand(name, other)
+        else:
+            if isinstance(other, (np.ndarray, np.generic, list, tuple)):
+                other = _scalar_operand(name, other)
+            if name == "__truediv__" and in_half_context() and isinstance(other, (int, float)):
+                # NNabla's F.mul_scalar(x, 1. / y), its scalar in the half type
+                return _Core.__mul__(as_float32(self), half_scalar(1.0 / other))
+            other = half_scalar(other)
         return getattr(_Core, name)(as_float32(self), other)
     method.__name__ = name
     return method

@@ -48,6 +48,7 @@ from ._refusals import refusing_what_nnabla_refuses as _refusing
 from ._refusals import NNablaRefusal as _NNablaRefusal
 from ._registered_flags import honouring_registered_flags as _honouring_flags
 from ._rules import with_nnabla_rule as _with_nnabla_rule
+from ._half_scalars import rounding_half_scalars as _rounding_half_scalars
 from ._bn_stats import adapter_axes as _adapter_axes
 from ._bn_stats import with_stats_as_nodes as _with_stats_as_nodes
 from ._counters import counting_in_int32 as _counting_in_int32
@@ -111,8 +112,8 @@ def _adopt(out, given: list) -> None:
 __all__ = _offered(_F.__all__, _CATALOG)
 globals().update({_n: _counting_in_int32(_n, _writing_given_arrays(_n, _refusing_proto_variables(
     _accepting_ndarrays(_honouring_flags(_refusing(_n, _reading_floats(_n, _giving_nnabla_variables(
-        _with_stats_as_nodes(_n, _giving_uint64(_n, _with_nnabla_rule(_n, getattr(_F, _n))))))))))))
-    for _n in __all__})
+        _with_stats_as_nodes(_n, _giving_uint64(_n, _rounding_half_scalars(_n, _with_nnabla_rule(
+        _n, getattr(_F, _n))))))))))))) for _n in __all__})
 
 def _taking_n_outputs(fn):
     """NNabla 1.39's ``F.dropout(x, p=0.5, seed=-1, n_outputs=-1, outputs=None)`` on ``fn``
