@@ -18,7 +18,9 @@ from ... import functions as F
 from ... import sequence as Seq
 from ._deferrable import defer_module
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, operands_dtype,
-                     refuse_several_outputs, reshape_samples, same_dtype, sample_shape, wrap)
+                     refuse_several_outputs, reshape_samples, root_as_output, same_dtype,
+                     sample_shape, wrap)
+from ._inferred_parameters import infer_times
 from ._mixed_axes import refuse_other_sequence_axes
 from ._ops_shape import reshape, transpose
 from ._run_checks import InvalidAtRunError, refuse_when_run
@@ -39,6 +41,7 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
     refuse_several_outputs(left, None)      # (CNTK 2.7 reads each operand's one output)
     refuse_several_outputs(right, None)
     refuse_other_sequence_axes("Times", (right, left))     # (CNTK's Times(right, left))
+    infer_times(root_as_output(left), root_as_output(right), output_rank)   # (W's inferred axes)
     dtype = operands_dtype(right, left, op="Times", arrays=True)   # CNTK's Times(right, left)
     b, a = same_dtype([operand(right, dtype), operand(left, dtype)], "Times")
     left_shape = sample_shape(left)

@@ -1,0 +1,100 @@
+"""Where ``stadyn.compat.cntk``'s graph building did otherwise than CNTK 2.7 (cntkgraph40):
+parameters with an inferred axis (``C.parameter((C.InferredDimension, 3))``), which CNTK
+makes and lets the first ``times`` or element-wise op infer, and Stadyn refused."""
+
+import functools
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+
+_outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+def _shape(f):
+    return list(f.shape)
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.ops.times", "cntk.ops.plus", "cntk.ops.minus",
+                  "cntk.ops.element_times", "cntk.ops.element_divide", "cntk.ops.element_max",
+                  "cntk.ops.pow", "cntk.ops.less", "cntk.ops.tanh",
+                  "cntk.initializer.glorot_uniform", "cntk.Parameter.shape"],
+           note="C.parameter with InferredDimension (-1) axes: CNTK 2.7 shows them as -1 ('? x "
+                "3'), refuses .value (ValueError), and the first op that meets the parameter "
+                "with a known shape fixes them and draws the init then: times(x, W) W's "
+                "reduced axes from x's trailing ones (output_rank kept), the element-wise ops "
+                "from the other operand aligned on the right (element_divide, element_max "
+                "infer their left operand only); a graph still holding an unresolved one is "
+                "refused when run (ValueError 'with unresolved shape', Stadyn refuses the op "
+                "as it is made, the same type); a second times of another width is "
+                "ValueError. Stadyn refused every such parameter with ValueError")
+def inferred_parameter__as_cntk_infers(C, r, np):
+    r.touch("cntk.Parameter.shape")
+    inferred = C.InferredDimension
+    data = np.linspace(-1, 1, 8).astype(np.float32).reshape(1, 2, 4)
+
+    def times():
+        W = C.parameter((inferred, 3), init=C.glorot_uniform(seed=7), name="W")
+        before = {"shape": _shape(W), "repr": repr(W).replace("'W'", "'name'")}
+        x = C.input_variable((2, 4))
+        z = C.times(x, W)
+        return {"before": before, "shape": _shape(z), "W": _shape(W), "value": W.value,
+                "eval": z.eval({x: data}), "parameters": [_shape(p) for p in z.parameters],
+                "same": bool(z.parameters[0] == W)}
+
+    def times_ranks(shape, given, **kw):
+        def made():
+            W = C.parameter(shape, init=1.0)
+            z = C.times(C.input_variable(given), W, **kw)
+            return {"shape": _shape(z), "W": _shape(W)}
+        return made
+
+    def elementwise(op, shape, given, first=False):
+        def made():
+            p = C.parameter(shape, init=0.5)
+            x = C.input_variable(given)
+            z = op(p, x) if first else op(x, p)
+            return {"shape": _shape(z), "p": _shape(p),
+                    "eval": z.eval({x: np.ones((1,) + tuple(given), np.float32)})}
+        return made
+
+    def reused():
+        W = C.parameter((inferred, 3), init=1.0)
+        C.times(C.input_variable(5), W)
+        return _shape(C.times(C.input_variable(6), W))
+
+    def unresolved(build):
+        def made():
+            x = C.input_variable(4)
+            return build(C.parameter((inferred,), init=1.0), x).eval(
+                {x: np.ones((1, 4), np.float32)})
+        return made
+
+    return {
+        "value before": _outcome(lambda: C.parameter((inferred, 3)).value),
+        "times (2, 4) x (?, 3)": _outcome(times),
+        "times (2, 4) x (?, ?, 3)": _outcome(times_ranks((inferred, inferred, 3), (2, 4))),
+        "times (2, 4) x (?, 3, 2) output_rank 2": _outcome(
+            times_ranks((inferred, 3, 2), (2, 4), output_rank=2)),
+        "times default init": _outcome(lambda: (lambda W: (C.times(C.input_variable(2), W),
+                                                           W.value)[1])(
+            C.parameter((inferred, 3)))),
+        "(2, 6) + (?,)": _outcome(elementwise(C.plus, (inferred,), (2, 6))),
+        "(?, ?) + (3, 5)": _outcome(elementwise(C.plus, (inferred, inferred), (3, 5), True)),
+        "(3, 1) * (?,)": _outcome(elementwise(C.element_times, (inferred,), (3, 1))),
+        "(?,) * (3, 1)": _outcome(elementwise(C.element_times, (inferred,), (3, 1), True)),
+        "(?,) + (2, free)": _outcome(elementwise(C.plus, (inferred,), (2, C.FreeDimension),
+                                                 True)),
+        "(4,) - (?,)": _outcome(elementwise(C.minus, (inferred,), (4,))),
+        "pow (?,) (4,)": _outcome(elementwise(C.pow, (inferred,), (4,), True)),
+        "less (4,) (?,)": _outcome(elementwise(C.less, (inferred,), (4,))),
+        "element_divide (?,) (4,)": _outcome(elementwise(C.element_divide, (inferred,), (4,),
+                                                         True)),
+        "element_max (?,) (4,)": _outcome(elementwise(C.element_max, (inferred,), (4,), True)),
+        "times reused for 6": _outcome(reused),
+        "run element_divide (4,) (?,)": _outcome(unresolved(
+            lambda p, x: C.element_divide(x, p))),
+        "run element_max (4,) (?,)": _outcome(unresolved(lambda p, x: C.element_max(x, p))),
+        "run tanh": _outcome(unresolved(lambda p, x: C.tanh(p) * x)),
+        "run * 2": _outcome(unresolved(lambda p, x: (p * 2) * x)),
+    }
