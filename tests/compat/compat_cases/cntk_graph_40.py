@@ -98,3 +98,29 @@ def inferred_parameter__as_cntk_infers(C, r, np):
         "run tanh": _outcome(unresolved(lambda p, x: C.tanh(p) * x)),
         "run * 2": _outcome(unresolved(lambda p, x: (p * 2) * x)),
     }
+
+
+@cntk_case(names=["cntk.ops.reduce_sum", "cntk.ops.reduce_mean", "cntk.ops.reduce_max",
+                  "cntk.ops.reduce_min", "cntk.ops.reduce_prod", "cntk.ops.reduce_log_sum_exp",
+                  "cntk.ops.reduce_l1", "cntk.ops.reduce_l2", "cntk.ops.reduce_sum_square",
+                  "cntk.ops.placeholder", "cntk.ops.sequence.input_variable"],
+           note="a reduction given an empty axis list (axis=[] or ()): CNTK 2.7 refuses it as "
+                "it is made, RuntimeError 'ReduceElements: ... Empty axes argument provided.' "
+                "(of a sequence, a scalar, a placeholder, keepdims=False too); Stadyn returned "
+                "the operand unreduced (SILENT); axis=None reduces every axis of a sample")
+def reduce__empty_axis_list(C, r, np):
+    x = C.input_variable((2, 3))
+    data = np.arange(6, dtype=np.float32).reshape(1, 2, 3) - 2
+    res = {}
+    for op in ["reduce_sum", "reduce_mean", "reduce_max", "reduce_min", "reduce_prod",
+               "reduce_log_sum_exp", "reduce_l1", "reduce_l2", "reduce_sum_square"]:
+        fn = getattr(C, op)
+        res[op + " []"] = _outcome(lambda: fn(x, axis=[]).eval({x: data}))
+        res[op + " ()"] = _outcome(lambda: fn(x, axis=()).eval({x: data}))
+        res[op + " None"] = _outcome(lambda: fn(x, axis=None).eval({x: data}))
+    res["keepdims False"] = _outcome(lambda: _shape(C.reduce_sum(x, axis=[], keepdims=False)))
+    res["sequence"] = _outcome(lambda: _shape(C.reduce_max(C.sequence.input_variable(3),
+                                                           axis=[])))
+    res["scalar"] = _outcome(lambda: _shape(C.reduce_min(C.reduce_sum(x), axis=[])))
+    res["placeholder"] = _outcome(lambda: _shape(C.reduce_mean(C.placeholder(), axis=[])))
+    return res
