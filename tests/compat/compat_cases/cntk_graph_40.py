@@ -124,3 +124,66 @@ def reduce__empty_axis_list(C, r, np):
     res["scalar"] = _outcome(lambda: _shape(C.reduce_min(C.reduce_sum(x), axis=[])))
     res["placeholder"] = _outcome(lambda: _shape(C.reduce_mean(C.placeholder(), axis=[])))
     return res
+
+
+def _names(vs):
+    return [v.name for v in vs]
+
+
+@cntk_case(names=["cntk.ops.gather", "cntk.ops.times", "cntk.ops.times_transpose",
+                  "cntk.ops.element_times", "cntk.ops.plus", "cntk.ops.placeholder",
+                  "cntk.ops.functions.Function", "cntk.Function.placeholders",
+                  "cntk.Function.arguments"],
+           note="placeholders in the order CNTK 2.7's walk meets them: its Times, "
+                "TransposeTimes and GatherOp take their operands swapped (C++ Times(right, "
+                "left), GatherOp(indices, reference)), so a waiting gather(table, indices) "
+                "lists ['indices', 'table'], times(a, b) ['b', 'a'], also under "
+                "element_times and inside an untyped @C.Function; arguments keep the Python "
+                "order. Stadyn listed the Python order everywhere")
+def placeholders__in_cntk_operand_order(C, r, np):
+    r.touch("cntk.Function.placeholders", "cntk.Function.arguments")
+
+    @C.Function
+    def gathered(table, indices):
+        return C.gather(table, indices)
+
+    a, b, c = C.placeholder(name="a"), C.placeholder(name="b"), C.placeholder(name="c")
+    t, i = C.placeholder(name="table"), C.placeholder(name="indices")
+    g = C.gather(t, i)
+    return {
+        "@Function gather placeholders": _names(gathered.placeholders),
+        "@Function gather arguments": _names(gathered.arguments),
+        "element_times(@Function, 2) placeholders": _names(
+            C.element_times(gathered, 2).placeholders),
+        "element_times(@Function, 2) arguments": _names(
+            C.element_times(gathered, 2).arguments),
+        "gather placeholders": _names(g.placeholders),
+        "element_times(gather, 2) placeholders": _names(C.element_times(g, 2).placeholders),
+        "element_times(gather, 2) arguments": _names(C.element_times(g, 2).arguments),
+        "times placeholders": _names(C.times(a, b).placeholders),
+        "times arguments": _names(C.times(a, b).arguments),
+        "times_transpose placeholders": _names(C.times_transpose(a, b).placeholders),
+        "plus(times, gather)": _names(C.plus(C.times(a, b), C.gather(c, a)).placeholders),
+        "plus(c, times)": _names(C.plus(c, C.times(a, b)).placeholders),
+        "plus": _names(C.plus(a, b).placeholders),
+    }
+
+
+@cntk_case(names=["cntk.ops.times", "cntk.ops.placeholder", "cntk.ops.parameter"],
+           note="times of a placeholder made with shape () (which waits for its binding in "
+                "Stadyn): CNTK 2.7 applies its Times rank rule as the op is made, a weight "
+                "with an axis to reduce its RuntimeError 'Times: The left operand ... rank (0) "
+                "must be >= #axes (1) being reduced over.'; a weight of output axes only is "
+                "built, of the weight's shape (3,). Stadyn built both, shape (-2,) (unknown), "
+                "and refused the first only when bound")
+def times__placeholder_of_rank_0(C, r, np):
+    def made(w, **kw):
+        return lambda: _shape(C.times(C.placeholder(()), C.parameter(w, init=1.0), **kw))
+    return {
+        "() x (1, 3)": _outcome(made((1, 3))),
+        "() x (2, 3)": _outcome(made((2, 3))),
+        "() x (3,)": _outcome(made((3,))),
+        "() x (2, 3) output_rank 2": _outcome(made((2, 3), output_rank=2)),
+        "(2,) x (2, 3)": _outcome(lambda: _shape(C.times(C.placeholder((2,)),
+                                                         C.parameter((2, 3), init=1.0)))),
+    }

@@ -83,9 +83,11 @@ class DeferredReads:
             elif isinstance(v, (list, tuple)):
                 for u in v:
                     visit(u)
-        for a in self._args:
-            visit(a)
-        for a in self._kwargs.values():
+        operands = list(self._args) + list(self._kwargs.values())
+        if not arguments and getattr(self._fn, "cntk_operands_reversed", False) and \
+                len(operands) >= 2:     # (CNTK's op reads its first two operands swapped;
+            operands[:2] = operands[1::-1]  # its arguments keep the Python order)
+        for a in operands:
             visit(a)
 
     @property

@@ -238,14 +238,17 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
 
     @property
     def placeholders(self) -> tuple:
-        """The arguments still placeholders (a loaded file's in the order its walk meets
-        them: ``_placeholder_order``, its names)."""
+        """The arguments still placeholders, in the order a walk of its graph meets them, as
+        CNTK 2.7 lists them (a loaded file's: ``_placeholder_order``, its names)."""
         if self._typed is not None:
             return self._typed.placeholders
         found = [p for p in self._placeholders if p.name not in self._given]
         order = self.__dict__.get("_placeholder_order")
         if order and all(p.name in order for p in found):
             found.sort(key=lambda p: order.index(p.name))
+        elif len(found) > 1:        # (as the walk of its graph meets them: CNTK 2.7's)
+            walked = [id(v.variable) for v in getattr(self._on_placeholders(), "placeholders", ())]
+            found.sort(key=lambda p: (walked + [id(p.variable)]).index(id(p.variable)))
         return tuple(found)
 
     @property
