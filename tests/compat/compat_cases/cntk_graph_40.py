@@ -187,3 +187,39 @@ def times__placeholder_of_rank_0(C, r, np):
         "(2,) x (2, 3)": _outcome(lambda: _shape(C.times(C.placeholder((2,)),
                                                          C.parameter((2, 3), init=1.0)))),
     }
+
+
+@cntk_case(names=["cntk.ops.plus", "cntk.ops.gather", "cntk.ops.element_times",
+                  "cntk.ops.placeholder", "cntk.ops.functions.load_model",
+                  "cntk.Function.save", "cntk.Variable.owner"],
+           note="the owner of a waiting Function's output (an op over placeholders, an "
+                "untyped file loaded): CNTK 2.7 gives the root op (Plus, Gather: uid that of "
+                "root_function, primitive, not composite), and element_times(loaded, 2) lists "
+                "the file's placeholders in its walk's order ['indices', 'table']. Stadyn "
+                "gave the waiting composite (no uid: AttributeError) and the Python order")
+def owner__of_a_waiting_output(C, r, np):
+    r.touch("cntk.Variable.owner", "cntk.Function.save")
+
+    def seen(f):
+        o = f.output.owner
+        return {"op_name": o.op_name, "uid is root's": o.uid == f.root_function.uid,
+                "is_primitive": o.is_primitive, "is_composite": o.is_composite,
+                "name": o.name}
+
+    @C.Function
+    def gathered(table, indices):
+        return C.gather(table, indices)
+
+    gathered.save("gathered.model")
+    loaded = C.load_model("gathered.model")
+    p = C.placeholder(name="p")
+    return {
+        "plus(p, 1)": _outcome(lambda: seen(C.plus(p, 1))),
+        "relu(p) named": _outcome(lambda: seen(C.relu(p, name="r"))),
+        "loaded": _outcome(lambda: seen(loaded)),
+        "loaded placeholders": [v.name for v in loaded.placeholders],
+        "element_times(loaded, 2) placeholders": [
+            v.name for v in C.element_times(loaded, 2).placeholders],
+        "element_times(loaded, 2) arguments": [
+            v.name for v in C.element_times(loaded, 2).arguments],
+    }

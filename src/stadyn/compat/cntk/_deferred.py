@@ -69,7 +69,7 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
 
     def check(v) -> bool:
         if isinstance(v, UnknownOutput):
-            v = v.owner
+            v = v.waiting
         if isinstance(v, Deferred):
             return v._typed is None     # (a typed one is the Function it built)
         if _shapeless(v):
@@ -236,7 +236,7 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
 
         def value(v):
             if isinstance(v, UnknownOutput):
-                return v.of(value(v.owner))
+                return v.of(value(v.waiting))
             if isinstance(v, Deferred):     # (one built already is its graph, in place)
                 return v._typed if v._typed is not None else v._replay(bound, memo)
             if isinstance(v, LayerFunction) and v is not self._fn:
@@ -405,7 +405,7 @@ def _build_value(value: Any, bound: dict, memo: dict):
     """``value`` (a waiting Function, its output, a value with a shape) built with the
     placeholders ``bound``, sharing ``memo`` with the build under way."""
     if isinstance(value, UnknownOutput):
-        return value.of(_build_value(value.owner, bound, memo))
+        return value.of(_build_value(value.waiting, bound, memo))
     if isinstance(value, Deferred):
         return value._typed if value._typed is not None else value._replay(bound, memo)
     return value

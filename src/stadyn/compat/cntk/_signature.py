@@ -31,6 +31,7 @@ from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred import PROBING, Deferred
+from ._deferred_operands import waiting_of
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import bind, late
 from ._mixins import GraphObject, TensorOpsMixin
@@ -203,7 +204,7 @@ def _unapplied_output(value):
     Python functions in CNTK 2.7, are no Functions: left as they are)."""
     if (getattr(value, "_cntk_function", False) and hasattr(value, "_first_output")
             and not isinstance(value, (GraphObject, Deferred))):
-        return value.output.owner       # (the Deferred of the layer over its placeholder)
+        return waiting_of(value.output)     # (the Deferred of the layer over its placeholder)
     return value
 
 
