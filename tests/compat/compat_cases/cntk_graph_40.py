@@ -223,3 +223,30 @@ def owner__of_a_waiting_output(C, r, np):
         "element_times(loaded, 2) arguments": [
             v.name for v in C.element_times(loaded, 2).arguments],
     }
+
+
+@cntk_case(names=["cntk.ops.element_times", "cntk.ops.minus", "cntk.ops.plus",
+                  "cntk.ops.relu", "cntk.ops.placeholder", "cntk.Function.replace_placeholders"],
+           note="a waiting element-wise op whose placeholders are bound in part by "
+                "replace_placeholders: CNTK 2.7 infers its shape again from the values bound "
+                "(its shape read before too), Stadyn kept (-2,) until every placeholder was "
+                "bound")
+def replace_placeholders__shape_inferred_again(C, r, np):
+    r.touch("cntk.Function.replace_placeholders")
+
+    def partly(op, value, read_before=True):
+        p1, p2 = C.placeholder(name="p1"), C.placeholder(name="p2")
+        f = op(p1, p2)
+        before = _shape(f) if read_before else None
+        f.replace_placeholders({p1: value})
+        return {"before": before, "after": _shape(f), "placeholders": _names(f.placeholders)}
+
+    return {
+        "element_times, input (3, 2)": _outcome(lambda: partly(C.element_times,
+                                                               C.input_variable((3, 2)))),
+        "minus, parameter (4,)": _outcome(lambda: partly(C.minus, C.parameter((4,)))),
+        "plus, unread, input (5,)": _outcome(lambda: partly(C.plus, C.input_variable(5),
+                                                            False)),
+        "relu(plus), input (2,)": _outcome(lambda: partly(lambda a, b: C.relu(C.plus(a, b)),
+                                                          C.input_variable(2))),
+    }

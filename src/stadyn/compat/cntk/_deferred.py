@@ -374,6 +374,13 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
                 bind_loop(graph, ph, new)
             else:
                 self._bound[id(ph.variable)] = new
+        for part in self._parts():      # (CNTK 2.7 infers again what the values bound tell)
+            part.__dict__["_bound_for_shape"] = dict(self._bound)
+            if part.__dict__.get("_probed_shape") == (-2,):
+                del part.__dict__["_probed_shape"]
+                part.__dict__.pop("_over_known", None)
+                if part.__dict__.get("_probed_axes", False) is None:
+                    del part.__dict__["_probed_axes"]
         if pending(tuple(self._bound.values()), {}):
             return self
         # as CNTK replaces them in place: each part (this one last) whose placeholders are
