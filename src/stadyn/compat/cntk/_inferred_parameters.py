@@ -127,13 +127,13 @@ def _known_shape(x: Any) -> "tuple | None":
     waiting = pending_shape(x)
     if waiting is not None:
         return waiting
-    if isinstance(x, GraphObject) or hasattr(x, "output"):
-        try:
-            shape = tuple(int(d) for d in x.shape)
-        except (AttributeError, TypeError, ValueError):
+    try:        # (a Function of several outputs has no one shape: CNTK's RuntimeError)
+        if not (isinstance(x, GraphObject) or hasattr(x, "output")):
             return None
-        return None if shape == (-2,) else shape
-    return None
+        shape = tuple(int(d) for d in x.shape)
+    except (AttributeError, TypeError, ValueError, RuntimeError):
+        return None
+    return None if shape == (-2,) else shape
 
 
 def infer_elementwise(left: Any, right: Any, op: str = "") -> None:
@@ -149,8 +149,10 @@ def infer_elementwise(left: Any, right: Any, op: str = "") -> None:
         >>> infer_elementwise(p, C.input_variable((2, 6))); p.shape
         (6,)
     """
+    if pending_shape(left) is None and pending_shape(right) is None:
+        return          # (no parameter waits: nothing to read)
     lshape, rshape = _known_shape(left), _known_shape(right)
-    if lshape is None or rshape is None or -1 not in lshape + rshape:
+    if lshape is None or rshape is None:
         return
     n = min(len(lshape), len(rshape))
     lnew, rnew = list(lshape), list(rshape)
