@@ -115,10 +115,9 @@ def schedules__attributes(C, r):
                   "cntk.Function.placeholders", "cntk.Function.output"],
            note="replace_placeholders binding some of a Function's placeholders: CNTK 2.7 "
                 "lists what they are bound to among the arguments, in their place (Stadyn "
-                "listed only the placeholders left)",
-           known={"output shape": "Stadyn's compat builds the graph once every placeholder "
-                                  "has a shape (compat/cntk/_deferred.py); CNTK 2.7 infers "
-                                  "the shapes it can, here (2,) from the bound operand"})
+                "listed only the placeholders left); the output's shape inferred again from "
+                "the bound operand, (2,) (Stadyn: (-2,) until every placeholder was bound, "
+                "before cntkgraph40)")
 def replace_placeholders__some(C, r):
     r.touch("cntk.Function.replace_placeholders", "cntk.Function.arguments",
             "cntk.Function.placeholders", "cntk.Function.output", "cntk.Function.eval")

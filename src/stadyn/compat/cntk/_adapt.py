@@ -19,6 +19,7 @@ from ...cntk_semantics import reshape_samples
 from ...graph import Variable
 from ._graph import (BATCH, INNER_OPS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, kind_of,
                      set_op_name)
+from ._inferred_parameters import current, infer_elementwise, refuse_pending
 from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
 from ._run_checks import at_first_run, refuse_when_run
@@ -45,6 +46,7 @@ def wrap(value: Any) -> Any:
 def unwrap(value: Any) -> Any:
     """The Stadyn Variable inside a CNTK object (others unchanged; also inside lists, tuples)."""
     if isinstance(value, GraphObject):
+        refuse_pending(value)       # (a parameter whose axes no op has inferred yet)
         return value.variable
     if isinstance(value, (list, tuple)):
         return type(value)(unwrap(v) for v in value)
@@ -139,7 +141,8 @@ def operand(x: Any, dtype=np.float32) -> Any:
     constants, numbers as they are."""
     x = root_as_output(x)
     if isinstance(x, GraphObject):
-        v = x.variable
+        refuse_pending(x)       # (a parameter whose axes no op has inferred yet)
+        v = current(x)
         if v in SHAPELESS:
             raise ShapelessPlaceholderError(
                 f"placeholder {PLACEHOLDERS.get(v, '')!r} has no shape yet: give "
@@ -387,6 +390,8 @@ def binary(fn: Callable, left: Any, right: Any, name: str = "", op: str | None =
     """``fn(left, right)`` with CNTK's broadcasting: sample axes align on the right, the batch
     axis apart."""
     _check_dynamic_axes(left, right, op)
+    if op not in ("ElementDivide", "ElementMax", "ElementMin"):     # (CNTK 2.7's infer none)
+        infer_elementwise(root_as_output(left), root_as_output(right), op or "")
     dtype = operands_dtype(left, right, op=op or "", arrays=op not in (None, "And", "Or", "Xor"))
     a, b = same_dtype([_tensor(operand(left, dtype), dtype), _tensor(operand(right, dtype),
                                                                       dtype)], op or "")

@@ -69,7 +69,7 @@ def _pending(args: tuple, kwargs: dict, layers: bool) -> bool:
 
     def check(v) -> bool:
         if isinstance(v, UnknownOutput):
-            v = v.owner
+            v = v.waiting
         if isinstance(v, Deferred):
             return v._typed is None     # (a typed one is the Function it built)
         if _shapeless(v):
@@ -236,7 +236,7 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
 
         def value(v):
             if isinstance(v, UnknownOutput):
-                return v.of(value(v.owner))
+                return v.of(value(v.waiting))
             if isinstance(v, Deferred):     # (one built already is its graph, in place)
                 return v._typed if v._typed is not None else v._replay(bound, memo)
             if isinstance(v, LayerFunction) and v is not self._fn:
@@ -374,6 +374,13 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
                 bind_loop(graph, ph, new)
             else:
                 self._bound[id(ph.variable)] = new
+        for part in self._parts():      # (CNTK 2.7 infers again what the values bound tell)
+            part.__dict__["_bound_for_shape"] = dict(self._bound)
+            if part.__dict__.get("_probed_shape") == (-2,):
+                del part.__dict__["_probed_shape"]
+                part.__dict__.pop("_over_known", None)
+                if part.__dict__.get("_probed_axes", False) is None:
+                    del part.__dict__["_probed_axes"]
         if pending(tuple(self._bound.values()), {}):
             return self
         # as CNTK replaces them in place: each part (this one last) whose placeholders are
@@ -405,7 +412,7 @@ def _build_value(value: Any, bound: dict, memo: dict):
     """``value`` (a waiting Function, its output, a value with a shape) built with the
     placeholders ``bound``, sharing ``memo`` with the build under way."""
     if isinstance(value, UnknownOutput):
-        return value.of(_build_value(value.owner, bound, memo))
+        return value.of(_build_value(value.waiting, bound, memo))
     if isinstance(value, Deferred):
         return value._typed if value._typed is not None else value._replay(bound, memo)
     return value

@@ -17,7 +17,7 @@ from ._axis import Axis
 from ._mixins import GraphObject, TensorOpsMixin, compared_output, not_a_variable
 from ._variable_text import axis_mark, dims_text
 
-__all__ = ["LAYER_CLASSES", "PROBING", "UnknownOutput"]
+__all__ = ["LAYER_CLASSES", "PROBING", "UnknownOutput", "waiting_of"]
 
 
 # The classes of CNTK layers (``_layers_function.LayerFunction`` registers itself: it is above).
@@ -56,7 +56,7 @@ def _arguments_of(value: Any) -> tuple:
     found = getattr(value, "arguments", None)
     if found is None:
         output = getattr(value, "is_output", False)
-        found = value.owner.arguments if output else (value,)
+        found = waiting_of(value).arguments if output else (value,)
     return tuple(a for a in found if isinstance(a, GraphObject))
 
 
@@ -81,9 +81,16 @@ class UnknownOutput(TensorOpsMixin):
     is_placeholder = is_input = is_parameter = is_constant = False
     is_sparse = needs_gradient = False
 
-    def __init__(self, owner: Any, index: int = 0):
-        self.owner = owner
+    def __init__(self, waiting: Any, index: int = 0):
+        self.waiting = waiting  # (the waiting Function whose output it is)
         self.index = index      # (which of its Function's outputs: an LSTM's c is 1)
+
+    @property
+    def owner(self) -> Any:
+        """The Function whose output it is, as CNTK 2.7 gives it: the waiting Function's root
+        (its primitive op, ``Plus``; a layer's block; a loaded file's root), not the
+        composite."""
+        return self.waiting.root_function
 
     def of(self, built: Any) -> Any:
         """This output of ``built``, the Function its owner built (its output ``index``)."""
@@ -92,29 +99,29 @@ class UnknownOutput(TensorOpsMixin):
     @property
     def name(self) -> str:
         """Its Function's name (CNTK 2.7's output of ``relu(p, name="r")`` is ``r``)."""
-        return getattr(self.owner, "name", "") or ""
+        return getattr(self.waiting, "name", "") or ""
 
     @property
     def shape(self) -> tuple:
         """Its Function's (``(-2,)``, unknown, unless inferred from placeholders' shapes)."""
         if self.index:      # (an LSTM's c: known once its Function is built)
-            typed = getattr(self.owner, "_typed", None)
+            typed = getattr(self.waiting, "_typed", None)
             return (-2,) if typed is None else tuple(typed.outputs[self.index].shape)
-        shape = getattr(self.owner, "shape", (-2,))
+        shape = getattr(self.waiting, "shape", (-2,))
         return shape if isinstance(shape, tuple) else (-2,)
 
     @property
     def dynamic_axes(self) -> tuple:
         """Its Function's (CNTK's unknown ones unless the placeholders it reads give them)."""
-        if isinstance(getattr(type(self.owner), "dynamic_axes", None), property):
-            return self.owner.dynamic_axes
+        if isinstance(getattr(type(self.waiting), "dynamic_axes", None), property):
+            return self.waiting.dynamic_axes
         return Axis.unknown_dynamic_axes()
 
     @property
     def dtype(self):
         """The type its operands give it (``np.float32`` for numbers and layers), None where
         it reads placeholders without a shape only (CNTK's unknown data type)."""
-        return self.owner._known_dtype()
+        return self.waiting._known_dtype()
 
     #: compared as a Variable is (CNTK 2.7's Variable_eq)
     compared_by_variable = True
@@ -125,19 +132,19 @@ class UnknownOutput(TensorOpsMixin):
         other = compared_output(other)  # (its Function: ``w.output == w`` is True)
         if not isinstance(other, (UnknownOutput, GraphObject)):
             raise not_a_variable()      # (``out == 3``: CNTK 2.7's TypeError, as a Variable's)
-        return isinstance(other, UnknownOutput) and other.owner is self.owner and \
+        return isinstance(other, UnknownOutput) and other.waiting is self.waiting and \
             other.index == self.index
 
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
 
     def __hash__(self) -> int:
-        return hash((id(self.owner), self.index))
+        return hash((id(self.waiting), self.index))
 
     @property
     def uid(self) -> str:
         """CNTK's ``<op><n>_Output_0`` (``Block<n>`` for a layer's), the same each time."""
-        uid = self.owner._output_uid()
+        uid = self.waiting._output_uid()
         return uid[:-1] + str(self.index) if self.index else uid
 
     def __repr__(self) -> str:
@@ -149,3 +156,16 @@ class UnknownOutput(TensorOpsMixin):
         axes = "???" if axes == Axis.unknown_dynamic_axes() else ", ".join(
             axis_mark(a) for a in axes)
         return f"Output('{self.name or self.uid}', [{axes}], [{dims}])"
+
+
+def waiting_of(output: Any) -> Any:
+    """The Function that makes ``output``: a waiting one's (an :class:`UnknownOutput`'s
+    ``waiting``, where its ``owner`` is CNTK's root op), else its ``owner``.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> f = C.relu(C.placeholder())
+        >>> waiting_of(f.output) is f
+        True
+    """
+    return output.waiting if isinstance(output, UnknownOutput) else output.owner

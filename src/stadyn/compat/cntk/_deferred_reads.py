@@ -48,7 +48,7 @@ class DeferredReads:
 
         def visit(v):
             if isinstance(v, UnknownOutput):
-                v = v.owner
+                v = v.waiting
             if isinstance(v, DeferredReads) and v._typed is not None:
                 for a in (v._typed.arguments if arguments else ()):
                     if id(a.variable) not in seen:
@@ -83,9 +83,15 @@ class DeferredReads:
             elif isinstance(v, (list, tuple)):
                 for u in v:
                     visit(u)
-        for a in self._args:
-            visit(a)
-        for a in self._kwargs.values():
+        operands = list(self._args) + list(self._kwargs.values())
+        if not arguments and getattr(self._fn, "cntk_operands_reversed", False) and \
+                len(operands) >= 2:     # (CNTK's op reads its first two operands swapped;
+            operands[:2] = operands[1::-1]  # its arguments keep the Python order)
+        elif not arguments and hasattr(self._fn, "_file_graph"):    # (an untyped @Function
+            walked = [id(p.variable) for p in self._fn.placeholders]    # on its placeholders)
+            operands.sort(key=lambda a: (walked + [id(getattr(a, "variable", a))]).index(
+                id(getattr(a, "variable", a))))
+        for a in operands:
             visit(a)
 
     @property
@@ -121,7 +127,7 @@ class DeferredReads:
                 for u in v:
                     add(u)
             else:
-                out.append(v.owner if isinstance(v, UnknownOutput) else v)
+                out.append(v.waiting if isinstance(v, UnknownOutput) else v)
         add(list(self._args) + list(self._kwargs.values()))
         return out
 
@@ -138,7 +144,7 @@ def known_dtype(deferred: "DeferredReads"):
 
     def visit(v):
         if isinstance(v, UnknownOutput):
-            v = v.owner
+            v = v.waiting
         if isinstance(v, DeferredReads):
             if v._typed is not None:
                 found.add(np.dtype(v._typed.dtype))
@@ -178,7 +184,7 @@ def parts_of(*values) -> list:
 
     def visit(v):
         if isinstance(v, UnknownOutput):
-            v = v.owner
+            v = v.waiting
         if isinstance(v, DeferredReads) and v._typed is None and id(v) not in seen:
             seen.add(id(v))
             for a in v._operands():
@@ -194,7 +200,7 @@ def parts_of(*values) -> list:
 def reads(value: Any, ph) -> bool:
     """Whether ``value`` (a waiting Function or its output) reads the placeholder ``ph``."""
     if isinstance(value, UnknownOutput):
-        value = value.owner
+        value = value.waiting
     if not isinstance(value, DeferredReads) or value._typed is not None:
         return False
     found: list = []
@@ -208,7 +214,7 @@ def found(ph, values: list) -> bool:
     target = getattr(ph, "variable", None)
     for value in values:
         if isinstance(value, (DeferredReads, UnknownOutput)):
-            owner = value.owner if isinstance(value, UnknownOutput) else value
+            owner = value.waiting if isinstance(value, UnknownOutput) else value
             if owner._typed is not None or reads(owner, ph):
                 return True
     return target is None or G.reads([v.variable for v in values
@@ -221,8 +227,8 @@ def as_built(values: tuple) -> tuple:
     LayerFunction = _layer_function()
 
     def built(v):
-        if isinstance(v, UnknownOutput) and v.owner._typed is not None:
-            return v.of(v.owner._typed)
+        if isinstance(v, UnknownOutput) and v.waiting._typed is not None:
+            return v.of(v.waiting._typed)
         if isinstance(v, DeferredReads) and v._typed is not None:
             return v._typed
         if isinstance(v, LayerFunction) and v._signature is not None:

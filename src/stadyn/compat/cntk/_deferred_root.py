@@ -27,7 +27,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._adapt import wrap
-from ._deferred_operands import UnknownOutput, _keep, _layer_function
+from ._deferred_operands import UnknownOutput, _keep, _layer_function, waiting_of
 from ._late import late
 from ._mixins import GraphObject
 from ._printed import function_repr, makes_block
@@ -60,7 +60,7 @@ class DeferredGraph:
 
         def visit(v) -> None:
             if isinstance(v, UnknownOutput):
-                v = v.owner
+                v = v.waiting
             if isinstance(v, DeferredGraph):
                 if v._typed is not None:
                     for a in v._typed.inputs:
@@ -92,7 +92,7 @@ class DeferredGraph:
                     for a in v.inputs:
                         add(a)
                 elif getattr(v, "is_output", False):
-                    for a in v.owner.inputs:
+                    for a in waiting_of(v).inputs:
                         add(a)
                 else:
                     add(v)
@@ -133,6 +133,8 @@ class DeferredGraph:
         """The op of this call (CNTK's primitive root: ``Plus``; a layer's block)."""
         if self._typed is not None:
             return self._typed.root_function
+        if getattr(self._fn, "_file_graph", lambda: None)() is not None:
+            return self._fn.root_function       # (a loaded untyped file's call: the file's)
         return DeferredRoot(self)
 
     @property

@@ -155,9 +155,13 @@ def _elementwise(deferred: Any) -> tuple:
     if op_name_of_call(deferred._fn) not in ELEMENTWISE_OPS:
         return None, None
     shapes, axes = [], None
+    # (placeholders bound by replace_placeholders, of its graph's root)
+    bound = deferred.__dict__.get("_bound_for_shape") or {}
     for v in deferred._operands():
         if isinstance(v, str):          # (its name)
             continue
+        if isinstance(v, GraphObject):
+            v = bound.get(id(v.variable), v)
         shape = tuple(int(d) for d in getattr(v, "shape", np.shape(v)))
         if not isinstance(v, GraphObject) and not hasattr(v, "_fn"):
             shapes.append(shape)        # (data: a number, an array)

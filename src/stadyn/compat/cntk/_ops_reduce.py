@@ -101,6 +101,15 @@ def _refuse_dropped_dynamic_axis(op_name: str, axis, keepdims) -> None:
                          f"non-static axis'")
 
 
+def _refuse_no_axes(op_name: str, axis) -> None:
+    """CNTK 2.7's RuntimeError for a reduction given an empty list (or tuple) of axes, as it
+    is made (its block's inner ReduceElements, over the block's placeholder)."""
+    if isinstance(axis, (list, tuple)) and not axis:
+        raise RuntimeError("ReduceElements: operand Placeholder('operand', [???], [???]); Empty "
+                           f"axes argument provided.\n({op_name} with axis={axis!r}: give "
+                           "axis=None for all of a sample's axes, or the axes to reduce)")
+
+
 def _block_root(op_name: str, kind: str, keepdims) -> str:
     """The op at the root of CNTK 2.7's block of the reduction ``op_name`` over axes of
     ``kind``: ``ReduceElements`` over all of a sample's axes, ``MultiAxisReduce`` (itself a
@@ -146,6 +155,7 @@ def _reducer(op_name: str, fn):
 
     def reduce(x, axis=None, keepdims: bool = True, name: str = ""):
         refuse_several_outputs(x, swig)
+        _refuse_no_axes(op_name, axis)
         _refuse_dropped_dynamic_axis(op_name, axis, keepdims)
         axes, kind = _axes(x, axis)
         v = operand(x)
@@ -394,10 +404,11 @@ def top_k(x, k: int, axis=-1, name: str = ""):
 refuse_sparse_operands(globals(), __all__)
 
 def _keepdims_checked(op_name: str):
-    """The ``as_called`` hook of the reduction ``op_name``: ``keepdims=False`` over a dynamic
-    axis refused as it is called, as CNTK 2.7 does, of a placeholder without a shape too (not
-    when the shape arrives)."""
+    """The ``as_called`` hook of the reduction ``op_name``: an empty axis list, and
+    ``keepdims=False`` over a dynamic axis, refused as it is called, as CNTK 2.7 does, of a
+    placeholder without a shape too (not when the shape arrives)."""
     def as_called(arguments: dict) -> None:
+        _refuse_no_axes(op_name, arguments["axis"])
         _refuse_dropped_dynamic_axis(op_name, arguments["axis"], arguments["keepdims"])
     return as_called
 

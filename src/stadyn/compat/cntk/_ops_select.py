@@ -318,4 +318,5 @@ def _first_axis(axis) -> bool:
 refuse_sparse_operands(globals(), ["slice"])
 
 # ops on placeholders without a shape (or on layers) wait for their shapes
+gather.cntk_operands_reversed = True    # (CNTK 2.7's GatherOp(indices, reference))
 defer_module(globals(), __all__)

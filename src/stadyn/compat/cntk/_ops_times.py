@@ -18,7 +18,11 @@ from ... import functions as F
 from ... import sequence as Seq
 from ._deferrable import defer_module
 from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, operands_dtype,
-                     refuse_several_outputs, reshape_samples, same_dtype, sample_shape, wrap)
+                     refuse_several_outputs, reshape_samples, root_as_output, same_dtype,
+                     sample_shape, wrap)
+from ._graph import SHAPELESS
+from ._inferred_parameters import infer_times
+from ._mixins import GraphObject
 from ._mixed_axes import refuse_other_sequence_axes
 from ._ops_shape import reshape, transpose
 from ._run_checks import InvalidAtRunError, refuse_when_run
@@ -39,6 +43,7 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
     refuse_several_outputs(left, None)      # (CNTK 2.7 reads each operand's one output)
     refuse_several_outputs(right, None)
     refuse_other_sequence_axes("Times", (right, left))     # (CNTK's Times(right, left))
+    infer_times(root_as_output(left), root_as_output(right), output_rank)   # (W's inferred axes)
     dtype = operands_dtype(right, left, op="Times", arrays=True)   # CNTK's Times(right, left)
     b, a = same_dtype([operand(right, dtype), operand(left, dtype)], "Times")
     left_shape = sample_shape(left)
@@ -166,5 +171,26 @@ def times_transpose(left, right, name: str = ""):
     return named(one_op(times(left, bt), left, right), name, "TransposeTimes")
 
 
+def _ranks_checked(arguments: dict) -> "tuple | None":
+    """``times``' hook as it is called (:func:`._deferrable.deferrable`): over a placeholder
+    made with a shape (which waits for its binding here), CNTK 2.7's ``Times`` rank rule as
+    the op is made (``check_times_op``: a placeholder of shape ``()`` against a weight with
+    axes to reduce is its RuntimeError), and the shape it shows then where the left operand is
+    a scalar (the right operand's)."""
+    left, right = arguments["left"], arguments["right"]
+    shapes = [tuple(v.shape) if isinstance(v, GraphObject) else None for v in (left, right)]
+    if None in shapes or (-2,) in shapes:
+        return None
+    check_times_op(shapes[0], shapes[1], arguments["output_rank"],
+                   arguments["infer_input_rank_to_map"], getattr(left, "name", "") or "",
+                   getattr(right, "name", "") or "")
+    return shapes[1] if not shapes[0] else None
+
+
+_ranks_checked.acts_on = lambda x: isinstance(x, GraphObject) and x.variable in SHAPELESS
+
+# CNTK 2.7 makes Times(right, left) and TransposeTimes(right, left): a walk of its graph
+# (``placeholders``) meets the right operand first
+times.cntk_operands_reversed = times_transpose.cntk_operands_reversed = True
 # ops on placeholders without a shape (or on layers) wait for their shapes
-defer_module(globals(), __all__)
+defer_module(globals(), __all__, as_called={"times": _ranks_checked})

@@ -15,10 +15,13 @@ import contextlib
 import weakref
 from typing import Iterator
 
-from ...parametric import (ParameterRegistry, current_registry, default_registry,
-                           parameter_registry)
+import numpy as np
 
-__all__ = ["WeakParameterRegistry", "CNTK_PARAMETERS", "cntk_parameters"]
+from ...parametric import (ParameterRegistry, current_registry, default_registry,
+                           get_parameter_or_create, parameter_registry)
+
+__all__ = ["WeakParameterRegistry", "CNTK_PARAMETERS", "cntk_parameters", "first_value",
+           "registered"]
 
 
 class WeakParameterRegistry(ParameterRegistry):
@@ -68,3 +71,46 @@ def cntk_parameters():
             yield
     else:
         yield
+
+
+def registered(path: str, name: str, shape: tuple, value, dtype):
+    """The parameter of ``shape`` and first ``value`` at ``path`` (``path/name`` when named)
+    in the registry :func:`cntk_parameters` picks (``C.parameter``'s).
+
+    Example:
+        >>> import numpy as np
+        >>> registered("doc_w", "", (2,), np.ones(2), np.float32).d.tolist()
+        [1.0, 1.0]
+    """
+    with cntk_parameters():
+        return get_parameter_or_create(f"{path}/{name}" if name else path, tuple(shape),
+                                       np.asarray(value, dtype=dtype), dtype=dtype)
+
+
+def first_value(shape: tuple, init, dtype) -> np.ndarray:
+    """A ``C.parameter``'s first value: ``init`` a number (in the parameter's own type) or an
+    initializer from ``cntk.initializer``, drawn for ``shape`` with CNTK's fans.
+
+    Example:
+        >>> first_value((2,), 0.5, np.float32).tolist()
+        [0.5, 0.5]
+    """
+    from ...layers import initial_value
+    if isinstance(init, float):
+        return np.full(shape, init, dtype)
+    fan_in, fan_out = _fans(shape, init)
+    return initial_value(init, shape, fan_in, fan_out, dtype)
+
+
+def _fans(shape: tuple, init) -> tuple[int, int]:
+    """CNTK's fans of a parameter made directly: the last ``output_rank`` axes (1 by default)
+    are the output's, the others the input's; a filter's axes count in both."""
+    out_rank = getattr(init, "output_rank", None) or 1
+    filter_rank = getattr(init, "filter_rank", None) or 0
+    if not shape:
+        return 1, 1
+    out_rank = min(out_rank, len(shape))
+    filt = int(np.prod(shape[len(shape) - filter_rank:])) if filter_rank else 1
+    fan_out = int(np.prod(shape[len(shape) - out_rank:])) * (filt if filter_rank else 1)
+    fan_in = int(np.prod(shape[:len(shape) - out_rank])) if len(shape) > out_rank else 1
+    return max(fan_in, 1), max(fan_out, 1)

@@ -31,6 +31,7 @@ from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred import PROBING, Deferred
+from ._deferred_operands import waiting_of
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import bind, late
 from ._mixins import GraphObject, TensorOpsMixin
@@ -203,7 +204,7 @@ def _unapplied_output(value):
     Python functions in CNTK 2.7, are no Functions: left as they are)."""
     if (getattr(value, "_cntk_function", False) and hasattr(value, "_first_output")
             and not isinstance(value, (GraphObject, Deferred))):
-        return value.output.owner       # (the Deferred of the layer over its placeholder)
+        return waiting_of(value.output)     # (the Deferred of the layer over its placeholder)
     return value
 
 
@@ -238,14 +239,17 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
 
     @property
     def placeholders(self) -> tuple:
-        """The arguments still placeholders (a loaded file's in the order its walk meets
-        them: ``_placeholder_order``, its names)."""
+        """The arguments still placeholders, in the order a walk of its graph meets them, as
+        CNTK 2.7 lists them (a loaded file's: ``_placeholder_order``, its names)."""
         if self._typed is not None:
             return self._typed.placeholders
         found = [p for p in self._placeholders if p.name not in self._given]
         order = self.__dict__.get("_placeholder_order")
         if order and all(p.name in order for p in found):
             found.sort(key=lambda p: order.index(p.name))
+        elif len(found) > 1:        # (as the walk of its graph meets them: CNTK 2.7's)
+            walked = [id(v.variable) for v in getattr(self._on_placeholders(), "placeholders", ())]
+            found.sort(key=lambda p: (walked + [id(p.variable)]).index(id(p.variable)))
         return tuple(found)
 
     @property

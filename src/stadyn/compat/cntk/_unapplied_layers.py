@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ._deferred_operands import waiting_of
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import late
 from ._printed import function_repr
@@ -279,7 +280,7 @@ class NextOutput:
 
     @property
     def owner(self):
-        return self._first.owner
+        return waiting_of(self._first)
 
     def __repr__(self) -> str:
         return f"Output('{self.uid}', [???], [???])"

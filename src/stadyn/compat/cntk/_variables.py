@@ -13,7 +13,9 @@ from ...graph import Variable as _Var
 from ...graph import FREE_DIMENSION, free_batch_input, mark_free_dimensions, sequence_input
 from . import _graph as G
 from ._function_pure import refuse_parameters
+from ._inferred_parameters import pending, pending_shape, unresolved_value_error
 from ._init_arguments import refuse_uncalled_initializer
+from ._parameters import first_value, registered
 from ...layers import default_override_or
 from ._late import bind, late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
@@ -209,8 +211,7 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
     __slots__ = ()
 
     def __init__(self, shape=None, init=None, dtype=None, device=None, name: str = ""):
-        from ...layers import glorot_uniform, initial_value
-        from ...parametric import current_registry, get_parameter_or_create
+        from ...parametric import current_registry
         from ._parameters import cntk_parameters
         refuse_parameters()     # (inside a @Function body, as CNTK 2.7)
         # The class takes default_options' type (float32 by default), not the array's: CNTK
@@ -226,9 +227,10 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
                 raise ValueError(f"Parameter/Constant 'Parameter('{name or 'Parameter'}', [], "
                                  f"[{dims}])' has invalid shape '[{dims}]'; it is illegal for a "
                                  "Parameter/Constant to have a FreeDimension.")
-            if any(d < 0 for d in shape):
-                raise ValueError(f"Parameter: the shape {shape} has a dimension to infer, which "
-                                 "Stadyn's compat does not do (give the full shape)")
+            if any(d < 0 and d != InferredDimension for d in shape):
+                raise ValueError(f"Parameter: the shape {shape} has a dimension of unknown "
+                                 "kind (give the full shape, or InferredDimension, -1, for "
+                                 "an axis the first op that uses it infers)")
             refuse_uncalled_initializer("parameter", "init", init)
             if init is None:
                 init = 0.0
@@ -237,22 +239,31 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
             elif isinstance(init, (str, bytes, np.generic)):    # (CNTK 2.7's SWIG overloads)
                 raise NotImplementedError("Wrong number or type of arguments for overloaded "
                                           "function 'constant_initializer'.")
-            if isinstance(init, float):     # a number in the parameter's own type (a double)
-                value = np.full(shape, init, dtype)
-            else:
-                fan_in, fan_out = _fans(shape, init)
-                value = initial_value(init if init is not None else glorot_uniform(), shape,
-                                      fan_in, fan_out, dtype)
+            value = None
         with cntk_parameters():
             path = current_registry().claim(name or "parameter")
-            var = get_parameter_or_create(f"{path}/{name}" if name else path, tuple(shape),
-                                          np.asarray(value, dtype=dtype), dtype=dtype)
-        G.LEAF_NAMES[var] = name
+        if value is None and InferredDimension in shape:
+            # (CNTK 2.7 draws the init once the first op that uses it infers the shape)
+            var = pending(shape, dtype, lambda full: _made(path, name, full,
+                                                           first_value(full, init, dtype), dtype))
+            G.LEAF_NAMES[var] = name
+        else:
+            var = _made(path, name, shape, first_value(shape, init, dtype) if value is None
+                        else value, dtype)
         GraphObject.__init__(self, var)
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape (``-1`` on an axis no op has inferred yet: ``InferredDimension``)."""
+        waiting = pending_shape(self)
+        return waiting if waiting is not None else VariableMixin.shape.fget(self)
+
+    @property
     def value(self) -> np.ndarray:
-        """A copy of the value (settable with an array of the same shape)."""
+        """A copy of the value (settable with an array of the same shape); a ValueError
+        while an axis is still to be inferred, as in CNTK 2.7."""
+        if pending_shape(self) is not None:
+            raise unresolved_value_error(self)
         return self.variable.d.copy()
 
     @value.setter
@@ -270,6 +281,8 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
             >>> p.set_value(C.NDArrayView.from_dense(np.ones(2, np.float32))); p.value.tolist()
             [1.0, 1.0]
         """
+        if pending_shape(self) is not None:
+            raise unresolved_value_error(self)
         array = value.asarray() if hasattr(value, "asarray") else np.asarray(value)
         if tuple(array.shape) != tuple(self.shape):
             raise ValueError(f"Parameter.set_value: shape {tuple(array.shape)}, the parameter "
@@ -393,18 +406,11 @@ def input_dtype(dtype) -> np.dtype:
                             if dtype is None else dtype))
 
 
-def _fans(shape: tuple, init) -> tuple[int, int]:
-    """CNTK's fans of a parameter made directly: the last ``output_rank`` axes (1 by default)
-    are the output's, the others the input's; a filter's axes count in both."""
-    out_rank = getattr(init, "output_rank", None) or 1
-    filter_rank = getattr(init, "filter_rank", None) or 0
-    if not shape:
-        return 1, 1
-    out_rank = min(out_rank, len(shape))
-    filt = int(np.prod(shape[len(shape) - filter_rank:])) if filter_rank else 1
-    fan_out = int(np.prod(shape[len(shape) - out_rank:])) * (filt if filter_rank else 1)
-    fan_in = int(np.prod(shape[:len(shape) - out_rank])) if len(shape) > out_rank else 1
-    return max(fan_in, 1), max(fan_out, 1)
+def _made(path: str, name: str, shape: tuple, value, dtype) -> _Var:
+    """The parameter ``path`` of the CNTK registry, named ``name``."""
+    var = registered(path, name, shape, value, dtype)
+    G.LEAF_NAMES[var] = name
+    return var
 
 
 def of(v: _Var, as_variable: bool = False):

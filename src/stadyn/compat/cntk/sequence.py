@@ -422,7 +422,7 @@ def _lacking_axes(operand) -> "tuple":
         return operand, _NONE_MADE
     if batch_axis_only(operand):
         return operand, _BATCH_MADE
-    owner = operand.owner if isinstance(operand, UnknownOutput) else operand  # (its op)
+    owner = operand.waiting if isinstance(operand, UnknownOutput) else operand  # (its op)
     if isinstance(owner, Deferred) and owner._typed is None:
         axes = owner.dynamic_axes
         if axes == ():

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+from .._deferred_operands import waiting_of
 from .._function import Function
 from ..logging.graph import depth_first_search
 
@@ -21,7 +22,7 @@ __all__ = ["Delayed", "source", "stop_order"]
 
 def source(v):
     """The node a graph input comes from: a function's output's function, else the leaf."""
-    return v.owner if v.is_output else v
+    return waiting_of(v) if v.is_output else v
 
 
 def _sources(node) -> list:

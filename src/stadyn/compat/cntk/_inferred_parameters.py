@@ -1,0 +1,197 @@
+"""CNTK's parameters with an inferred axis: ``C.parameter((C.InferredDimension, 3))``.
+
+CNTK 2.7 makes such a parameter at once, shows its shape with ``-1`` (``[? x 3]``), refuses
+its ``value`` until the shape is known, and lets the first op that can infer the axis fix it
+(``Times`` from its left operand's trailing axes, most element-wise ops from the other
+operand);
+the initializer is drawn then, as for a parameter made with the inferred shape.  Here the
+parameter holds a stand-in Variable (:func:`pending`) until :func:`infer_elementwise` or
+:func:`infer_times` learns its shape; then the real parameter is made and every handle on the
+stand-in follows it (:func:`current`).  An op that cannot infer the axis is refused as it is
+made (:func:`refuse_pending`): CNTK 2.7 builds it and refuses the graph when it compiles it,
+with the same ``ValueError``.
+"""
+
+from __future__ import annotations
+
+import weakref
+from typing import Any, Callable
+
+import numpy as np
+
+from ...graph import FREE_DIMENSION, Variable
+from . import _graph as G
+from ._mixins import GraphObject
+from ._variable_text import dims_text
+
+__all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_times",
+           "refuse_pending", "unresolved_value_error"]
+
+# stand-in Variable -> (the shape with -1 on each inferred axis, the maker of the parameter)
+_PENDING: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
+# stand-in Variable -> the parameter made once its shape was inferred
+_RESOLVED: "weakref.WeakKeyDictionary[Variable, Variable]" = weakref.WeakKeyDictionary()
+
+
+def pending(shape: tuple, dtype, make: Callable[[tuple], Variable]) -> Variable:
+    """A stand-in for a parameter of ``shape`` (-1 on each axis to infer), which ``make``
+    makes given the full shape.
+
+    Example:
+        >>> import numpy as np
+        >>> v = pending((-1, 3), np.float32, lambda shape: Variable(shape, need_grad=True))
+        >>> _PENDING[v][0]
+        (-1, 3)
+    """
+    stand_in = Variable((1,), need_grad=True, dtype=dtype)
+    _PENDING[stand_in] = (tuple(shape), make)
+    return stand_in
+
+
+def current(obj: GraphObject) -> Variable:
+    """``obj``'s Variable, moved on to the parameter made for it where its stand-in's shape
+    was inferred since (through another handle on it).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> p = C.parameter((2,), init=1.0)
+        >>> current(p) is p.variable
+        True
+    """
+    made = _RESOLVED.get(obj.variable)
+    if made is not None:
+        obj.variable = made
+    return obj.variable
+
+
+def pending_shape(obj: Any) -> "tuple | None":
+    """The shape (-1 on each inferred axis) of the parameter ``obj`` while its axes are not
+    inferred yet, else ``None``.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> pending_shape(C.parameter((C.InferredDimension, 3))), pending_shape(3.0)
+        ((-1, 3), None)
+    """
+    if not isinstance(obj, GraphObject):
+        return None
+    entry = _PENDING.get(current(obj))
+    return entry[0] if entry is not None else None
+
+
+def unresolved_value_error(obj: GraphObject) -> ValueError:
+    """CNTK 2.7's ValueError for reading the value of a parameter whose shape is not known."""
+    return ValueError(f"Cannot create an NDArrayView using a view shape "
+                      f"'[{dims_text(pending_shape(obj))}]' that has unknown dimensions for any "
+                      "of its axes (the parameter's inferred axes are fixed by the first op that "
+                      "uses it: times(x, W), W + x, W * x)")
+
+
+def refuse_pending(obj: GraphObject, op: str = "") -> None:
+    """CNTK 2.7's ValueError for a parameter whose axes are still inferred where an op takes
+    its value (CNTK builds the op and refuses the graph as it compiles it; Stadyn refuses the
+    op as it is made)."""
+    shape = pending_shape(obj)
+    if shape is None:
+        return
+    name = G.name_of(obj.variable) or G.uid_of(obj.variable)
+    raise ValueError(
+        f"Parameter or Constant 'Parameter('{name}', [], [{dims_text(shape)}])' with unresolved "
+        f"shape [{dims_text(shape)}] found{' in ' + op if op else ''} (CNTK 2.7 refuses it when "
+        "it compiles the graph): its inferred axes are fixed only by an op that meets it with "
+        "a known shape -- times(x, W) (W the right operand), W + x, W - x, W * x, a comparison "
+        "-- so apply one of those first or give the parameter its full shape")
+
+
+def _infer(obj: GraphObject, known: tuple) -> None:
+    """Fix the inferred axes of ``obj`` (pending) from ``known`` (aligned with its shape, -1
+    where nothing is known); make the parameter once none is left."""
+    shape, make = _PENDING[obj.variable]
+    full = tuple(k if d == -1 and k > 0 else d for d, k in zip(shape, known))
+    if -1 in full:
+        _PENDING[obj.variable] = (full, make)
+        return
+    stand_in = obj.variable
+    made = make(full)
+    G.set_uid(made, G.uid_of(stand_in))     # (the uid it showed while it waited)
+    _RESOLVED[stand_in] = made
+    del _PENDING[stand_in]
+    obj.variable = made
+
+
+def _known_shape(x: Any) -> "tuple | None":
+    """The sample shape of an operand (-1 on a parameter's axes still to infer), else
+    ``None`` (a number, an operand whose shape is not known)."""
+    if isinstance(x, (np.ndarray, list)):
+        return tuple(np.shape(x))
+    waiting = pending_shape(x)
+    if waiting is not None:
+        return waiting
+    try:        # (a Function of several outputs has no one shape: CNTK's RuntimeError)
+        if not (isinstance(x, GraphObject) or hasattr(x, "output")):
+            return None
+        shape = tuple(int(d) for d in x.shape)
+    except (AttributeError, TypeError, ValueError, RuntimeError):
+        return None
+    return None if shape == (-2,) else shape
+
+
+def infer_elementwise(left: Any, right: Any, op: str = "") -> None:
+    """CNTK 2.7's binary element-wise ops (``PrimitiveFunction.h``'s
+    ``BinaryElementwiseOpOutputShape``), their shapes aligned on the right: where the left
+    operand's axis is inferred it takes the right one's (1 included); else where the right
+    one's is, it takes the left one's unless that is 1; an inferred axis against a free one
+    (``FreeDimension``) is CNTK's ValueError.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> p = C.parameter((C.InferredDimension,), init=1.0)
+        >>> infer_elementwise(p, C.input_variable((2, 6))); p.shape
+        (6,)
+    """
+    if pending_shape(left) is None and pending_shape(right) is None:
+        return          # (no parameter waits: nothing to read)
+    lshape, rshape = _known_shape(left), _known_shape(right)
+    if lshape is None or rshape is None:
+        return
+    n = min(len(lshape), len(rshape))
+    lnew, rnew = list(lshape), list(rshape)
+    for k in range(1, n + 1):
+        a, b = lshape[-k], rshape[-k]
+        if (a == FREE_DIMENSION and b == -1) or (b == FREE_DIMENSION and a == -1):
+            side = "Right" if a == FREE_DIMENSION else "Left"
+            raise ValueError(
+                f"Binary elementwise operation {op}: {side} operand shape "
+                f"'[{dims_text(rshape if a == FREE_DIMENSION else lshape)}]' dimension cannot "
+                "be inferred from a free dimension of the other operand, shape "
+                f"'[{dims_text(lshape if a == FREE_DIMENSION else rshape)}]' (CNTK 2.7's "
+                "ValueError)")
+        if a == -1 or a == 1:
+            if a == -1:
+                lnew[-k] = b
+        elif b == -1:
+            rnew[-k] = a
+    for obj, old, new in ((left, lshape, lnew), (right, rshape, rnew)):
+        if pending_shape(obj) is not None and tuple(new) != old:
+            _infer(obj, tuple(new))
+
+
+def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
+    """CNTK 2.7's ``times(left, W)``: the inferred axes among ``W``'s first ``rank(W) -
+    output_rank`` (those reduced) take ``left``'s trailing axes (CNTK infers its ``Times``'s
+    right operand only, ``W`` here).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> W = C.parameter((C.InferredDimension, 3), init=0.0)
+        >>> infer_times(C.input_variable((2, 4)), W); W.shape
+        (4, 3)
+    """
+    shape = pending_shape(right)
+    known = _known_shape(left) if shape is not None else None
+    if known is None:
+        return
+    reduced = len(shape) - int(output_rank)
+    if reduced <= 0 or reduced > len(known):
+        return
+    _infer(right, tuple(known[len(known) - reduced:]) + (-1,) * int(output_rank))
