@@ -40,9 +40,14 @@ __all__ = ["write_h5_states", "read_h5_states", "write_protobuf_states",
            "read_protobuf_states", "is_nnabla_protobuf_states"]
 
 
+def _names(state: Mapping[str, Any], state_names: tuple[str, ...] | None) -> Any:
+    return state_names if state_names is not None else [k for k in state if k != "t"]
+
+
 def write_h5_states(path: str | os.PathLike, states: Mapping[str, Mapping[str, Any]],
-                    state_names: tuple[str, ...]) -> None:
-    """Write ``{parameter: {state name: tensor, "t": steps}}`` in NNabla's layout."""
+                    state_names: tuple[str, ...] | None = None) -> None:
+    """Write ``{parameter: {state name: tensor, "t": steps}}`` in NNabla's layout: the states
+    ``state_names`` (default: each parameter's own, in its order)."""
     import h5py
 
     def write(tmp: str) -> None:
@@ -50,7 +55,7 @@ def write_h5_states(path: str | os.PathLike, states: Mapping[str, Mapping[str, A
             for index, (name, state) in enumerate(states.items()):
                 group = f.create_group(name)
                 group.attrs["index"] = index
-                for position, key in enumerate(state_names):
+                for position, key in enumerate(_names(state, state_names)):
                     value = state[key].detach().cpu().numpy()
                     ds = group.create_dataset(key, data=value)
                     ds.attrs["index"] = position
@@ -107,9 +112,10 @@ def _optimizer_class() -> Any:
 
 
 def write_protobuf_states(path: str | os.PathLike, states: Mapping[str, Mapping[str, Any]],
-                          state_names: tuple[str, ...]) -> None:
+                          state_names: tuple[str, ...] | None = None) -> None:
     """Write ``{parameter: {state name: tensor, "t": steps}}`` as NNabla's ``.protobuf`` state
-    file (an ``Optimizer`` message; the values as float32, as NNabla's ``repeated float``).
+    file (an ``Optimizer`` message; the values as float32, as NNabla's ``repeated float``): the
+    states ``state_names`` (default: each parameter's own, in its order).
 
     Each entry is present even where its fields are all defaults (a solver state of ``t`` 0 and
     no state values, a 0-d value's empty shape), as NNabla 1.39 writes them; a solver without
@@ -120,7 +126,7 @@ def write_protobuf_states(path: str | os.PathLike, states: Mapping[str, Mapping[
         entry.key = name
         entry.value.SetInParent()
         entry.value.t = int(state["t"])
-        for key in state_names:
+        for key in _names(state, state_names):
             value = state[key].detach().cpu().numpy()
             parameter = entry.value.state_parameter.add()
             parameter.key = key
