@@ -116,3 +116,88 @@ def arch40_load_states_of_another_solver(nn, F, PF, S, r):
                 res[key + "|w"] = w.d.copy()
                 res[key + "|updated"] = _held(dst)
     return res
+
+
+GD = "nnabla.graph_def."
+
+
+def _network(net):
+    return {"name": net.name, "batch_size": net.batch_size, "inputs": list(net.inputs),
+            "outputs": list(net.outputs),
+            "variables": [[k, v.name, list(v.shape), v.type, bool(v.need_grad)]
+                          for k, v in net.variables.items()],
+            "parameters": [[k, v.name, list(v.shape), v.type, bool(v.need_grad)]
+                           for k, v in net.parameters.items()],
+            "functions": [[k, f.name, f.type, list(f.inputs), list(f.outputs),
+                           sorted(f.args.items())] for k, f in net.functions.items()]}
+
+
+@nnabla_case(names=["nnabla.graph_def", GD + "create_graph_from_variable", GD + "ProtoGraph",
+                    GD + "ProtoGraph.default_graph", GD + "ProtoGraph.get_parameters",
+                    GD + "ProtoGraph.save", GD + "ProtoNetwork", GD + "ProtoFunction",
+                    GD + "load", GD + "get_default_graph", GD + "reset_default_graph",
+                    GD + "get_default_graph_by_variable"])
+def arch40_graph_def_of_variables(nn, F, PF, S, r):
+    """NNabla 1.39's ``nn.graph_def`` over a graph of ``nn.Variable`` (Stadyn raised
+    AttributeError: no graph_def): ``create_graph_from_variable`` with and without ``names``
+    (NNabla's names for unnamed buffers: ``@mlp/Affine_in``, ``@mlp/Affine_out_1``), its
+    networks' variables, parameters and functions; the graph called on a new input of another
+    batch size computes with the scope's parameter Variables themselves (a change shows) and
+    keeps them after ``nn.clear_parameters()``; ``save`` writes the same ``network.nntxt`` as
+    NNabla; ``load`` gives a graph holding the file's parameters, the scope left empty;
+    several outputs: those no other reads; the default graph is empty; and
+    ``get_default_graph_by_variable`` of an ``nn.Variable`` is NNabla's ValueError."""
+    import zipfile
+    GDm = r.module("nnabla.graph_def")
+    r.touch(GD + "ProtoGraph", GD + "ProtoNetwork", GD + "ProtoFunction",
+            GD + "ProtoGraph.default_graph", GD + "ProtoGraph.get_parameters",
+            GD + "ProtoGraph.save")
+    nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(r.randn(2, 4))
+    with nn.parameter_scope("net"):
+        h = F.tanh(PF.affine(x, 3, name="fc1"))
+        y = PF.affine(h, 2, name="fc2")
+    listing = r.set_params(nn.get_parameters())
+    res = {"params": listing}
+    g = GDm.create_graph_from_variable("mlp", y)
+    res["unnamed"] = _network(g.networks["mlp"])
+    named = GDm.create_graph_from_variable("mlp", y, names={"x": x, "y": y})
+    res["named"] = _network(named.networks["mlp"])
+    res["graph_parameters"] = [[k, list(v.shape), bool(v.need_grad)]
+                               for k, v in named.get_parameters().items()]
+    x2 = nn.Variable.from_numpy_array(r.randn(3, 4))
+    out = g(x2)
+    out.forward()
+    res["called"] = out.d.copy()
+    W = nn.get_parameters()["net/fc1/affine/W"]
+    W.d = W.d * 0.5
+    out = named.default_graph()(x2)
+    out.forward()
+    res["called_after_change"] = out.d.copy()
+    named.save("mlp.nnp")
+    with zipfile.ZipFile("mlp.nnp") as z:
+        res["saved_members"] = sorted(z.namelist())
+        res["saved_network"] = z.read("network.nntxt").decode()
+    nn.clear_parameters()
+    out = named(x2)
+    out.forward()
+    res["called_after_clear"] = out.d.copy()
+    loaded = GDm.load("mlp.nnp")
+    res["loaded"] = _network(loaded.networks["mlp"])
+    res["scope_after_load"] = sorted(nn.get_parameters())
+    out = loaded(x2)
+    out.forward()
+    res["loaded_called"] = out.d.copy()
+    res["scope_after_call"] = sorted(nn.get_parameters())
+    y2 = F.sigmoid(y)
+    two = GDm.create_graph_from_variable("two", [y, y2])
+    res["two_outputs"] = list(two.networks["two"].outputs)
+    res["default_networks"] = list(GDm.get_default_graph().networks)
+    GDm.reset_default_graph()
+    res["reset_networks"] = list(GDm.get_default_graph().networks)
+    try:
+        GDm.get_default_graph_by_variable(y)
+        res["by_variable"] = "returned"
+    except ValueError as e:
+        res["by_variable"] = ["ValueError", str(e)]
+    return res
