@@ -201,3 +201,56 @@ def arch40_graph_def_of_variables(nn, F, PF, S, r):
     except ValueError as e:
         res["by_variable"] = ["ValueError", str(e)]
     return res
+
+
+@nnabla_case(names=[GD + "create_graph_from_variable", GD + "ProtoGraph.save",
+                    "nnabla.utils.save.save"],
+             known={"args": "ProtoFunction.args holds the arguments the file stores (Stadyn "
+                            "reads them back from its own .nnp text: defaults the writer "
+                            "leaves out are absent, tuples stay tuples, eps 1e-05 a double); "
+                            "NNabla 1.39's are every argument of the function, defaults "
+                            "filled, lists, float32 values (stadyn/compat/nnabla/graph_def.py)"})
+def arch40_graph_def_two_inputs(nn, F, PF, S, r):
+    """A convolution, batch normalisation (inference), pooling and affine network whose second
+    input is first read late (``+ b`` after the affine): ``create_graph_from_variable`` with
+    ``names`` naming only ``b`` (the other input is ``@cnn/Convolution_in``), the graph called
+    on inputs of another batch size, then with no inputs (NNabla 1.39 reuses the last call's:
+    batch 3 although ``batch_size=4``), and the ``network.nntxt`` both ``g.save`` and
+    ``nnabla.utils.save.save`` write: NNabla lists ``b`` where a function first reads it,
+    after ``@cnn/Affine_out`` (Stadyn's writer listed every input first)."""
+    import zipfile
+    GDm = r.module("nnabla.graph_def")
+    U = r.module("nnabla.utils.save")
+    r.touch(GD + "ProtoGraph.save")
+    nn.clear_parameters()
+    a = nn.Variable.from_numpy_array(r.randn(2, 3, 6, 6))
+    b = nn.Variable.from_numpy_array(r.randn(2, 5))
+    with nn.parameter_scope("cnn"):
+        h = PF.convolution(a, 4, (3, 3), pad=(1, 1), name="c1")
+        h = F.relu(PF.batch_normalization(h, batch_stat=False, name="bn"))
+        z = PF.affine(F.max_pooling(h, (2, 2)), 5, name="fc") + b
+        out = F.softmax(z)
+    listing = r.set_params(nn.get_parameters(grad_only=False))
+    for k, v in nn.get_parameters(grad_only=False).items():
+        if k.endswith("/var"):
+            v.d = np.abs(v.d) + 0.5
+    g = GDm.create_graph_from_variable("cnn", out, names={"b": b})
+    net = g.networks["cnn"]
+    res = {"params": listing}
+    described = _network(net)
+    res["args"] = described.pop("functions")
+    res["functions"] = [row[:5] for row in res["args"]]
+    res["args"] = [row[5] for row in res["args"]]
+    res["network"] = described
+    o = g(nn.Variable.from_numpy_array(r.randn(3, 3, 6, 6)),
+          nn.Variable.from_numpy_array(r.randn(3, 5)))
+    o.forward()
+    res["called"] = o.d.copy()
+    res["no_inputs_shape"] = list(g(batch_size=4).shape)
+    g.save("cnn.nnp")
+    U.save("cnn_utils.nnp", {"networks": [{"name": "cnn", "batch_size": 2,
+                                           "outputs": {"y": out}, "names": {"a": a, "b": b}}]})
+    for key, path in (("graph_def_saved", "cnn.nnp"), ("utils_saved", "cnn_utils.nnp")):
+        with zipfile.ZipFile(path) as zf:
+            res[key] = zf.read("network.nntxt").decode()
+    return res

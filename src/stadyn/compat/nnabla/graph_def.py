@@ -107,12 +107,18 @@ class ProtoNetwork:
             for f in legacy.functions)
         self.inputs: list[str] = list(legacy.inputs)
         self.outputs: list[str] = list(legacy.outputs)
+        self._instances: list | None = None      # the inputs of the last call
 
     def __call__(self, *args: Any, batch_size: int | None = None) -> Any:
-        """The network built over ``args`` (its inputs, in order; none: new input Variables of
-        the network's shape, at ``batch_size`` or the network's), computing with the graph's
-        parameters: the output Variable, or a tuple of them."""
-        return self._owner._build(self, args, batch_size)
+        """The network built over ``args`` (its inputs, in order; none: the inputs of the last
+        call, as NNabla 1.39 keeps them, or at the first new input Variables of the network's
+        shape, at ``batch_size`` or the network's), computing with the graph's parameters: the
+        output Variable, or a tuple of them."""
+        if not args and self._instances is not None:
+            args, batch_size = tuple(self._instances), None   # (their batch size)
+        inputs, outputs = self._owner._build(self, args, batch_size)
+        self._instances = list(inputs)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def __repr__(self) -> str:
         return f"<ProtoNetwork {self.name!r} inputs={self.inputs} outputs={self.outputs}>"
@@ -163,7 +169,7 @@ class ProtoGraph:
         from .utils.save import save
         nets = []
         for network in self.networks.values():
-            built = self._build(network, (), None, keep=True)
+            built = self._build(network, (), None)
             nets.append({"name": network.name, "batch_size": network._legacy.batch_size,
                          "outputs": OrderedDict(zip(network.outputs, built[1])),
                          "names": OrderedDict(zip(network.inputs, built[0]))})
@@ -173,8 +179,10 @@ class ProtoGraph:
         save(os.fspath(filename), contents, include_params=include_parameter,
              variable_batch_size=variable_batch_size)
 
-    def _build(self, network: ProtoNetwork, args: Sequence[Any], batch_size: int | None,
-               keep: bool = False) -> Any:
+    def _build(self, network: ProtoNetwork, args: Sequence[Any], batch_size: int | None
+               ) -> tuple[list, list]:
+        """``network`` built over ``args`` (new input Variables for those not given): its
+        inputs and outputs, as ``nn.Variable`` s."""
         from ...parametric import ParameterRegistry
         from ...serialize import LegacyParameter, load_nnp
         from .utils._nnp_pass import substitute
@@ -202,9 +210,7 @@ class ProtoGraph:
             substitute(inputs[k], given)
             inputs[k] = given
         outputs = [as_nnabla(built.outputs[k]) for k in network.outputs]
-        if keep:
-            return inputs, outputs
-        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+        return inputs, outputs
 
 
 _DEFAULT: list[ProtoGraph] = [ProtoGraph()]
