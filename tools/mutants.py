@@ -45,7 +45,6 @@ Example::
 from __future__ import annotations
 
 import argparse
-import ast
 import fnmatch
 import glob
 import json
@@ -57,8 +56,12 @@ import signal
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from pathlib import Path
+
+# the mutations and the report, beside this file (its directory is first on sys.path)
+from mutants_ast import Mutant, find_mutants, mutated_source
+from mutants_report import _equivalent, _slug, _write, combine
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -138,205 +141,6 @@ CASE_PREFIXES: dict[str, list[str]] = {
 # Third-party modules the forked children share (imported once by the runner).
 _PRELOAD = ("numpy", "torch", "pytest", "hypothesis", "safetensors", "lark", "tqdm", "h5py",
             "cv2")
-
-_BINOP_SWAP = {ast.Add: ast.Sub, ast.Sub: ast.Add, ast.Mult: ast.Div, ast.Div: ast.Mult,
-               ast.FloorDiv: ast.Div, ast.Mod: ast.FloorDiv, ast.Pow: ast.Mult,
-               ast.BitOr: ast.BitAnd, ast.BitAnd: ast.BitOr}
-_CMP_SWAP = {ast.Lt: ast.LtE, ast.LtE: ast.Lt, ast.Gt: ast.GtE, ast.GtE: ast.Gt,
-             ast.Eq: ast.NotEq, ast.NotEq: ast.Eq, ast.Is: ast.IsNot, ast.IsNot: ast.Is,
-             ast.In: ast.NotIn, ast.NotIn: ast.In}
-_SYMBOL = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//",
-           ast.Mod: "%", ast.Pow: "**", ast.BitOr: "|", ast.BitAnd: "&", ast.Lt: "<",
-           ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
-           ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in",
-           ast.And: "and", ast.Or: "or"}
-
-
-@dataclass
-class Mutant:
-    """One mutation: where (file, line, column), what, and the walk position that finds it."""
-    group: str
-    path: str                  # relative to the repository root
-    line: int
-    col: int
-    kind: str                  # e.g. "binop + -> -"
-    node_index: int            # position of the node in ast.walk order
-    variant: int               # which of the node's mutations
-    source_line: str = ""
-    status: str = "pending"    # killed | survived | timeout | error
-    seconds: float = 0.0
-    detail: str = ""           # the first failing test of a killed mutant
-
-    @property
-    def ident(self) -> str:
-        return f"{self.path}:{self.line}:{self.col}:{self.kind}"
-
-
-# ---------------------------------------------------------------------------------------------
-# Finding and applying mutations
-# ---------------------------------------------------------------------------------------------
-def _skipped_nodes(tree: ast.AST) -> set[int]:
-    """ids of nodes not to mutate: docstrings, annotations, ``__all__``, TYPE_CHECKING blocks,
-    decorators and everything under them."""
-    skip: set[int] = set()
-
-    def cover(node):
-        for sub in ast.walk(node):
-            skip.add(id(sub))
-
-    for node in ast.walk(tree):
-        body = getattr(node, "body", None)
-        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) \
-                and body and isinstance(body[0], ast.Expr) \
-                and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            cover(body[0])
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            for a in node.args.args + node.args.kwonlyargs + node.args.posonlyargs + \
-                    [node.args.vararg, node.args.kwarg]:
-                if a is not None and a.annotation is not None:
-                    cover(a.annotation)
-            if node.returns is not None:
-                cover(node.returns)
-            for d in node.decorator_list:
-                cover(d)
-        if isinstance(node, ast.ClassDef):
-            for d in node.decorator_list:
-                cover(d)
-        if isinstance(node, ast.AnnAssign):
-            cover(node.annotation)
-        if isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets):
-                cover(node)
-        if isinstance(node, ast.If) and "TYPE_CHECKING" in ast.unparse(node.test):
-            cover(node)
-        if isinstance(node, ast.JoinedStr):
-            cover(node)          # f-strings: messages, not behaviour
-    return skip
-
-
-def _mutations(node: ast.AST, parent: ast.AST | None) -> list[str]:
-    """Descriptions of the mutations that apply to ``node`` (in a fixed order)."""
-    out: list[str] = []
-    if isinstance(node, (ast.BinOp, ast.AugAssign)) and type(node.op) in _BINOP_SWAP:
-        new = _BINOP_SWAP[type(node.op)]
-        tag = "augassign" if isinstance(node, ast.AugAssign) else "binop"
-        out.append(f"{tag} {_SYMBOL[type(node.op)]} -> {_SYMBOL[new]}")
-    if isinstance(node, ast.Compare):
-        for k, op in enumerate(node.ops):
-            out.append(f"compare#{k} {_SYMBOL[type(op)]} -> {_SYMBOL[_CMP_SWAP[type(op)]]}")
-    if isinstance(node, ast.BoolOp):
-        other = ast.Or if isinstance(node.op, ast.And) else ast.And
-        out.append(f"boolop {_SYMBOL[type(node.op)]} -> {_SYMBOL[other]}")
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, (ast.Not, ast.USub)):
-        out.append("drop not" if isinstance(node.op, ast.Not) else "drop unary -")
-    if isinstance(node, (ast.If, ast.While, ast.IfExp)):
-        out.append(f"negate {type(node).__name__.lower()} condition")
-    if isinstance(node, ast.Constant) and not isinstance(node.value, str):
-        v = node.value
-        if isinstance(v, bool):
-            out.append(f"constant {v} -> {not v}")
-        elif isinstance(v, int):
-            out.append(f"constant {v} -> {v + 1}")
-        elif isinstance(v, float):
-            out.append(f"constant {v!r} -> {(v * 2 if v else 1.0)!r}")
-    if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
-        out.append("drop call statement")
-    if isinstance(node, ast.AugAssign):
-        out.append("drop augmented assignment")
-    if isinstance(node, ast.Assign) and any(isinstance(t, (ast.Attribute, ast.Subscript))
-                                           for t in node.targets):
-        out.append("drop assignment")
-    if isinstance(node, ast.Return) and node.value is not None and not (
-            isinstance(node.value, ast.Constant) and node.value.value is None):
-        out.append("return None")
-    if isinstance(node, ast.Call) and not (isinstance(parent, ast.Expr)) and node.args \
-            and not isinstance(node.args[0], ast.Starred):
-        out.append("call -> first argument")
-    if isinstance(node, ast.Call) and len(node.args) >= 2 and not any(
-            isinstance(a, ast.Starred) for a in node.args[:2]):
-        out.append("swap first two arguments")
-    return out
-
-
-def _apply(node: ast.AST, kind: str) -> ast.AST | None:
-    """``node`` mutated by ``kind`` (a replacement node; ``None`` removes a statement)."""
-    if kind.startswith(("binop", "augassign ")) and " -> " in kind:
-        node.op = _BINOP_SWAP[type(node.op)]()
-        return node
-    if kind.startswith("compare#"):
-        k = int(kind.split()[0].split("#")[1])
-        node.ops[k] = _CMP_SWAP[type(node.ops[k])]()
-        return node
-    if kind.startswith("boolop"):
-        node.op = ast.Or() if isinstance(node.op, ast.And) else ast.And()
-        return node
-    if kind in ("drop not", "drop unary -"):
-        return node.operand
-    if kind.startswith("negate"):
-        node.test = ast.UnaryOp(op=ast.Not(), operand=node.test)
-        return node
-    if kind.startswith("constant"):
-        v = node.value
-        node.value = (not v) if isinstance(v, bool) else (v + 1 if isinstance(v, int)
-                                                          else (v * 2 if v else 1.0))
-        return node
-    if kind in ("drop call statement", "drop augmented assignment", "drop assignment"):
-        return ast.Pass()
-    if kind == "return None":
-        node.value = ast.Constant(None)
-        return node
-    if kind == "call -> first argument":
-        return node.args[0]
-    if kind == "swap first two arguments":
-        node.args[0], node.args[1] = node.args[1], node.args[0]
-        return node
-    raise ValueError(kind)
-
-
-def find_mutants(group: str, path: Path) -> list[Mutant]:
-    source = path.read_text()
-    tree = ast.parse(source)
-    lines = source.splitlines()
-    skip = _skipped_nodes(tree)
-    parents = {id(c): p for p in ast.walk(tree) for c in ast.iter_child_nodes(p)}
-    rel = str(path.relative_to(ROOT))
-    found: list[Mutant] = []
-    for index, node in enumerate(ast.walk(tree)):
-        if id(node) in skip or not hasattr(node, "lineno"):
-            continue
-        for variant, kind in enumerate(_mutations(node, parents.get(id(node)))):
-            found.append(Mutant(group, rel, node.lineno, node.col_offset, kind, index, variant,
-                                lines[node.lineno - 1].strip()))
-    return found
-
-
-class _Replace(ast.NodeTransformer):
-    def __init__(self, target: ast.AST, kind: str):
-        self.target, self.kind = target, kind
-
-    def generic_visit(self, node):
-        super().generic_visit(node)
-        return node
-
-    def visit(self, node):
-        if node is self.target:
-            new = _apply(node, self.kind)
-            return ast.Pass() if new is None else new
-        return super().visit(node)
-
-
-def mutated_source(mutant: Mutant) -> str:
-    path = ROOT / mutant.path
-    tree = ast.parse(path.read_text())
-    target = list(ast.walk(tree))[mutant.node_index]
-    if (target.lineno, target.col_offset) != (mutant.line, mutant.col):
-        raise RuntimeError(f"{mutant.ident}: the source changed since the mutants were listed")
-    tree = _Replace(target, mutant.kind).visit(tree)
-    ast.fix_missing_locations(tree)
-    return ast.unparse(tree) + "\n"
-
 
 def _group_files(group: str) -> list[Path]:
     files: list[Path] = []
@@ -544,98 +348,6 @@ def run(groups: list[str], per_group: int, seed: int, timeout_factor: float,
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return _write(results, out_dir, time.monotonic() - begin)
-
-
-def _slug(group: str) -> str:
-    return group.replace("/", "-")
-
-
-def _score(mutants: list[dict]) -> tuple[int, int, int, int, int]:
-    killed = sum(m["status"] == "killed" for m in mutants)
-    timeout = sum(m["status"] == "timeout" for m in mutants)
-    equivalent = sum(m["status"] == "survived" and m["detail"].startswith("equivalent")
-                     for m in mutants)
-    survived = sum(m["status"] == "survived" for m in mutants) - equivalent
-    errors = sum(m["status"] == "error" for m in mutants)
-    return killed, timeout, survived, equivalent, errors
-
-
-def _write(results: dict, out_dir: Path, seconds: float) -> dict:
-    results["seconds"] = round(seconds)
-    total = [0, 0, 0, 0, 0]
-    lines = ["# Mutation testing report", "",
-             f"Command: `{results['command']}` (seed {results['seed']}, "
-             f"{results['per_group']} per group), started {results['started']}, "
-             f"{results['seconds']} s.", "",
-             "| group | mutants | killed | timeout | survived | equivalent | score |",
-             "|---|---|---|---|---|---|---|"]
-    for group, entry in results["groups"].items():
-        if "baseline" in entry:
-            lines.append(f"| {group} | - | - | - | - | - | {entry['baseline']} |")
-            continue
-        k, t, s, e, err = _score(entry["mutants"])
-        total = [a + b for a, b in zip(total, (k, t, s, e, err))]
-        n = k + t + s
-        lines.append(f"| {group} | {len(entry['mutants'])} | {k} | {t} | {s} | {e} | "
-                     f"{(k + t) / n:.0%} |" if n else f"| {group} | 0 | | | | | |")
-    k, t, s, e, err = total
-    n = k + t + s
-    results["score"] = (k + t) / n if n else None
-    lines.append(f"| **all** | {k + t + s + e + err} | {k} | {t} | {s} | {e} | "
-                 f"{'%.0f%%' % (100 * (k + t) / n) if n else '-'} |")
-    lines += ["", "## Survivors", ""]
-    for group, entry in results["groups"].items():
-        for m in entry.get("mutants", []):
-            if m["status"] == "survived":
-                lines.append(f"- `{m['ident']}` — `{m['source_line']}`"
-                             + (f" ({m['detail']})" if m["detail"] else ""))
-    errors = [m for e in results["groups"].values() for m in e.get("mutants", [])
-              if m["status"] == "error"]
-    if errors:
-        lines += ["", "## Errors (not counted)", ""]
-        lines += [f"- `{m['ident']}`: {m['detail']}" for m in errors]
-    (out_dir / "report.md").write_text("\n".join(lines) + "\n")
-    (out_dir / "report.json").write_text(json.dumps(results, indent=1) + "\n")
-    return results
-
-
-def combine(dirs: list[Path], equivalent: dict[str, str]) -> dict:
-    """The runs in ``dirs`` (their ``report.json``) as one result: groups merged, a mutant run
-    in several keeps its last result; survivors in ``equivalent`` marked so."""
-    merged: dict = {"groups": {}, "seconds": 0, "command": "tools/mutants.py --combine "
-                    + " ".join(str(d) for d in dirs)}
-    for d in dirs:
-        run = json.loads((Path(d) / "report.json").read_text())
-        merged.setdefault("seed", run["seed"])
-        merged.setdefault("per_group", run["per_group"])
-        merged.setdefault("started", run["started"])
-        merged["seconds"] += run.get("seconds", 0)
-        for group, entry in run["groups"].items():
-            into = merged["groups"].setdefault(group, {"tests": entry.get("tests"),
-                                                       "mutants": []})
-            byid = {m["ident"]: k for k, m in enumerate(into["mutants"])}
-            for m in entry.get("mutants", []):
-                if m["ident"] in byid:
-                    into["mutants"][byid[m["ident"]]] = m
-                else:
-                    into["mutants"].append(m)
-    for entry in merged["groups"].values():
-        for m in entry["mutants"]:
-            if m["status"] == "survived" and m["ident"] in equivalent:
-                m["detail"] = f"equivalent: {equivalent[m['ident']]}"
-    return merged
-
-
-def _equivalent(path: Path) -> dict[str, str]:
-    """``tools/mutants_equivalent.txt``: one ``ident  # reason`` per line (two spaces before
-    the ``#``)."""
-    out: dict[str, str] = {}
-    if path.exists():
-        for line in path.read_text().splitlines():
-            if line.strip() and not line.lstrip().startswith("#"):
-                ident, _, reason = line.partition("  #")   # idents hold '#' ("compare#0")
-                out[ident.strip()] = reason.strip() or "equivalent"
-    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -17,7 +17,7 @@ import pytest
 import stadyn.compat.cntk as C
 from stadyn import ModelFileError
 from stadyn.serialize import _cntk_checkpoint as K
-from stadyn.serialize._proto_schemas import cntk_messages
+from stadyn._proto_schemas import cntk_messages
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FIXTURES = os.path.join(HERE, "..", "fixtures", "cntk_checkpoints")

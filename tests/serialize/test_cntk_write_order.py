@@ -22,7 +22,7 @@ import pytest
 import stadyn.compat.cntk as C
 from stadyn.serialize import _cntk_write_proto as P
 from stadyn.serialize._cntk_write_order import in_cntk_order, name_placeholders
-from stadyn.serialize._proto_schemas import cntk_messages
+from stadyn._proto_schemas import cntk_messages
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures")
 #: CNTK 2.7's v2 files that Stadyn's writer is checked against

@@ -25,7 +25,7 @@ from stadyn import ModelFileError
 from stadyn.serialize._cntk_format import read_cntk
 from stadyn.serialize._cntk_v1_format import read_cntk_v1
 from stadyn.serialize._nnp_format import read_nnp
-from stadyn.serialize._proto_schemas import cntk_messages, nnabla_messages
+from stadyn._proto_schemas import cntk_messages, nnabla_messages
 
 HERE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "legacy")
 

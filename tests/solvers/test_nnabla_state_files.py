@@ -224,3 +224,47 @@ def test_load_states_errors_name_the_given_name(tmp_path, suffix):
     with pytest.raises(sd.ModelFileError, match=r"^archive\.zip:states: no solver states") as e:
         solver.load_states(path, name="archive.zip:states")
     assert str(path) not in str(e.value)
+
+
+# -- another solver's states (tests/compat/compat_cases/nnabla_arch_40.py against NNabla) -------
+
+@pytest.mark.parametrize("how", ["set_states", "load_states"])
+def test_an_update_missing_a_state_it_needs_raises_and_changes_nothing(tmp_path, how):
+    # NNabla 1.39 takes Adam's states as a Momentum's whole state (Solver::set_states replaces
+    # it, src/nbla/solver.cpp:175) and its update then reads pstate["m"], which is not there:
+    # the process dies with a segmentation fault (exit 139, run on NNabla 1.39).  Stadyn
+    # refused the states (ParameterError: "Momentum keeps no state 'mean'"); it now holds them
+    # as NNabla does and its update raises a RuntimeError naming the state, w untouched
+    adam, (w, b) = _solver(S.Adam)
+    _step(adam, (w, b), 1.0)
+    momentum = S.Momentum(0.1, 0.9)
+    momentum.set_parameters({"fc/W": w, "fc/b": b})
+    if how == "set_states":
+        momentum.set_states(adam.get_states())
+    else:
+        adam.save_states(tmp_path / "adam.h5")
+        momentum.load_states(tmp_path / "adam.h5")
+    assert {k: (sorted(v.pstate), v.t) for k, v in momentum.get_states().items()} == \
+        {"fc/W": (["mean", "var"], 1), "fc/b": (["mean", "var"], 1)}
+    before = w.d.copy()
+    w.g, b.g = np.ones(w.shape, np.float32), np.ones(b.shape, np.float32)
+    with pytest.raises(RuntimeError, match=r"Momentum: the state of 'fc/W' has no 'm' \(it "
+                                           r"holds \['mean', 'var'\]"):
+        momentum.update()
+    np.testing.assert_array_equal(w.d, before)
+    # its own states given back, it updates again: m = 0.9 * 0 + 0.1 * 1 at t 1 -> w - m
+    fresh = S.Momentum(0.1, 0.9)
+    fresh.set_parameters({"fc/W": w, "fc/b": b})
+    momentum.set_states(fresh.get_states())
+    momentum.update()
+    np.testing.assert_allclose(w.d, before - 0.1, rtol=1e-6)
+
+
+def test_a_mapping_of_states_still_names_only_the_solvers_own():
+    # a {state: array} mapping (Stadyn's form, what the .nnp optimizer loader passes) sets the
+    # states it names and keeps the rest; a name the solver does not keep is refused
+    s, params = _solver(S.Momentum)
+    with pytest.raises(sd.ParameterError, match="Momentum keeps no state 'mean'"):
+        s.set_states({"fc/W": {"mean": np.zeros((3, 2), np.float32), "t": 1}})
+    s.set_states({"fc/W": {"t": 4}})
+    assert sorted(s.get_states()["fc/W"].pstate) == ["m"] and s.get_states()["fc/W"].t == 4

@@ -56,7 +56,7 @@ def nnabla_messages() -> dict:
         ['version', 'parameter', 'optimizer']
     """
     try:
-        from ._proto_schemas import nnabla_messages as messages
+        from .._proto_schemas import nnabla_messages as messages
     except ImportError as err:
         raise ImportError("NNabla's protobuf files need the protobuf package (a dependency "
                           "of Stadyn's): pip install protobuf") from err

@@ -320,7 +320,7 @@ def training_function_bytes(model: bytes, outputs: int, metric: bool) -> bytes:
     (``Trainer.cpp:49-112``), the aggregates a ``ReduceElements`` Sum over all axes of the
     loss and the metric, and ``restore_from_checkpoint`` refuses a model file that is not that
     graph: the aggregates are added after the loss and the metric."""
-    from ._proto_schemas import cntk_messages
+    from .._proto_schemas import cntk_messages
     msg = cntk_messages()["Dictionary"].FromString(model)
     top = {e.key: e.value for e in msg.data}
     functions = top["primitive_functions"].vector_value.value

@@ -1,7 +1,7 @@
 """CNTK 2.x model files (what ``Function.save`` writes, ``.model``/``.dnn``), decoded into the
 legacy form (:mod:`._legacy_ir`) without CNTK.
 
-A file is one protobuf ``Dictionary`` (schema: :mod:`._proto_schemas`) describing a composite
+A file is one protobuf ``Dictionary`` (schema: :mod:`stadyn._proto_schemas`) describing a composite
 function: ``inputs`` (every leaf: inputs, parameters and constants with their values,
 placeholders), ``primitive_functions`` (every function, those inside blocks too, each with its
 op id, uid, inputs by uid and an ``attributes`` dictionary) and ``root`` (the uid of the output
@@ -155,7 +155,7 @@ class _Deferred:
 
 def _decode_file(path: str, data: bytes) -> dict:
     from google.protobuf.message import DecodeError
-    from ._proto_schemas import cntk_messages
+    from .._proto_schemas import cntk_messages
     deferred: list[_Deferred] = []
     large = len(data) >= 8 and int.from_bytes(data[:4], "little") == LARGE_MAGIC
     if large:

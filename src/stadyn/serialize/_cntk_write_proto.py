@@ -1,6 +1,6 @@
 """The protobuf layer of the CNTK v2 model-file writer (:mod:`._cntk_write`): typed values
 (:class:`Value`) turned into CNTK 2.7's ``Dictionary`` message (schema:
-:mod:`._proto_schemas`), the layout CNTK 2.7 itself writes.
+:mod:`stadyn._proto_schemas`), the layout CNTK 2.7 itself writes.
 
 Facts about that layout (read off files CNTK 2.7's ``Function.save`` wrote, decoded with
 :mod:`._cntk_format`): every ``DictionaryValue`` and every ``Dictionary`` carries version 2; a
@@ -209,7 +209,7 @@ def encode(entries: dict) -> bytes:
         >>> _decode_file("m", encode({"type": text("x"), "n": size_t(3)}))
         {'type': 'x', 'n': 3}
     """
-    from ._proto_schemas import cntk_messages
+    from .._proto_schemas import cntk_messages
     msg = cntk_messages()["Dictionary"]()
     _fill_dictionary(msg, entries)
     return msg.SerializeToString()

@@ -29,7 +29,7 @@ def read_nnabla_optimizer_states(data: bytes, where: str
     names it in errors): ``{optimizer name: {parameter: {state: array, "t": steps}}}``.
 
     Example:
-        >>> from stadyn.serialize._proto_schemas import nnabla_messages
+        >>> from stadyn._proto_schemas import nnabla_messages
         >>> m = nnabla_messages()["NNablaProtoBuf"]()
         >>> o = m.optimizer.add(); o.name = "opt"; o.solver.type = "Momentum"
         >>> e = o.solver.states.add(); e.key = "w"; e.value.t = 2
@@ -40,7 +40,7 @@ def read_nnabla_optimizer_states(data: bytes, where: str
         ([0.5, -1.0], 2)
     """
     from google.protobuf.message import DecodeError
-    from ._proto_schemas import nnabla_messages
+    from .._proto_schemas import nnabla_messages
     try:
         message = nnabla_messages()["NNablaProtoBuf"].FromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:

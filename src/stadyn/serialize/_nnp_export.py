@@ -10,9 +10,10 @@ function writing it, in the network's namespace, as NNabla 1.39's ``nnabla.utils
 names them (``nnabla/core/graph_def.py``): functions ``@<network>/<Type>`` (``@Validation/
 Convolution``, then ``@Validation/Convolution_1``, ...), their outputs ``@<network>/<Type>_out``
 (``_out_1``, ... for a second), no ``@<network>/`` prefix for a network named ``model``.  The
-buffers come first, then the parameters, and a function that takes arguments has its
-``<type>_param`` block even when every argument is at its default (``relu_param {}``), as
-NNabla writes them (checked on NNabla 1.39: ``tests/fixtures/nnp_names/``).
+buffers come first (in the order the functions reach them: an input first read late is listed
+after the buffers written before it), then the parameters, and a function that takes
+arguments has its ``<type>_param`` block even when every argument is at its default
+(``relu_param {}``), as NNabla writes them (checked on NNabla 1.39: ``tests/fixtures/nnp_names/``).
 The batch axis (the inputs' first axis, followed through the ops by :mod:`._nnp_batch`) is
 written as ``-1`` in the variables' shapes and in the first size of a ``Reshape`` or
 ``Broadcast`` to a shape with the batch axis, so NNabla's loaders build the network at any
@@ -459,9 +460,19 @@ def export_network(name: str, outputs: Any, inputs: Any = None, *, batch_size: i
     for pname in [p for p in params if p not in read]:
         del params[pname], w.variables[pname]
     message: Message = [("name", name), ("batch_size", int(w.batch_size))]
-    # NNabla's order: the buffers (inputs and what functions write), then the parameters
+    # NNabla's order: the buffers (inputs and what functions write) as the functions reach
+    # them -- each function's inputs not listed yet, then its outputs (an input first read by
+    # a later function comes after the buffers written before it: nnabla/core/graph_def.py's
+    # ProtoGraphGenerator lists them so) -- then the parameters
     kinds = {k: dict(v)["type"] for k, v in w.variables.items()}
-    message += [("variable", v) for k, v in w.variables.items() if kinds[k] != "Parameter"]
+    buffers = [k for k in w.variables if kinds[k] != "Parameter"]
+    reached: dict[str, None] = {}
+    for f in w.functions:
+        for k, v in f:
+            if k in ("input", "output") and v in w.variables and kinds[v] != "Parameter":
+                reached.setdefault(v)
+    order = list(reached) + [k for k in buffers if k not in reached]
+    message += [("variable", w.variables[k]) for k in order]
     message += [("variable", v) for k, v in w.variables.items() if kinds[k] == "Parameter"]
     message += [("function", f) for f in w.functions]
     return NetworkExport(message, list(parts.inputs), list(parts.outputs), params)

@@ -256,7 +256,7 @@ def _read_h5(where: str, data: bytes) -> "OrderedDict[str, LegacyParameter]":
 
 def _read_protobuf(where: str, data: bytes) -> "OrderedDict[str, LegacyParameter]":
     from google.protobuf.message import DecodeError
-    from ._proto_schemas import nnabla_messages
+    from .._proto_schemas import nnabla_messages
     try:
         message = nnabla_messages()["NNablaProtoBuf"].FromString(data)
     except (DecodeError, RuntimeError, ValueError) as exc:

@@ -326,7 +326,7 @@ def parameter_bytes(parameters: Mapping[str, tuple[np.ndarray, bool]],
                           for name, (value, need_grad) in parameters.items()))
         return buf.getvalue()
     if parameter_format == ".protobuf":
-        from ._proto_schemas import nnabla_messages
+        from .._proto_schemas import nnabla_messages
         proto = nnabla_messages()["NNablaProtoBuf"]()
         for name, (value, need_grad) in parameters.items():
             p = proto.parameter.add()

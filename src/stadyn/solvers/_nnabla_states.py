@@ -12,8 +12,8 @@ The ``.protobuf`` form is one ``Optimizer`` message of NNabla's ``nnabla.proto``
 2``, a ``SolverStateParameter`` ``Shape shape = 20`` (``repeated int64 dim = 1``, packed) and
 ``repeated float data = 100`` (packed float32).  NNabla 1.39's ``set_states_to_protobuf``
 (``python/src/nnabla/solver.pyx``) writes the parameters and their states in the solver's order.
-Solvers sit below ``serialize`` (whose ``_proto_schemas`` has these messages), so the few
-fields are encoded and decoded here, by the protobuf wire format.
+The messages are the leaf module ``stadyn._proto_schemas``'s, which ``serialize`` reads its
+NNabla files with too.
 
 Example:
     >>> import os, tempfile, torch
@@ -40,9 +40,14 @@ __all__ = ["write_h5_states", "read_h5_states", "write_protobuf_states",
            "read_protobuf_states", "is_nnabla_protobuf_states"]
 
 
+def _names(state: Mapping[str, Any], state_names: tuple[str, ...] | None) -> Any:
+    return state_names if state_names is not None else [k for k in state if k != "t"]
+
+
 def write_h5_states(path: str | os.PathLike, states: Mapping[str, Mapping[str, Any]],
-                    state_names: tuple[str, ...]) -> None:
-    """Write ``{parameter: {state name: tensor, "t": steps}}`` in NNabla's layout."""
+                    state_names: tuple[str, ...] | None = None) -> None:
+    """Write ``{parameter: {state name: tensor, "t": steps}}`` in NNabla's layout: the states
+    ``state_names`` (default: each parameter's own, in its order)."""
     import h5py
 
     def write(tmp: str) -> None:
@@ -50,7 +55,7 @@ def write_h5_states(path: str | os.PathLike, states: Mapping[str, Mapping[str, A
             for index, (name, state) in enumerate(states.items()):
                 group = f.create_group(name)
                 group.attrs["index"] = index
-                for position, key in enumerate(state_names):
+                for position, key in enumerate(_names(state, state_names)):
                     value = state[key].detach().cpu().numpy()
                     ds = group.create_dataset(key, data=value)
                     ds.attrs["index"] = position
@@ -98,48 +103,37 @@ def read_h5_states(path: str | os.PathLike, *,
     return OrderedDict((name, state) for _, name, state in found)
 
 
-# -- .protobuf: NNabla's Optimizer message, by the wire format --------------------------------
-
-_LEN, _VARINT, _I32, _I64 = 2, 0, 5, 1
+# -- .protobuf: NNabla's Optimizer message, through the schema of stadyn._proto_schemas ------
 
 
-def _varint(value: int) -> bytes:
-    out = bytearray()
-    value &= (1 << 64) - 1                  # a negative int64 is ten bytes, as protobuf's
-    while True:
-        bits = value & 0x7F
-        value >>= 7
-        if value:
-            out.append(bits | 0x80)
-        else:
-            out.append(bits)
-            return bytes(out)
-
-
-def _field(number: int, payload: bytes) -> bytes:
-    return _varint(number << 3 | _LEN) + _varint(len(payload)) + payload
-
-
-def _state_parameter(value: np.ndarray) -> bytes:
-    dims = b"".join(_varint(int(d)) for d in value.shape)
-    data = np.ascontiguousarray(value, dtype="<f4").tobytes()
-    return _field(20, _field(1, dims) if dims else b"") + (_field(100, data) if data else b"")
+def _optimizer_class() -> Any:
+    from .._proto_schemas import nnabla_messages
+    return nnabla_messages()["Optimizer"]
 
 
 def write_protobuf_states(path: str | os.PathLike, states: Mapping[str, Mapping[str, Any]],
-                          state_names: tuple[str, ...]) -> None:
+                          state_names: tuple[str, ...] | None = None) -> None:
     """Write ``{parameter: {state name: tensor, "t": steps}}`` as NNabla's ``.protobuf`` state
-    file (an ``Optimizer`` message; the values as float32, as NNabla's ``repeated float``)."""
-    entries = []
+    file (an ``Optimizer`` message; the values as float32, as NNabla's ``repeated float``): the
+    states ``state_names`` (default: each parameter's own, in its order).
+
+    Each entry is present even where its fields are all defaults (a solver state of ``t`` 0 and
+    no state values, a 0-d value's empty shape), as NNabla 1.39 writes them; a solver without
+    parameters is an empty message, no bytes at all (NNabla's: its ``solver`` field unset)."""
+    message = _optimizer_class()()
     for name, state in states.items():
-        body = _varint(1 << 3 | _VARINT) + _varint(int(state["t"])) if int(state["t"]) else b""
-        for key in state_names:
+        entry = message.solver.states.add()
+        entry.key = name
+        entry.value.SetInParent()
+        entry.value.t = int(state["t"])
+        for key in _names(state, state_names):
             value = state[key].detach().cpu().numpy()
-            entry = _field(1, key.encode("utf-8")) + _field(2, _state_parameter(value))
-            body += _field(2, entry)
-        entries.append(_field(40, _field(1, name.encode("utf-8")) + _field(2, body)))
-    # no parameters: an empty message, no bytes at all (NNabla's; its solver field unset)
-    data = _field(30, b"".join(entries)) if entries else b""
+            parameter = entry.value.state_parameter.add()
+            parameter.key = key
+            parameter.value.shape.SetInParent()
+            parameter.value.shape.dim.extend(int(d) for d in value.shape)
+            parameter.value.data.extend(np.asarray(value, dtype=np.float32).ravel().tolist())
+    data = message.SerializeToString()
 
     def write(tmp: str) -> None:
         with open(tmp, "wb") as f:
@@ -161,117 +155,35 @@ def is_nnabla_protobuf_states(head: bytes, size: int) -> bool:
     return 8 + int.from_bytes(head[:8], "little") > size
 
 
-class _Reader:
-    """The fields of one protobuf message body: ``(number, wire type, value)`` in order."""
-
-    def __init__(self, data: bytes, where: str):
-        self.data, self.where = data, where
-
-    def fields(self, data: bytes | None = None):
-        data = self.data if data is None else data
-        pos = 0
-        while pos < len(data):
-            key, pos = self._varint(data, pos)
-            number, wire = key >> 3, key & 7
-            if wire == _VARINT:
-                value, pos = self._varint(data, pos)
-            elif wire == _LEN:
-                size, pos = self._varint(data, pos)
-                if pos + size > len(data):
-                    raise self.bad("a field runs past the end of its message")
-                value, pos = data[pos:pos + size], pos + size
-            elif wire in (_I32, _I64):
-                step = 4 if wire == _I32 else 8
-                value, pos = data[pos:pos + step], pos + step
-            else:
-                raise self.bad(f"wire type {wire} of field {number}")
-            yield number, wire, value
-
-    def _varint(self, data: bytes, pos: int) -> tuple[int, int]:
-        value = shift = 0
-        while True:
-            if pos >= len(data) or shift > 63:
-                raise self.bad("a truncated number")
-            byte = data[pos]
-            pos += 1
-            value |= (byte & 0x7F) << shift
-            shift += 7
-            if not byte & 0x80:
-                return value, pos
-
-    def packed_varints(self, wire: int, value: Any) -> list[int]:
-        if wire == _VARINT:
-            return [value if value < 1 << 63 else value - (1 << 64)]
-        out, pos = [], 0
-        while pos < len(value):
-            number, pos = self._varint(value, pos)
-            out.append(number if number < 1 << 63 else number - (1 << 64))
-        return out
-
-    def bad(self, what: str) -> ModelFileError:
-        return ModelFileError(f"{self.where}: not a readable NNabla solver state file ({what})")
-
-
-def _map_entry(reader: _Reader, data: bytes) -> tuple[str, bytes]:
-    key, value = "", b""
-    for number, wire, field in reader.fields(data):
-        if number == 1 and wire == _LEN:
-            key = bytes(field).decode("utf-8", "replace")
-        elif number == 2 and wire == _LEN:
-            value = field
-    return key, value
-
-
-def _read_state_parameter(reader: _Reader, data: bytes, where: str) -> np.ndarray:
-    dims: list[int] = []
-    values: list[np.ndarray] = []
-    for number, wire, field in reader.fields(data):
-        if number == 20 and wire == _LEN:
-            for n, w, v in reader.fields(field):
-                if n == 1:
-                    dims += reader.packed_varints(w, v)
-        elif number == 100 and wire == _LEN:
-            values.append(np.frombuffer(bytes(field), dtype="<f4"))
-        elif number == 100 and wire == _I32:
-            values.append(np.frombuffer(bytes(field), dtype="<f4"))
-    flat = np.concatenate(values) if values else np.zeros(0, np.float32)
-    if any(d < 0 for d in dims) or int(np.prod(dims)) != flat.size:
-        raise ModelFileError(f"{where} has {flat.size} values for shape {tuple(dims)}")
-    return flat.astype(np.float32).reshape(dims)
-
-
 def read_protobuf_states(path: str | os.PathLike, *,
                          name: str | None = None) -> "OrderedDict[str, dict[str, Any]]":
     """``{parameter: {state name: array, "t": steps}}`` from NNabla's ``.protobuf`` state file,
     in the file's order; a file that is not one is a :class:`ModelFileError` naming it.  An
     ``Optimizer`` with no states (an empty file: NNabla's for a solver without parameters)
-    gives none, as NNabla 1.39 loads it; other fields and no states (a parameter file) are
-    refused.  Errors name ``name``, when given, instead of ``path``."""
+    gives none, as NNabla 1.39 loads it; a message without the ``solver`` field (a parameter
+    file) is refused.  Errors name ``name``, when given, instead of ``path``."""
+    from google.protobuf.message import DecodeError
     path = os.fspath(path)
     with open(path, "rb") as f:
         data = f.read()
     where = name or path
-    reader = _Reader(data, where)
-    out: OrderedDict[str, dict[str, Any]] = OrderedDict()
-    other = False
-    for number, wire, solver in reader.fields():
-        if number != 30 or wire != _LEN:
-            other = True
-            continue
-        for n, w, entry in reader.fields(solver):
-            if n != 40 or w != _LEN:
-                continue
-            name, body = _map_entry(reader, entry)
-            state: dict[str, Any] = {"t": 0}
-            for sn, sw, sv in reader.fields(body):
-                if sn == 1 and sw == _VARINT:
-                    state["t"] = int(sv)
-                elif sn == 2 and sw == _LEN:
-                    key, value = _map_entry(reader, sv)
-                    state[key] = _read_state_parameter(
-                        reader, value, f"{where}: state {key!r} of {name!r}")
-            out[name] = state
-    if not out and other:
+    try:
+        message = _optimizer_class().FromString(data)
+    except (DecodeError, RuntimeError, ValueError) as exc:
+        raise ModelFileError(f"{where}: not a readable NNabla solver state file ({exc})"
+                             ) from None
+    if data and not message.HasField("solver"):
         raise ModelFileError(f"{where}: no solver states (an NNabla Optimizer message with "
                              f"solver.states)")
+    out: OrderedDict[str, dict[str, Any]] = OrderedDict()
+    for entry in message.solver.states:
+        state: dict[str, Any] = {"t": int(entry.value.t)}
+        for parameter in entry.value.state_parameter:
+            dims = [int(d) for d in parameter.value.shape.dim]
+            flat = np.asarray(parameter.value.data, dtype=np.float32)
+            if any(d < 0 for d in dims) or int(np.prod(dims)) != flat.size:
+                raise ModelFileError(f"{where}: state {parameter.key!r} of {entry.key!r} has "
+                                     f"{flat.size} values for shape {tuple(dims)}")
+            state[parameter.key] = flat.reshape(dims)
+        out[entry.key] = state
     return out

@@ -190,7 +190,14 @@ class Solver(SolverStates, Optimizer):
         return tuple(self._state_names)
 
     def state_tensors(self, names: list[str]) -> dict[str, list[torch.Tensor]]:
-        return {key: [self._states[n][key] for n in names] for key in self._state_names}
+        try:
+            return {key: [self._states[n][key] for n in names] for key in self._state_names}
+        except KeyError:            # set_states gave a parameter another solver's states
+            for n in names:
+                for key in self._state_names:
+                    if key not in self._states[n]:
+                        raise self._missing_state(n, key) from None
+            raise
 
     def step_scalars(self, names: list[str], sample_count: int = 1) -> dict[str, Any]:
         """The values of this step (each parameter's ``t`` counts it) that may change between

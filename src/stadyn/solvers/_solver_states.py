@@ -30,7 +30,7 @@ from ._nnabla_states import (is_nnabla_protobuf_states, read_h5_states, read_pro
 STATE_FILE_FORMAT = "stadyn-solver-states"
 
 __all__ = ["SolverState", "SolverStates", "UnknownParameterError", "STATE_FILE_FORMAT",
-           "TextStatesError"]
+           "TextStatesError", "MissingStateError"]
 
 
 #: Names of protobuf text files, which NNabla 1.39's ``save_states`` refuses (solver.pyx:233)
@@ -47,6 +47,16 @@ class TextStatesError(StadynError, AssertionError):
 class UnknownParameterError(ParameterError, RuntimeError):
     """``set_states`` named a parameter the solver does not hold: a ``RuntimeError`` as
     NNabla 1.39's (and a ``ValueError``, as Stadyn's parameter errors are)."""
+
+
+class MissingStateError(StadynError, RuntimeError):
+    """An update (or a save) of a parameter whose state lacks one the solver keeps: what
+    :meth:`SolverStates.set_states` leaves when given another solver's states (NNabla 1.39
+    takes them as the parameter's whole state, and its update then crashes the process with a
+    segmentation fault; Stadyn raises this ``RuntimeError`` instead).
+
+    Example: ``momentum.set_states(adam.get_states()); momentum.update()`` raises it (the
+    state of each parameter holds Adam's ``mean`` and ``var``, no ``m``)."""
 
 
 class SolverState:
@@ -97,7 +107,7 @@ class SolverStates:
         for k, v in self._states.items():
             cls = type(self._params[k]) if k in self._params else Variable
             pstate = {}
-            for n in self._state_names:
+            for n in self._held_state_names(v):
                 var = pstate[n] = cls.from_tensor(v[n], need_grad=False)
                 self._follow_state(var, k, n)
             states[k] = SolverState(pstate, v["t"])
@@ -117,6 +127,20 @@ class SolverStates:
 
         on_renew(data_of(var), (id(self), name, key), follow)
 
+    @staticmethod
+    def _held_state_names(state: Mapping[str, Any]) -> list[str]:
+        """The names of the state tensors a parameter's state holds, in their order: the
+        solver's own, or what :meth:`set_states` gave it (another solver's, as NNabla's)."""
+        return [key for key in state if key != "t"]
+
+    def _missing_state(self, name: str, key: str) -> MissingStateError:
+        return MissingStateError(
+            f"{self.name}: the state of '{name}' has no '{key}' (it holds "
+            f"{self._held_state_names(self._states[name])}: set_states or load_states gave "
+            f"it another solver's states, which NNabla 1.39 takes as the whole state and "
+            f"then crashes in its update, a segmentation fault); give it a {self.name}'s "
+            f"states ({list(self._state_names)}) or set_parameters again")
+
     def set_states(self, states: Mapping[str, Any]) -> None:
         """Set per-parameter state: ``{name: SolverState}`` as :meth:`get_states` gives (or
         ``{name: {state: array, "t": steps}}``), in the given order, as NNabla 1.39 does: the
@@ -125,8 +149,29 @@ class SolverStates:
         given the same states; other values (NumPy arrays, other dtypes) are copied, and ``t``
         is copied.  A name :meth:`set_parameters` has not set raises NNabla's
         ``RuntimeError`` (``Set weight parameter for NAME first.``) after the states before
-        it are set; each state is checked (known state names, shape, finite values, a step
-        count) before it is set."""
+        it are set; each state is checked (shape, finite values, a step count) before it is
+        set.
+
+        A :class:`SolverState` is the parameter's whole state, as in NNabla 1.39
+        (``Solver::set_states`` replaces the parameter's ``SolverState``): another solver's
+        (Adam's ``mean`` and ``var`` given to a Momentum) is taken as it is, :meth:`get_states`
+        and :meth:`save_states` show its names, an update leaves the names the solver does not
+        keep alone (a Momentum's ``m`` given to an Sgd), and one that needs a state it was not
+        given raises :class:`MissingStateError` (NNabla's crashes the process).  A mapping
+        sets the states it names among the solver's own (others are refused) and keeps the
+        rest.
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.solvers as S
+            >>> w = sd.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
+            >>> momentum, sgd = S.Momentum(0.1, 0.9), S.Sgd(0.1)
+            >>> momentum.set_parameters({"w": w}); sgd.set_parameters({"w": w})
+            >>> w.g = np.ones(2, np.float32); momentum.update()
+            >>> sgd.set_states(momentum.get_states())
+            >>> state = sgd.get_states()["w"]
+            >>> sorted(state.pstate), state.t
+            (['m'], 1)
+        """
         if not isinstance(states, Mapping):
             raise StadynError(f"{self.name}.set_states: the states must be a mapping, not "
                               f"{type(states).__name__}")
@@ -140,19 +185,42 @@ class SolverStates:
             elif not isinstance(state, Mapping):
                 raise StadynError(f"{self.name}.set_states: the state of '{name}' is a "
                                   f"{type(state).__name__}, not a SolverState")
-            checked = self._checked_states({name: state})[name]
-            mine = self._states[name]
-            for key, value in checked.items():
-                tensor = shared.get(key)
-                if tensor is not None and tensor.dtype == mine[key].dtype and \
-                        tensor.device == mine[key].device and not tensor.requires_grad:
-                    mine[key] = tensor               # NNabla's: the array itself
-                    self._state_version += 1
-                    self._follow_state(state_vars[key], name, key)
-                elif key == "t":
-                    mine["t"] = value
-                else:
-                    mine[key].copy_(value)
+            whole = bool(state_vars) or isinstance(states[name], SolverState)
+            checked = self._checked_states({name: state}, foreign=whole)[name]
+            self._set_state(name, checked, whole, shared, state_vars)
+
+    def _set_state(self, name: str, checked: Mapping[str, Any], whole: bool,
+                   shared: Mapping[str, torch.Tensor] | None = None,
+                   state_vars: Mapping[str, Variable] | None = None) -> None:
+        """Set the checked state of parameter ``name``: ``whole``, it replaces the parameter's
+        (NNabla's ``Solver::set_states``: names it does not give are dropped, names the solver
+        does not keep are held), else the given states only; a tensor of ``shared`` (over the
+        Variable of ``state_vars``) is held itself where its dtype and device fit."""
+        shared, state_vars = shared or {}, state_vars or {}
+        mine = self._states[name]
+        if whole:
+            for key in [k for k in mine if k != "t" and k not in checked]:
+                del mine[key]
+                self._state_version += 1
+            mine["t"] = checked.get("t", 0)
+        param = data_of(self._params[name])
+        for key, value in checked.items():
+            tensor = shared.get(key)
+            like = mine.get(key) if key != "t" else None
+            dtype, device = (like.dtype, like.device) if like is not None else \
+                (torch.float32, param.device)
+            if tensor is not None and tensor.dtype == dtype and \
+                    tensor.device == device and not tensor.requires_grad:
+                mine[key] = tensor               # NNabla's: the array itself
+                self._state_version += 1
+                self._follow_state(state_vars[key], name, key)
+            elif key == "t":
+                mine["t"] = value
+            elif key not in mine:
+                mine[key] = value.to(device=param.device, dtype=torch.float32, copy=True)
+                self._state_version += 1
+            else:
+                mine[key].copy_(value)
 
     @property
     def state_version(self) -> int:
@@ -160,10 +228,12 @@ class SolverStates:
         (a compiled step built over the former tensors rebuilds when it changes)."""
         return self._state_version
 
-    def _checked_states(self, states: Mapping[str, Mapping[str, Any]]
+    def _checked_states(self, states: Mapping[str, Mapping[str, Any]], foreign: bool = False
                         ) -> dict[str, dict[str, Any]]:
         """``states`` checked against the parameters (known names and states, shapes, finite
-        values, step counts), as tensors; nothing is changed."""
+        values, step counts), as tensors; nothing is changed.  With ``foreign``, a state
+        name this solver does not keep is taken too (another solver's: :meth:`set_states`),
+        its values checked but not its shape."""
         if not isinstance(states, Mapping):
             raise StadynError(f"{self.name}: the states must be a mapping, not "
                               f"{type(states).__name__}")
@@ -184,11 +254,11 @@ class SolverStates:
                                           f"{value!r}")
                     out["t"] = int(value)
                     continue
-                if key not in mine:
+                if key not in mine and not foreign:
                     raise ParameterError(f"{where}: {self.name} keeps no state '{key}' (it keeps "
                                          f"{list(self._state_names)})")
                 tensor = torch.as_tensor(value)
-                if tuple(tensor.shape) != tuple(mine[key].shape):
+                if key in mine and tuple(tensor.shape) != tuple(mine[key].shape):
                     raise ParameterError(f"{where} has shape {tuple(tensor.shape)}, expected "
                                          f"{tuple(mine[key].shape)}")
                 if not tensor.dtype.is_floating_point:
@@ -214,7 +284,7 @@ class SolverStates:
                 "state_format": self._state_format,
                 "t": {k: s["t"] for k, s in self._states.items()},
                 "tensors": {f"{k}/{n}": s[n] for k, s in self._states.items()
-                            for n in self._state_names}}
+                            for n in self._held_state_names(s)}}
 
     def check_state_dict(self, state: Mapping[str, Any]) -> None:
         """Raise the error :meth:`load_state_dict` would raise for ``state``; change nothing.
@@ -269,9 +339,9 @@ class SolverStates:
         (per parameter its states and step count ``t``: what NNabla 1.39's ``save_states``
         writes and its ``load_states`` reads; hyperparameters are not in them)."""
         if os.fspath(path).endswith(".h5"):
-            return write_h5_states(path, self._states, tuple(self._state_names))
+            return write_h5_states(path, self._states)
         if os.fspath(path).endswith(".protobuf"):
-            return write_protobuf_states(path, self._states, tuple(self._state_names))
+            return write_protobuf_states(path, self._states)
         if os.fspath(path).lower().endswith(_TEXT_STATE_SUFFIXES):
             raise TextStatesError(
                 f"{os.fspath(path)}: save_states writes .h5, .protobuf or Stadyn's safetensors "
@@ -292,11 +362,12 @@ class SolverStates:
 
     def load_states(self, path: str | os.PathLike, *, name: str | None = None) -> None:
         """Read a state file written by :meth:`save_states` (``.h5`` and ``.protobuf``:
-        NNabla's too; a ``.protobuf`` that Stadyn wrote as its safetensors container before is
-        read as that); everything in it is checked (the constructor's rules for the
-        hyperparameters, the parameters' shapes for the state) before anything is set.  Errors
-        are :class:`~stadyn.ModelFileError` naming the file (``name``, when given, instead of
-        ``path``)."""
+        NNabla's too, whose states replace each parameter's as :meth:`set_states` of a
+        :class:`SolverState`, another solver's included; a ``.protobuf`` that Stadyn wrote as
+        its safetensors container before is read as that); everything in it is checked (the
+        constructor's rules for the hyperparameters, the parameters' shapes for the state)
+        before anything is set.  Errors are :class:`~stadyn.ModelFileError` naming the file
+        (``name``, when given, instead of ``path``)."""
         nnabla_file = os.fspath(path).endswith(".h5")
         if os.fspath(path).endswith(".protobuf"):
             with open(path, "rb") as f:
@@ -305,9 +376,11 @@ class SolverStates:
             states = read_h5_states(path, name=name) if os.fspath(path).endswith(".h5") else \
                 read_protobuf_states(path, name=name)
             try:
-                self._assign_states(self._checked_states(states))
+                checked = self._checked_states(states, foreign=True)
             except StadynError as exc:
                 raise ModelFileError(f"{name or os.fspath(path)}: {exc}") from exc
+            for pname, state in checked.items():    # NNabla's load_states: set_states of
+                self._set_state(pname, state, whole=True)   # the file's SolverStates
             return
         f = read_tensor_file(path, format=STATE_FILE_FORMAT, what="solver state file", name=name)
         try:

@@ -27,6 +27,7 @@ from ._parameter import (get_current_parameter_scope, get_parameter_or_create, g
 from ._variable import Variable, forward_all
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 from . import parameter, solver  # noqa: F401,E402 - ``nn.parameter``, ``nn.solver`` as in NNabla
+from . import graph_def  # noqa: F401,E402 - ``nn.graph_def`` (nnabla.core.graph_def)
 from .random import seed  # noqa: E402 - nnabla.random's (both seeds, or one: its keywords)
 
 __all__ = [

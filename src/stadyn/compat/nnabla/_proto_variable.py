@@ -2,8 +2,10 @@
 graphs.  In NNabla, ``F.relu(nn.ProtoVariable((64, 3)))`` records a ``ReLU`` in a proto graph
 (``with nn.graph_def.graph() as g: ...``) that is then saved or instantiated.
 
-Stadyn has no ``graph_def``: a static Stadyn graph built from ``nn.Variable`` is the same
-description, saved with ``nnabla.utils.save.save``.  So a ``ProtoVariable`` here is the object
+Stadyn records no proto graphs of ``ProtoVariable``: a static Stadyn graph built from
+``nn.Variable`` is the same description, saved with ``nnabla.utils.save.save`` or described by
+``nn.graph_def.create_graph_from_variable`` (``graph_def.py``, whose networks list their
+variables as ``ProtoVariable`` s).  So a ``ProtoVariable`` here is the object
 and its description (``name``, ``shape``, ``need_grad``, ``type``, ``initializer``,
 ``repeat_id``, ``clone()``, ``proto``), and a function or operator given one raises a
 ``TypeError`` saying so.

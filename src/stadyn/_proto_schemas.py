@@ -20,8 +20,13 @@ built as message classes at import time -- no ``protoc``, no generated code.
   the file stores them and a key stored twice is seen (a map would keep one silently).
 
 Why descriptors built in Python: the schemas are a handful of messages, the ``protobuf`` package
-is already a dependency (through ``onnx``), and its C parser (upb) checks every length against
-the buffer, so a hostile size cannot make it allocate more than the input holds.
+is a dependency of Stadyn's, and its C parser (upb) checks every length against the buffer, so a
+hostile size cannot make it allocate more than the input holds.
+
+A leaf module (it imports no other part of Stadyn), so both ``serialize`` (model and parameter
+files) and ``solvers`` (NNabla's ``.protobuf`` solver-state files, an ``Optimizer`` message)
+read and write through the same messages; ``google.protobuf`` is imported with this module,
+which nothing imports until a protobuf file is read or written.
 """
 
 from __future__ import annotations
