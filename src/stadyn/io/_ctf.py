@@ -295,7 +295,8 @@ class CTFDeserializer(Deserializer):
     @text_format_errors
     def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef],
                  max_errors: int = 0):
-        self.path = os.path.abspath(os.fspath(filename))
+        self._given_file = os.fspath(filename)      # (d["file"]: the path as given)
+        self.path = os.path.abspath(self._given_file)
         self._fields = self._make_fields(streams)
         self._set_max_errors(max_errors)
         refuse_special_file(self.path, DataError)
@@ -393,7 +394,7 @@ class CTFDeserializer(Deserializer):
         """A setting as CNTK 2.7's deserializer dict gives it: ``file``, ``type``,
         ``maxErrors``, ``chunkSizeInBytes`` or one set with ``d[key] = value``."""
         if key == "file":
-            return self.path
+            return self.__dict__.get("_given_file", self.path)
         if key == "type":
             return "CNTKTextFormatDeserializer"
         if key == "maxErrors":

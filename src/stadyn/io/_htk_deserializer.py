@@ -15,6 +15,7 @@ from ._htk_file import HTKHeader, ScriptEntry, decode_frames, read_htk_features,
     read_htk_header, read_script_file
 from ._random import SampleRandom
 from ._reader_errors import reader_errors
+from ._settings import DictSettings
 from ._streams import StreamDef, iter_stream_defs
 
 __all__ = ["HTKFeatureDeserializer", "splice_frames"]
@@ -123,7 +124,7 @@ class _Stream:
         return h
 
 
-class HTKFeatureDeserializer(Deserializer):
+class HTKFeatureDeserializer(DictSettings, Deserializer):
     """Speech features from HTK files (CNTK's ``HTKFeatureDeserializer``).
 
     Args:
@@ -159,6 +160,10 @@ class HTKFeatureDeserializer(Deserializer):
     """
 
     frames_in_frame_mode = True     # (CNTK 2.7 cuts its utterances into frames there)
+
+    # CNTK 2.7's configuration keys (``d[key] = value``, ``_settings.py``)
+    cntk_type = "HTKFeatureDeserializer"
+    refused_keys = {"frameMode": "use MinibatchSource(frame_mode=True)"}
 
     @reader_errors
     def __init__(self, streams: dict[str, StreamDef], *, pairing: str = "key"):
