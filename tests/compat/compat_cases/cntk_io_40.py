@@ -207,3 +207,53 @@ def io40_dict_settings(C, r):
     d = C.io.CTFDeserializer("g.ctf", C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1)))
     res["ctf_file"] = d["file"]
     return res
+
+
+# -- HTK: chunks of 15 minutes, a bad utterance raises when its chunk is loaded ---------------
+
+@cntk_case(name="io40__htk_chunks",
+           names=["cntk.io.HTKFeatureDeserializer", "cntk.io.MinibatchSource",
+                  "cntk.io.MinibatchSource.next_minibatch"],
+           note="one HTK file of 300,000 frames (frame t: [t, 1]), six utterances of 50,000 "
+                "frames (CNTK 2.7's chunks close past 90,000 frames: utterances 0-1, 2-3, 4-5); "
+                "utterance 3 or 5 instead reads 30,011 frames ending past the file's end.  The "
+                "first frame of each minibatch of 50,000 samples, in file order, randomized "
+                "(default window) and randomized with a window of 1 chunk")
+def io40_htk_chunks(C, r):
+    import struct
+    import numpy as np
+    frames = 300000
+    data = np.zeros((frames, 2), ">f4")
+    data[:, 0] = np.arange(frames)
+    data[:, 1] = 1
+    _write("f.htk", struct.pack(">iihh", frames, 100000, 8, 9) + data.tobytes())
+    res = {}
+    for bad in (None, 3, 5):
+        lines = []
+        for u in range(6):
+            a, b = u * 50000, u * 50000 + 49999
+            if u == bad:
+                a, b = frames - 30000, frames + 10
+            lines.append("u%d.mfc=f.htk[%d,%d]\n" % (u, a, b))
+        scp = _write("s%s.scp" % bad, "".join(lines))
+        for tag, kw in (("file_order", dict(randomize=False)),
+                        ("randomized", dict(randomize=True)),
+                        ("window1", dict(randomize=True, randomization_window_in_chunks=1))):
+            d = C.io.HTKFeatureDeserializer(C.io.StreamDefs(x=C.io.StreamDef(shape=2,
+                                                                             scp=scp)))
+            src = C.io.MinibatchSource(d, max_sweeps=1, **kw)
+            out = []
+            for _ in range(7):
+                got = _result(lambda: src.next_minibatch(50000))
+                if "raises" in got:
+                    out.append(got["raises"])
+                    break
+                mb = got["returns"]
+                if not mb:
+                    out.append("empty")
+                    break
+                x = mb[src.streams.x].asarray()
+                out.append(float((x[0] if isinstance(x, list) else x).reshape(-1, 2)[0, 0]))
+            res["bad%s_%s" % (bad, tag)] = out
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res

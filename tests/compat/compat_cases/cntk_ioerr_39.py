@@ -136,10 +136,6 @@ def _htk(frames):
 
 @cntk_case(name="ioerr39__htk",
            names=["cntk.io.HTKFeatureDeserializer", "cntk.io.HTKMLFDeserializer"],
-           known={"past_end": "CNTK 2.7 reads a chunk of utterances whole (here both) at the "
-                              "first next_minibatch that reads from it and raises there; "
-                              "Stadyn reads an utterance when it is read, so it gives the "
-                              "minibatch before the bad one (io/_htk_deserializer.py)"},
            note="an HTK file whose header is cut short (6 bytes), a frame range past the "
                 "file's end, a label missing from the state list, a missing MLF file: "
                 "CNTK 2.7's HTKDeserializer / MLFDeserializer raise a RuntimeError")
