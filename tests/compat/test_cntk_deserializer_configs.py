@@ -95,3 +95,21 @@ def test_the_image_deserializers_transforms_are_reachable_through_its_name():
         assert getattr(C.io.ImageDeserializer, name) is getattr(C.io.transforms, name)
     assert repr(C.io.ImageDeserializer.crop(crop_type="Random", ratio=0.8)) == \
         repr(C.io.transforms.crop(crop_type="Random", ratio=0.8))
+
+
+def test_an_opened_configuration_is_kept_and_still_takes_settings(tmp_path):
+    # (before: every attribute asked of it made the deserializer again, indexing the file
+    # each time).  CNTK 2.7's configuration is a dictionary: a key set after the deserializer
+    # was asked about reaches the source made after it, as here d["chunkSizeInBytes"] (with
+    # chunks of 5 bytes, one line each, randomized in chunks: another order than one chunk)
+    path = tmp_path / "late.ctf"
+    d = C.io.CTFDeserializer(str(path), _streams())
+    path.write_text("".join("|x %d\n" % i for i in range(8)))
+    assert len(d) == 8
+    made = d.open()
+    assert d.open() is made and d.keys() == made.keys()
+    d["chunkSizeInBytes"] = 5
+    assert made.chunk_bytes == 5 and d["chunkSizeInBytes"] == 5
+    src = C.io.MinibatchSource(d, max_sweeps=1)
+    assert src._composite.deserializers[0] is made
+    assert len(src._composite.chunk_sizes()) == 8

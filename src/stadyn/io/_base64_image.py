@@ -102,10 +102,13 @@ class Base64ImageDeserializer(ImageDeserializer):
         ((3, 2, 3), [0.0, 1.0])
     """
 
+    cntk_type = "Base64ImageDeserializer"   # (its configuration's, ``_settings.py``)
+
     @reader_errors
     def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef] | None = None,
                  *, channel_order: str = "bgr"):
-        self.path = os.path.abspath(os.fspath(filename))
+        self._given_file = os.fspath(filename)
+        self.path = os.path.abspath(self._given_file)
         refuse_special_file(self.path, DataError)
         try:
             self._table, self._starts, self._sizes, self._line_bytes = _index(self.path)

@@ -28,6 +28,7 @@ from .._fileutil import refuse_special_file
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._random import SampleRandom
 from ._reader_errors import reader_errors
+from ._settings import DictSettings
 from ._streams import StreamDef, iter_stream_defs
 
 __all__ = ["CBFDeserializer", "write_cbf", "CBF_MAGIC"]
@@ -68,7 +69,7 @@ class _Reader:
         return out
 
 
-class CBFDeserializer(Deserializer):
+class CBFDeserializer(DictSettings, Deserializer):
     """Sequences from a CNTK Binary Format file (CNTK's ``CBFDeserializer``).
 
     Args:
@@ -92,9 +93,12 @@ class CBFDeserializer(Deserializer):
         (2, (2, 3))
     """
 
+    cntk_type = "CNTKBinaryFormatDeserializer"   # (its configuration's, ``_settings.py``)
+
     @reader_errors
     def __init__(self, filename: str | os.PathLike, streams: Mapping[str, StreamDef] | None = None):
-        self.path = os.path.abspath(os.fspath(filename))
+        self._given_file = os.fspath(filename)
+        self.path = os.path.abspath(self._given_file)
         refuse_special_file(self.path, DataError)
         try:
             with open(self.path, "rb") as f:

@@ -25,8 +25,8 @@ import numpy as np
 
 from .._mt19937 import MT19937_64
 
-__all__ = ["block_order", "block_layout", "block_chunk_positions", "tumbling_order",
-           "chunk_window_default"]
+__all__ = ["block_order", "block_layout", "block_chunk_positions", "block_window_chunks",
+           "tumbling_order", "chunk_window_default"]
 
 #: CNTK 2.7's ``DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS`` (4 GB of 32 MB chunks)
 chunk_window_default = 128
@@ -155,6 +155,37 @@ def block_layout(chunk_sequences, seed: int, window: int = chunk_window_default,
     begin, end = _windows(len(sizes), window, window_in_samples,
                           _starts(samples[by_position]))
     return _starts(sizes[by_position]), begin, end
+
+
+def block_window_chunks(chunk_sequences, seed: int, window: int = chunk_window_default, *,
+                        window_in_samples: bool = False, chunk_samples=None):
+    """A function of sweep positions giving the chunks (file order) CNTK 2.7's block
+    randomizer holds in memory to deliver them: the union of the randomization windows of
+    the shuffled chunks they fall in, every chunk of it loaded before the minibatch is
+    (``SequenceRandomizer::GetNextSequenceDescriptions`` widens the required range by each
+    chunk's window; ``BlockRandomizer::LoadDataChunks`` loads it).  Arguments as for
+    :func:`block_layout`.
+
+    Example:
+        >>> chunks = block_window_chunks([2, 3, 2], seed=0, window=1)
+        >>> chunks([0]).tolist(), chunks([0, 6]).tolist()
+        ([0], [0, 1, 2])
+    """
+    sizes = np.asarray(chunk_sequences, dtype=np.int64)
+    samples = sizes if chunk_samples is None else np.asarray(chunk_samples, dtype=np.int64)
+    order = list(range(len(sizes)))
+    _shuffle_whole(order, MT19937_64(seed))
+    by_position = np.array(order, dtype=np.int64)
+    starts = _starts(sizes[by_position])
+    begin, end = _windows(len(sizes), window, window_in_samples,
+                          _starts(samples[by_position]))
+
+    def chunks(positions) -> np.ndarray:
+        at = np.searchsorted(starts, np.asarray(positions, dtype=np.int64), side="right") - 1
+        if not len(at):
+            return np.zeros(0, np.int64)
+        return np.sort(by_position[int(begin[at].min()):int(end[at].max())])
+    return chunks
 
 
 def _windows(n: int, window: int, in_samples: bool, sample_start: np.ndarray):

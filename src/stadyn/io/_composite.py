@@ -168,6 +168,18 @@ class Composite:
         return self._primary_chunks is not None or \
             self.deserializers[0].chunk_sizes() is not None
 
+    @property
+    def loads_whole_chunks(self) -> bool:
+        """Whether :meth:`load_chunks` reaches the first deserializer (its chunks are the
+        joined data's: none was dropped for want of keys)."""
+        return self._primary_chunks is None and self.deserializers[0].loads_whole_chunks
+
+    def load_chunks(self, chunk_ids) -> None:
+        """Have the first deserializer read chunks ``chunk_ids`` whole (CNTK 2.7 loads a
+        randomization window's chunks before it reads from them)."""
+        if self.loads_whole_chunks:
+            self.deserializers[0].load_chunks(chunk_ids)
+
     def chunk_sizes(self) -> np.ndarray:
         """Sequences per chunk: the first deserializer's chunks (CNTK bundles the others'
         sequences into them)."""

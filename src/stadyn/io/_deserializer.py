@@ -117,6 +117,16 @@ class Deserializer(abc.ABC):
         chunks its randomizer shuffles (``None``: the whole sweep is one chunk)."""
         return None
 
+    #: Whether this deserializer reads a chunk whole when CNTK 2.7 would load it
+    #: (:meth:`load_chunks`): a randomized source then tells it the chunks of each
+    #: minibatch's randomization window before reading the minibatch.
+    loads_whole_chunks: bool = False
+
+    def load_chunks(self, chunk_ids: Sequence[int]) -> None:
+        """Read chunks ``chunk_ids`` (of :meth:`chunk_sizes`) whole now, as CNTK 2.7 loads
+        them, so a bad sequence in them raises here (a no-op unless
+        :attr:`loads_whole_chunks`)."""
+
     def read_steps(self, ids: Sequence[int], steps: np.ndarray,
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         """Step ``steps[k]`` of sequence ``ids[k]`` of every stream, ``(N, *shape)`` (frame

@@ -15,6 +15,7 @@ from ._htk_file import HTKHeader, ScriptEntry, decode_frames, read_htk_features,
     read_htk_header, read_script_file
 from ._random import SampleRandom
 from ._reader_errors import reader_errors
+from ._settings import DictSettings
 from ._streams import StreamDef, iter_stream_defs
 
 __all__ = ["HTKFeatureDeserializer", "splice_frames"]
@@ -123,7 +124,7 @@ class _Stream:
         return h
 
 
-class HTKFeatureDeserializer(Deserializer):
+class HTKFeatureDeserializer(DictSettings, Deserializer):
     """Speech features from HTK files (CNTK's ``HTKFeatureDeserializer``).
 
     Args:
@@ -159,6 +160,10 @@ class HTKFeatureDeserializer(Deserializer):
     """
 
     frames_in_frame_mode = True     # (CNTK 2.7 cuts its utterances into frames there)
+
+    # CNTK 2.7's configuration keys (``d[key] = value``, ``_settings.py``)
+    cntk_type = "HTKFeatureDeserializer"
+    refused_keys = {"frameMode": "use MinibatchSource(frame_mode=True)"}
 
     @reader_errors
     def __init__(self, streams: dict[str, StreamDef], *, pairing: str = "key"):
@@ -243,6 +248,40 @@ class HTKFeatureDeserializer(Deserializer):
 
     def sequence_lengths(self) -> np.ndarray:
         return self._lengths
+
+    #: CNTK 2.7's chunk of utterances: one is closed once it holds more than 15 minutes of
+    #: 10 ms frames (HTKDeserializer.cpp:174-200)
+    _chunk_frames = 15 * 60 * 100
+
+    def chunk_sizes(self) -> np.ndarray:
+        """Utterances per chunk as CNTK 2.7's HTK deserializer counts them off in script
+        order (the first stream's frames): a chunk takes utterances until it holds more than
+        90,000 frames, so it runs a little over."""
+        sizes: list[int] = []
+        frames = 0
+        for n in self._lengths.tolist():
+            if not sizes or frames > self._chunk_frames:
+                sizes.append(0)
+                frames = 0
+            sizes[-1] += 1
+            frames += n
+        return np.array(sizes, dtype=np.int64)
+
+    #: (:meth:`load_chunks`: CNTK 2.7 reads a chunk's utterances when it loads the chunk)
+    loads_whole_chunks = True
+
+    @reader_errors
+    def load_chunks(self, chunk_ids: Sequence[int]) -> None:
+        """Check every utterance of chunks ``chunk_ids`` against its file's header (an HTK
+        frame range past the file's end raises then, as CNTK 2.7's ``GetChunk`` reads the
+        chunk's utterances at once)."""
+        ends = np.cumsum(self.chunk_sizes())
+        done = self.__dict__.setdefault("_chunks_checked", set())
+        for chunk in sorted(set(int(c) for c in chunk_ids) - done):
+            for i in range(int(ends[chunk - 1]) if chunk else 0, int(ends[chunk])):
+                for s, rows in zip(self._streams, self._rows):
+                    s.header_of(rows[i])
+            done.add(chunk)
 
     def stream_lengths(self) -> dict[str, np.ndarray]:
         """Frames of each utterance in each stream that is not broadcast (the first stream's

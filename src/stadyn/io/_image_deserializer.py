@@ -14,6 +14,7 @@ from ._image import ImageReadError, ZipArchives, decode_image, read_file_bytes, 
 from ._map_file import MapTable, read_map_table, scan_image_folder
 from ._random import SampleRandom
 from ._reader_errors import reader_errors
+from ._settings import DictSettings
 from ._streams import Record, StreamDef, StreamDefs, iter_stream_defs
 from ._transforms import (Crop, Mean, Scale, Transform, color, crop, mean, pipeline_channels,
                           pipeline_output_shape, scale)
@@ -136,7 +137,7 @@ def image_streams(streams: dict[str, StreamDef], owner: str, channel_order: str,
     return image_name, pipeline, label_name, width
 
 
-class ImageDeserializer(Deserializer):
+class ImageDeserializer(DictSettings, Deserializer):
     """Images and labels from a CNTK map file, an image folder of class sub-folders.
 
     Args:
@@ -178,7 +179,8 @@ class ImageDeserializer(Deserializer):
     @reader_errors
     def __init__(self, map_file: str | os.PathLike, streams: dict[str, StreamDef] | None = None,
                  *, channel_order: str = "bgr"):
-        self.path = os.path.abspath(os.fspath(map_file))
+        self._given_file = os.fspath(map_file)
+        self.path = os.path.abspath(self._given_file)
         if os.path.isdir(self.path):
             self._table, self.class_names = scan_image_folder(self.path)
             self._from_folder = True
@@ -196,6 +198,16 @@ class ImageDeserializer(Deserializer):
         self._channel_order = channel_order
         self._configure(streams)
         self._h_zips: ZipArchives | None = None
+
+    # CNTK 2.7's configuration keys (``d[key] = value``, ``_settings.py``)
+    cntk_type = "ImageDeserializer"
+    applied_keys = {"grayscale": "_set_grayscale"}
+    refused_keys = {"multiViewCrop": "give the image stream a crop of crop_type='multiview10'"}
+
+    def _set_grayscale(self, value) -> None:
+        """``d["grayscale"] = True``: decode every image to one channel (luma), as CNTK
+        2.7's image readers then do (``ImageDeserializerBase.cpp:72``)."""
+        self._pipeline.channels = 1 if value else 3
 
     def _configure(self, streams: dict[str, StreamDef]) -> None:
         self._image_stream, self._pipeline, self._label_stream, self._num_classes = \

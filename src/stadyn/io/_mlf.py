@@ -20,6 +20,7 @@ from ._deserializer import Deserializer, StreamBatch, StreamSpec, pad_sequences
 from ._files import read_text_file
 from ._random import SampleRandom
 from ._reader_errors import reader_errors
+from ._settings import DictSettings
 from ._streams import StreamDef, iter_stream_defs
 
 __all__ = ["HTKMLFDeserializer", "MLFUtterance", "read_mlf", "read_state_list"]
@@ -152,7 +153,7 @@ def read_mlf(path: str | os.PathLike, states: dict[str, int]) -> dict[str, MLFUt
     return out
 
 
-class HTKMLFDeserializer(Deserializer):
+class HTKMLFDeserializer(DictSettings, Deserializer):
     """Frame labels of speech utterances from HTK master label files (CNTK's
     ``HTKMLFDeserializer``); it joins an :class:`HTKFeatureDeserializer` by utterance key.
 
@@ -182,6 +183,13 @@ class HTKMLFDeserializer(Deserializer):
     """
 
     frames_in_frame_mode = True     # (CNTK 2.7 cuts its utterances into frames there)
+
+    # CNTK 2.7's configuration keys (``d[key] = value``, ``_settings.py``)
+    cntk_type = "HTKMLFDeserializer"
+    refused_keys = {"frameMode": "use MinibatchSource(frame_mode=True)"}
+    # (its chunks only page labels in: an MLF deserializer is never CNTK's primary, whose
+    # chunks are the ones randomized; MLFDeserializer.cpp:315-326)
+    quiet_keys = ("chunkSizeInBytes",)
 
     @reader_errors
     def __init__(self, label_mapping_file: str | os.PathLike, streams: dict[str, StreamDef],

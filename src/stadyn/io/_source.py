@@ -30,7 +30,8 @@ from ._local_timeline import local_timeline_walk, marker_met, restore_marker, si
 from ._partitions import END_OF_ENDLESS, partition_walk
 from ._block_restore import BlockCursor
 from ._reader_errors import ReaderError
-from ._cntk_order import block_layout, block_order, chunk_window_default, tumbling_order
+from ._cntk_order import (block_layout, block_order, block_window_chunks, chunk_window_default,
+                          tumbling_order)
 from ._streams import Record, StreamInformation
 from ._source_jobs import Job, WorkerJobs
 from ._workers import WorkerPool
@@ -264,6 +265,30 @@ class MinibatchSource(WorkerJobs):
         return block_layout(self._chunks, self._seed + sweep, self._window[0],
                             **self._block_window())
 
+    def _load_windows(self, positions: np.ndarray) -> None:
+        """Have the data read whole the chunks CNTK 2.7 loads to deliver global
+        ``positions`` (in file order, their chunks; randomized, their chunks' randomization
+        windows: ``block_window_chunks``), where it reads chunks whole (the text format's: a
+        bad line then raises where CNTK's does)."""
+        # (a frame-mode composite's positions are frames: it has no chunks to load)
+        if not (len(positions) and self._composite.randomizer == "block"
+                and getattr(self._composite, "loads_whole_chunks", False)):
+            return
+        n = self._sweep_length
+        if not self._randomize:
+            ends = self.__dict__.get("_chunk_ends")
+            if ends is None:
+                ends = self._chunk_ends = np.cumsum(self._composite.chunk_sizes())
+            self._composite.load_chunks(np.unique(np.searchsorted(ends, positions % n,
+                                                                  side="right")))
+            return
+        for sweep in np.unique(positions // n).tolist():
+            kept = self.__dict__.get("_windows_of")
+            if kept is None or kept[0] != sweep:
+                kept = self._windows_of = (sweep, block_window_chunks(
+                    self._chunks, self._seed + sweep, self._window[0], **self._block_window()))
+            self._composite.load_chunks(kept[1](positions[positions // n == sweep] % n))
+
     def _sample_ids(self, positions: np.ndarray) -> np.ndarray:
         n = self._sweep_length
         within = positions % n
@@ -357,6 +382,8 @@ class MinibatchSource(WorkerJobs):
         try:
             if self.num_workers == 0:
                 positions = self._partition_positions(self._position, end, count, index)
+                if count == 1:
+                    self._load_windows(positions)
                 batch = self._composite.materialize(*self._job(positions), self._seed)
             else:
                 batch = self._gather_from_workers(end, n, count, index)

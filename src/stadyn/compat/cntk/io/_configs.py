@@ -29,6 +29,9 @@ class Unopened:
     dictionary): kept to be made again by the ``MinibatchSource`` over it, which raises the
     error then.  ``d[key] = value`` settings are kept and given to the deserializer when it is
     made; asking for anything else makes it (and raises the error if the file is still bad).
+    Once made it is kept (the sources made over this configuration get it), and a setting
+    given later reaches it too, as a later key of CNTK's dictionary reaches the sources made
+    after it.
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -47,6 +50,7 @@ class Unopened:
                  file_arg: str | None):
         self._make, self._args, self._kwargs = make, args, kwargs
         self._settings: list[tuple[str, Any]] = []
+        self._opened: Any = None     # the deserializer, once made
         # what CNTK 2.7's configuration dictionary holds without reading the file
         self._known: dict[str, Any] = {"type": cntk_type}
         if file_arg is not None:
@@ -57,12 +61,16 @@ class Unopened:
     def open(self):
         """The deserializer, made now with the settings given since (its file's error, a
         RuntimeError naming the file and line, when the file is still bad)."""
-        made = self._make(*self._args, **self._kwargs)
-        for key, value in self._settings:
-            made[key] = value
-        return made
+        if self._opened is None:
+            made = self._make(*self._args, **self._kwargs)
+            for key, value in self._settings:
+                made[key] = value
+            self._opened = made
+        return self._opened
 
     def __setitem__(self, key: str, value) -> None:
+        if self._opened is not None:
+            self._opened[key] = value
         self._settings.append((key, value))
 
     def __getitem__(self, key: str):

@@ -238,6 +238,9 @@ def _validate_config(max_samples, max_sweeps, window_in_chunks, window_in_sample
                         ("randomization_window_in_chunks", window_in_chunks),
                         ("randomization_window_in_samples", window_in_samples),
                         ("max_errors", max_errors)):
+        if not isinstance(value, numbers.Integral):     # (None too: CNTK has no default then)
+            raise TypeError(f"in method 'MinibatchSourceConfig_{name}_set', argument 2 of "
+                            f"type 'size_t' ({name}={value!r}: CNTK 2.7 takes a count)")
         if isinstance(value, numbers.Integral) and not isinstance(value, bool) and value < 0:
             raise OverflowError(f"in method 'MinibatchSourceConfig_{name}_set', argument 2 of "
                                 f"type 'size_t' ({name}={value}: CNTK 2.7 takes counts >= 0)")
@@ -288,8 +291,9 @@ class MinibatchSource(_io.MinibatchSource):
     """
 
     def __init__(self, deserializers, max_samples=_io.INFINITELY_REPEAT,
-                 max_sweeps=_io.INFINITELY_REPEAT, randomization_window_in_chunks=None,
-                 randomization_window_in_samples=None, randomization_seed=0, trace_level=None,
+                 max_sweeps=_io.INFINITELY_REPEAT,
+                 randomization_window_in_chunks=_io.DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS,
+                 randomization_window_in_samples=0, randomization_seed=0, trace_level=None,
                  multithreaded_deserializer=None, frame_mode=False, truncation_length=0,
                  randomize=True, max_errors=0, **kwargs):
         _validate_config(max_samples, max_sweeps, randomization_window_in_chunks,

@@ -1,0 +1,79 @@
+"""A/B of reading a CTF file through ``stadyn.compat.cntk``'s ``MinibatchSource``: parsing a
+sequence's whole chunk at the first read from it (as CNTK 2.7's text reader loads a chunk,
+``CTFDeserializer._whole_chunks = True``) against parsing each sequence when it is read
+(``False``), by process CPU time, in one process.
+
+    PYTHONPATH=src python benchmarks/ctf_chunk_parse_ab.py --rounds 5
+
+The file (``--sequences`` sequences of 3 lines, a dense input of 20 values and a sparse label
+of dimension 10 on the first line) is cut into chunks of ``--chunk-bytes`` bytes.  A round
+reads one sweep with each setting (the order alternates between rounds), unrandomized and
+randomized, in minibatches of 256 samples, no workers; the report gives each setting's median
+CPU seconds per sweep and the median and range of the rounds' B/A (B: whole chunks).
+"""
+
+import argparse
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
+
+import stadyn.compat.cntk as C  # noqa: E402
+from stadyn.io import CTFDeserializer  # noqa: E402
+
+
+def write_file(path, sequences):
+    rng = np.random.RandomState(0)
+    with open(path, "w") as f:
+        for s in range(sequences):
+            for t in range(3):
+                values = " ".join("%.4f" % v for v in rng.randn(20))
+                label = " |y %d:1" % (s % 10) if t == 0 else ""
+                f.write("%d |x %s%s\n" % (s, values, label))
+
+
+def sweep(path, chunk_bytes, randomize):
+    d = C.io.CTFDeserializer(path, C.io.StreamDefs(
+        x=C.io.StreamDef(field="x", shape=20), y=C.io.StreamDef(field="y", shape=10,
+                                                                 is_sparse=True)))
+    d["chunkSizeInBytes"] = chunk_bytes
+    src = C.io.MinibatchSource(d, randomize=randomize, max_sweeps=1)
+    start = time.process_time()
+    while src.next_minibatch(256):
+        pass
+    return time.process_time() - start
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sequences", type=int, default=20000)
+    parser.add_argument("--chunk-bytes", type=int, default=1 << 20)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "data.ctf")
+        write_file(path, args.sequences)
+        print(f"{os.path.getsize(path) / 2**20:.1f} MiB, {args.sequences} sequences, chunks of "
+              f"{args.chunk_bytes} bytes")
+        for randomize in (False, True):
+            times = {False: [], True: []}
+            ratios = []
+            for r in range(args.rounds):
+                got = {}
+                for whole in ((False, True) if r % 2 == 0 else (True, False)):
+                    CTFDeserializer._whole_chunks = whole
+                    got[whole] = sweep(path, args.chunk_bytes, randomize)
+                    times[whole].append(got[whole])
+                ratios.append(got[True] / got[False])
+            print(f"randomize={randomize}: A (on demand) {statistics.median(times[False]):.3f} s, "
+                  f"B (whole chunks) {statistics.median(times[True]):.3f} s, B/A median "
+                  f"{statistics.median(ratios):.3f} (range {min(ratios):.3f}-{max(ratios):.3f})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,63 @@
+"""CTF chunks parsed whole when a source loads them (``CTFDeserializer.load_chunks``, CNTK
+2.7's ``TextParser`` loading a chunk): the minibatches are the ones parsing each sequence on
+demand gives, kept results or not; a deserializer read directly stays lazy.  Where a bad line
+raises through a source is held to CNTK 2.7 by case ``io40__ctf_chunk_errors``."""
+
+import numpy as np
+import pytest
+
+from stadyn._errors import DataError
+from stadyn.io import CTFDeserializer, MinibatchSource, StreamDef, StreamDefs
+
+STREAMS = StreamDefs(x=StreamDef(shape=3), y=StreamDef(shape=4, is_sparse=True))
+
+
+def _text(sequences, bad=None):
+    rng = np.random.RandomState(5)
+    lines = []
+    for s in range(sequences):
+        for t in range(1 + s % 3):
+            values = " ".join("%g" % v for v in rng.randint(-3, 4, 3))
+            label = " |y %d:1" % (s % 4) if t == 0 else ""
+            lines.append("%d |x %s%s\n" % (s, "1 a 2" if s == bad else values, label))
+    return "".join(lines).encode()
+
+
+def _sweep(path, whole, kept=None, **kw):
+    d = CTFDeserializer(path, STREAMS)
+    d["chunkSizeInBytes"] = 200
+    d._whole_chunks = whole
+    if kept is not None:
+        d._kept_values = kept
+    src = MinibatchSource(d, max_sweeps=2, **kw)
+    out = []
+    while True:
+        mb = src.next_minibatch(7)
+        if not mb:
+            return out
+        out.append({name: (mb[name].data.copy(), mb[name].lengths) for name in ("x", "y")})
+
+
+@pytest.mark.parametrize("kw", [dict(randomize=False), dict(randomize=True),
+                                dict(randomize=True, randomization_window_in_chunks=2)])
+@pytest.mark.parametrize("kept", [None, 10])
+def test_whole_chunks_give_the_minibatches_of_parsing_on_demand(tmp_path, kw, kept):
+    path = tmp_path / "a.ctf"
+    path.write_bytes(_text(40))
+    lazy, whole = _sweep(path, False, **kw), _sweep(path, True, kept, **kw)
+    assert len(lazy) == len(whole) > 10
+    for a, b in zip(lazy, whole):
+        for name in a:
+            np.testing.assert_array_equal(a[name][0], b[name][0])
+            np.testing.assert_array_equal(a[name][1], b[name][1])
+
+
+def test_a_deserializer_read_directly_parses_only_what_it_reads(tmp_path):
+    path = tmp_path / "b.ctf"
+    path.write_bytes(_text(6, bad=4))
+    d = CTFDeserializer(path, STREAMS)
+    assert d.read(0)["x"].shape == (1, 3)      # the bad sequence 4 is in the same chunk
+    with pytest.raises(DataError, match=r"b\.ctf:\d+: input 'x': value 'a'"):
+        d.load_chunks([0])
+    with pytest.raises(DataError, match="value 'a'"):
+        d.read(4)
