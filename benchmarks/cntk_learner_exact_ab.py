@@ -1,7 +1,7 @@
 """Cost of one update of each CNTK learner two ways, alternating in one process: ``A`` the torch
 multi-tensor path the learners took before cntksolv40 (``solvers/_functional.py``: fused
 ``add_(alpha=)``, torch's float32 ``sqrt``), ``B`` CNTK 2.7's float32 arithmetic in cache-sized
-NumPy blocks (``solvers/_cntk_float32.py``, the default now; bit for bit with CNTK's CPU
+NumPy blocks (``solvers/_cntk_cpu.py``, the default now; bit for bit with CNTK's CPU
 learners, ``tests/compat/compat_cases/cntk_fidelity_40.py``).  Sizes: 1 M parameters in one
 tensor and 4 M in 3 tensors, float32, with L2 regularisation on and off.
 

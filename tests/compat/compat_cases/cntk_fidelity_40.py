@@ -1,14 +1,14 @@
 """Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (fortieth round): the last digits of
-every learner's float32 update.  Each case runs a learner 5 updates over a (10, 61) parameter
-with fixed gradients (``Learner.update``, minibatches of 4, 7, 3, 5 and 6 samples) in several
-configurations (plain, L2, clipping by truncation, a reference minibatch size, a rate and
+every learner's float32 and float64 update.  Each case runs a learner 5 updates over a (10, 61)
+parameter with fixed gradients (``Learner.update``, minibatches of 4, 7, 3, 5 and 6 samples)
+in several configurations (plain, L2, clipping by truncation, a reference minibatch size, a rate and
 momenta per sample; unit gain on and off in separate cases) and compares the parameter after
 the first and the last update bit for bit (``rtol=0, atol=0``).  CNTK 2.7's CPU learners are
 C++ float loops and axpys (Source/Math/CPUMatrixImpl.h, Matrix.cpp); Stadyn's torch updates
 fused ``w + a g`` into one rounding, took torch's float32 ``sqrt`` (one unit off for about a
 fifth of the values) and some scalars in double, so 10 to 50 % of the values differed in the
-last bit after 5 updates (src/stadyn/solvers/_cntk_float32.py now does CNTK's float arithmetic
-in CNTK's order).
+last bit after 5 updates (src/stadyn/solvers/_cntk_cpu.py now does CNTK's float and double
+arithmetic in CNTK's order).
 
 Clipping by the gradient's norm is left out: CNTK sums the squares in float over OpenMP
 threads (CPUMatrix::FrobeniusNorm), so its last bit depends on the machine's core count."""
@@ -23,21 +23,21 @@ SIZES = (4, 7, 3, 5, 6)
 L = "cntk.learners."
 
 
-def _steps(C, r, make):
+def _steps(C, r, make, dtype=np.float32):
     """The parameter after the first and the last of 5 updates of ``make(C, [p])`` with fixed
     gradients (a (10, 61) parameter: 610 values, not a multiple of four, so that Adagrad's
     four-way unrolled sum has a tail)."""
-    w0 = r.randn(10, 61) * 0.5
-    grads = [r.randn(10, 61) * (0.2 + i) for i in range(len(SIZES))]
+    w0 = (r.randn(10, 61) * 0.5).astype(dtype)
+    grads = [(r.randn(10, 61) * (0.2 + i)).astype(dtype) for i in range(len(SIZES))]
     for g in grads:
         g[0, :10] = 0          # zero gradients: CNTK's FSAdaGrad and RMSProp treat them apart
-    p = C.parameter((10, 61), init=w0)
+    p = C.parameter((10, 61), init=w0, dtype=dtype)
     learner = make(C, [p])
     res = {}
     for step, (g, n) in enumerate(zip(grads, SIZES)):
         learner.update({p: g}, n)
         if step in (0, len(SIZES) - 1):
-            res["w%d" % step] = np.array(p.value)
+            res["w%d" % step] = np.array(p.value, dtype=dtype)
     r.touch("cntk.learners.Learner.update", "cntk.Parameter.value")
     return res
 
@@ -151,4 +151,28 @@ def learner_digits__fsadagrad_no_momentum_and_adadelta_options(C, r, np):
                 p, C.learning_parameter_schedule_per_sample(0.01), rho=0.9, epsilon=1e-6))]:
         for k, v in _steps(C, r, make).items():
             res[key + " " + k] = v
+    return res
+
+
+_FAMILIES = [("sgd", _sgd), ("momentum_sgd", _momentum_sgd), ("nesterov", _nesterov),
+             ("adam", _adam), ("adamax", functools.partial(_adam, adamax=True)),
+             ("fsadagrad", _fsadagrad), ("adagrad", _adagrad), ("adadelta", _adadelta),
+             ("rmsprop", _rmsprop)]
+
+
+@cntk_case(names=[L + k for k in ("sgd", "momentum_sgd", "nesterov", "adam", "fsadagrad",
+                                  "adagrad", "adadelta", "rmsprop")]
+           + ["cntk.learning_parameter_schedule", "cntk.momentum_schedule"], rtol=0, atol=0,
+           note="float64 parameters: CNTK's double kernels (the same loops in double, but its "
+                "float literals: AdaGrad's floor 1e-16f, RMSProp's 1e-6f), bit for bit after "
+                "the first and fifth updates, plain and with L2 (Stadyn's torch path differed "
+                "in the last bit, RMSProp by up to 6e-11 from the floor)")
+def learner_digits__float64(C, r, np):
+    res = {}
+    for family, make in _FAMILIES:
+        for label, kw in _OPTIONS[:2]:
+            def plain(C, p, make=make, kw=kw):
+                return make(C, p, C.learning_parameter_schedule(0.05), **kw)
+            for k, v in _steps(C, r, plain, np.float64).items():
+                res[" ".join(x for x in (family, label, k) if x)] = v
     return res

@@ -1,20 +1,21 @@
-"""CNTK 2.7's float32 learner arithmetic on CPU, bit for bit, in the block loop of
-:mod:`._float32_blocks` (NumPy float32 ufuncs over views of the tensors' memory, each C++
-operation rounded once, in CNTK's order).
+"""CNTK 2.7's CPU learner arithmetic, bit for bit, for float32 and float64 parameters, in the
+block loop of :mod:`._float32_blocks` (NumPy ufuncs over views of the tensors' memory in the
+parameters' precision, each C++ operation rounded once, in CNTK's order).
 
-CNTK's CPU learners are C++ float loops and BLAS calls (``Source/Math/CPUMatrixImpl.h``:
-``Adam`` 1318, ``FSAdagrad`` 1265, ``Adagrad`` 1200, ``RmsProp`` 1360, ``AdaDelta`` 1458;
-``Source/Math/Matrix.cpp``: ``SGDUpdate`` 1626, ``MomentumSGDUpdate`` 1655,
+CNTK's CPU learners are C++ loops over ``ElemType`` and BLAS calls (``Source/Math/
+CPUMatrixImpl.h``: ``Adam`` 1318, ``FSAdagrad`` 1265, ``Adagrad`` 1200, ``RmsProp`` 1360,
+``AdaDelta`` 1458; ``Source/Math/Matrix.cpp``: ``SGDUpdate`` 1626, ``MomentumSGDUpdate`` 1655,
 ``NesterovAcceleratedMomentumSGDUpdate`` 1703, the 4-argument ``ScaleAndAdd`` 5343, which
 computes ``c = beta (c + (alpha / beta) a)``).  Their ``axpy`` rounds the product and the sum
 apart (no fused multiply-add), where torch's ``add_(alpha=)`` fuses them; torch's CPU float32
 ``sqrt`` is one unit off for about a fifth of the values; CNTK's scalars are doubles rounded to
-float at the kernel's call.  The callers (:mod:`stadyn.learners`) pass those scalars as CNTK
-holds them (Python floats: already float32 values where the kernel takes a float).
+``ElemType`` at the kernel's call, and its float literals (``1e-16f``, ``1e-6f``) stay floats
+in the double kernels.  The callers (:mod:`stadyn.learners`) pass the scalars as CNTK holds
+them (Python floats, already float32 values where a float kernel takes one from elsewhere).
 
 Every function returns ``False`` and touches nothing where the tensors do not allow the block
-loop (:func:`._float32_blocks.can_use_blocks`: not plain contiguous float32 CPU tensors, or a
-trace being compiled); the caller then takes its torch path.
+loop (not plain contiguous CPU tensors of one floating dtype, float32 or float64, or a trace
+being compiled); the caller then takes its torch path.
 
 Example:
     >>> import torch
@@ -30,23 +31,50 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._float32_blocks import BLOCK, can_use_blocks, for_blocks
+from ._float32_blocks import BLOCK, for_blocks
 from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["sgd_cntk", "momentum_cntk", "adam_cntk", "fsadagrad_cntk", "adagrad_cntk",
            "rmsprop_cntk", "adadelta_cntk", "l2_cntk"]
 
 _f = np.float32
+_DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
 
 
-def _usable(params: Tensors, grads: Tensors, *states: Tensors) -> bool:
-    return can_use_blocks(params, *states) and \
-        all(type(g) is torch.Tensor and g.device.type == "cpu" and g.dtype == torch.float32
-            and g.numel() == p.numel() for g, p in zip(grads, params))
+def _kind(params: Tensors, grads: Tensors, *states: Tensors):
+    """The NumPy type of CNTK's ``ElemType`` for these tensors (``np.float32`` or
+    ``np.float64``), or ``None`` where the block loop cannot run on them."""
+    if torch.compiler.is_compiling() or not params:
+        return None
+    dtype = params[0].dtype
+    if dtype not in _DTYPES:
+        return None
+    if not all(type(t) is torch.Tensor and t.device.type == "cpu" and t.dtype == dtype
+               and t.is_contiguous() for ts in (params, *states) for t in ts):
+        return None
+    if not all(type(g) is torch.Tensor and g.device.type == "cpu" and g.dtype == dtype
+               and g.numel() == p.numel() for g, p in zip(grads, params)):
+        return None
+    return _DTYPES[dtype]
 
 
-def _floats(s: Scalar, n: int) -> list:
-    return [_f(v.item() if isinstance(v, torch.Tensor) else v) for v in per_tensor(s, n)]
+def _run(kernel, lists: list, scalars: list, scratch: int, kind, double: int = 0) -> None:
+    """:func:`for_blocks` with ``scratch`` temporaries of ``kind`` handed to
+    ``kernel(arrays, tmp, wide, *scalars_i)`` as ``tmp`` (and ``double`` float64 ones as
+    ``wide`` for a float kernel's double step)."""
+    if kind is np.float32:
+        for_blocks(kernel, lists, scalars, scratch=scratch, wide=double)
+        return
+
+    def wide_kernel(arrays, _tmp, wide, *args):
+        kernel(arrays, wide[:scratch], wide[scratch:], *args)
+
+    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch + double)
+
+
+def _values(s: Scalar, n: int, kind) -> list:
+    """The per-tensor values of ``s`` rounded to ``kind`` (CNTK's ``ElemType(value)``)."""
+    return [kind(v.item() if isinstance(v, torch.Tensor) else v) for v in per_tensor(s, n)]
 
 
 def _doubles(s: Scalar, n: int) -> list:
@@ -54,8 +82,9 @@ def _doubles(s: Scalar, n: int) -> list:
 
 
 def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
-    """CNTK's L2 step, ``g = g + float(rate) * w`` (``Learner.cpp:165``, an unfused axpy)."""
-    if not _usable(params, grads) or not can_use_blocks(grads):
+    """CNTK's L2 step, ``g = g + ElemType(rate) w`` (``Learner.cpp:165``, an unfused axpy)."""
+    kind = _kind(params, grads, grads)
+    if kind is None:
         return False
 
     def kernel(arrays, tmp, _wide, r):
@@ -63,13 +92,14 @@ def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
         np.multiply(pc, r, out=tmp[0])
         np.add(gc, tmp[0], out=gc)
 
-    for_blocks(kernel, [params, grads, grads], [_floats(rate, len(params))], scratch=1)
+    _run(kernel, [params, grads, grads], [_values(rate, len(params), kind)], 1, kind)
     return True
 
 
 def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
-    """``w = w + float(-lr) * g`` (``SGDUpdate``: ``ScaleAndAdd``, an axpy)."""
-    if not _usable(params, grads):
+    """``w = w + ElemType(-lr) g`` (``SGDUpdate``: ``ScaleAndAdd``, an axpy)."""
+    kind = _kind(params, grads)
+    if kind is None:
         return False
 
     def kernel(arrays, tmp, _wide, step):
@@ -77,26 +107,27 @@ def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
         np.multiply(gc, step, out=tmp[0])
         np.add(pc, tmp[0], out=pc)
 
-    for_blocks(kernel, [params, grads], [[-s for s in _floats(lr, len(params))]], scratch=1)
+    _run(kernel, [params, grads], [[-s for s in _values(lr, len(params), kind)]], 1, kind)
     return True
 
 
 def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: Scalar,
                   momentum: Scalar, unit_gain: bool, nesterov: bool = False) -> bool:
-    """CNTK's momentum SGD (and with ``nesterov`` its Nesterov update) in float:
-    ``m = float(momentum)``, ``u = 1 - m`` in float (1 without unit gain), ``a = u * float(lr)``;
+    """CNTK's momentum SGD (and with ``nesterov`` its Nesterov update) in ``ElemType``:
+    ``m = ElemType(momentum)``, ``u = 1 - m`` (1 without unit gain), ``a = u ElemType(lr)``;
     ``v = m (v + (a / m) g)`` (``v = v + a g`` for ``m = 1``, ``v = a g`` for ``m = 0``); then
     ``w = w - v``, or for Nesterov ``w = w + (-m) v; w = w + (-a) g``."""
-    if not _usable(params, grads, velocities):
+    kind = _kind(params, grads, velocities)
+    if kind is None:
         return False
     n = len(params)
-    ms = _floats(momentum, n)
-    gains = [_f(1) - m if unit_gain else _f(1) for m in ms]
-    alphas = [u * r for u, r in zip(gains, _floats(lr, n))]
+    ms = _values(momentum, n, kind)
+    gains = [kind(1) - m if unit_gain else kind(1) for m in ms]
+    alphas = [u * r for u, r in zip(gains, _values(lr, n, kind))]
 
     def kernel(arrays, tmp, _wide, m, alpha):
         pc, gc, vc = arrays
-        a, = tmp
+        a = tmp[0]
         if m == 1:
             np.multiply(gc, alpha, out=a)
             np.add(vc, a, out=vc)
@@ -114,41 +145,44 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
         np.multiply(gc, -alpha, out=a)
         np.add(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, velocities], [ms, alphas], scratch=1)
+    _run(kernel, [params, grads, velocities], [ms, alphas], 1, kind)
     return True
 
 
 def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Scalar,
               correction: Scalar, beta1: Scalar, beta2: Scalar, eps: float, unit_gain: bool,
               adamax: bool = False) -> bool:
-    """CNTK's ``CPUMatrix::Adam``, all in float but one double division:
+    """CNTK's ``CPUMatrix::Adam`` in ``ElemType`` but for one double division:
     ``v = b2 v + ((1 - b2) g) g`` (adamax: ``v = max(b2 v, |g|)``, no root);
-    ``r = float(correction) * float(1.0 / (sqrt(v) + eps))``; ``m = b1 m + u g``;
-    ``w = w - ((m r) float(lr))``."""
-    if not _usable(params, grads, m, v):
+    ``r = ElemType(correction) ElemType(1.0 / (sqrt(v) + eps))``; ``m = b1 m + u g``;
+    ``w = w - ((m r) ElemType(lr))``."""
+    kind = _kind(params, grads, m, v)
+    if kind is None:
         return False
     n = len(params)
-    b1s, b2s = _floats(beta1, n), _floats(beta2, n)
-    gains = [_f(1) - b if unit_gain else _f(1) for b in b1s]
-    e = _f(eps)
+    b1s, b2s = _values(beta1, n, kind), _values(beta2, n, kind)
+    gains = [kind(1) - b if unit_gain else kind(1) for b in b1s]
+    e = kind(eps)
 
     def kernel(arrays, tmp, wide, rate, corr, b1, b2, gain):
         pc, gc, mc, vc = arrays
         a, b = tmp
-        w1, = wide
         np.multiply(vc, b2, out=vc)
         if adamax:
             np.abs(gc, out=a)
             np.maximum(vc, a, out=vc)
             np.add(vc, e, out=a)
         else:
-            np.multiply(gc, _f(1) - b2, out=a)
+            np.multiply(gc, kind(1) - b2, out=a)
             np.multiply(a, gc, out=a)
             np.add(vc, a, out=vc)
             np.sqrt(vc, out=a)
             np.add(a, e, out=a)
-        np.divide(1.0, a, out=w1, dtype=np.float64)       # (ElemType)(1.0 / (ada + eps))
-        np.copyto(a, w1, casting="unsafe")
+        if wide:                                           # (ElemType)(1.0 / (ada + eps))
+            np.divide(1.0, a, out=wide[0], dtype=np.float64)
+            np.copyto(a, wide[0], casting="unsafe")
+        else:
+            np.divide(1.0, a, out=a)
         np.multiply(a, corr, out=a)
         np.multiply(mc, b1, out=mc)                        # m = b1 m + u g
         np.multiply(gc, gain, out=b)
@@ -157,34 +191,36 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
         np.multiply(a, rate, out=a)
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, m, v],
-               [_floats(lr, n), _floats(correction, n), b1s, b2s, gains], scratch=2, wide=1)
+    _run(kernel, [params, grads, m, v],
+         [_values(lr, n, kind), _values(correction, n, kind), b1s, b2s, gains], 2, kind,
+         double=1 if kind is np.float32 else 0)
     return True
 
 
 def fsadagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, lr: Scalar,
                    momentum: Scalar, var_momentum: Scalar, ada_mul: Scalar,
                    unit_gain: bool) -> bool:
-    """CNTK's ``CPUMatrix::FSAdagrad`` in float: ``v = vm v + ((1 - vm) g) g``; where
+    """CNTK's ``CPUMatrix::FSAdagrad`` in ``ElemType``: ``v = vm v + ((1 - vm) g) g``; where
     ``v != 0``, ``g = g min(ada_mul (1 / sqrt(v)), 10)``; where ``momentum > 0``,
-    ``m = momentum m + u g`` and ``g = m``; ``w = w - g float(lr)``."""
-    if not _usable(params, grads, v, m):
+    ``m = momentum m + u g`` and ``g = m``; ``w = w - g ElemType(lr)``."""
+    kind = _kind(params, grads, v, m)
+    if kind is None:
         return False
     n = len(params)
-    moms = _floats(momentum, n)
-    gains = [_f(1) - b if unit_gain else _f(1) for b in moms]
+    moms = _values(momentum, n, kind)
+    gains = [kind(1) - b if unit_gain else kind(1) for b in moms]
 
     def kernel(arrays, tmp, _wide, rate, mom, gain, vm, mul):
         pc, gc, vc, mc = arrays
         a, b = tmp
         np.multiply(vc, vm, out=vc)
-        np.multiply(gc, _f(1) - vm, out=a)
+        np.multiply(gc, kind(1) - vm, out=a)
         np.multiply(a, gc, out=a)
         np.add(vc, a, out=vc)
         np.sqrt(vc, out=a)
-        np.divide(_f(1), a, out=a)
+        np.divide(kind(1), a, out=a)
         np.multiply(a, mul, out=a)
-        np.minimum(a, _f(10), out=a)
+        np.minimum(a, kind(10), out=a)
         np.multiply(gc, a, out=a)
         np.copyto(a, gc, where=vc == 0)
         if mom > 0:
@@ -196,15 +232,15 @@ def fsadagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, l
             np.multiply(a, rate, out=a)
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, v, m],
-               [_floats(lr, n), moms, gains, _floats(var_momentum, n), _floats(ada_mul, n)],
-               scratch=2)
+    _run(kernel, [params, grads, v, m],
+         [_values(lr, n, kind), moms, gains, _values(var_momentum, n, kind),
+          _values(ada_mul, n, kind)], 2, kind)
     return True
 
 
-def _running_sum(total: np.float32, values: np.ndarray, fours: bool) -> np.float32:
-    """``total`` plus ``values`` added one by one in float, as CNTK's loops add (with
-    ``fours``, Adagrad's: each group of four summed left to right, then added)."""
+def _running_sum(total, values: np.ndarray, fours: bool):
+    """``total`` plus ``values`` added one by one in their precision, as CNTK's loops add
+    (with ``fours``, Adagrad's: each group of four summed left to right, then added)."""
     k = values.size & ~3 if fours else 0
     if k:
         q = values[:k].reshape(-1, 4)
@@ -213,24 +249,33 @@ def _running_sum(total: np.float32, values: np.ndarray, fours: bool) -> np.float
     rest = values[k:]
     if rest.size:
         total = np.add.accumulate(np.concatenate(([total], rest)))[-1]
-    return _f(total)
+    return total
+
+
+def _average_coefficients(params, lrs, sums, average, kind) -> list:
+    """CNTK's ``ElemType(-lr / aveMultiplier)``, ``aveMultiplier`` the sum over the element
+    count in ``ElemType`` (1 without ``need_ave_multiplier``), the division in double."""
+    return [kind(-lrs[k] / float(sums[k] / kind(p.numel()) if average else kind(1)))
+            for k, p in enumerate(params)]
 
 
 def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
                  average_multiplier: bool) -> bool:
     """CNTK's ``CPUMatrix::Adagrad`` and its axpy (``Learner.cpp:615-616``):
     ``v = v + g g``; ``a = sqrt(v + 1e-16f)``; ``g = g / a``; the mean of ``1 / a`` summed in
-    float four at a time (``need_ave_multiplier``, else 1); ``w = w + float(-lr / mean) g``."""
-    if not _usable(params, grads, v):
+    ``ElemType`` four at a time (``need_ave_multiplier``, else 1);
+    ``w = w + ElemType(-lr / mean) g``."""
+    kind = _kind(params, grads, v)
+    if kind is None:
         return False
-    floor = _f(1e-16)
+    floor = kind(_f(1e-16))                     # a float literal, in the double kernel too
     n = len(params)
     lrs = _doubles(lr, n)
-    sums = [_f(0)] * n
+    sums = [kind(0)] * n
 
     def root(arrays, tmp, update):
         _, gc, vc = arrays
-        a, = tmp
+        a = tmp[0]
         if update:
             np.multiply(gc, gc, out=a)
             np.add(vc, a, out=vc)
@@ -240,11 +285,10 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
     def pass1(arrays, tmp, _wide, k):
         a = root(arrays, tmp, True)
         if average_multiplier:
-            sums[k] = _running_sum(sums[k], np.divide(_f(1), a, out=a), True)
+            sums[k] = _running_sum(sums[k], np.divide(kind(1), a, out=a), True)
 
-    for_blocks(pass1, [params, grads, v], [list(range(n))], scratch=1)
-    coefs = [_f(-lrs[k] / float(sums[k] / _f(p.numel()) if average_multiplier else _f(1)))
-             for k, p in enumerate(params)]
+    _run(pass1, [params, grads, v], [list(range(n))], 1, kind)
+    coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
         pc, gc = arrays[:2]
@@ -253,28 +297,29 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    for_blocks(pass2, [params, grads, v], [coefs], scratch=1)
+    _run(pass2, [params, grads, v], [coefs], 1, kind)
     return True
 
 
 def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, steps: Tensors,
                  *, lr: Scalar, gamma: float, inc: float, dec: float, max_step: float,
                  min_step: float, first: Scalar, average_multiplier: bool) -> bool:
-    """CNTK's ``CPUMatrix::RmsProp`` and its axpy (``Learner.cpp:970-979``), in float: on the
-    first update ``v = g g`` (steps 0.02, signs 0); ``v = gamma v + (1 - gamma) (g g)``;
+    """CNTK's ``CPUMatrix::RmsProp`` and its axpy (``Learner.cpp:970-979``), in ``ElemType``:
+    on the first update ``v = g g`` (steps 0.02, signs 0); ``v = gamma v + (1 - gamma) (g g)``;
     ``step = min(step inc, max)`` where ``g`` kept its sign, else ``max(step dec, min)``;
-    ``a = step / sqrt(v + 1e-6f)``; the mean of ``a`` summed in float one by one
-    (``need_ave_multiplier``, else 1); ``w = w + float(-lr / mean) (g a)``."""
-    if not _usable(params, grads, v, signs, steps):
+    ``a = step / sqrt(v + 1e-6f)``; the mean of ``a`` summed one by one
+    (``need_ave_multiplier``, else 1); ``w = w + ElemType(-lr / mean) (g a)``."""
+    kind = _kind(params, grads, v, signs, steps)
+    if kind is None:
         return False
     if isinstance(first, torch.Tensor):
         first = float(first.item())
-    gam, up, down = _f(gamma), _f(inc), _f(dec)
-    hi, lo, floor = _f(max_step), _f(min_step), _f(1e-6)
-    keep = _f(1) - gam
+    gam, up, down, hi, lo = (kind(x) for x in (gamma, inc, dec, max_step, min_step))
+    floor = kind(_f(1e-6))                      # a float literal, in the double kernel too
+    keep = kind(1) - gam
     n = len(params)
     lrs = _doubles(lr, n)
-    sums = [_f(0)] * n
+    sums = [kind(0)] * n
 
     def ratio(arrays, tmp, update):
         _, gc, vc, sc, stc = arrays
@@ -283,7 +328,7 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
             if first:
                 np.multiply(gc, gc, out=vc)
                 sc.fill(0)
-                stc.fill(_f(0.02))
+                stc.fill(kind(0.02))
             np.multiply(vc, gam, out=vc)
             np.multiply(gc, gc, out=a)
             np.multiply(a, keep, out=a)
@@ -306,9 +351,8 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
         if average_multiplier:
             sums[k] = _running_sum(sums[k], r, False)
 
-    for_blocks(pass1, [params, grads, v, signs, steps], [list(range(n))], scratch=2)
-    coefs = [_f(-lrs[k] / float(sums[k] / _f(p.numel()) if average_multiplier else _f(1)))
-             for k, p in enumerate(params)]
+    _run(pass1, [params, grads, v, signs, steps], [list(range(n))], 2, kind)
+    coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
         pc, gc = arrays[:2]
@@ -317,19 +361,20 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    for_blocks(pass2, [params, grads, v, signs, steps], [coefs], scratch=2)
+    _run(pass2, [params, grads, v, signs, steps], [coefs], 2, kind)
     return True
 
 
 def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, lr: Scalar,
                   rho: float, eps: float) -> bool:
-    """CNTK's ``CPUMatrix::AdaDelta`` in float: ``s = rho s + ((1 - rho) g) g``;
+    """CNTK's ``CPUMatrix::AdaDelta`` in ``ElemType``: ``s = rho s + ((1 - rho) g) g``;
     ``d = (-sqrt(x + eps) / sqrt(s + eps)) g``; ``x = rho x + ((1 - rho) d) d``;
-    ``w = w + float(lr) d``."""
-    if not _usable(params, grads, eg, ex):
+    ``w = w + ElemType(lr) d``."""
+    kind = _kind(params, grads, eg, ex)
+    if kind is None:
         return False
-    r, e = _f(rho), _f(eps)
-    keep = _f(1) - r
+    r, e = kind(rho), kind(eps)
+    keep = kind(1) - r
 
     def kernel(arrays, tmp, _wide, rate):
         pc, gc, sc, xc = arrays
@@ -352,7 +397,7 @@ def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, 
         np.multiply(a, rate, out=a)
         np.add(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, eg, ex], [_floats(lr, len(params))], scratch=2)
+    _run(kernel, [params, grads, eg, ex], [_values(lr, len(params), kind)], 2, kind)
     return True
 
 
