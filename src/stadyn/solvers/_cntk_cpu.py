@@ -255,8 +255,8 @@ def _running_sum(total, values: np.ndarray, fours: bool):
 def _average_coefficients(params, lrs, sums, average, kind) -> list:
     """CNTK's ``ElemType(-lr / aveMultiplier)``, ``aveMultiplier`` the sum over the element
     count in ``ElemType`` (1 without ``need_ave_multiplier``), the division in double."""
-    return [kind(-lrs[k] / float(sums[k] / kind(p.numel()) if average else kind(1)))
-            for k, p in enumerate(params)]
+    return [kind(-lrs[k] / float(sums[k] / kind(p.numel()) if average and p.numel() else
+                                 kind(1))) for k, p in enumerate(params)]
 
 
 def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,

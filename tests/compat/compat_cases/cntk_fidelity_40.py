@@ -176,3 +176,25 @@ def learner_digits__float64(C, r, np):
             for k, v in _steps(C, r, plain, np.float64).items():
                 res[" ".join(x for x in (family, label, k) if x)] = v
     return res
+
+
+@cntk_case(names=[L + k for k in ("sgd", "momentum_sgd", "nesterov", "adam", "fsadagrad",
+                                  "adagrad", "adadelta", "rmsprop")]
+           + ["cntk.learning_parameter_schedule", "cntk.momentum_schedule"], rtol=0, atol=0,
+           note="one learner over three parameters of 610, 7 and 15 values (AdaGrad's and "
+                "RMSProp's means are per parameter), bit for bit after the first and fifth "
+                "updates")
+def learner_digits__three_parameters(C, r, np):
+    shapes = [(10, 61), (7,), (3, 5)]
+    res = {}
+    for family, make in _FAMILIES:
+        ws = [r.randn(*s) * 0.5 for s in shapes]
+        ps = [C.parameter(s, init=w) for s, w in zip(shapes, ws)]
+        learner = make(C, ps, C.learning_parameter_schedule(0.05))
+        for step, n in enumerate(SIZES):
+            learner.update(dict((p, r.randn(*s) * (0.2 + step)) for p, s in zip(ps, shapes)), n)
+            if step in (0, len(SIZES) - 1):
+                for k, p in enumerate(ps):
+                    res["%s p%d w%d" % (family, k, step)] = np.array(p.value)
+    r.touch("cntk.learners.Learner.update", "cntk.Parameter.value")
+    return res
