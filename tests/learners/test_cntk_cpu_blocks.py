@@ -77,3 +77,36 @@ def test_refuses_what_the_blocks_cannot_update():
                            [torch.ones(2), torch.ones(2, dtype=torch.float64)], lr=0.1)
     assert not Fn.sgd_cntk([torch.ones(2, dtype=torch.float16)],
                            [torch.ones(2, dtype=torch.float16)], lr=0.1)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("nesterov", [False, True])
+def test_momentum_both_paths_as_cntk_rounds(nesterov, dtype):
+    """momentum_cntk on a tensor of a block or more (NumPy blocks) and on small ones (torch's
+    multi-tensor ops) is CNTK's ``v = m (v + (a / m) g)``, ``w -= v`` (Nesterov:
+    ``w += (-m) v; w += (-a) g``), each operation rounded once in ``dtype`` (NumPy); and
+    l2_cntk is ``g + r w``; for momenta 0.9, 0 and 1."""
+    rs = np.random.RandomState(1)
+    shapes = [(70000,), (5,), (3, 4)]
+    for momentum in (0.9, 0.0, 1.0):
+        ws = [rs.randn(*s).astype(dtype) for s in shapes]
+        vs = [rs.randn(*s).astype(dtype) for s in shapes]
+        gs = [rs.randn(*s).astype(dtype) for s in shapes]
+        tw, tv = [torch.from_numpy(w.copy()) for w in ws], [torch.from_numpy(v.copy()) for v in vs]
+        tg = [torch.from_numpy(g.copy()) for g in gs]
+        assert Fn.l2_cntk(tg, tw, rate=0.01)
+        assert Fn.momentum_cntk(tw, tg, tv, lr=0.05, momentum=momentum, unit_gain=True,
+                                nesterov=nesterov)
+        m, lr = dtype(momentum), dtype(0.05)
+        alpha = (dtype(1) - m) * lr
+        for w, v, g, a, b in zip(ws, vs, gs, tw, tv):
+            g = g + dtype(0.01) * w
+            if m == 1:
+                v = v + alpha * g
+            elif m == 0:
+                v = alpha * g
+            else:
+                v = (v + (alpha / m) * g) * m
+            w = w - v if not nesterov else (w + (-m) * v) + (-alpha) * g
+            assert b.numpy().tobytes() == v.tobytes()
+            assert a.numpy().tobytes() == w.tobytes()

@@ -81,6 +81,20 @@ def _doubles(s: Scalar, n: int) -> list:
     return [float(v.item() if isinstance(v, torch.Tensor) else v) for v in per_tensor(s, n)]
 
 
+def _by_size(lists: list, scalars: list) -> tuple:
+    """``(large, small)``: the tensors of ``lists`` (and their ``scalars``) of a block or more,
+    and those smaller, each as ``(lists, scalars)``.  The small ones of a plain axpy-like update
+    go through torch's multi-tensor ops, which round each product and sum once as NumPy does
+    (no fused multiply-add) and cost one C++ call for all of them where the blocks cost Python's
+    time per tensor (a model's biases and norms)."""
+    n = len(lists[0])
+    large = [i for i in range(n) if lists[0][i].numel() >= BLOCK]
+    small = [i for i in range(n) if lists[0][i].numel() < BLOCK]
+    return (([[ts[i] for i in large] for ts in lists], [[sc[i] for i in large] for sc in scalars]),
+            ([[ts[i] for i in small] for ts in lists],
+             [[float(sc[i]) for i in small] for sc in scalars]))
+
+
 def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
     """CNTK's L2 step, ``g = g + ElemType(rate) w`` (``Learner.cpp:165``, an unfused axpy)."""
     kind = _kind(params, grads, grads)
@@ -92,7 +106,12 @@ def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
         np.multiply(pc, r, out=tmp[0])
         np.add(gc, tmp[0], out=gc)
 
-    _run(kernel, [params, grads, grads], [_values(rate, len(params), kind)], 1, kind)
+    large, ((ps, _, gs), (rates,)) = _by_size([params, grads, grads],
+                                              [_values(rate, len(params), kind)])
+    if ps:
+        torch._foreach_add_(gs, torch._foreach_mul(ps, rates))
+    if large[0][0]:
+        _run(kernel, *large, 1, kind)
     return True
 
 
@@ -107,7 +126,34 @@ def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
         np.multiply(gc, step, out=tmp[0])
         np.add(pc, tmp[0], out=pc)
 
-    _run(kernel, [params, grads], [[-s for s in _values(lr, len(params), kind)]], 1, kind)
+    large, ((ps, gs), (steps,)) = _by_size(
+        [params, grads], [[-s for s in _values(lr, len(params), kind)]])
+    if ps:
+        torch._foreach_add_(ps, torch._foreach_mul(gs, steps))
+    if large[0][0]:
+        _run(kernel, *large, 1, kind)
+    return True
+
+
+def _momentum_small(ps, gs, vs, ms, alphas, kind, nesterov) -> bool:
+    """:func:`momentum_cntk`'s arithmetic through torch's multi-tensor ops (``False`` where the
+    momenta differ in kind: 1, 0 or another)."""
+    if len({1 if m == 1 else 0 if m == 0 else 2 for m in ms}) > 1:
+        return False
+    m0 = ms[0]
+    if m0 == 1:
+        torch._foreach_add_(vs, torch._foreach_mul(gs, alphas))
+    elif m0 == 0:
+        torch._foreach_copy_(vs, torch._foreach_mul(gs, alphas))
+    else:
+        torch._foreach_add_(vs, torch._foreach_mul(gs, [float(kind(a) / kind(m))
+                                                        for a, m in zip(alphas, ms)]))
+        torch._foreach_mul_(vs, ms)
+    if not nesterov:
+        torch._foreach_sub_(ps, vs)
+        return True
+    torch._foreach_add_(ps, torch._foreach_mul(vs, [-m for m in ms]))
+    torch._foreach_add_(ps, torch._foreach_mul(gs, [-a for a in alphas]))
     return True
 
 
@@ -145,7 +191,12 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
         np.multiply(gc, -alpha, out=a)
         np.add(pc, a, out=pc)
 
-    _run(kernel, [params, grads, velocities], [ms, alphas], 1, kind)
+    lists, scalars = [params, grads, velocities], [ms, alphas]
+    large, small = _by_size(lists, scalars)
+    if small[0][0] and _momentum_small(*small[0], *small[1], kind, nesterov):
+        lists, scalars = large
+    if lists[0]:
+        _run(kernel, lists, scalars, 1, kind)
     return True
 
 
