@@ -370,7 +370,7 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
                 Fn.clip_by_value(grads, limit=scalars["clip"], foreach=foreach)
             else:
                 Fn.clip_by_norm(grads, max_norm=scalars["clip"], foreach=foreach)
-        if "l2" in scalars:
+        if "l2" in scalars and not Fn.l2_cntk(grads, params, rate=scalars["l2"]):
             Fn.add_weight_decay(grads, params, rate=scalars["l2"], foreach=foreach)
 
     def _after_rule(self, params: list[torch.Tensor], scalars: Mapping[str, Any]) -> None:

@@ -34,7 +34,8 @@ class _SGD(Learner):
     name = "sgd"
 
     def _apply(self, params, grads, states, scalars, foreach):
-        Fn.sgd(params, grads, lr=scalars["lr"], foreach=foreach)
+        if not Fn.sgd_cntk(params, grads, lr=scalars["lr"]):
+            Fn.sgd(params, grads, lr=scalars["lr"], foreach=foreach)
 
 
 class _MomentumSGD(Learner):
@@ -53,8 +54,10 @@ class _MomentumSGD(Learner):
         return {"momentum": m, "gain": (1.0 - m) * lr if self.unit_gain else lr}
 
     def _apply(self, params, grads, states, scalars, foreach):
-        Fn.momentum(params, grads, states["v"], momentum=scalars["momentum"],
-                    gain=scalars["gain"], foreach=foreach)
+        if not Fn.momentum_cntk(params, grads, states["v"], lr=scalars["lr"],
+                                momentum=scalars["momentum"], unit_gain=self.unit_gain):
+            Fn.momentum(params, grads, states["v"], momentum=scalars["momentum"],
+                        gain=scalars["gain"], foreach=foreach)
 
 
 class _Nesterov(_MomentumSGD):
@@ -62,8 +65,11 @@ class _Nesterov(_MomentumSGD):
     _sparse_rule = "nesterov"
 
     def _apply(self, params, grads, states, scalars, foreach):
-        Fn.nesterov(params, grads, states["v"], momentum=scalars["momentum"],
-                    gain=scalars["gain"], foreach=foreach)
+        if not Fn.momentum_cntk(params, grads, states["v"], lr=scalars["lr"],
+                                momentum=scalars["momentum"], unit_gain=self.unit_gain,
+                                nesterov=True):
+            Fn.nesterov(params, grads, states["v"], momentum=scalars["momentum"],
+                        gain=scalars["gain"], foreach=foreach)
 
 
 def _kernel_value(learner: Learner, value: float) -> float:
@@ -107,7 +113,7 @@ class _Adam(Learner):
         # the default per-sample time constant, so the rounding shows), the bias correction
         # the double.
         return {"step_size": lr * correction, "beta1": b1, "beta2": _kernel_value(self, b2),
-                "gain": 1.0 - b1 if self.unit_gain else 1.0}
+                "gain": 1.0 - b1 if self.unit_gain else 1.0, "correction": correction}
 
     def _sparse_rule_now(self):
         return self._adamax_refusal if self.adamax else super()._sparse_rule_now()
@@ -120,6 +126,11 @@ class _Adam(Learner):
         self._restart_update_count()
 
     def _apply(self, params, grads, states, scalars, foreach):
+        if Fn.adam_cntk(params, grads, states["m"], states["v"], lr=scalars["lr"],
+                        correction=scalars["correction"], beta1=scalars["beta1"],
+                        beta2=scalars["beta2"], eps=self.epsilon, unit_gain=self.unit_gain,
+                        adamax=self.adamax):
+            return
         rule = Fn.adamax if self.adamax else Fn.adam
         rule(params, grads, states["m"], states["v"], step_size=scalars["step_size"],
              beta1=scalars["beta1"], beta2=scalars["beta2"], eps=self.epsilon,
@@ -148,6 +159,10 @@ class _FSAdaGrad(Learner):
                 "smoothed_count": count}
 
     def _apply(self, params, grads, states, scalars, foreach):
+        if Fn.fsadagrad_cntk(params, grads, states["v"], states["m"], lr=scalars["lr"],
+                             momentum=scalars["momentum"], var_momentum=scalars["var_momentum"],
+                             ada_mul=scalars["ada_mul"], unit_gain=self.unit_gain):
+            return
         Fn.fsadagrad(params, grads, states["v"], states["m"], lr=scalars["lr"],
                      momentum=scalars["momentum"], gain=scalars["gain"],
                      var_momentum=scalars["var_momentum"], ada_mul=scalars["ada_mul"],
@@ -173,6 +188,9 @@ class _AdaGrad(Learner):
         self.need_ave_multiplier = bool(need_ave_multiplier)
 
     def _apply(self, params, grads, states, scalars, foreach):
+        if Fn.adagrad_cntk(params, grads, states["v"], lr=scalars["lr"],
+                           average_multiplier=self.need_ave_multiplier):
+            return
         Fn.adagrad_normalized(params, grads, states["v"], lr=scalars["lr"],
                               average_multiplier=self.need_ave_multiplier, foreach=foreach)
 
@@ -189,6 +207,9 @@ class _AdaDelta(Learner):
         self.epsilon = _finite(epsilon, "adadelta: epsilon")
 
     def _apply(self, params, grads, states, scalars, foreach):
+        if Fn.adadelta_cntk(params, grads, states["sq_grad"], states["sq_delta"],
+                            lr=scalars["lr"], rho=self.rho, eps=self.epsilon):
+            return
         Fn.adadelta(params, grads, states["sq_grad"], states["sq_delta"], lr=scalars["lr"],
                     decay=self.rho, eps=self.epsilon, foreach=foreach)
 
@@ -225,6 +246,11 @@ class _RMSProp(Learner):
         self._restart_update_count()
 
     def _apply(self, params, grads, states, scalars, foreach):
+        if Fn.rmsprop_cntk(params, grads, states["v"], states["signs"], states["steps"],
+                           lr=scalars["lr"], gamma=self.gamma, inc=self.inc, dec=self.dec,
+                           max_step=self.max, min_step=self.min, first=scalars["first"],
+                           average_multiplier=self.need_ave_multiplier):
+            return
         Fn.rmsprop_adaptive(params, grads, states["v"], states["signs"], states["steps"],
                             lr=scalars["lr"], gamma=self.gamma, inc=self.inc, dec=self.dec,
                             max_step=self.max, min_step=self.min, first=scalars["first"],

@@ -29,6 +29,8 @@ from ._scalars import root_denominator
 from ._scalars import scaled as _scaled
 
 from ._functional_nnabla import adabelief, adabound, lamb, lars, rmsprop_graves, sgdw
+from ._cntk_cpu import (adadelta_cntk, adagrad_cntk, adam_cntk, fsadagrad_cntk,  # noqa: F401
+                        l2_cntk, momentum_cntk, rmsprop_cntk, sgd_cntk)
 
 __all__ = ["sgd", "momentum", "nesterov", "adam", "rmsprop", "adagrad", "adadelta", "lion",
            "adamax", "adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves",
