@@ -23,6 +23,7 @@ import torch
 from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
 from ..graph import Variable, data_of, grad_of, is_released, is_zeroing, value_holder
 from . import _functional as Fn
+from ._float32_kernels import sgd_blocks, weight_decay_blocks
 from ._functional_nnabla import adam_nnabla, momentum_nnabla, nesterov_nnabla
 from ._hooks import hooked, updated
 from ._optimizer import Optimizer
@@ -219,7 +220,7 @@ class Solver(SolverStates, Optimizer):
             self._next_decay = float(decay_rate)
             return
         _, params, grads = self._with_grad()
-        if grads and decay_rate:
+        if grads and decay_rate and not weight_decay_blocks(grads, params, rate=decay_rate):
             Fn.add_weight_decay(grads, params, rate=decay_rate, foreach=self.foreach)
 
     def weight_decay_is_fused(self) -> bool:
@@ -322,6 +323,8 @@ class Sgd(Solver):
         super().__init__(lr=lr)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
+        if sgd_blocks(params, grads, lr=scalars["lr"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.sgd(params, grads, lr=scalars["lr"], foreach=self.foreach)
 
 

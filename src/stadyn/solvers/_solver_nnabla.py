@@ -25,6 +25,8 @@ import numpy as np
 
 from . import _functional as Fn
 from ._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
+from ._float32_kernels import (adadelta_blocks, adagrad_blocks, adamax_blocks, lion_blocks,
+                               rmsprop_blocks, sgdw_blocks)
 from ._scalars import float32
 from ._solver import Solver
 
@@ -46,6 +48,9 @@ class RMSprop(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if rmsprop_blocks(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"],
+                          eps=h["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.rmsprop(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"], eps=h["eps"],
                    foreach=self.foreach)
 
@@ -62,6 +67,8 @@ class Adagrad(Solver):
         super().__init__(lr=lr, eps=eps)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
+        if adagrad_blocks(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adagrad(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"],
                    foreach=self.foreach)
 
@@ -81,6 +88,9 @@ class Adadelta(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if adadelta_blocks(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
+                           lr=scalars["lr"], decay=h["decay"], eps=h["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adadelta(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
                     lr=scalars["lr"], decay=h["decay"], eps=h["eps"], foreach=self.foreach)
 
@@ -107,6 +117,9 @@ class Lion(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if lion_blocks(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"],
+                       beta2=h["beta2"], weight_decay=scalars["weight_decay"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.lion(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"], beta2=h["beta2"],
                 weight_decay=scalars["weight_decay"], foreach=self.foreach)
 
@@ -136,10 +149,22 @@ class Adamax(Solver):
     def _scalars(self, steps):
         h = self.hyper
         return {"step_size": _one_or_list([h["alpha"] / (1.0 - h["beta1"] ** t)
-                                           for t in steps])}
+                                           for t in steps]),
+                "alpha_t": _one_or_list([self._alpha_t(t) for t in steps])}
+
+    def _alpha_t(self, t: int) -> float:
+        """NNabla's float ``alpha_t`` of step ``t`` (``adamax.cpp:55-56``): ``1 / (1 -
+        pow(beta1, t))`` in double from the float ``beta1``, rounded to float, times the float
+        ``alpha``."""
+        h = self.hyper
+        correction = float32(1.0 / (1.0 - float32(h["beta1"]) ** t))
+        return float32(float32(h["alpha"]) * correction)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if adamax_blocks(params, grads, states["m"], states["u"], step_size=scalars["alpha_t"],
+                         beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adamax(params, grads, states["m"], states["u"], step_size=scalars["step_size"],
                   beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], foreach=self.foreach)
 
@@ -441,9 +466,14 @@ class SgdW(Solver):
         h = self.hyper
         eta = h["lr"] / self._initial_lr if self._initial_lr else 1.0
         rate = h["wd"] if self._next_decay is None else self._next_decay
-        return {"lr": h["lr"], "decay": eta * rate}
+        exact = float32(float32(h["lr"]) / float32(self._initial_lr)) if self._initial_lr \
+            else 1.0
+        return {"lr": h["lr"], "decay": eta * rate, "decay_f": float32(exact * float32(rate))}
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
+        if sgdw_blocks(params, grads, states["m"], lr=scalars["lr"],
+                       momentum=self.hyper["momentum"], decay=scalars["decay_f"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.sgdw(params, grads, states["m"], lr=scalars["lr"], momentum=self.hyper["momentum"],
                 decoupled_decay=scalars["decay"], foreach=self.foreach)
 
