@@ -1,8 +1,10 @@
 """NNabla 1.39's other solvers' float32 arithmetic bit for bit on CPU, through the block loop of
 :mod:`stadyn.solvers._float32_blocks` (:func:`~stadyn.solvers._float32_blocks.for_blocks`): the
-gradient's weight decay, Sgd, SgdW, Adagrad, RMSprop, Adadelta, Adamax and Lion, each C++
-operation of ``src/nbla/solver/generic/<name>.cpp`` one NumPy float32 ufunc (one rounding), in
-the C++ order.
+gradient's weight decay, Sgd, SgdW, Adagrad, RMSprop, Adadelta, Adamax, Lion, Lamb and Lars,
+each C++ operation of ``src/nbla/solver/generic/<name>.cpp`` one NumPy float32 ufunc (one
+rounding), in the C++ order.  Lamb's and Lars' norms are ``std::accumulate`` over float: a
+sequential float32 sum (NumPy's ``add.accumulate``, carried from block to block), not a
+pairwise one.
 
 Each function returns ``False`` (touching nothing) where the tensors do not allow the blocks
 (:func:`~stadyn.solvers._float32_blocks.can_use_blocks`); the caller then takes its torch path.
@@ -21,13 +23,15 @@ Example:
 from __future__ import annotations
 
 import numpy as np
+import torch
 
 from ._float32_blocks import (_float, _mask, _usable, adam_constants, can_use_blocks,
                               for_blocks, running_max)
 from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["weight_decay_blocks", "sgd_blocks", "sgdw_blocks", "adagrad_blocks",
-           "rmsprop_blocks", "adadelta_blocks", "adamax_blocks", "lion_blocks"]
+           "rmsprop_blocks", "adadelta_blocks", "adamax_blocks", "lion_blocks", "lamb_blocks",
+           "lars_blocks"]
 
 
 def _floats(s: Scalar, n: int) -> list[np.float32]:
@@ -279,4 +283,140 @@ def lion_blocks(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, beta
 
     for_blocks(kernel, [params, grads, m], [_floats(lr, n), _floats(weight_decay, n)],
                scratch=2)
+    return True
+
+
+def _sequential_sum_sq(x: np.ndarray, out: np.ndarray, acc: np.ndarray, k: int) -> None:
+    """``acc[k] += x[0]*x[0] + x[1]*x[1] + ...`` one float32 addition after another, as
+    ``std::accumulate`` over float (``out``: scratch of ``x``'s length)."""
+    np.multiply(x, x, out=out)
+    out[0] += acc[k]
+    np.add.accumulate(out, out=out)
+    acc[k] = out[-1]
+
+
+def lamb_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta: Scalar,
+                correction1: Scalar, correction2: Scalar, beta1: float, beta2: float,
+                eps: float, gamma_l: float, gamma_u: float, weight_decay: Scalar = 0.0) -> bool:
+    """NNabla's Lamb (``lamb.cpp:57-89``): Adam's moments; ``r = (m/c1) / (sqrt(v/c2) + eps) +
+    wd*w``; ``||r||`` and ``||w||`` sequential float32 sums, rooted in float; ``local_lr =
+    clip(||w||, gamma_l, gamma_u) / ||r||`` (a double holding the float quotient; 1 where
+    ``||r|| <= eps``); ``w = float(w - (eta*local_lr)*r)`` in double.  ``correction1``,
+    ``correction2`` are NNabla's float bias corrections (1 without ``bias_correction``).
+
+    Example:
+        >>> import torch
+        >>> w, m, v = [torch.ones(2)], [torch.zeros(2)], [torch.zeros(2)]
+        >>> lamb_blocks(w, [torch.ones(2)], m, v, eta=0.1, correction1=1.0, correction2=1.0,
+        ...             beta1=0.9, beta2=0.999, eps=1e-6, gamma_l=0.0, gamma_u=10.0)
+        True
+    """
+    if not _usable(params, grads, m, v):
+        return False
+    b1, b2, e, gain1, gain2 = adam_constants(beta1, beta2, eps)
+    low, high = np.float32(gamma_l), np.float32(gamma_u)
+    n = len(params)
+    r = [torch.empty_like(p) for p in params]                  # NNabla's r_arr
+    sums = [np.zeros(2, np.float32) for _ in params]           # ||r||^2, ||w||^2
+
+    def moments(arrays, tmp, _wide, c1, c2, wd, acc):
+        pc, gc, mc, vc, rc = arrays
+        a, = tmp
+        np.multiply(mc, b1, out=mc)
+        np.multiply(gc, gain1, out=a)
+        np.add(mc, a, out=mc)
+        np.multiply(vc, b2, out=vc)
+        np.multiply(gc, gain2, out=a)
+        np.multiply(a, gc, out=a)
+        np.add(vc, a, out=vc)
+        np.divide(vc, c2, out=a)                     # r = (m/c1) / (sqrt(v/c2) + eps)
+        np.sqrt(a, out=a)
+        np.add(a, e, out=a)
+        np.divide(mc, c1, out=rc)
+        np.divide(rc, a, out=rc)
+        np.multiply(pc, wd, out=a)                   # r = r + wd*w
+        np.add(rc, a, out=rc)
+        _sequential_sum_sq(rc, a, acc, 0)
+        _sequential_sum_sq(pc, a, acc, 1)
+
+    for_blocks(moments, [params, grads, m, v, r],
+               [_floats(correction1, n), _floats(correction2, n), _floats(weight_decay, n),
+                sums], scratch=1)
+    factors = []
+    with np.errstate(all="ignore"):
+        for rate, (r_sq, w_sq) in zip(_floats(eta, n), sums):
+            r_norm, w_norm = np.sqrt(r_sq), np.sqrt(w_sq)
+            if w_norm < low:
+                w_norm = low
+            if w_norm > high:
+                w_norm = high
+            local = np.float64(w_norm / r_norm) if r_norm > e else np.float64(1.0)
+            factors.append(np.float64(rate) * local)
+
+    def update(arrays, _tmp, wide, k):
+        pc, rc = arrays
+        w1, = wide
+        np.multiply(rc, k, out=w1)                   # w -= (eta*local_lr)*r, in double
+        np.subtract(pc, w1, out=w1)
+        np.copyto(pc, w1, casting="unsafe")
+
+    for_blocks(update, [params, r], [factors], scratch=0, wide=1)
+    return True
+
+
+def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: float,
+                coefficient: float, eps: float, weight_decay: Scalar = 0.0) -> bool:
+    """NNabla's Lars (``lars.cpp:45-68``): ``||g||``, ``||w||`` sequential float32 sums rooted
+    in float; ``x = ||g|| + wd*||w||`` (``+ eps`` only where ``x < eps``); ``lr_l = lr`` where
+    ``||w|| < eps``, else ``((lr*coefficient)*||w||) / x``; ``g = g + wd*w`` (in place, the
+    decayed gradient stays); ``v = momentum*v + lr_l*g``; ``w = w - v``.  The gradients must be
+    contiguous (written in place).  ``RuntimeError`` where ``x`` is negative or NaN (NNabla's
+    ``NBLA_CHECK``, ``lars.cpp:66``), before any parameter is updated.
+
+    Example:
+        >>> import torch
+        >>> w, v = [torch.ones(2)], [torch.zeros(2)]
+        >>> lars_blocks(w, [torch.ones(2)], v, lr=1.0, momentum=0.9, coefficient=1.0, eps=0.0)
+        True
+        >>> w[0].tolist()
+        [0.0, 0.0]
+    """
+    if not (_usable(params, grads, v) and can_use_blocks(grads)):
+        return False
+    mom, coef, e = np.float32(momentum), np.float32(coefficient), np.float32(eps)
+    n = len(params)
+    decays = _floats(weight_decay, n)
+    sums = [np.zeros(2, np.float32) for _ in params]           # ||g||^2, ||w||^2
+
+    def norms(arrays, tmp, _wide, acc):
+        pc, gc = arrays
+        a, = tmp
+        _sequential_sum_sq(gc, a, acc, 0)
+        _sequential_sum_sq(pc, a, acc, 1)
+
+    for_blocks(norms, [params, grads], [sums], scratch=1)
+    rates = []
+    with np.errstate(all="ignore"):
+        for rate, wd, (g_sq, w_sq) in zip(_floats(lr, n), decays, sums):
+            g_norm, w_norm = np.sqrt(g_sq), np.sqrt(w_sq)
+            x = g_norm + wd * w_norm
+            if not x >= 0:
+                raise RuntimeError("Lars: the local learning rate's denominator "
+                                 f"||g|| + weight_decay*||w|| is {float(x)} (NNabla's "
+                                 "'local learning rate should be positive or zero.')")
+            if x < e:
+                x = x + e
+            rates.append(rate if w_norm < e else rate * coef * w_norm / x)
+
+    def update(arrays, tmp, _wide, rate, wd):
+        pc, gc, vc = arrays
+        a, = tmp
+        np.multiply(pc, wd, out=a)                   # g = g + wd*w
+        np.add(gc, a, out=gc)
+        np.multiply(vc, mom, out=vc)                 # v = momentum*v + lr*g
+        np.multiply(gc, rate, out=a)
+        np.add(vc, a, out=vc)
+        np.subtract(pc, vc, out=pc)                  # w = w - v
+
+    for_blocks(update, [params, grads, v], [rates, decays], scratch=1)
     return True

@@ -25,8 +25,8 @@ import numpy as np
 
 from . import _functional as Fn
 from ._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
-from ._float32_kernels import (adadelta_blocks, adagrad_blocks, adamax_blocks, lion_blocks,
-                               rmsprop_blocks, sgdw_blocks)
+from ._float32_kernels import (adadelta_blocks, adagrad_blocks, adamax_blocks, lamb_blocks,
+                               lars_blocks, lion_blocks, rmsprop_blocks, sgdw_blocks)
 from ._scalars import float32
 from ._solver import Solver
 
@@ -410,10 +410,22 @@ class Lamb(Solver):
         bc = self.bias_correction
         return {"eta": h["eta"], "weight_decay": self._next_decay or 0.0,
                 "bias1": _one_or_list([1.0 - h["beta1"] ** t if bc else 1.0 for t in steps]),
-                "bias2": _one_or_list([1.0 - h["beta2"] ** t if bc else 1.0 for t in steps])}
+                "bias2": _one_or_list([1.0 - h["beta2"] ** t if bc else 1.0 for t in steps]),
+                "correction1": _one_or_list([self._correction(h["beta1"], t) for t in steps]),
+                "correction2": _one_or_list([self._correction(h["beta2"], t) for t in steps])}
+
+    def _correction(self, beta: float, t: int) -> float:
+        """NNabla's float bias correction (``lamb.cpp:55-56``): ``1 - pow(beta, t)`` in double
+        from the float ``beta``, rounded to float; 1 without ``bias_correction``."""
+        return float32(1.0 - float32(beta) ** t) if self.bias_correction else 1.0
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if lamb_blocks(params, grads, states["mean"], states["var"], eta=scalars["eta"],
+                       correction1=scalars["correction1"], correction2=scalars["correction2"],
+                       beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], gamma_l=h["gamma_l"],
+                       gamma_u=h["gamma_u"], weight_decay=scalars["weight_decay"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.lamb(params, grads, states["mean"], states["var"], lr=scalars["eta"],
                 bias1=scalars["bias1"], bias2=scalars["bias2"], beta1=h["beta1"],
                 beta2=h["beta2"], eps=h["eps"], gamma_l=h["gamma_l"], gamma_u=h["gamma_u"],
@@ -441,6 +453,10 @@ class Lars(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if lars_blocks(params, grads, states["v"], lr=scalars["lr"], momentum=h["momentum"],
+                       coefficient=h["coefficient"], eps=h["eps"],
+                       weight_decay=scalars["weight_decay"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.lars(params, grads, states["v"], lr=scalars["lr"], momentum=h["momentum"],
                 coefficient=h["coefficient"], eps=h["eps"], weight_decay=scalars["weight_decay"],
                 foreach=self.foreach)
