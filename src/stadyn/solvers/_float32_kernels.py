@@ -1,10 +1,10 @@
 """NNabla 1.39's other solvers' float32 arithmetic bit for bit on CPU, through the block loop of
 :mod:`stadyn.solvers._float32_blocks` (:func:`~stadyn.solvers._float32_blocks.for_blocks`): the
-gradient's weight decay, Sgd, SgdW, Adagrad, RMSprop, Adadelta, Adamax, Lion, Lamb and Lars,
-each C++ operation of ``src/nbla/solver/generic/<name>.cpp`` one NumPy float32 ufunc (one
-rounding), in the C++ order.  Lamb's and Lars' norms are ``std::accumulate`` over float: a
-sequential float32 sum (NumPy's ``add.accumulate``, carried from block to block), not a
-pairwise one.
+gradient's weight decay and ``clip_grad_by_norm``, Sgd, SgdW, Adagrad, RMSprop, Adadelta,
+Adamax, Lion, Lamb and Lars, each C++ operation of ``src/nbla/solver/generic/<name>.cpp`` one
+NumPy float32 ufunc (one rounding), in the C++ order.  The norms (Lamb's, Lars', the clip's)
+are ``std::accumulate`` or a ``for`` loop over float: a sequential float32 sum (NumPy's
+``add.accumulate``, carried from block to block), not a pairwise one.
 
 Each function returns ``False`` (touching nothing) where the tensors do not allow the blocks
 (:func:`~stadyn.solvers._float32_blocks.can_use_blocks`); the caller then takes its torch path.
@@ -31,7 +31,7 @@ from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["weight_decay_blocks", "sgd_blocks", "sgdw_blocks", "adagrad_blocks",
            "rmsprop_blocks", "adadelta_blocks", "adamax_blocks", "lion_blocks", "lamb_blocks",
-           "lars_blocks"]
+           "lars_blocks", "clip_grad_by_norm_blocks"]
 
 
 def _floats(s: Scalar, n: int) -> list[np.float32]:
@@ -419,4 +419,41 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
         np.subtract(pc, vc, out=pc)                  # w = w - v
 
     for_blocks(update, [params, grads, v], [rates, decays], scratch=1)
+    return True
+
+
+def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:
+    """NNabla's ``clip_grad_by_norm_cpu`` (``include/nbla/solver/clip_grad.hpp:27-37``), per
+    gradient: ``sum`` of ``g*g`` one float addition after another; where ``sum > 0`` and ``sum
+    > c*c`` (``c*c`` in float), ``g = (c*g) / sqrt(sum)``.  ``False`` (nothing touched) where
+    the gradients are not plain contiguous float32 CPU tensors.
+
+    Example:
+        >>> import torch
+        >>> g = [torch.tensor([3.0, 4.0])]
+        >>> clip_grad_by_norm_blocks(g, clip_norm=1.0), g[0].tolist()
+        (True, [0.6000000238418579, 0.800000011920929])
+    """
+    if not can_use_blocks(grads):
+        return False
+    c = np.float32(clip_norm)
+    sums = [np.zeros(1, np.float32) for _ in grads]
+
+    def square_sums(arrays, tmp, _wide, acc):
+        a, = tmp
+        _sequential_sum_sq(arrays[0], a, acc, 0)
+
+    for_blocks(square_sums, [grads], [sums], scratch=1)
+    with np.errstate(all="ignore"):
+        limit = c * c
+        norms = [np.sqrt(s[0]) if s[0] > 0 and s[0] > limit else None for s in sums]
+    clipped = [g for g, norm in zip(grads, norms) if norm is not None]
+
+    def scale(arrays, _tmp, _wide, norm):
+        gc, = arrays
+        np.multiply(gc, c, out=gc)
+        np.divide(gc, norm, out=gc)
+
+    if clipped:
+        for_blocks(scale, [clipped], [[x for x in norms if x is not None]], scratch=0)
     return True

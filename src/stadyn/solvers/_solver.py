@@ -23,7 +23,7 @@ import torch
 from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
 from ..graph import Variable, data_of, grad_of, is_released, is_zeroing, value_holder
 from . import _functional as Fn
-from ._float32_kernels import sgd_blocks, weight_decay_blocks
+from ._float32_kernels import clip_grad_by_norm_blocks, sgd_blocks, weight_decay_blocks
 from ._functional_nnabla import adam_nnabla, momentum_nnabla, nesterov_nnabla
 from ._hooks import hooked, updated
 from ._optimizer import Optimizer
@@ -245,7 +245,7 @@ class Solver(SolverStates, Optimizer):
         ``Solver::clip_grad_by_norm`` does (src/nbla/solver.cpp:259, ``if (norm == 0)
         return;``): scripts pass 0 for "no clipping"."""
         _, _, grads = self._with_grad(allocate=False)
-        if grads and clip_norm != 0:
+        if grads and clip_norm != 0 and not clip_grad_by_norm_blocks(grads, clip_norm=clip_norm):
             Fn.clip_by_norm(grads, max_norm=clip_norm, foreach=self.foreach, squared=True)
 
     @hooked

@@ -194,3 +194,34 @@ def fidelity40__nan_and_inf_gradients(nn, F, PF, S, r):
             for k, v in sorted(solver.get_states()["p"].pstate.items()):
                 res["%s %d %s" % (name, t, k)] = v.d.copy()
     return res
+
+
+_CLIPS = (("clip_norm=10", 10.0), ("clip_norm=0.37", 0.37), ("clip_norm=-3", -3.0))
+
+
+@nnabla_case(names=["nnabla.solvers.Sgd.clip_grad_by_norm"],
+             tols=dict(("%s %s step %d" % (c, k, t), (0, 0)) for c, _ in _CLIPS
+                       for k in ("g", "big g", "p") for t in _STEPS))
+def fidelity40__clip_grad_by_norm_float32_steps(nn, F, PF, S, r):
+    """``clip_grad_by_norm`` before five Sgd updates, bit for bit, of a (40, 50) and a
+    75000-value parameter: NNabla 1.39 sums ``g*g`` one float addition after another (``T sum``
+    in ``clip_grad.hpp:30-32``), roots in float and takes ``(c*g) / norm``; Stadyn took torch's
+    pairwise norm (every clipped value up to 7 units in the last place off)."""
+    r.touch("nnabla.solvers.Sgd.clip_grad_by_norm")
+    res = {}
+    for conf, c in _CLIPS:
+        ps = {"p0": nn.Variable.from_numpy_array(r.randn(40, 50), need_grad=True),
+              "p1": nn.Variable.from_numpy_array(r.randn(*_BIG), need_grad=True)}
+        solver = S.Sgd(lr=0.3)
+        solver.set_parameters(ps)
+        for t in range(1, 6):
+            for p in ps.values():
+                p.g = r.randn(*p.shape)
+            solver.clip_grad_by_norm(c)
+            if t in _STEPS:
+                res["%s g step %d" % (conf, t)] = ps["p0"].g.copy()
+                res["%s big g step %d" % (conf, t)] = ps["p1"].g.reshape(-1)[::101].copy()
+            solver.update()
+            if t in _STEPS:
+                res["%s p step %d" % (conf, t)] = ps["p0"].d.copy()
+    return res
