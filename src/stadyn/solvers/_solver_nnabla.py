@@ -3,7 +3,10 @@ AMSBound, Lamb, Lars, SgdW and RMSpropGraves, with NNabla 1.39's defaults, state
 update rules (the maths is in :mod:`stadyn.solvers._functional` and
 :mod:`stadyn.solvers._functional_nnabla`).  Lamb, Lars and SgdW fuse :meth:`weight_decay` into
 the next update, as NNabla does (``weight_decay_is_fused()``); the others add it to the
-gradients.
+gradients.  On CPU (plain contiguous float32 tensors) each runs NNabla 1.39's float32
+arithmetic bit for bit, in blocks (:mod:`stadyn.solvers._float32_kernels`,
+:mod:`stadyn.solvers._float32_blocks`); elsewhere torch's multi-tensor ops give the same
+formulas to a few units in the last place.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.solvers as S
