@@ -485,9 +485,9 @@ class SgdW(Solver):
         h = self.hyper
         eta = h["lr"] / self._initial_lr if self._initial_lr else 1.0
         rate = h["wd"] if self._next_decay is None else self._next_decay
-        exact = float32(float32(h["lr"]) / float32(self._initial_lr)) if self._initial_lr \
-            else 1.0
-        return {"lr": h["lr"], "decay": eta * rate, "decay_f": float32(exact * float32(rate))}
+        with np.errstate(all="ignore"):     # NNabla's float (lr / init_lr) * wd, sgdw.cpp:49:
+            exact = np.float32(h["lr"]) / np.float32(self._initial_lr) * np.float32(rate)
+        return {"lr": h["lr"], "decay": eta * rate, "decay_f": float(exact)}   # (lr=0: NaN)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         if sgdw_blocks(params, grads, states["m"], lr=scalars["lr"],

@@ -225,3 +225,24 @@ def fidelity40__clip_grad_by_norm_float32_steps(nn, F, PF, S, r):
             if t in _STEPS:
                 res["%s p step %d" % (conf, t)] = ps["p0"].d.copy()
     return res
+
+
+@nnabla_case(names=["nnabla.solvers.SgdW", "nnabla.solvers.SgdW.set_learning_rate"])
+def fidelity40__sgdw_made_with_lr_0(nn, F, PF, S, r):
+    """``SgdW(lr=0, wd=1e-2)``: NNabla 1.39's decay rate is the float ``(lr / init_lr) * wd``
+    (``sgdw.cpp:49``), 0/0, so the update makes the parameter NaN (and so it stays after
+    ``set_learning_rate(0.1)``); Stadyn took ``lr / init_lr`` as 1 where ``init_lr`` is 0 and
+    decayed the parameter to 0.99."""
+    r.touch("nnabla.solvers.SgdW", "nnabla.solvers.SgdW.set_learning_rate")
+    p = nn.Variable.from_numpy_array(np.ones(3, np.float32), need_grad=True)
+    solver = S.SgdW(lr=0.0, wd=1e-2)
+    solver.set_parameters({"p": p})
+    res = {}
+    for t, lr in enumerate((None, 0.1)):
+        if lr is not None:
+            solver.set_learning_rate(lr)
+        p.g = np.ones(3, np.float32)
+        solver.update()
+        res["step %d" % (t + 1)] = p.d.copy()
+    return res
+
