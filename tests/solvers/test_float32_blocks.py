@@ -1,7 +1,8 @@
 """NNabla's Adam family on CPU in cache-sized NumPy blocks (``solvers/_float32_blocks.py``) against
 an independent NumPy float32 loop of NNabla 1.39's C++ (``src/nbla/solver/generic/adam.cpp:68-73``,
 ``adamw.cpp``, ``amsgrad.cpp``: one rounding per operation), over tensors longer than a block,
-a gradient laid out otherwise than its parameter, per-tensor step sizes and a 0-d step."""
+a gradient laid out otherwise than its parameter, per-tensor step sizes and a 0-d step; and
+Lars' torch path against its blocks (``solvers/_float32_kernels.py``)."""
 
 from __future__ import annotations
 
@@ -102,3 +103,26 @@ def test_blocks_give_inf_and_nan_unwarned_and_bump_versions():
                            beta2=0.999, eps=1e-8)
     assert w._version > version
     assert np.isnan(w[0].item()) and np.isnan(w[1].item()) and np.isfinite(w[2].item())
+
+
+@pytest.mark.parametrize("foreach", [True, False])
+def test_lars_torch_path_takes_nnabla_eps_rule(foreach):
+    """Lars' torch path (CUDA, non-contiguous tensors) against its CPU blocks, which equal NNabla
+    1.39 bit for bit (compat case ``fidelity40__lars_float32_steps``): ``eps`` joins ``||g|| +
+    wd ||w||`` only where that is below ``eps``, and the local rate is ``lr`` where ``||w|| <
+    eps`` (``lars.cpp:53-60``).  With ``eps=1e3`` the torch path added ``eps`` to every
+    denominator (steps 1000 times too small); with a tiny ``w`` it scaled by ``||w||``."""
+    from stadyn.solvers._float32_kernels import lars_blocks
+    from stadyn.solvers._functional_nnabla import lars
+
+    rs = np.random.RandomState(3)
+    for eps, scale in ((1e3, 1.0), (1e-6, 1.0), (1e-2, 1e-5)):
+        w = (rs.randn(30) * scale).astype(np.float32)
+        g = rs.randn(30).astype(np.float32)
+        got = [torch.from_numpy(w.copy())], [torch.from_numpy(g.copy())], [torch.zeros(30)]
+        ref = [torch.from_numpy(w.copy())], [torch.from_numpy(g.copy())], [torch.zeros(30)]
+        kw = dict(lr=0.1, momentum=0.9, coefficient=1e-2, eps=eps, weight_decay=1e-3)
+        lars(*got, foreach=foreach, **kw)
+        assert lars_blocks(*ref, **kw)
+        np.testing.assert_allclose(got[2][0].numpy(), ref[2][0].numpy(), rtol=1e-5, atol=0)
+        np.testing.assert_allclose(got[0][0].numpy(), ref[0][0].numpy(), rtol=1e-6, atol=1e-12)

@@ -29,7 +29,7 @@ import torch
 from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["BLOCK", "adam_constants", "adam_blocks", "adabelief_blocks", "adabound_blocks",
-           "can_use_blocks", "for_blocks", "rmsprop_graves_blocks"]
+           "can_use_blocks", "for_blocks", "rmsprop_graves_blocks", "running_max"]
 
 #: Elements per block: the block's six float32 arrays (parameter, gradient, two moments, two
 #: scratch) take 1.5 MiB, within a core's L2 here; 2**14 and 2**18 measured slower.
@@ -100,10 +100,31 @@ def adam_constants(beta1: float, beta2: float, eps: float) -> tuple[np.float32, 
     return b1, b2, e, np.float32(1) - b1, np.float32(1) - b2
 
 
+def running_max(maxc: np.ndarray, x: np.ndarray, mask: np.ndarray) -> np.ndarray:
+    """``maxc = std::max(maxc, x)`` in place: ``x`` only where ``maxc < x``, so a NaN ``x``
+    leaves ``maxc`` as it is (``np.maximum`` would take the NaN); ``mask``: bool scratch of
+    their length.
+
+    Example:
+        >>> m = np.array([1.0, 1.0, np.nan], np.float32)
+        >>> running_max(m, np.array([np.nan, 2.0, 3.0], np.float32), np.empty(3, bool)).tolist()
+        [1.0, 2.0, nan]
+    """
+    np.less(maxc, x, out=mask)
+    np.copyto(maxc, x, where=mask)
+    return maxc
+
+
+def _mask(a: np.ndarray) -> np.ndarray:
+    """A bool scratch of ``a``'s length in ``a``'s own memory (float32 scratch, free)."""
+    return a.view(np.bool_)[:a.size]
+
+
 def _adam_moments(gc, mc, vc, maxc, a, b1, gain1, b2, gain2) -> np.ndarray:
     """Adam's moments of one block in place, as NNabla's C++ rounds them (``a`` scratch):
     ``m = b1*m + gain1*g``; ``v = b2*v + (gain2*g)*g``; with ``maxc`` (AMSGRAD, AMSBound)
-    ``v_max = max(v_max, v)``.  Returns the array whose root the update takes."""
+    ``v_max = std::max(v_max, v)`` (:func:`running_max`).  Returns the array whose root the
+    update takes."""
     np.multiply(mc, b1, out=mc)
     np.multiply(gc, gain1, out=a)
     np.add(mc, a, out=mc)
@@ -111,7 +132,7 @@ def _adam_moments(gc, mc, vc, maxc, a, b1, gain1, b2, gain2) -> np.ndarray:
     np.multiply(gc, gain2, out=a)
     np.multiply(a, gc, out=a)
     np.add(vc, a, out=vc)
-    return vc if maxc is None else np.maximum(maxc, vc, out=maxc)
+    return vc if maxc is None else running_max(maxc, vc, _mask(a))
 
 
 def adam_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: Scalar,
@@ -195,7 +216,7 @@ def adabelief_blocks(params: Tensors, grads: Tensors, m: Tensors, s: Tensors, *,
         if maxc is None:
             second = np.add(sc, e, out=sc)
         else:
-            np.maximum(maxc, sc, out=maxc)
+            running_max(maxc, sc, _mask(a))
             second = np.add(maxc, e, out=maxc)
         if plain:
             np.multiply(mc, step, out=a)             # w = w - alpha_t*m
@@ -219,10 +240,11 @@ def adabound_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *,
                     eps: float, v_max: Tensors | None = None) -> bool:
     """NNabla 1.39's AdaBound (with ``v_max``, AMSBound) update bit for bit, all in float
     (``src/nbla/solver/generic/adabound.cpp:66-75``, ``amsbound.cpp:73-84``): Adam's
-    moments; ``eta = min(upper, max(alpha_t / (sqrt(v) + eps), lower))`` (``v``'s running
-    maximum with ``v_max``); ``w = w - eta*m``.  ``step_size`` (``alpha_t``) and the bounds
-    should be float32 values.  ``False`` without touching anything where the tensors do not
-    allow it (:func:`can_use_blocks`).
+    moments; ``eta = std::min(upper, std::max(alpha_t / (sqrt(v) + eps), lower))``, the C++
+    comparisons (a NaN quotient gives ``upper``) (``v``'s running maximum with ``v_max``);
+    ``w = w - eta*m``.  ``step_size`` (``alpha_t``) and the bounds should be float32 values.
+    ``False`` without touching anything where the tensors do not allow it
+    (:func:`can_use_blocks`).
 
     Example:
         >>> import torch
@@ -241,17 +263,21 @@ def adabound_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *,
 
     def kernel(arrays, tmp, _wide, step, low, high):
         pc, gc, mc, vc, maxc = arrays
-        a, = tmp
+        a, b = tmp
         root = _adam_moments(gc, mc, vc, maxc, a, b1, gain1, b2, gain2)
         np.sqrt(root, out=a)                         # eta = clip(alpha_t / (sqrt(v)+eps))
         np.add(a, e, out=a)
         np.divide(step, a, out=a)
-        np.maximum(a, low, out=a)
-        np.minimum(a, high, out=a)
+        mask = _mask(b)
+        np.less(a, low, out=mask)                    # std::max(x, lower): NaN stays
+        np.copyto(a, low, where=mask)
+        np.less(a, high, out=mask)                   # std::min(upper, x): upper for NaN
+        np.logical_not(mask, out=mask)
+        np.copyto(a, high, where=mask)
         np.multiply(a, mc, out=a)                    # w = w - eta*m
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, m, v, v_max], [steps, lows, highs], scratch=1)
+    for_blocks(kernel, [params, grads, m, v, v_max], [steps, lows, highs], scratch=2)
     return True
 
 

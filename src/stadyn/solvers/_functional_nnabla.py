@@ -173,16 +173,23 @@ def _trust_ratio(w_norm: torch.Tensor, r_norm: torch.Tensor, gamma_l: float, gam
 def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: float,
          coefficient: float, eps: float, weight_decay: Scalar = 0.0,
          foreach: bool = True) -> None:
-    """LARS: ``l = coefficient ||w|| / (||g|| + weight_decay ||w|| + eps)`` per tensor;
-    ``g += weight_decay w`` (in place, as NNabla 1.39's ``weight_decay_cpu`` in
-    ``src/nbla/solver/generic/lars.cpp``: the decayed gradient stays); ``v = momentum v + lr l g;
-    w -= v``."""
+    """LARS: ``l = coefficient ||w|| / x`` per tensor with ``x = ||g|| + weight_decay ||w||``,
+    ``x + eps`` only where ``x < eps``, and ``l = 1`` where ``||w|| < eps`` (NNabla 1.39's
+    ``src/nbla/solver/generic/lars.cpp:53-60``); ``g += weight_decay w`` (in place, as its
+    ``weight_decay_cpu``: the decayed gradient stays); ``v = momentum v + lr l g; w -= v``.
+
+    Example:
+        >>> w, v = [torch.full((4,), 1e-4)], [torch.zeros(4)]
+        >>> lars(w, [torch.ones(4)], v, lr=1.0, momentum=0.0, coefficient=1.0, eps=1e-3)
+        >>> v[0].tolist()                       # ||w|| = 2e-4 < eps: the local rate is lr
+        [1.0, 1.0, 1.0, 1.0]
+    """
     n = len(params)
     if foreach:
         w_norms = torch._foreach_norm(params)
         g_norms = torch._foreach_norm(grads)
         decays = per_tensor(weight_decay, n)
-        local = [coefficient * wn / (gn + wn * d + eps)
+        local = [_lars_local(wn, gn, d, coefficient, eps)
                  for wn, gn, d in zip(w_norms, g_norms, decays)]
         if nonzero(weight_decay):     # NNabla's rounding: the product, then the sum
             torch._foreach_add_(grads, scaled(params, weight_decay))
@@ -191,12 +198,20 @@ def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: f
         torch._foreach_sub_(params, v)
         return
     for p, g, vi, a, d in zip(params, grads, v, per_tensor(lr, n), per_tensor(weight_decay, n)):
-        wn = p.norm()
-        local = coefficient * wn / (g.norm() + wn * d + eps)
+        local = _lars_local(p.norm(), g.norm(), d, coefficient, eps)
         if isinstance(d, torch.Tensor) or d:
             g.add_(p * d)
         vi.mul_(momentum).add_(g * local * a)
         p.sub_(vi)
+
+
+def _lars_local(w_norm: torch.Tensor, g_norm: torch.Tensor, decay, coefficient: float,
+                eps: float) -> torch.Tensor:
+    """LARS' local rate (over ``lr``) of one tensor, NNabla's rule: ``eps`` joins ``x`` only
+    where ``x < eps``; 1 where ``||w|| < eps``."""
+    x = g_norm + w_norm * decay
+    x = torch.where(x < eps, x + eps, x)
+    return torch.where(w_norm < eps, torch.ones_like(x), coefficient * w_norm / x)
 
 
 def sgdw(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, momentum: float,

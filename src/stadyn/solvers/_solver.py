@@ -23,6 +23,7 @@ import torch
 from .._errors import ArgumentError, DeprecatedCallError, ParameterError, StadynError
 from ..graph import Variable, data_of, grad_of, is_released, is_zeroing, value_holder
 from . import _functional as Fn
+from ._float32_kernels import clip_grad_by_norm_blocks, sgd_blocks, weight_decay_blocks
 from ._functional_nnabla import adam_nnabla, momentum_nnabla, nesterov_nnabla
 from ._hooks import hooked, updated
 from ._optimizer import Optimizer
@@ -226,7 +227,7 @@ class Solver(SolverStates, Optimizer):
             self._next_decay = float(decay_rate)
             return
         _, params, grads = self._with_grad()
-        if grads and decay_rate:
+        if grads and decay_rate and not weight_decay_blocks(grads, params, rate=decay_rate):
             Fn.add_weight_decay(grads, params, rate=decay_rate, foreach=self.foreach)
 
     def weight_decay_is_fused(self) -> bool:
@@ -251,7 +252,7 @@ class Solver(SolverStates, Optimizer):
         ``Solver::clip_grad_by_norm`` does (src/nbla/solver.cpp:259, ``if (norm == 0)
         return;``): scripts pass 0 for "no clipping"."""
         _, _, grads = self._with_grad(allocate=False)
-        if grads and clip_norm != 0:
+        if grads and clip_norm != 0 and not clip_grad_by_norm_blocks(grads, clip_norm=clip_norm):
             Fn.clip_by_norm(grads, max_norm=clip_norm, foreach=self.foreach, squared=True)
 
     @hooked
@@ -329,6 +330,8 @@ class Sgd(Solver):
         super().__init__(lr=lr)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
+        if sgd_blocks(params, grads, lr=scalars["lr"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.sgd(params, grads, lr=scalars["lr"], foreach=self.foreach)
 
 

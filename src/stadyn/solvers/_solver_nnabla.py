@@ -3,7 +3,10 @@ AMSBound, Lamb, Lars, SgdW and RMSpropGraves, with NNabla 1.39's defaults, state
 update rules (the maths is in :mod:`stadyn.solvers._functional` and
 :mod:`stadyn.solvers._functional_nnabla`).  Lamb, Lars and SgdW fuse :meth:`weight_decay` into
 the next update, as NNabla does (``weight_decay_is_fused()``); the others add it to the
-gradients.
+gradients.  On CPU (plain contiguous float32 tensors) each runs NNabla 1.39's float32
+arithmetic bit for bit, in blocks (:mod:`stadyn.solvers._float32_kernels`,
+:mod:`stadyn.solvers._float32_blocks`); elsewhere torch's multi-tensor ops give the same
+formulas to a few units in the last place.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.solvers as S
@@ -25,6 +28,8 @@ import numpy as np
 
 from . import _functional as Fn
 from ._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
+from ._float32_kernels import (adadelta_blocks, adagrad_blocks, adamax_blocks, lamb_blocks,
+                               lars_blocks, lion_blocks, rmsprop_blocks, sgdw_blocks)
 from ._scalars import float32
 from ._solver import Solver
 
@@ -46,6 +51,9 @@ class RMSprop(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if rmsprop_blocks(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"],
+                          eps=h["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.rmsprop(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"], eps=h["eps"],
                    foreach=self.foreach)
 
@@ -62,6 +70,8 @@ class Adagrad(Solver):
         super().__init__(lr=lr, eps=eps)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
+        if adagrad_blocks(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adagrad(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"],
                    foreach=self.foreach)
 
@@ -81,6 +91,9 @@ class Adadelta(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if adadelta_blocks(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
+                           lr=scalars["lr"], decay=h["decay"], eps=h["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adadelta(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
                     lr=scalars["lr"], decay=h["decay"], eps=h["eps"], foreach=self.foreach)
 
@@ -107,6 +120,9 @@ class Lion(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if lion_blocks(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"],
+                       beta2=h["beta2"], weight_decay=scalars["weight_decay"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.lion(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"], beta2=h["beta2"],
                 weight_decay=scalars["weight_decay"], foreach=self.foreach)
 
@@ -136,10 +152,22 @@ class Adamax(Solver):
     def _scalars(self, steps):
         h = self.hyper
         return {"step_size": _one_or_list([h["alpha"] / (1.0 - h["beta1"] ** t)
-                                           for t in steps])}
+                                           for t in steps]),
+                "alpha_t": _one_or_list([self._alpha_t(t) for t in steps])}
+
+    def _alpha_t(self, t: int) -> float:
+        """NNabla's float ``alpha_t`` of step ``t`` (``adamax.cpp:55-56``): ``1 / (1 -
+        pow(beta1, t))`` in double from the float ``beta1``, rounded to float, times the float
+        ``alpha``."""
+        h = self.hyper
+        correction = float32(1.0 / (1.0 - float32(h["beta1"]) ** t))
+        return float32(float32(h["alpha"]) * correction)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if adamax_blocks(params, grads, states["m"], states["u"], step_size=scalars["alpha_t"],
+                         beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adamax(params, grads, states["m"], states["u"], step_size=scalars["step_size"],
                   beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], foreach=self.foreach)
 
@@ -385,10 +413,22 @@ class Lamb(Solver):
         bc = self.bias_correction
         return {"eta": h["eta"], "weight_decay": self._next_decay or 0.0,
                 "bias1": _one_or_list([1.0 - h["beta1"] ** t if bc else 1.0 for t in steps]),
-                "bias2": _one_or_list([1.0 - h["beta2"] ** t if bc else 1.0 for t in steps])}
+                "bias2": _one_or_list([1.0 - h["beta2"] ** t if bc else 1.0 for t in steps]),
+                "correction1": _one_or_list([self._correction(h["beta1"], t) for t in steps]),
+                "correction2": _one_or_list([self._correction(h["beta2"], t) for t in steps])}
+
+    def _correction(self, beta: float, t: int) -> float:
+        """NNabla's float bias correction (``lamb.cpp:55-56``): ``1 - pow(beta, t)`` in double
+        from the float ``beta``, rounded to float; 1 without ``bias_correction``."""
+        return float32(1.0 - float32(beta) ** t) if self.bias_correction else 1.0
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if lamb_blocks(params, grads, states["mean"], states["var"], eta=scalars["eta"],
+                       correction1=scalars["correction1"], correction2=scalars["correction2"],
+                       beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], gamma_l=h["gamma_l"],
+                       gamma_u=h["gamma_u"], weight_decay=scalars["weight_decay"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.lamb(params, grads, states["mean"], states["var"], lr=scalars["eta"],
                 bias1=scalars["bias1"], bias2=scalars["bias2"], beta1=h["beta1"],
                 beta2=h["beta2"], eps=h["eps"], gamma_l=h["gamma_l"], gamma_u=h["gamma_u"],
@@ -416,6 +456,10 @@ class Lars(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
+        if lars_blocks(params, grads, states["v"], lr=scalars["lr"], momentum=h["momentum"],
+                       coefficient=h["coefficient"], eps=h["eps"],
+                       weight_decay=scalars["weight_decay"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.lars(params, grads, states["v"], lr=scalars["lr"], momentum=h["momentum"],
                 coefficient=h["coefficient"], eps=h["eps"], weight_decay=scalars["weight_decay"],
                 foreach=self.foreach)
@@ -441,9 +485,14 @@ class SgdW(Solver):
         h = self.hyper
         eta = h["lr"] / self._initial_lr if self._initial_lr else 1.0
         rate = h["wd"] if self._next_decay is None else self._next_decay
-        return {"lr": h["lr"], "decay": eta * rate}
+        with np.errstate(all="ignore"):     # NNabla's float (lr / init_lr) * wd, sgdw.cpp:49:
+            exact = np.float32(h["lr"]) / np.float32(self._initial_lr) * np.float32(rate)
+        return {"lr": h["lr"], "decay": eta * rate, "decay_f": float(exact)}   # (lr=0: NaN)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
+        if sgdw_blocks(params, grads, states["m"], lr=scalars["lr"],
+                       momentum=self.hyper["momentum"], decay=scalars["decay_f"]):
+            return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.sgdw(params, grads, states["m"], lr=scalars["lr"], momentum=self.hyper["momentum"],
                 decoupled_decay=scalars["decay"], foreach=self.foreach)
 
