@@ -8,10 +8,14 @@ so ``MeanVarNorm`` and ``LogPrior``), as CNTK's ``SGD::PreCompute`` ran it.
   (reached from its named nodes) whose value is not computed yet (its ``hasComputed`` flag:
   :mod:`._precompute_library`) count; a restart from a model file written before the pass (the
   ``edit`` action's ``modelPath.0``) computes them then, as CNTK.
-* Its data is the training reader's: a reader of its own in epoch 0's order, in minibatches of
-  the first epoch's ``minibatchSize``, over one whole sweep (``SGD.UseAllDataForPreComputedNode
-  = true``, the default) or the first ``epochSize`` samples (``false``).  Training then reads
-  epoch 0 from the start.
+* Its data is the training reader's, in minibatches of the first epoch's ``minibatchSize``,
+  over one whole sweep (``SGD.UseAllDataForPreComputedNode = true``, the default) or the first
+  ``epochSize`` samples (``false``).  Training then reads epoch 0 from the start.  A
+  block-randomized reader (the training source a plain :class:`stadyn.io.MinibatchSource`) is
+  read itself and set back, as cntk.exe's: where the pass left chunks behind the randomization
+  window, epoch 1's sequences are shuffled anew with the seed 0, not ``randomizationSeed``
+  (SequenceRandomizer.cpp:281-288); other readers are read by a reader of their own in epoch
+  0's order.
 * Every sample counts once: the frames of a sequence, never its padding.
 * The running estimates are CNTK's, in float32 (``PreComputeNodes.h``): per minibatch of ``n``
   new samples after ``N`` seen, ``alpha = 1 / (N + n)``, ``beta = N / (N + n)``,
@@ -128,9 +132,10 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
     the training data (see the module); log CNTK's lines.  Returns whether a pass ran.  The
     data is read through ``deserializers`` where given (the training source's, indexed once,
     as cntk.exe's pass reads the training reader, SGD.cpp:413), else through the reader
-    block's own, opened for the pass.  ``shim``: the training's inputs, whose reader
-    cntk.exe's pass reads (one reader shim): they report the pass's last minibatch's parallel
-    rows until they read (:meth:`InputSource.continue_reader`)."""
+    block's own, opened for the pass; a plain block-randomized training source (``shim``'s)
+    is read itself and set back to epoch 0 after the pass.  ``shim``: the training's inputs,
+    whose reader cntk.exe's pass reads (one reader shim): they report the pass's last
+    minibatch's parallel rows until they read (:meth:`InputSource.continue_reader`)."""
     nodes = uncomputed(network)
     raw = log.raw
     if not nodes:
@@ -147,8 +152,18 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
     sgd_rec = sgd_block(cmd.record)
     limit = None if use_all_data(sgd_rec) else cmd.sgd.epoch_size
     reader_loc = record_loc(cmd.record, "reader")
-    source = make_source(cmd.reader, max_sweeps=1, warn=lambda _: None,  # (said once)
-                         opened=deserializers)
+    # a block-randomized training source is read itself, as cntk.exe's pass reads the training
+    # reader (SGD.cpp:1766-1769, epoch 0 of a sweep or of epochSize samples), which the first
+    # epoch then sets back to sample 0 (SGD.cpp:1051, BlockRandomizer.cpp:61-88): where the
+    # pass left chunks behind the window, epoch 1's sequences come shuffled anew with the seed
+    # 0 (SequenceRandomizer.cpp:281-288; make_source's set_back)
+    own = shim.source if shim is not None and type(shim.source) is io.MinibatchSource else None
+    if own is not None:
+        source, saved = own, own.get_checkpoint_state()
+        io.start_epoch_at(source, 0, limit or source.sweep_size)
+    else:
+        source = make_source(cmd.reader, max_sweeps=1, warn=lambda _: None,  # (said once)
+                             opened=deserializers)
     stats = [RunningStatistics(tuple(n.value.shape), n.operation == "InvStdDev") for n in nodes]
     for node in nodes:   # CNTK's MarkComputed(false): 0 while the pass runs (a node read by
         node.value.d = np.zeros(node.value.shape, np.float32)   # another's input: as CNTK's)
@@ -177,7 +192,13 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
             for node, stat in zip(nodes, stats):
                 stat.add(_samples(node.input))
     finally:
-        source.close()
+        if own is None:
+            source.close()
+        else:   # set back to epoch 0 with no epoch end left behind (epochSize = 0's epochs
+            # end with the sweep); a restart's start epoch where it was (a sweep later)
+            io.start_epoch_at(source, 0, io.INFINITELY_REPEAT)
+            if saved["samples"]:
+                source.restore_from_checkpoint(saved)
     if shim is not None:    # (an HTKDeserializers truncated reader: cntk.exe's pass read
         # minibatchSize[0]'s slots, SGD.cpp:1767-1779; Stadyn's read whole utterances)
         slots = getattr(shim.source, "slots", None)

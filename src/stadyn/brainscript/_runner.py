@@ -217,7 +217,9 @@ class _Runner:
         eval_names = [network.name(n) for n in evals]
         # the reader's deserializers, indexed once: the pre-computing pass reads them too
         deserializers = reader_deserializers(cmd.reader, opened=self.opened.take(cmd.reader))
-        source = make_source(cmd.reader, warn=log.raw, pieces=True, opened=deserializers)
+        # (set back as cntk.exe's reader: the pre-computing pass reads it, then epoch 1 starts)
+        source = make_source(cmd.reader, warn=log.raw, pieces=True, opened=deserializers,
+                             set_back=True)
         opened.callback(source.close)
         truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource, TruncatedSequenceSource)
         carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
