@@ -132,6 +132,7 @@ LONG_TESTS = (
     "tests/examples/test_nnabla_gallery.py",
     "tests/examples/test_nnabla_examples_12.py",
     "tests/examples/test_nnabla_examples_13.py",
+    "tests/examples/test_nnabla_examples_14.py",
     "tests/brainscript/test_bs_sequence_examples.py",
     "tests/brainscript/test_bs_generated.py",
     "tests/brainscript/test_bs_reliability.py",
