@@ -179,12 +179,13 @@ def _fill_value(msg, v: Value) -> None:
 
 
 def _fill_array(msg, a: np.ndarray) -> None:
+    from .._proto_schemas import extend_packed
     if a.dtype == np.float64:
         msg.data_type = 2
-        msg.double_values.value.extend(a.ravel().tolist())
+        extend_packed(msg.double_values, "value", a)
     else:
         msg.data_type = 1
-        msg.float_values.value.extend(a.astype(np.float32).ravel().tolist())
+        extend_packed(msg.float_values, "value", a)
         if a.size == 0:
             msg.float_values.SetInParent()
     msg.storage_format = 0

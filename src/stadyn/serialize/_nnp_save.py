@@ -326,13 +326,13 @@ def parameter_bytes(parameters: Mapping[str, tuple[np.ndarray, bool]],
                           for name, (value, need_grad) in parameters.items()))
         return buf.getvalue()
     if parameter_format == ".protobuf":
-        from .._proto_schemas import nnabla_messages
+        from .._proto_schemas import extend_packed, nnabla_messages
         proto = nnabla_messages()["NNablaProtoBuf"]()
         for name, (value, need_grad) in parameters.items():
             p = proto.parameter.add()
             p.variable_name = name
             p.shape.dim.extend(int(d) for d in value.shape)
-            p.data.extend(np.asarray(value, np.float32).ravel().tolist())
+            extend_packed(p, "data", value)
             p.need_grad = bool(need_grad)
         return proto.SerializeToString()
     raise ExportError(f"parameter_format is '.h5' or '.protobuf', got {parameter_format!r}")

@@ -120,6 +120,7 @@ def write_protobuf_states(path: str | os.PathLike, states: Mapping[str, Mapping[
     Each entry is present even where its fields are all defaults (a solver state of ``t`` 0 and
     no state values, a 0-d value's empty shape), as NNabla 1.39 writes them; a solver without
     parameters is an empty message, no bytes at all (NNabla's: its ``solver`` field unset)."""
+    from .._proto_schemas import extend_packed
     message = _optimizer_class()()
     for name, state in states.items():
         entry = message.solver.states.add()
@@ -132,7 +133,7 @@ def write_protobuf_states(path: str | os.PathLike, states: Mapping[str, Mapping[
             parameter.key = key
             parameter.value.shape.SetInParent()
             parameter.value.shape.dim.extend(int(d) for d in value.shape)
-            parameter.value.data.extend(np.asarray(value, dtype=np.float32).ravel().tolist())
+            extend_packed(parameter.value, "data", value)
     data = message.SerializeToString()
 
     def write(tmp: str) -> None:

@@ -254,3 +254,54 @@ def arch40_graph_def_two_inputs(nn, F, PF, S, r):
         with zipfile.ZipFile(path) as zf:
             res[key] = zf.read("network.nntxt").decode()
     return res
+
+
+def _last_line(call):
+    try:
+        out = call()
+    except RuntimeError as e:
+        return ["RuntimeError", str(e).strip().splitlines()[-1]]
+    outs = out if isinstance(out, tuple) else (out,)
+    for o in outs:
+        o.forward()
+    return [o.d.copy() for o in outs]
+
+
+@nnabla_case(names=[GD + "create_graph_from_variable", GD + "load"],
+             known={"broadcast_call_1": "a Broadcast from batch 1 to the network's batch: "
+                                        "NNabla 1.39's graph_def broadcasts it to the recorded "
+                                        "batch (the output has batch 2), Stadyn's builds the "
+                                        "network at the input's batch (1) "
+                                        "(stadyn/compat/nnabla/graph_def.py _check_batch)"})
+def arch40_graph_def_batch_of_reshape(nn, F, PF, S, r):
+    """A graph holding a Reshape or a Broadcast to a shape of the batch axis, called at another
+    batch size: NNabla 1.39's graph_def builds them at the network's batch size (the recorded
+    one, or ``load``'s ``batch_size``), so the call fails in setup (a RuntimeError: ``Product
+    of dimensions of inputs and outputs must be same``, ``Trailing shapes must be same``), and
+    a later call with no inputs reuses the failed call's; Stadyn built both at the inputs'
+    batch size and gave numbers."""
+    GDm = r.module("nnabla.graph_def")
+    res = {}
+    for kind in ("reshape", "broadcast"):
+        nn.clear_parameters()
+        x = nn.Variable.from_numpy_array(r.randn(2, 3))
+        with nn.parameter_scope(kind):
+            h = PF.affine(x, 6, name="fc")
+        if kind == "reshape":
+            y = F.sum(F.reshape(h, (2, 2, 3)), axis=1)
+        else:
+            y = F.mul2(F.broadcast(F.sum(x, axis=1, keepdims=True), (2, 6)), h)
+        r.set_params(nn.get_parameters())
+        g = GDm.create_graph_from_variable("net", y, names={"x": x})
+        for batch in (2, 4, 1):
+            xb = nn.Variable.from_numpy_array(r.randn(batch, 3))
+            res[f"{kind}_call_{batch}"] = _last_line(lambda: g(xb))
+            if batch != 1 or kind == "reshape":
+                res[f"{kind}_then_no_inputs_{batch}"] = _last_line(lambda: g())
+        g.save(kind + ".nnp")
+        for load_batch in (None, 4):
+            loaded = GDm.load(kind + ".nnp", batch_size=load_batch)
+            for batch in (2, 4):
+                xb = nn.Variable.from_numpy_array(r.randn(batch, 3))
+                res[f"{kind}_load_{load_batch}_call_{batch}"] = _last_line(lambda: loaded(xb))
+    return res

@@ -36,6 +36,8 @@ import tempfile
 from collections import OrderedDict
 from typing import Any, Sequence
 
+import numpy as np
+
 from ._proto_variable import ProtoVariable
 from ._variable import Variable, as_nnabla
 
@@ -113,9 +115,13 @@ class ProtoNetwork:
         """The network built over ``args`` (its inputs, in order; none: the inputs of the last
         call, as NNabla 1.39 keeps them, or at the first new input Variables of the network's
         shape, at ``batch_size`` or the network's), computing with the graph's parameters: the
-        output Variable, or a tuple of them."""
+        output Variable, or a tuple of them.  A Reshape or Broadcast to a shape of the batch
+        axis stays at the network's batch size, as NNabla's: a call at another that it cannot
+        take raises NNabla's ``RuntimeError``."""
         if not args and self._instances is not None:
             args, batch_size = tuple(self._instances), None   # (their batch size)
+        elif len(args) == len(self.inputs):
+            self._instances = list(args)     # NNabla's, kept even when the call then fails
         inputs, outputs = self._owner._build(self, args, batch_size)
         self._instances = list(inputs)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -203,6 +209,7 @@ class ProtoGraph:
             first = network._legacy.variables.get(network.inputs[0])
             if first is not None and first.shape and first.shape[0] < 0 and args[0].shape:
                 batch_size = int(args[0].shape[0])
+        _check_batch(network, batch_size)
         built = load_nnp(model, network=network.name, batch_size=batch_size,
                          registry=registry, draws="nnabla")
         inputs = [as_nnabla(built.inputs[k]) for k in network.inputs]
@@ -211,6 +218,49 @@ class ProtoGraph:
             inputs[k] = given
         outputs = [as_nnabla(built.outputs[k]) for k in network.outputs]
         return inputs, outputs
+
+
+def _at(shape: Sequence[int], batch: int) -> tuple[int, ...]:
+    return tuple(batch if k == 0 and d < 0 else int(d) for k, d in enumerate(shape))
+
+
+def _check_batch(network: ProtoNetwork, batch: int | None) -> None:
+    """NNabla 1.39's ``RuntimeError`` for a network called at a batch size its Reshape or
+    Broadcast cannot take: its graph_def builds them at the network's batch size (the recorded
+    one, or ``load``'s ``batch_size``) whatever the inputs' (Stadyn's ``.nnp`` loader follows
+    the inputs), so that a Reshape whose input has another size, or a Broadcast from another
+    batch than 1 or its own, fails in setup (``reshape.cpp:56``, ``broadcast.cpp:54``)."""
+    legacy = network._legacy
+    own = int(legacy.batch_size or 1)
+    if batch is None or batch == own:
+        return
+    shapes = {k: tuple(v.shape or ()) for k, v in legacy.variables.items()}
+    for f in legacy.all_functions():
+        if f.type not in ("Reshape", "Broadcast") or not f.inputs or \
+                f.inputs[0] not in shapes or "shape" not in f.attrs:
+            continue
+        given = _at(shapes[f.inputs[0]], batch)
+        if f.type == "Reshape":
+            target = _at(f.attrs["shape"], own)
+            size, target_size = int(np.prod(given)), int(np.prod(target))
+            if size != target_size:
+                raise RuntimeError(
+                    f"value error in setup_impl\n{f.name} (called at batch size {batch}; "
+                    f"NNabla 1.39's graph_def reshapes at the network's {target}): "
+                    f"reshape.cpp:56\nFailed `tsize == tsize2`: Product of dimensions of "
+                    f"inputs and outputs must be same. Inputs: {size} != Outputs: "
+                    f"{target_size}.")
+            continue
+        target = _at(f.attrs["shape"], own)
+        lead = len(target) - len(given)
+        if lead < 0 or all(e in (t, 1) for e, t in zip(given, target[lead:])):
+            continue
+        raise RuntimeError(
+            f"value error in setup_impl\n{f.name} (called at batch size {batch}; NNabla "
+            f"1.39's graph_def broadcasts to the network's {target}): broadcast.cpp:54\n"
+            f"Failed `eshape[d] == shape_[d] || eshape[d] == 1`: Trailing shapes must be "
+            f"same or dimension of trailing shape of input has 1.Input shpae = {given}, "
+            f"Target shape = {target}")
 
 
 _DEFAULT: list[ProtoGraph] = [ProtoGraph()]
