@@ -145,7 +145,8 @@ def truncation_length(reader: ReaderConfig, frame_mode: bool) -> int:
     with cntk.exe's errors for ``frameMode = true`` with it and for no ``truncationLength``
     (CompositeDataReader.cpp:57-81).  A train, test, eval or cv command and a cvReader read
     it in truncated BPTT's minibatches (:class:`~._bptt_source.TruncatedSequenceSource`); the
-    pre-computing pass reads whole sequences (the same sums).  A write command's reader
+    pre-computing pass reads whole sequences (the same sums), or the training source itself
+    where it stops inside sweep 0 (:mod:`._precompute`).  A write command's reader
     (:func:`~._reader_blocks.written_reader`) packs sequences, as cntk.exe's."""
     if not is_composite(reader):
         return 0        # (the legacy readers' own truncated: _legacy_readers; the

@@ -15,7 +15,9 @@ so ``MeanVarNorm`` and ``LogPrior``), as CNTK's ``SGD::PreCompute`` ran it.
   read itself and set back, as cntk.exe's: where the pass left chunks behind the randomization
   window, epoch 1's sequences are shuffled anew with the seed 0, not ``randomizationSeed``
   (SequenceRandomizer.cpp:281-288); other readers are read by a reader of their own in epoch
-  0's order.
+  0's order.  A truncated reader (:class:`~._bptt_source.TruncatedSequenceSource`) is read
+  itself only by a pass that stops inside sweep 0: after a whole sweep cntk.exe's truncated
+  packer has asked into sweep 1, and epoch 1 re-randomizes sweep 0 with ``randomizationSeed``.
 * Every sample counts once: the frames of a sequence, never its padding.
 * The running estimates are CNTK's, in float32 (``PreComputeNodes.h``): per minibatch of ``n``
   new samples after ``N`` seen, ``alpha = 1 / (N + n)``, ``beta = N / (N + n)``,
@@ -36,6 +38,7 @@ from ..train import feed
 from ._cntk_log import CNTKLog
 from ._command_network import CommandNetwork, record_loc
 from ._blocks import CommandConfig, sgd_block
+from ._bptt_source import TruncatedSequenceSource
 from ._config import ConfigRecord
 from ._input_source import InputSource
 from ._network_library import reached_ids
@@ -158,9 +161,19 @@ def precompute(network: CommandNetwork, cmd: CommandConfig, log: CNTKLog,
     # pass left chunks behind the window, epoch 1's sequences come shuffled anew with the seed
     # 0 (SequenceRandomizer.cpp:281-288; make_source's set_back)
     own = shim.source if shim is not None and type(shim.source) is io.MinibatchSource else None
+    truncated = shim is not None and isinstance(shim.source, TruncatedSequenceSource)
+    if truncated and limit is not None and limit < shim.source.sweep_size:
+        # a truncated reader's pass that stops inside sweep 0 (TruncatedBpttPacker.cpp:373-414
+        # asks on at the epoch's end, still in sweep 0): epoch 1's seek sets it back the same
+        # way.  One of a whole sweep asks past the sweep's end, which prepares sweep 1
+        # (BlockRandomizer.cpp:254, 102-121), so epoch 1's SetState(0) re-randomizes sweep 0
+        # with randomizationSeed (BlockRandomizer.cpp:471-484): a pass source of its own
+        own = shim.source
     if own is not None:
         source, saved = own, own.get_checkpoint_state()
         io.start_epoch_at(source, 0, limit or source.sweep_size)
+        if truncated:       # (read to the epoch's end: the packer empties its slots)
+            limit = None
     else:
         source = make_source(cmd.reader, max_sweeps=1, warn=lambda _: None,  # (said once)
                              opened=deserializers)

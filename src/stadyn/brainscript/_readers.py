@@ -471,16 +471,20 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
         whole = truncated or bool(reader.extra.get("oneUtteranceAMinibatch"))
         return io.UtteranceSource(made, int(parallel), join_short=not whole, **options)
     window = randomization_window(reader) if reader.randomize else {}
+    # (a truncated cvReader replays its order: after a sweep its packer asked into the next,
+    # so a pass from 0 re-randomizes with the seed, BlockRandomizer.cpp:254, 471-484)
+    seeks = set_back and pieces
     if truncation and (pieces or evaluating):   # truncated BPTT (_bptt_source)
         return TruncatedSequenceSource(made, truncation, randomize=reader.randomize,
-                                       randomization_seed=seed, max_sweeps=max_sweeps, **window)
+                                       randomization_seed=seed, max_sweeps=max_sweeps,
+                                       cntk_seeks=seeks, **window)
     # HTKDeserializers' (truncated for every action, write too: HTKMLFReader.cpp:72-86; the
     # pre-computing pass reads whole utterances here, the same sums)
     if reader.extra.get("bpttParallel") is not None and (pieces or evaluating or writing):
         return TruncatedSequenceSource(made, int(reader.extra["truncationLength"]) or None,
                                        int(reader.extra["bpttParallel"]),
                                        randomize=reader.randomize, randomization_seed=seed,
-                                       max_sweeps=max_sweeps, **window)
+                                       max_sweeps=max_sweeps, cntk_seeks=seeks, **window)
     return io.MinibatchSource(made, max_sweeps=max_sweeps, randomize=reader.randomize,
                               randomization_seed=seed,
                               frame_mode=frame_mode, cntk_seeks=set_back, **window)
