@@ -3,12 +3,13 @@ multi-tensor path the learners took before cntksolv40 (``solvers/_functional.py`
 ``add_(alpha=)``, torch's float32 ``sqrt``), ``B`` CNTK 2.7's float32 arithmetic in cache-sized
 NumPy blocks (``solvers/_cntk_cpu.py``, the default now; bit for bit with CNTK's CPU
 learners, ``tests/compat/compat_cases/cntk_fidelity_40.py``).  Sizes: 1 M parameters in one
-tensor, the digits CNN's 10.4 M in 52 tensors, and 200 tensors of 1000 values (the worst case
-for the blocks: their cost per tensor is Python's), float32, with L2 regularisation on and off.
+tensor, the digits CNN's 10.4 M in 52 tensors, CNTK's CIFAR-10 ConvNet (1.2 M in 14 tensors),
+and 200 tensors of 1000 values (the worst case for the blocks: their cost per tensor is
+Python's), float32, with L2 regularisation on and off.
 
     PYTHONPATH=src python benchmarks/cntk_learner_exact_ab.py [--steps 3] [--rounds 5] \
         [--only adam ...]
-        [--sizes 1M ...]
+        [--sizes 1M ...] [--threads 1]
 
 Prints, per learner and size, the median process CPU time and wall time of one
 ``learner.update(M)`` in ms (gradient copy, L2 and the rule) and the largest difference between
@@ -35,7 +36,12 @@ CNN = ([(64, 1, 3, 3), (64,), (1, 64, 1, 1), (1, 64, 1, 1), (128, 64, 3, 3), (12
        + [(1, 128, 1, 1)] * 2 + [(128, 128, 3, 3), (128,), (1, 128, 1, 1), (1, 128, 1, 1)] * 9
        + [(512, 128, 3, 3), (512,), (1, 512, 1, 1), (1, 512, 1, 1), (8192, 1024), (1024,),
           (1024, 10), (10,)])
-SIZES = {"1M": [(1000, 1000)], "CNN": CNN, "200x1K": [(1000,)] * 200}
+# CNTK's CIFAR-10 ConvNet (Examples/Image/Classification/ConvNet/Python/ConvNet_CIFAR10.py:
+# four 3x3 convolutions of 64 channels, Dense 256, 128, 10; 1.2 M parameters in 14 tensors),
+# trained there by momentum_sgd with L2
+CONVNET = ([(64, 3, 3, 3), (64, 1, 1)] + [(64, 64, 3, 3), (64, 1, 1)] * 3
+           + [(64, 8, 8, 256), (256,), (256, 128), (128,), (128, 10), (10,)])
+SIZES = {"1M": [(1000, 1000)], "CNN": CNN, "ConvNet": CONVNET, "200x1K": [(1000,)] * 200}
 LEARNERS = {
     "sgd": lambda p, **kw: L.sgd(p, 0.01, **kw),
     "momentum_sgd": lambda p, **kw: L.momentum_sgd(p, 0.01, 0.9, **kw),
@@ -79,7 +85,10 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--only", nargs="*", help="learners to time (default: all)")
     ap.add_argument("--sizes", nargs="*", help="sizes to time (default: all)")
+    ap.add_argument("--threads", type=int, help="torch.set_num_threads (default: torch's)")
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     print("one CNTK learner update, ms (median of %d rounds of %d), torch %s, %d thread(s)"
           % (args.rounds, args.steps, torch.__version__, torch.get_num_threads()))
     for name, make in LEARNERS.items():

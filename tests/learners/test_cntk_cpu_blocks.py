@@ -29,6 +29,10 @@ LEARNERS = {
     "adagrad": lambda p: L.adagrad(p, 0.05),
     "adadelta": lambda p: L.adadelta(p, 0.05),
     "rmsprop": lambda p: L.rmsprop(p, 0.05, 0.95, 1.2, 0.7, 10.0, 0.001),
+    # without the mean (one coefficient for every tensor)
+    "adagrad_no_average": lambda p: L.adagrad(p, 0.05, need_ave_multiplier=False),
+    "rmsprop_no_average": lambda p: L.rmsprop(p, 0.05, 0.95, 1.2, 0.7, 10.0, 0.001,
+                                              need_ave_multiplier=False),
 }
 
 

@@ -276,3 +276,26 @@ def test_docstring_examples_run(name):
     result = doctest.testmod(importlib.import_module(name),
                              optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.failed == 0
+
+
+def test_a_learner_writes_its_minibatch_size_into_the_schedule_it_is_given():
+    # CNTK 2.7 (cntk/learners/__init__.py:568-570): lr.minibatch_size reads 8 after
+    # sgd([p], lr, minibatch_size=8), not explicitly specified; a learner made later without a
+    # size takes 8 (lr_eff = 0.05 / 8 on the summed gradient), the first keeps its own copy.
+    from stadyn.learners import sgd
+
+    def param():
+        return sd.Variable.from_numpy_array(np.zeros(1, np.float32), need_grad=True)
+
+    lr = S.Schedule(0.05)
+    first = sgd([param()], lr, minibatch_size=8)
+    assert (lr.minibatch_size, lr.is_minibatch_size_explicitly_specified) == (8, False)
+    second = sgd([param()], lr)
+    sgd([param()], lr, minibatch_size=2)
+    assert lr.minibatch_size == 2
+    assert first.schedule_value("lr") == second.schedule_value("lr") == (0.05, 8)
+    # a round trip through config keeps it, still not explicit
+    back = S.Schedule.from_config(json.loads(json.dumps(lr.config())))
+    assert (back.minibatch_size, back.is_minibatch_size_explicitly_specified) == (2, False)
+    with pytest.raises(StadynError):
+        lr.minibatch_size = -1

@@ -17,6 +17,7 @@ These are the three parts of a step of the optimizer protocol
 from __future__ import annotations
 
 import contextvars
+import copy
 import math
 import numbers
 from typing import Any, Iterable, Mapping
@@ -172,17 +173,27 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         self._scratch: list[torch.Tensor | None] = [None] * len(self._params)
 
     # -- schedules ------------------------------------------------------------------------------
-    def _set_schedule(self, key: str, value: Any) -> None:
+    def _set_schedule(self, key: str, value: Any, *, made: bool = True) -> None:
         """Adopt ``value`` as schedule ``key`` (CNTK's ``_infer_learning_parameter_schedule``):
         numbers and lists get the learner's reference minibatch size (0 if none) and
-        ``epoch_size``; a schedule without an explicit minibatch size takes the learner's."""
+        ``epoch_size``; a schedule without an explicit minibatch size takes the learner's.
+        That size (and ``use_mean_gradient``'s ``IGNORE``) is written into the caller's
+        schedule, as CNTK 2.7's learner functions write it (``cntk/learners/__init__.py:
+        568-575``), so a learner made later with that schedule and no ``minibatch_size`` takes
+        it; once the learner is made (``reset_learning_rate``) only a size other than
+        ``IGNORE`` is written (``Learner.reset_learning_rate``, 143-146).  The learner keeps its
+        own copy, which a later learner's write does not reach (CNTK's C++ learner copies it)."""
         if isinstance(value, Schedule):
-            schedule = value
+            schedule = copy.copy(value)
             if not schedule.is_minibatch_size_explicitly_specified and \
                     self._reference is not None:
                 schedule = schedule.with_minibatch_size(self._reference)
+                if made or self._reference != IGNORE:
+                    value.minibatch_size = self._reference
             if key == "lr" and self._use_mean_gradient and schedule.minibatch_size == 1:
                 schedule = schedule.with_minibatch_size(IGNORE)     # CNTK's legacy combination
+                if made:
+                    value.minibatch_size = IGNORE
         elif isinstance(value, (numbers.Real, list, tuple)) and not isinstance(value, bool):
             reference = self._reference if self._reference is not None else IGNORE
             try:
@@ -267,7 +278,7 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
             >>> before, learner.learning_rate()
             (0.5, 0.05)
         """
-        self._set_schedule("lr", learning_rate)
+        self._set_schedule("lr", learning_rate, made=False)
         if self._sweep_size is not None:
             self._schedules["lr"].resolve_epoch_size(self._sweep_size)
         self._lr_offset = self.samples_seen

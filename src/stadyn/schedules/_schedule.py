@@ -189,10 +189,36 @@ class Schedule:
         """Samples per epoch of a CNTK list (``None`` for one data sweep, not yet known)."""
         return self._epoch_size
 
+    # a learner's minibatch_size written into a schedule made without one (CNTK 2.7's learner
+    # functions set it on the user's schedule; it stays not explicitly specified)
+    _learner_minibatch_size: int | None = None
+
     @property
     def minibatch_size(self) -> int:
-        """The reference minibatch size ``R`` (0 = per minibatch)."""
-        return self._minibatch_size or 0
+        """The reference minibatch size ``R`` (0 = per minibatch).  Setting it (as CNTK 2.7's
+        learner functions do to a schedule they are given) keeps
+        :attr:`is_minibatch_size_explicitly_specified` as it was, as CNTK's does.
+
+        Example:
+            >>> from stadyn.schedules import Schedule
+            >>> s = Schedule(0.05)
+            >>> s.minibatch_size = 8
+            >>> s.minibatch_size, s.is_minibatch_size_explicitly_specified
+            (8, False)
+        """
+        if self._minibatch_size is not None:
+            return self._minibatch_size
+        return self._learner_minibatch_size or 0
+
+    @minibatch_size.setter
+    def minibatch_size(self, value: int) -> None:
+        n = _minibatch_size(value)
+        if n is None:
+            raise StadynError(f"{self}: minibatch_size must be an integer >= 0, got None")
+        if self._minibatch_size is not None:
+            self._minibatch_size = n
+        else:
+            self._learner_minibatch_size = n
 
     @property
     def is_minibatch_size_explicitly_specified(self) -> bool:
@@ -307,9 +333,12 @@ class Schedule:
     # -- serialisation ----------------------------------------------------------------------------
     def config(self) -> dict:
         """A plain (JSON-able) description; :meth:`from_config` rebuilds the schedule."""
-        return {"segments": [[c, u, _piece_config(p)] for c, u, p in self._segments],
-                "epoch_size": self._epoch_size, "minibatch_size": self._minibatch_size,
-                "name": self._name, "desc": self._desc}
+        cfg = {"segments": [[c, u, _piece_config(p)] for c, u, p in self._segments],
+               "epoch_size": self._epoch_size, "minibatch_size": self._minibatch_size,
+               "name": self._name, "desc": self._desc}
+        if self._learner_minibatch_size is not None:
+            cfg["learner_minibatch_size"] = self._learner_minibatch_size
+        return cfg
 
     @classmethod
     def from_config(cls, cfg: dict) -> "Schedule":
@@ -319,6 +348,8 @@ class Schedule:
                                   cfg.get("minibatch_size"))
         self._epoch_size = cfg.get("epoch_size")
         self._name = cfg.get("name")
+        if cfg.get("learner_minibatch_size") is not None:
+            self._learner_minibatch_size = _minibatch_size(cfg["learner_minibatch_size"])
         return self
 
     def __repr__(self) -> str:

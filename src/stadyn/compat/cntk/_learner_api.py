@@ -195,13 +195,17 @@ class CntkLearner(CntkCounts):
     def reset_learning_rate(self, learning_rate):
         """Replace the learning-rate schedule from the current position (samples, or sweeps
         for a schedule per sweep).  CNTK 2.7 keeps the unit the learner was made with: the new
-        schedule's reference minibatch size (per sample, per minibatch, per N) is not used.
+        schedule's reference minibatch size (per sample, per minibatch, per N) is not used, but
+        a schedule made without one is given the learner's ``minibatch_size`` (not ``IGNORE``),
+        as CNTK's ``reset_learning_rate`` writes it.
         Only a schedule is taken (``learning_parameter_schedule(0.1)``): a number or a list is
         CNTK's ValueError."""
         if not isinstance(learning_rate, Schedule):
             raise ValueError(f"learning_rate type ({type(learning_rate)}) not supported. "
                              "learning_rate must be a training schedule (output of "
                              "learning_rate_schedule() function)")
+        if not learning_rate.is_minibatch_size_explicitly_specified and self.minibatch_size:
+            learning_rate.minibatch_size = self.minibatch_size   # (CNTK writes it, unused)
         learning_rate = learning_rate.with_minibatch_size(self._schedules["lr"].minibatch_size)
         super().reset_learning_rate(learning_rate)
 
