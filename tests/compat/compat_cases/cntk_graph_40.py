@@ -250,3 +250,33 @@ def replace_placeholders__shape_inferred_again(C, r, np):
         "relu(plus), input (2,)": _outcome(lambda: partly(lambda a, b: C.relu(C.plus(a, b)),
                                                           C.input_variable(2))),
     }
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.ops.times", "cntk.ops.plus",
+                  "cntk.ops.input_variable"],
+           note="a parameter with an inferred axis stays the same CNTK Variable once the first "
+                "op fixes its shape: its hash is kept, so a dict or set keyed by it before "
+                "(or by a copy.copy of it) finds it, and it equals model.parameters' handle; "
+                "Stadyn (rmcg40) hashed it anew once inferred, so a dict keyed by it before "
+                "lost it and a set held it twice")
+def inferred_parameter__keeps_its_identity(C, r, np):
+    import copy
+
+    def via(build, make):
+        p = make()
+        before, second = hash(p), copy.copy(p)
+        keyed, kept = {p: "p"}, {p}
+        z = build(p)
+        found = z.parameters[0]
+        return {"hash kept": hash(p) == before, "copy hash": hash(second) == hash(found),
+                "dict by it": keyed.get(p), "dict by model's": keyed.get(found),
+                "dict by copy": keyed.get(second), "in set": found in kept,
+                "set of the three": len({p, second, found}), "equal": bool(found == second),
+                "shape": list(found.shape)}
+
+    return {
+        "times": via(lambda W: C.times(C.input_variable(4), W),
+                     lambda: C.parameter((C.InferredDimension, 3), init=1.0)),
+        "plus": via(lambda p: C.plus(p, C.input_variable((2, 6))),
+                    lambda: C.parameter((C.InferredDimension,), init=0.5)),
+    }

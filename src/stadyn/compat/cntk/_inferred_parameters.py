@@ -21,7 +21,7 @@ import numpy as np
 
 from ...graph import FREE_DIMENSION, Variable
 from . import _graph as G
-from ._mixins import GraphObject
+from ._mixins import GraphObject, move_variable, moved
 from ._variable_text import dims_text
 
 __all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_times",
@@ -29,8 +29,6 @@ __all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_ti
 
 # stand-in Variable -> (the shape with -1 on each inferred axis, the maker of the parameter)
 _PENDING: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
-# stand-in Variable -> the parameter made once its shape was inferred
-_RESOLVED: "weakref.WeakKeyDictionary[Variable, Variable]" = weakref.WeakKeyDictionary()
 
 
 def pending(shape: tuple, dtype, make: Callable[[tuple], Variable]) -> Variable:
@@ -58,9 +56,7 @@ def current(obj: GraphObject) -> Variable:
         >>> current(p) is p.variable
         True
     """
-    made = _RESOLVED.get(obj.variable)
-    if made is not None:
-        obj.variable = made
+    obj.variable = moved(obj.variable)
     return obj.variable
 
 
@@ -114,7 +110,7 @@ def _infer(obj: GraphObject, known: tuple) -> None:
     stand_in = obj.variable
     made = make(full)
     G.set_uid(made, G.uid_of(stand_in))     # (the uid it showed while it waited)
-    _RESOLVED[stand_in] = made
+    move_variable(stand_in, made)   # (every handle on the stand-in: equal, hashed as before)
     del _PENDING[stand_in]
     obj.variable = made
 
