@@ -280,3 +280,29 @@ def inferred_parameter__keeps_its_identity(C, r, np):
         "plus": via(lambda p: C.plus(p, C.input_variable((2, 6))),
                     lambda: C.parameter((C.InferredDimension,), init=0.5)),
     }
+
+
+@cntk_case(names=["cntk.ops.times", "cntk.ops.times_transpose", "cntk.ops.gather",
+                  "cntk.ops.element_times", "cntk.ops.minus", "cntk.ops.placeholder",
+                  "cntk.Function.placeholders", "cntk.Function.arguments"],
+           note="an op on placeholders given its operands by keyword in another order than "
+                "its parameters' (times_transpose(right=b, left=a), gather(indices=b, "
+                "reference=a)): CNTK 2.7 makes the op with each operand in its place, so "
+                "placeholders walk right/indices first and arguments keep the parameters' "
+                "order; Stadyn (rmcg40) listed both in the call's order, swapped")
+def placeholders__keyword_operands_in_cntk_order(C, r, np):
+    r.touch("cntk.Function.placeholders")
+    r.touch("cntk.Function.arguments")
+    res = {}
+    for op, (first, second) in [("times", ("right", "left")),
+                                ("times_transpose", ("right", "left")),
+                                ("gather", ("indices", "reference")),
+                                ("minus", ("right", "left"))]:
+        a, b, c = (C.placeholder(name=n) for n in "abc")
+        f = getattr(C, op)(**{first: b, second: a})
+        g = C.element_times(f, c)
+        res[op] = {"placeholders": [p.name for p in f.placeholders],
+                   "arguments": [p.name for p in f.arguments],
+                   "outer placeholders": [p.name for p in g.placeholders],
+                   "outer arguments": [p.name for p in g.arguments]}
+    return res
