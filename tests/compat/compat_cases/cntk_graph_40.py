@@ -306,3 +306,46 @@ def placeholders__keyword_operands_in_cntk_order(C, r, np):
                    "outer placeholders": [p.name for p in g.placeholders],
                    "outer arguments": [p.name for p in g.arguments]}
     return res
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.ops.element_select", "cntk.ops.clip",
+                  "cntk.ops.input_variable", "cntk.Parameter.shape"],
+           note="a parameter with inferred axes among element_select's or clip's operands: "
+                "CNTK 2.7 (NaryElementwiseOpOutputShape, PrimitiveFunction.cpp:1419) takes "
+                "the operands in turn against the shape of those before them, so one after "
+                "an operand of a known shape is inferred (a number counts as shape ()), the "
+                "first one is not and the graph is refused when run (ValueError 'unresolved "
+                "shape'); Stadyn (rmcg40) refused every such parameter as the op was made")
+def inferred_parameter__in_select_and_clip(C, r, np):
+    r.touch("cntk.Parameter.shape")
+    inferred = C.InferredDimension
+
+    def run(build, given=(4,), shape=(inferred,)):
+        def made():
+            p = C.parameter(shape, init=0.5)
+            x = C.input_variable(given)
+            z = build(p, x)
+            shapes = {"z": list(z.shape), "p": list(p.shape)}
+            data = np.arange(int(np.prod(given)), dtype=np.float32).reshape((1,) + given)
+            return {"shapes": shapes, "eval": z.eval({x: data})}
+        return made
+
+    return {
+        "select(x, p, x)": _outcome(run(lambda p, x: C.element_select(x, p, x))),
+        "select(x, x, p)": _outcome(run(lambda p, x: C.element_select(x, x, p))),
+        "select(p, x, x)": _outcome(run(lambda p, x: C.element_select(p, x, x))),
+        "select(x, p, x) (2, 3) (?, ?)": _outcome(run(
+            lambda p, x: C.element_select(x, p, x), (2, 3), (inferred, inferred))),
+        "select(x, p, x) (2, 3) (?,)": _outcome(run(
+            lambda p, x: C.element_select(x, p, x), (2, 3))),
+        "select(x, p, x) (2, 3) (1, ?)": _outcome(run(
+            lambda p, x: C.element_select(x, p, x), (2, 3), (1, inferred))),
+        "select(x, p, x) (2, 1) (?, ?)": _outcome(run(
+            lambda p, x: C.element_select(x, p, x), (2, 1), (inferred, inferred))),
+        "select(1, p, x)": _outcome(run(lambda p, x: C.element_select(1, p, x))),
+        "select(x, 2, p)": _outcome(run(lambda p, x: C.element_select(x, 2.0, p))),
+        "clip(x, p, 2)": _outcome(run(lambda p, x: C.clip(x, p, 2.0))),
+        "clip(x, 0, p)": _outcome(run(lambda p, x: C.clip(x, 0.0, p))),
+        "clip(p, 0, x)": _outcome(run(lambda p, x: C.clip(p, 0.0, x))),
+        "clip(p, 0, 1)": _outcome(run(lambda p, x: C.clip(p, 0.0, 1.0) * x)),
+    }

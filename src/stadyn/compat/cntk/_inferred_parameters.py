@@ -24,7 +24,8 @@ from . import _graph as G
 from ._mixins import GraphObject, move_variable, moved
 from ._variable_text import dims_text
 
-__all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_times",
+__all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_nary",
+           "infer_times",
            "refuse_pending", "unresolved_value_error"]
 
 # stand-in Variable -> (the shape with -1 on each inferred axis, the maker of the parameter)
@@ -132,6 +133,30 @@ def _known_shape(x: Any) -> "tuple | None":
     return None if shape == (-2,) else shape
 
 
+def _aligned(lshape: tuple, rshape: tuple, op: str) -> "tuple[list, list]":
+    """Both shapes with CNTK 2.7's binary element-wise inference applied (aligned on the
+    right): where the left one's axis is inferred it takes the right one's (1 included); else
+    where the right one's is, it takes the left one's unless that is 1; an inferred axis
+    against a free one (``FreeDimension``) is CNTK's ValueError."""
+    lnew, rnew = list(lshape), list(rshape)
+    for k in range(1, min(len(lshape), len(rshape)) + 1):
+        a, b = lshape[-k], rshape[-k]
+        if (a == FREE_DIMENSION and b == -1) or (b == FREE_DIMENSION and a == -1):
+            side = "Right" if a == FREE_DIMENSION else "Left"
+            raise ValueError(
+                f"Binary elementwise operation {op}: {side} operand shape "
+                f"'[{dims_text(rshape if a == FREE_DIMENSION else lshape)}]' dimension cannot "
+                "be inferred from a free dimension of the other operand, shape "
+                f"'[{dims_text(lshape if a == FREE_DIMENSION else rshape)}]' (CNTK 2.7's "
+                "ValueError)")
+        if a == -1 or a == 1:
+            if a == -1:
+                lnew[-k] = b
+        elif b == -1:
+            rnew[-k] = a
+    return lnew, rnew
+
+
 def infer_elementwise(left: Any, right: Any, op: str = "") -> None:
     """CNTK 2.7's binary element-wise ops (``PrimitiveFunction.h``'s
     ``BinaryElementwiseOpOutputShape``), their shapes aligned on the right: where the left
@@ -150,26 +175,40 @@ def infer_elementwise(left: Any, right: Any, op: str = "") -> None:
     lshape, rshape = _known_shape(left), _known_shape(right)
     if lshape is None or rshape is None:
         return
-    n = min(len(lshape), len(rshape))
-    lnew, rnew = list(lshape), list(rshape)
-    for k in range(1, n + 1):
-        a, b = lshape[-k], rshape[-k]
-        if (a == FREE_DIMENSION and b == -1) or (b == FREE_DIMENSION and a == -1):
-            side = "Right" if a == FREE_DIMENSION else "Left"
-            raise ValueError(
-                f"Binary elementwise operation {op}: {side} operand shape "
-                f"'[{dims_text(rshape if a == FREE_DIMENSION else lshape)}]' dimension cannot "
-                "be inferred from a free dimension of the other operand, shape "
-                f"'[{dims_text(lshape if a == FREE_DIMENSION else rshape)}]' (CNTK 2.7's "
-                "ValueError)")
-        if a == -1 or a == 1:
-            if a == -1:
-                lnew[-k] = b
-        elif b == -1:
-            rnew[-k] = a
+    lnew, rnew = _aligned(lshape, rshape, op)
     for obj, old, new in ((left, lshape, lnew), (right, rshape, rnew)):
         if pending_shape(obj) is not None and tuple(new) != old:
             _infer(obj, tuple(new))
+
+
+def infer_nary(operands: tuple, op: str = "") -> None:
+    """CNTK 2.7's ``Select`` and ``Clip`` (``PrimitiveFunction.cpp``'s
+    ``NaryElementwiseOpOutputShape``): the operands in turn against the shape of those before
+    them (of shape ``()`` at first; a number counts as ``()``), each inferred from that as the
+    right operand of a binary element-wise op -- so a parameter after an operand of a known
+    shape is inferred, one first is not.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> p = C.parameter((C.InferredDimension,), init=1.0)
+        >>> x = C.input_variable(4)
+        >>> infer_nary((x, p, x)); p.shape
+        (4,)
+    """
+    if all(pending_shape(x) is None for x in operands):
+        return          # (no parameter waits: nothing to read)
+    before: tuple = ()
+    for x in operands:
+        shape = () if isinstance(x, (int, float)) else _known_shape(x)
+        if shape is None:
+            return
+        lnew, new = _aligned(before, shape, op)
+        if pending_shape(x) is not None and tuple(new) != shape:
+            _infer(x, tuple(new))
+        n = max(len(lnew), len(new))
+        lnew, new = [1] * (n - len(lnew)) + lnew, [1] * (n - len(new)) + new
+        before = tuple(a if b == 1 or (a not in (1, -1) and b == -1) else b
+                       for a, b in zip(lnew, new))
 
 
 def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
