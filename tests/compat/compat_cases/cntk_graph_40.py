@@ -349,3 +349,34 @@ def inferred_parameter__in_select_and_clip(C, r, np):
         "clip(p, 0, x)": _outcome(run(lambda p, x: C.clip(p, 0.0, x))),
         "clip(p, 0, 1)": _outcome(run(lambda p, x: C.clip(p, 0.0, 1.0) * x)),
     }
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.ops.optimized_rnnstack",
+                  "cntk.ops.sequence.input_variable", "cntk.Parameter.shape",
+                  "cntk.Parameter.value"],
+           note="optimized_rnnstack's weights made with InferredDimension: CNTK 2.7 "
+                "(PrimitiveFunction.cpp OptimizedRNNStack, RNNCommon.h GetNumParameters) "
+                "gives them the shape (count / hidden_size, hidden_size), count cuDNN's number "
+                "of weights for the operand's dimension, as the op is made (its CPU build then "
+                "refuses to run the stack: only shapes compared); Stadyn (rmcg40) refused the "
+                "parameter as the op was made (ValueError 'unresolved shape')")
+def inferred_parameter__in_optimized_rnnstack(C, r, np):
+    r.touch("cntk.Parameter.shape")
+    r.touch("cntk.Parameter.value")
+
+    def made(op, dim, hidden, layers, bidirectional, shape=None):
+        def build():
+            W = C.parameter(shape or (C.InferredDimension, hidden), init=0.1)
+            z = C.optimized_rnnstack(C.sequence.input_variable(dim), W, hidden, layers,
+                                     bidirectional=bidirectional, recurrent_op=op)
+            return {"z": list(z.shape), "W": list(W.shape), "value": list(W.value.shape)}
+        return build
+
+    return {
+        "lstm 3 -> 4": _outcome(made("lstm", 3, 4, 1, False)),
+        "gru 3 -> 4, 2 layers, bidirectional": _outcome(made("gru", 3, 4, 2, True)),
+        "rnnReLU 5 -> 2": _outcome(made("rnnReLU", 5, 2, 1, False)),
+        "rnnTanh 2 -> 3, 3 layers": _outcome(made("rnnTanh", 2, 3, 3, False)),
+        "lstm (?, ?)": _outcome(made("lstm", 3, 4, 1, False,
+                                     (C.InferredDimension, C.InferredDimension))),
+    }

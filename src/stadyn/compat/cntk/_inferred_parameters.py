@@ -20,12 +20,13 @@ from typing import Any, Callable
 import numpy as np
 
 from ...graph import FREE_DIMENSION, Variable
+from ...ops import rnnstack_weight_count
 from . import _graph as G
 from ._mixins import GraphObject, move_variable, moved
 from ._variable_text import dims_text
 
 __all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_nary",
-           "infer_times",
+           "infer_times", "infer_rnnstack",
            "refuse_pending", "unresolved_value_error"]
 
 # stand-in Variable -> (the shape with -1 on each inferred axis, the maker of the parameter)
@@ -230,3 +231,26 @@ def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
     if reduced <= 0 or reduced > len(known):
         return
     _infer(right, tuple(known[len(known) - reduced:]) + (-1,) * int(output_rank))
+
+
+def infer_rnnstack(operand: Any, weights: Any, hidden_size: int, num_layers: int = 1,
+                   bidirectional: bool = False, recurrent_op: str = "lstm") -> None:
+    """CNTK 2.7's ``optimized_rnnstack`` (``PrimitiveFunction.cpp``'s ``OptimizedRNNStack``,
+    ``RNNCommon.h``'s ``GetNumParameters``): weights of rank 2 over an operand of rank 1 and
+    a known dimension take the shape ``(count / hidden_size, hidden_size)``, ``count``
+    cuDNN's number of weights.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> W = C.parameter((C.InferredDimension, 4), init=0.1)
+        >>> infer_rnnstack(C.sequence.input_variable(3), W, 4); W.shape
+        (36, 4)
+    """
+    shape = pending_shape(weights)
+    known = _known_shape(operand) if shape is not None else None
+    if known is None or len(shape) != 2 or len(known) != 1 or known[0] <= 0:
+        return
+    hidden = int(hidden_size)
+    count = rnnstack_weight_count(known[0], hidden, int(num_layers), bool(bidirectional),
+                                  recurrent_op)
+    _infer(weights, (count // hidden, hidden))
