@@ -250,3 +250,133 @@ def replace_placeholders__shape_inferred_again(C, r, np):
         "relu(plus), input (2,)": _outcome(lambda: partly(lambda a, b: C.relu(C.plus(a, b)),
                                                           C.input_variable(2))),
     }
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.ops.times", "cntk.ops.plus",
+                  "cntk.ops.input_variable"],
+           note="a parameter with an inferred axis stays the same CNTK Variable once the first "
+                "op fixes its shape: its hash is kept, so a dict or set keyed by it before "
+                "(or by a copy.copy of it) finds it, and it equals model.parameters' handle; "
+                "Stadyn (rmcg40) hashed it anew once inferred, so a dict keyed by it before "
+                "lost it and a set held it twice")
+def inferred_parameter__keeps_its_identity(C, r, np):
+    import copy
+
+    def via(build, make):
+        p = make()
+        before, second = hash(p), copy.copy(p)
+        keyed, kept = {p: "p"}, {p}
+        z = build(p)
+        found = z.parameters[0]
+        return {"hash kept": hash(p) == before, "copy hash": hash(second) == hash(found),
+                "dict by it": keyed.get(p), "dict by model's": keyed.get(found),
+                "dict by copy": keyed.get(second), "in set": found in kept,
+                "set of the three": len({p, second, found}), "equal": bool(found == second),
+                "shape": list(found.shape)}
+
+    return {
+        "times": via(lambda W: C.times(C.input_variable(4), W),
+                     lambda: C.parameter((C.InferredDimension, 3), init=1.0)),
+        "plus": via(lambda p: C.plus(p, C.input_variable((2, 6))),
+                    lambda: C.parameter((C.InferredDimension,), init=0.5)),
+    }
+
+
+@cntk_case(names=["cntk.ops.times", "cntk.ops.times_transpose", "cntk.ops.gather",
+                  "cntk.ops.element_times", "cntk.ops.minus", "cntk.ops.placeholder",
+                  "cntk.Function.placeholders", "cntk.Function.arguments"],
+           note="an op on placeholders given its operands by keyword in another order than "
+                "its parameters' (times_transpose(right=b, left=a), gather(indices=b, "
+                "reference=a)): CNTK 2.7 makes the op with each operand in its place, so "
+                "placeholders walk right/indices first and arguments keep the parameters' "
+                "order; Stadyn (rmcg40) listed both in the call's order, swapped")
+def placeholders__keyword_operands_in_cntk_order(C, r, np):
+    r.touch("cntk.Function.placeholders")
+    r.touch("cntk.Function.arguments")
+    res = {}
+    for op, (first, second) in [("times", ("right", "left")),
+                                ("times_transpose", ("right", "left")),
+                                ("gather", ("indices", "reference")),
+                                ("minus", ("right", "left"))]:
+        a, b, c = (C.placeholder(name=n) for n in "abc")
+        f = getattr(C, op)(**{first: b, second: a})
+        g = C.element_times(f, c)
+        res[op] = {"placeholders": [p.name for p in f.placeholders],
+                   "arguments": [p.name for p in f.arguments],
+                   "outer placeholders": [p.name for p in g.placeholders],
+                   "outer arguments": [p.name for p in g.arguments]}
+    return res
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.ops.element_select", "cntk.ops.clip",
+                  "cntk.ops.input_variable", "cntk.Parameter.shape"],
+           note="a parameter with inferred axes among element_select's or clip's operands: "
+                "CNTK 2.7 (NaryElementwiseOpOutputShape, PrimitiveFunction.cpp:1419) takes "
+                "the operands in turn against the shape of those before them, so one after "
+                "an operand of a known shape is inferred (a number counts as shape ()), the "
+                "first one is not and the graph is refused when run (ValueError 'unresolved "
+                "shape'); Stadyn (rmcg40) refused every such parameter as the op was made")
+def inferred_parameter__in_select_and_clip(C, r, np):
+    r.touch("cntk.Parameter.shape")
+    inferred = C.InferredDimension
+
+    def run(build, given=(4,), shape=(inferred,)):
+        def made():
+            p = C.parameter(shape, init=0.5)
+            x = C.input_variable(given)
+            z = build(p, x)
+            shapes = {"z": list(z.shape), "p": list(p.shape)}
+            data = np.arange(int(np.prod(given)), dtype=np.float32).reshape((1,) + given)
+            return {"shapes": shapes, "eval": z.eval({x: data})}
+        return made
+
+    return {
+        "select(x, p, x)": _outcome(run(lambda p, x: C.element_select(x, p, x))),
+        "select(x, x, p)": _outcome(run(lambda p, x: C.element_select(x, x, p))),
+        "select(p, x, x)": _outcome(run(lambda p, x: C.element_select(p, x, x))),
+        "select(x, p, x) (2, 3) (?, ?)": _outcome(run(
+            lambda p, x: C.element_select(x, p, x), (2, 3), (inferred, inferred))),
+        "select(x, p, x) (2, 3) (?,)": _outcome(run(
+            lambda p, x: C.element_select(x, p, x), (2, 3))),
+        "select(x, p, x) (2, 3) (1, ?)": _outcome(run(
+            lambda p, x: C.element_select(x, p, x), (2, 3), (1, inferred))),
+        "select(x, p, x) (2, 1) (?, ?)": _outcome(run(
+            lambda p, x: C.element_select(x, p, x), (2, 1), (inferred, inferred))),
+        "select(1, p, x)": _outcome(run(lambda p, x: C.element_select(1, p, x))),
+        "select(x, 2, p)": _outcome(run(lambda p, x: C.element_select(x, 2.0, p))),
+        "clip(x, p, 2)": _outcome(run(lambda p, x: C.clip(x, p, 2.0))),
+        "clip(x, 0, p)": _outcome(run(lambda p, x: C.clip(x, 0.0, p))),
+        "clip(p, 0, x)": _outcome(run(lambda p, x: C.clip(p, 0.0, x))),
+        "clip(p, 0, 1)": _outcome(run(lambda p, x: C.clip(p, 0.0, 1.0) * x)),
+    }
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.ops.optimized_rnnstack",
+                  "cntk.ops.sequence.input_variable", "cntk.Parameter.shape",
+                  "cntk.Parameter.value"],
+           note="optimized_rnnstack's weights made with InferredDimension: CNTK 2.7 "
+                "(PrimitiveFunction.cpp OptimizedRNNStack, RNNCommon.h GetNumParameters) "
+                "gives them the shape (count / hidden_size, hidden_size), count cuDNN's number "
+                "of weights for the operand's dimension, as the op is made (its CPU build then "
+                "refuses to run the stack: only shapes compared); Stadyn (rmcg40) refused the "
+                "parameter as the op was made (ValueError 'unresolved shape')")
+def inferred_parameter__in_optimized_rnnstack(C, r, np):
+    r.touch("cntk.Parameter.shape")
+    r.touch("cntk.Parameter.value")
+
+    def made(op, dim, hidden, layers, bidirectional, shape=None):
+        def build():
+            W = C.parameter(shape or (C.InferredDimension, hidden), init=0.1)
+            z = C.optimized_rnnstack(C.sequence.input_variable(dim), W, hidden, layers,
+                                     bidirectional=bidirectional, recurrent_op=op)
+            return {"z": list(z.shape), "W": list(W.shape), "value": list(W.value.shape)}
+        return build
+
+    return {
+        "lstm 3 -> 4": _outcome(made("lstm", 3, 4, 1, False)),
+        "gru 3 -> 4, 2 layers, bidirectional": _outcome(made("gru", 3, 4, 2, True)),
+        "rnnReLU 5 -> 2": _outcome(made("rnnReLU", 5, 2, 1, False)),
+        "rnnTanh 2 -> 3, 3 layers": _outcome(made("rnnTanh", 2, 3, 3, False)),
+        "lstm (?, ?)": _outcome(made("lstm", 3, 4, 1, False,
+                                     (C.InferredDimension, C.InferredDimension))),
+    }

@@ -432,11 +432,11 @@ def user36_batch_and_layer_norm(C, r):
                 "three adam steps; and optimized_rnnstack, which CNTK 2.7's CPU build refuses "
                 "(cuDNN only: Matrix.cpp:5043 RNNForward, 'Feature Not Implemented', a "
                 "RuntimeError), as its outcome",
-           known={"optimized_rnnstack": "CNTK 2.7's CPU build makes the parameter of shape "
-                  "(InferredDimension, 4) and refuses at eval (RuntimeError, no RNNForward on "
-                  "the CPU); Stadyn's compat refuses the parameter's inferred dimension when "
-                  "it is made (ValueError, src/stadyn/compat/cntk/_variables.py Parameter: "
-                  "'has a dimension to infer'); with a full shape Stadyn runs the stack"})
+           known={"optimized_rnnstack": "CNTK 2.7's CPU build infers the parameter of shape "
+                  "(InferredDimension, 4) as (36, 4) and refuses at eval (RuntimeError, no "
+                  "RNNForward on the CPU); Stadyn infers the same shape "
+                  "(cntk:inferred_parameter__in_optimized_rnnstack) and runs the stack "
+                  "(torch's LSTM), as CNTK's GPU build does"})
 def user36_huber_element_select_clip(C, r):
     r.touch("cntk.Function.grad")
     S, A = 4, 3

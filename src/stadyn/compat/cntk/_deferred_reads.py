@@ -17,6 +17,7 @@ Example:
 
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 import numpy as np
@@ -83,7 +84,7 @@ class DeferredReads:
             elif isinstance(v, (list, tuple)):
                 for u in v:
                     visit(u)
-        operands = list(self._args) + list(self._kwargs.values())
+        operands = _in_signature_order(self._fn, self._args, self._kwargs)
         if not arguments and getattr(self._fn, "cntk_operands_reversed", False) and \
                 len(operands) >= 2:     # (CNTK's op reads its first two operands swapped;
             operands[:2] = operands[1::-1]  # its arguments keep the Python order)
@@ -134,6 +135,27 @@ class DeferredReads:
     def _known_dtype(self):
         """The data type its operands fix (its :class:`UnknownOutput`'s ``dtype``)."""
         return known_dtype(self)
+
+
+def _in_signature_order(fn, args: tuple, kwargs: dict) -> list:
+    """A call's operands in the order of ``fn``'s parameters (as CNTK 2.7 makes the op, each
+    operand in its place), operands given by keyword out of that order included
+    (``times_transpose(right=b, left=a)``); in call order where ``fn`` has no signature to
+    bind them to."""
+    try:
+        bound = inspect.signature(fn).bind_partial(*args, **kwargs)
+    except (TypeError, ValueError):
+        return list(args) + list(kwargs.values())
+    out: list = []
+    for name, value in bound.arguments.items():
+        kind = bound.signature.parameters[name].kind
+        if kind is inspect.Parameter.VAR_POSITIONAL:
+            out.extend(value)
+        elif kind is inspect.Parameter.VAR_KEYWORD:
+            out.extend(value.values())
+        else:
+            out.append(value)
+    return out
 
 
 def known_dtype(deferred: "DeferredReads"):

@@ -20,17 +20,17 @@ from typing import Any, Callable
 import numpy as np
 
 from ...graph import FREE_DIMENSION, Variable
+from ...ops import rnnstack_weight_count
 from . import _graph as G
-from ._mixins import GraphObject
+from ._mixins import GraphObject, move_variable, moved
 from ._variable_text import dims_text
 
-__all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_times",
+__all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_nary",
+           "infer_times", "infer_rnnstack",
            "refuse_pending", "unresolved_value_error"]
 
 # stand-in Variable -> (the shape with -1 on each inferred axis, the maker of the parameter)
 _PENDING: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
-# stand-in Variable -> the parameter made once its shape was inferred
-_RESOLVED: "weakref.WeakKeyDictionary[Variable, Variable]" = weakref.WeakKeyDictionary()
 
 
 def pending(shape: tuple, dtype, make: Callable[[tuple], Variable]) -> Variable:
@@ -58,9 +58,7 @@ def current(obj: GraphObject) -> Variable:
         >>> current(p) is p.variable
         True
     """
-    made = _RESOLVED.get(obj.variable)
-    if made is not None:
-        obj.variable = made
+    obj.variable = moved(obj.variable)
     return obj.variable
 
 
@@ -114,7 +112,7 @@ def _infer(obj: GraphObject, known: tuple) -> None:
     stand_in = obj.variable
     made = make(full)
     G.set_uid(made, G.uid_of(stand_in))     # (the uid it showed while it waited)
-    _RESOLVED[stand_in] = made
+    move_variable(stand_in, made)   # (every handle on the stand-in: equal, hashed as before)
     del _PENDING[stand_in]
     obj.variable = made
 
@@ -136,6 +134,30 @@ def _known_shape(x: Any) -> "tuple | None":
     return None if shape == (-2,) else shape
 
 
+def _aligned(lshape: tuple, rshape: tuple, op: str) -> "tuple[list, list]":
+    """Both shapes with CNTK 2.7's binary element-wise inference applied (aligned on the
+    right): where the left one's axis is inferred it takes the right one's (1 included); else
+    where the right one's is, it takes the left one's unless that is 1; an inferred axis
+    against a free one (``FreeDimension``) is CNTK's ValueError."""
+    lnew, rnew = list(lshape), list(rshape)
+    for k in range(1, min(len(lshape), len(rshape)) + 1):
+        a, b = lshape[-k], rshape[-k]
+        if (a == FREE_DIMENSION and b == -1) or (b == FREE_DIMENSION and a == -1):
+            side = "Right" if a == FREE_DIMENSION else "Left"
+            raise ValueError(
+                f"Binary elementwise operation {op}: {side} operand shape "
+                f"'[{dims_text(rshape if a == FREE_DIMENSION else lshape)}]' dimension cannot "
+                "be inferred from a free dimension of the other operand, shape "
+                f"'[{dims_text(lshape if a == FREE_DIMENSION else rshape)}]' (CNTK 2.7's "
+                "ValueError)")
+        if a == -1 or a == 1:
+            if a == -1:
+                lnew[-k] = b
+        elif b == -1:
+            rnew[-k] = a
+    return lnew, rnew
+
+
 def infer_elementwise(left: Any, right: Any, op: str = "") -> None:
     """CNTK 2.7's binary element-wise ops (``PrimitiveFunction.h``'s
     ``BinaryElementwiseOpOutputShape``), their shapes aligned on the right: where the left
@@ -154,26 +176,40 @@ def infer_elementwise(left: Any, right: Any, op: str = "") -> None:
     lshape, rshape = _known_shape(left), _known_shape(right)
     if lshape is None or rshape is None:
         return
-    n = min(len(lshape), len(rshape))
-    lnew, rnew = list(lshape), list(rshape)
-    for k in range(1, n + 1):
-        a, b = lshape[-k], rshape[-k]
-        if (a == FREE_DIMENSION and b == -1) or (b == FREE_DIMENSION and a == -1):
-            side = "Right" if a == FREE_DIMENSION else "Left"
-            raise ValueError(
-                f"Binary elementwise operation {op}: {side} operand shape "
-                f"'[{dims_text(rshape if a == FREE_DIMENSION else lshape)}]' dimension cannot "
-                "be inferred from a free dimension of the other operand, shape "
-                f"'[{dims_text(lshape if a == FREE_DIMENSION else rshape)}]' (CNTK 2.7's "
-                "ValueError)")
-        if a == -1 or a == 1:
-            if a == -1:
-                lnew[-k] = b
-        elif b == -1:
-            rnew[-k] = a
+    lnew, rnew = _aligned(lshape, rshape, op)
     for obj, old, new in ((left, lshape, lnew), (right, rshape, rnew)):
         if pending_shape(obj) is not None and tuple(new) != old:
             _infer(obj, tuple(new))
+
+
+def infer_nary(operands: tuple, op: str = "") -> None:
+    """CNTK 2.7's ``Select`` and ``Clip`` (``PrimitiveFunction.cpp``'s
+    ``NaryElementwiseOpOutputShape``): the operands in turn against the shape of those before
+    them (of shape ``()`` at first; a number counts as ``()``), each inferred from that as the
+    right operand of a binary element-wise op -- so a parameter after an operand of a known
+    shape is inferred, one first is not.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> p = C.parameter((C.InferredDimension,), init=1.0)
+        >>> x = C.input_variable(4)
+        >>> infer_nary((x, p, x)); p.shape
+        (4,)
+    """
+    if all(pending_shape(x) is None for x in operands):
+        return          # (no parameter waits: nothing to read)
+    before: tuple = ()
+    for x in operands:
+        shape = () if isinstance(x, (int, float)) else _known_shape(x)
+        if shape is None:
+            return
+        lnew, new = _aligned(before, shape, op)
+        if pending_shape(x) is not None and tuple(new) != shape:
+            _infer(x, tuple(new))
+        n = max(len(lnew), len(new))
+        lnew, new = [1] * (n - len(lnew)) + lnew, [1] * (n - len(new)) + new
+        before = tuple(a if b == 1 or (a not in (1, -1) and b == -1) else b
+                       for a, b in zip(lnew, new))
 
 
 def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
@@ -195,3 +231,26 @@ def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
     if reduced <= 0 or reduced > len(known):
         return
     _infer(right, tuple(known[len(known) - reduced:]) + (-1,) * int(output_rank))
+
+
+def infer_rnnstack(operand: Any, weights: Any, hidden_size: int, num_layers: int = 1,
+                   bidirectional: bool = False, recurrent_op: str = "lstm") -> None:
+    """CNTK 2.7's ``optimized_rnnstack`` (``PrimitiveFunction.cpp``'s ``OptimizedRNNStack``,
+    ``RNNCommon.h``'s ``GetNumParameters``): weights of rank 2 over an operand of rank 1 and
+    a known dimension take the shape ``(count / hidden_size, hidden_size)``, ``count``
+    cuDNN's number of weights.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> W = C.parameter((C.InferredDimension, 4), init=0.1)
+        >>> infer_rnnstack(C.sequence.input_variable(3), W, 4); W.shape
+        (36, 4)
+    """
+    shape = pending_shape(weights)
+    known = _known_shape(operand) if shape is not None else None
+    if known is None or len(shape) != 2 or len(known) != 1 or known[0] <= 0:
+        return
+    hidden = int(hidden_size)
+    count = rnnstack_weight_count(known[0], hidden, int(num_layers), bool(bidirectional),
+                                  recurrent_op)
+    _infer(weights, (count // hidden, hidden))

@@ -4,6 +4,8 @@ operators (:class:`TensorOpsMixin`), the properties of a Variable (:class:`Varia
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ...graph import Variable, free_dimensions
@@ -14,7 +16,39 @@ from ._seq_axes import FREE_DIMENSION, free_steps, value_uid
 from ._swig_handles import SwigHandle
 
 __all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin", "second_handle",
-           "not_a_variable", "compared_output", "waiting_function_eq"]
+           "not_a_variable", "compared_output", "waiting_function_eq", "move_variable",
+           "moved"]
+
+# A CNTK object whose Stadyn Variable was replaced by another after it was made (a parameter
+# with inferred axes: ``_inferred_parameters``'s stand-in, then the parameter made once its
+# shape is known) stays the same CNTK Variable: equal to, and hashed as, what it was.
+# the replaced Variable -> the one that stands for it now
+_MOVED: "weakref.WeakKeyDictionary[Variable, Variable]" = weakref.WeakKeyDictionary()
+# id of the Variable standing for a replaced one -> the hash its handles showed before (a
+# plain dict, read on every hash; an entry leaves it as its Variable is freed)
+_HASHED_AS: "dict[int, int]" = {}
+
+
+def move_variable(old: Variable, new: Variable) -> None:
+    """Let every CNTK object over ``old`` stand for ``new`` from now on, equal to the objects
+    over ``new`` and hashed as before (a dict keyed by it still finds it), as CNTK 2.7's
+    Parameter keeps its identity when its inferred axes are fixed.
+
+    Example:
+        >>> old, new = GraphObject(Variable((2,))), GraphObject(Variable((2,)))
+        >>> key = hash(old)
+        >>> move_variable(old.variable, new.variable)
+        >>> old == new, hash(new) == key, hash(old) == key
+        (True, True, True)
+    """
+    _MOVED[old] = new
+    _HASHED_AS[id(new)] = _HASHED_AS.get(id(old), id(old))
+    weakref.finalize(new, _HASHED_AS.pop, id(new), None)
+
+
+def moved(variable: Variable) -> Variable:
+    """The Variable that stands for ``variable`` now (itself unless :func:`move_variable`)."""
+    return _MOVED.get(variable, variable) if _MOVED else variable
 
 
 def not_a_variable() -> TypeError:
@@ -62,11 +96,13 @@ class GraphObject(SwigHandle):
 
     def _compared(self) -> "tuple[str, Variable]":
         """What CNTK 2.7 compares of this Variable: ``(where seen from, Stadyn Variable)``."""
-        return (self._seen_from, self.variable)
+        return (self._seen_from, moved(self.variable))
 
     def __hash__(self) -> int:
-        return id(self.variable) if not self._seen_from else hash((self._seen_from,
-                                                                    id(self.variable)))
+        key = id(self.variable)
+        if _HASHED_AS:      # (a Variable standing for one replaced: hashed as that one)
+            key = _HASHED_AS.get(key, key)
+        return key if not self._seen_from else hash((self._seen_from, key))
 
     def __eq__(self, other) -> bool:
         """As CNTK 2.7's ``Variable.__eq__``: the same Variable of the graph (a Function with

@@ -26,7 +26,9 @@ from ._elementwise_shapes import broadcast_checked
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_FLOAT, _tensor, batched, binary, const, float_arrays, named, one_op, operand,
-                     operands_dtype, refuse_several_outputs, same_dtype, unwrap, wrap)
+                     operands_dtype, refuse_several_outputs, root_as_output, same_dtype, unwrap,
+                     wrap)
+from ._inferred_parameters import infer_nary
 from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
 from ._mixins import GraphObject
 from ._variables import Constant
@@ -198,6 +200,7 @@ def hard_sigmoid(x, alpha: float, beta: float, name: str = ""):
 def clip(x, min_value, max_value, name: str = ""):
     """``x`` limited to ``[min_value, max_value]`` (numbers, or tensors broadcasting to it)."""
     refuse_several_outputs(x, None)
+    infer_nary(tuple(root_as_output(v) for v in (x, min_value, max_value)), "Clip")
     if isinstance(min_value, (int, float)) and isinstance(max_value, (int, float)):
         v = operand(x)
         out = F.clip_by_value_scalar(v, float(min_value), float(max_value))
@@ -434,6 +437,8 @@ def element_select(flag, value_if_true, value_if_false, name: str = ""):
     gradients, so ``element_select(x > 0, log(x), 0 * x)`` has no NaN.  No gradient to
     ``flag``."""
     refuse_mixed_axes("Select", (flag, value_if_true, value_if_false))
+    infer_nary(tuple(root_as_output(v) for v in (flag, value_if_true, value_if_false)),
+               "Select")        # (a parameter's inferred axes, as CNTK 2.7's Select)
     dtype = operands_dtype(flag, value_if_true, value_if_false)
     c, t, f = same_dtype([_tensor(operand(v, dtype), dtype)
                           for v in (flag, value_if_true, value_if_false)])

@@ -1,6 +1,6 @@
-"""CNTK's Python functions as Functions: ``@C.Function`` and ``Function.with_signature``, and
-the argument types; ``cntk.layers.typing`` is this module (``Tensor[3]``, ``SparseTensor[...]``,
-``ParameterTensor[...]``, ``tensor``, ``Signature``).
+"""CNTK's Python functions as Functions: ``@C.Function`` and ``Function.with_signature``, their
+arguments made of the types of ``_argument_types`` (``Tensor[3]``, ``SparseTensor[...]``,
+``ParameterTensor[...]``, ``tensor``, ``Signature``: ``cntk.layers.typing``'s, re-exported).
 
 A typed argument becomes an input variable named after the Python argument (``Tensor``: with
 the batch axis; ``ParameterTensor``: without), an untyped one a placeholder bound when the
@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import inspect
 
-import numpy as np
-
 from ...graph import Variable, joint_inference
 from . import _graph as G
 from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
 from ._argument_binding import ArgumentBinding
+from ._argument_types import ParameterTensor, Signature, SparseTensor, Tensor, _Type, tensor
 from ._axis import Axis
 from ._deferred import PROBING, Deferred
 from ._deferred_operands import waiting_of
@@ -38,78 +37,9 @@ from ._mixins import GraphObject, TensorOpsMixin
 from ._model_file import ModelFormat
 from ._model_save import save_roots
 from ._step_checks import check_function_result, constructing, waiting_result
-from ._variables import Record, input_variable, placeholder
+from ._variables import input_variable, placeholder
 
 __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
-
-
-class _Type(Record):
-    """An argument's type: ``shape``, ``is_sparse``, ``dynamic_axes`` (and ``dtype`` when one
-    was given, ``Tensor[np.float64, 3]``).  A type is abstract: calling it is refused, as
-    CNTK 2.7 refuses it.
-
-    Example:
-        >>> import numpy as np
-        >>> from stadyn.compat.cntk.layers.typing import Tensor
-        >>> str(Tensor[np.float64, 3]), Tensor[np.float64, 3].dtype
-        ('Tensor[np.float64,3]', <class 'numpy.float64'>)
-    """
-
-    def named(self, name: str) -> "_Type":
-        """Itself, shown as ``name`` (``Tensor[13,42]``)."""
-        object.__setattr__(self, "_type_name", name)
-        return self
-
-    def __call__(self, *args, **kwargs):
-        raise TypeError(f"abstract type {self} cannot be instantiated; use "
-                        f"'input_variable(**{self})' instead")
-
-    def __str__(self) -> str:
-        return self.__dict__.get("_type_name") or dict.__repr__(self)
-
-
-_DTYPES = (np.float32, np.float64, np.float16)
-
-
-class _TypeMaker:
-    """``Tensor[shape]`` (``Tensor[dtype, shape...]``): the type of an argument of that
-    per-sample shape."""
-
-    def __init__(self, name: str, is_sparse: bool, batch: bool):
-        self._name, self._sparse, self._batch = name, is_sparse, batch
-
-    def __getitem__(self, shape) -> _Type:
-        shape = tuple(shape) if isinstance(shape, tuple) else (shape,)
-        dtype = shape[0] if shape and any(shape[0] is d for d in _DTYPES) else None
-        dims = tuple(int(s) for s in (shape[1:] if dtype is not None else shape))
-        fields = dict(shape=dims)
-        if dtype is not None:
-            fields["dtype"] = dtype
-        shown = ",".join(str(d) for d in dims)
-        if dtype is not None and dtype is not np.float32:     # (CNTK 2.7 omits float32)
-            shown = f"np.{dtype.__name__}," + shown
-        return _Type(**fields, is_sparse=self._sparse,
-                     dynamic_axes=[Axis.default_batch_axis()] if self._batch else []
-                     ).named(f"{self._name}[{shown}]")
-
-    def __repr__(self) -> str:
-        return self._name
-
-
-Tensor = _TypeMaker("Tensor", False, True)
-SparseTensor = _TypeMaker("SparseTensor", True, True)
-ParameterTensor = _TypeMaker("ParameterTensor", False, False)
-tensor = _Type(shape=(-2,), is_sparse=False, dynamic_axes=[Axis.default_batch_axis()])
-
-
-def Signature(*types, **named_types):  # noqa: N802 - CNTK's name
-    """A decorator giving a Python function's arguments types (as annotations), read later by
-    ``@C.Function``."""
-    def decorate(f):
-        names = list(inspect.signature(f).parameters)
-        f.__annotations__ = {**dict(zip(names, types)), **named_types}
-        return f
-    return decorate
 
 
 def _argument(name: str, kind):

@@ -14,7 +14,7 @@ Example:
 import numpy as np
 
 from .._axis import Axis
-from .._signature import ParameterTensor, Signature, SparseTensor, Tensor, _Type, tensor
+from .._argument_types import ParameterTensor, Signature, SparseTensor, Tensor, _Type, tensor
 from .._variables import Record, Variable
 
 # ``np``: CNTK 2.7's module has no __all__, so its star import hands out its NumPy too

@@ -62,10 +62,26 @@ from .._late import bind as _bind
 from .._adapt import adapt as _adapt_rnnstack
 from .._deferrable import deferrable as _deferrable
 from ....sequence import optimized_rnnstack as _sd_sequence_ors
+from .._inferred_parameters import infer_rnnstack as _infer_rnnstack
+import functools as _functools  # noqa: E402
+import inspect as _inspect  # noqa: E402
 
 input = input_variable  # noqa: A001 - CNTK's name
 # (seq-engine) CNTK's cuDNN RNN stack; not in __all__ until tests/compat has a case for it
-optimized_rnnstack = _adapt_rnnstack(_sd_sequence_ors, op="OptimizedRNNStack")
+_rnnstack = _adapt_rnnstack(_sd_sequence_ors, op="OptimizedRNNStack")
+
+
+@_functools.wraps(_sd_sequence_ors)
+def optimized_rnnstack(*args, **kwargs):
+    """CNTK's cuDNN RNN stack (``stadyn.sequence.optimized_rnnstack``); weights made with
+    ``InferredDimension`` take their shape from the operand first, as CNTK 2.7 infers them."""
+    call = _inspect.signature(_sd_sequence_ors).bind_partial(
+        *args, **{k: v for k, v in kwargs.items() if k != "name"})
+    if {"x", "weights", "hidden_size"} <= set(call.arguments):
+        _infer_rnnstack(*(call.arguments.get(k, default) for k, default in (
+            ("x", None), ("weights", None), ("hidden_size", 1), ("num_layers", 1),
+            ("bidirectional", False), ("recurrent_op", "lstm"))))
+    return _rnnstack(*args, **kwargs)
 
 
 def combine(*operands, name: str = ""):
