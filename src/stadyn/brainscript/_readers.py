@@ -366,7 +366,9 @@ def make_source(reader: ReaderConfig, *, max_sweeps: int = io.INFINITELY_REPEAT,
     (:class:`~._bptt_source.TruncatedSequenceSource`) with ``pieces`` and with ``evaluating``
     (a test, eval or cv command, a cvReader: cntk.exe's evaluator reads the reader it
     packs so, CompositeDataReader.cpp:57-85, carrying the recurrent state from one piece to
-    the next); the pre-computing pass reads whole sequences (the same sums).
+    the next); a pre-computing pass over the whole sweep reads whole sequences (the same
+    sums), one that stops inside the first sweep reads the training source's truncated
+    minibatches itself (``_precompute``: cntk.exe's epoch 1 then reshuffles with seed 0).
     ``readerType = "HTKDeserializers"`` with ``truncated = true`` packs truncated pieces for
     those and with ``writing`` (a write command: HTKMLFReader.cpp:72-86 reads no action).
 
