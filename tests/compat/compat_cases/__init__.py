@@ -65,6 +65,7 @@ MODULES = {
              "cntk_graph_40",
              "cntk_io_40",
              "cntk_fidelity_40",
+             "cntk_user_40",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],
