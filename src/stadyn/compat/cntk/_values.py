@@ -13,7 +13,8 @@ from ._graph import SPARSE_OUTPUTS
 from ._sparse_sequences import sparse_sequences
 from ._variables import dims_text
 
-__all__ = ["NDArrayView", "Value", "asarray", "asvalue", "output_value", "root_gradient"]
+__all__ = ["HandedValue", "NDArrayView", "Value", "arrays_of", "asarray", "asvalue",
+           "output_value", "root_gradient"]
 
 
 def _is_scipy_sparse(value) -> bool:
@@ -357,6 +358,61 @@ class Value:
     def __repr__(self) -> str:
         return f"Value({self.shape})"
 
+
+
+class HandedValue(Value):
+    """The Value CNTK 2.7 hands a ``UserFunction`` made with ``as_numpy=False`` (its
+    ``forward``'s arguments, its ``backward``'s root gradients): SWIG's ``cntk_py.Value``, not
+    ``cntk.core.Value``, so ``shape()``, ``device()`` and ``data()`` are methods, and
+    ``deep_clone()`` gives another of its kind holding a copy (CNTK's BinaryConvolution
+    example keeps one as its state and runs a CNTK graph on it).  Fed to a Function it is a
+    Value; returned from ``forward`` or ``backward``, an array.
+
+    Example:
+        >>> import numpy as np
+        >>> v = HandedValue.of(np.ones((2, 3), np.float32))
+        >>> v, v.shape(), v.device(), float(v.deep_clone().asarray().sum())
+        (Value([2 x 3], CPU), (2, 3), CPU, 6.0)
+    """
+
+    @staticmethod
+    def of(data) -> "HandedValue":
+        """``data`` (one array; a list of a sequence input's arrays, padded as CNTK pads a
+        batch of sequences) as the Value CNTK 2.7 hands over."""
+        value = Value._of_sequences(data) if isinstance(data, list) else Value._holding(
+            np.asarray(data))
+        value.__class__ = HandedValue
+        return value
+
+    def shape(self) -> tuple:
+        return tuple(self._data.shape)
+
+    def device(self):
+        return Value.device.fget(self)
+
+    def data(self) -> NDArrayView:
+        return NDArrayView(self._data)
+
+    def deep_clone(self) -> "HandedValue":
+        other = HandedValue.of(self._data.copy())
+        other.lengths = self.lengths
+        other._device = self._device
+        return other
+
+    def __len__(self) -> int:
+        return len(self._data)
+
+    def __repr__(self) -> str:
+        """As CNTK 2.7 shows one: ``Value([2 x 3], CPU)`` (the axes in NumPy's order)."""
+        return f"Value([{' x '.join(map(str, self._data.shape))}], {self.device()})"
+
+
+def arrays_of(value):
+    """What a user function returned (an array, a Value, a list of a sequence's arrays) as
+    NumPy: a Value of sequences as its sequences' arrays."""
+    if isinstance(value, Value):
+        return value.as_sequences() if value.lengths is not None else value.asarray()
+    return value
 
 def asarray(value, dtype=None) -> np.ndarray:
     """``value`` (a Value, an NDArrayView, anything with ``asarray``, or array-like) as a NumPy

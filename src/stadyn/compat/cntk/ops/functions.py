@@ -37,7 +37,7 @@ from .._adapt import operand, wrap
 from .._blocks import BlockFunction
 from .._function import CloneMethod, Function, ModelFormat, load_model
 from .._mixins import GraphObject
-from .._values import Value
+from .._values import HandedValue, Value, arrays_of
 from .._variables import Record, Variable
 from ..device import DeviceDescriptor, cpu
 
@@ -61,6 +61,10 @@ class UserFunction(Function):
     sequence of that input's lengths (``forward`` returns, and ``backward`` is given, a list
     of per-sequence arrays for it).  ``user_function`` gives an unnamed composite; the name
     given here is the function's own (``find_by_name`` finds it), its output is unnamed.
+    Made with ``as_numpy=False``, ``forward`` is given Values and ``backward`` its root
+    gradients as Values, as CNTK 2.7 hands them (SWIG's: ``shape()``, ``device()``,
+    ``deep_clone()``; a sequence input's padded), which a CNTK graph's ``forward`` takes;
+    what the two return may be a Value or an array (``_values.HandedValue``).
     """
 
     def __init__(self, inputs, as_numpy: bool = True, attributes=None, name: str = ""):
@@ -212,6 +216,7 @@ class _Call:
     def _output(self, out, k: int, arrays: list, lengths: dict) -> np.ndarray:
         t = self.function._output_types[k]
         n = self.axis_inputs[k]
+        out = arrays_of(out)
         return _batched(out, t) if n is None else _padded(out, arrays[n])
 
     def forward_arrays(self, arrays, for_backward: bool = False):
@@ -219,6 +224,8 @@ class _Call:
         lengths = dict(zip(self.sequence_inputs, arrays[self.n_inputs:]))
         arrays = list(arrays[:self.n_inputs])
         given = [_split(a, lengths[k]) if k in lengths else a for k, a in enumerate(arrays)]
+        if not f.as_numpy:          # CNTK 2.7 hands such a function its Values (SWIG's)
+            given = [HandedValue.of(a) for a in given]
         args = given[0] if len(given) == 1 else given
         # CNTK 2.7's outputs_to_retain: the outputs whose state a backward pass will need
         # (none when evaluating); CNTK's object-detection ProposalLayer reads it
@@ -242,6 +249,8 @@ class _Call:
         several = isinstance(gradient, list)
         gradients = [g if n is None else _split(g, lengths[n]) for g, n in
                      zip(gradient if several else [gradient], self.axis_inputs)]
+        if not f.as_numpy:
+            gradients = [HandedValue.of(g) for g in gradients]
         if several:                             # several outputs: those that need a gradient
             roots = {o: g for o, g, t in zip(f.outputs, gradients, f._output_types)
                      if t.needs_gradient}
@@ -255,6 +264,7 @@ class _Call:
             variables = {i: None for i in f._user_inputs}
             f.backward(state, gradient, variables)
             found = [variables[i] for i in f._user_inputs]
+        found = [g if g is None else arrays_of(g) for g in found]
         found = [g if g is None or k not in lengths else _padded(g, arrays[k])
                  for k, g in enumerate(found)]
         found = [g if g is None else np.asarray(g) for g in found]
