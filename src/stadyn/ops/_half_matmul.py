@@ -1,0 +1,104 @@
+"""NNabla 1.39's matrix product of float16 values on its CPU (``F.affine`` with
+``rule="nnabla"`` in a ``cpu:half`` context).
+
+NNabla's ``Affine`` is ``my = mx * mw`` with Eigen over its ``Half`` (affine.cpp:87-90), the
+bias added row by row (``my.rowwise() += b``, :91-95); the backward is ``mdy * mw^T`` for
+``dx``, ``mx^T * mdy`` for ``dW`` and ``mdy.colwise().sum()`` for ``db`` (:107-131).  Eigen
+does not vectorise ``Half``, so each coefficient of a product is a fold over the inner axis
+from zero: ``acc = acc + a[i, k] * b[k, j]``, ``Half * Half`` and ``Half + Half`` each
+computed in float and rounded to float16 (src/nbla/half.cpp): the product is rounded, then
+every partial sum.  This was established by matching NNabla 1.39's outputs bit for bit
+(forward, ``dx``, ``dW``; shapes up to 64x784 by 784x100 and an inner size of 2000: one
+fold, no blocks of the inner axis visible); the column sums of ``db`` are NNabla's float16
+fold (``ops/_half_sum.py``).
+
+The fold is the operator ``stadyn_kernels::half_fold_affine`` (made by ``kernel_op``, so a
+static plan records it as one call): a loop over the inner axis, each step one float16
+multiplication of a column by a row and one float16 addition over the whole output (torch
+computes a half operation in float and rounds once: the same numbers).
+"""
+
+from __future__ import annotations
+
+from typing import Optional
+
+import torch
+
+from ._half_sum import fold_sum
+from ._kernel_op import kernel_op
+
+__all__ = ["fold_matmul", "fold_affine"]
+
+
+def fold_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """``a @ b`` of two float16 matrices as NNabla's CPU ``Half`` product: for each output
+    value, ``a[i, k] * b[k, j]`` rounded to float16 and added to the partial sum in order of
+    ``k`` from zero, rounding after each addition.  Not differentiable (see
+    :func:`fold_affine`).
+
+    Example:
+        >>> import torch
+        >>> a = torch.tensor([[2048.0, 1.0, 1.0]], dtype=torch.float16)
+        >>> fold_matmul(a, torch.ones(3, 1, dtype=torch.float16)).tolist()   # 2048 + 1 is 2048
+        [[2048.0]]
+    """
+    rows, inner = a.shape
+    acc = a.new_zeros((rows, b.shape[1]))
+    if inner == 0 or acc.numel() == 0:
+        return acc
+    cols = a.t().contiguous()
+    b = b.contiguous()
+    step = torch.empty_like(acc)
+    for k in range(inner):
+        torch.mul(cols[k].unsqueeze(1), b[k].unsqueeze(0), out=step)
+        acc.add_(step)
+    return acc
+
+
+def _affine_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor]) -> torch.Tensor:
+    y = fold_matmul(x, w)
+    if bias is not None:
+        y.add_(bias)                        # Half + Half per value, rounded once
+    return y
+
+
+def _affine_fake(x, w, bias):
+    return x.new_empty((x.shape[0], w.shape[1]))
+
+
+def _affine_setup(ctx, inputs, output) -> None:
+    x, w, bias = inputs
+    ctx.save_for_backward(x, w)
+    ctx.has_bias = bias is not None
+
+
+def _affine_backward(ctx, g):
+    x, w = ctx.saved_tensors
+    need = ctx.needs_input_grad
+    g = g.contiguous()
+    gx = _half_fold_affine(g, w.t(), None) if need[0] else None
+    gw = _half_fold_affine(x.t(), g, None) if need[1] else None
+    gb = fold_sum(g, [0], False) if ctx.has_bias and need[2] else None
+    return gx, gw, gb
+
+
+_half_fold_affine = kernel_op("stadyn_kernels::half_fold_affine",
+                              "(Tensor x, Tensor w, Tensor? bias) -> Tensor",
+                              _affine_impl, _affine_fake, _affine_backward, _affine_setup)
+
+
+def fold_affine(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor] = None
+                ) -> torch.Tensor:
+    """``x @ w + bias`` of float16 matrices (``bias`` a vector) as NNabla 1.39's CPU
+    ``Affine`` in half precision (:func:`fold_matmul`, then the bias added and rounded once);
+    differentiable: ``dx`` and ``dW`` are the same folds, ``db`` the float16 fold of the
+    gradient's columns.
+
+    Example:
+        >>> import torch
+        >>> x = torch.tensor([[2048.0, 1.0, 1.0]], dtype=torch.float16)
+        >>> w = torch.ones(3, 2, dtype=torch.float16)
+        >>> fold_affine(x, w, torch.tensor([1.0, 2.0], dtype=torch.float16)).tolist()
+        [[2048.0, 2050.0]]
+    """
+    return _half_fold_affine(x, w, bias)

@@ -1,0 +1,76 @@
+"""NNabla 1.39 in a ``cpu:half`` context, mended in nnhalf40b: its CPU ``Affine`` computes
+each product and partial sum in float16."""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+_HALF = ["nnabla.context_scope", "nnabla.ext_utils.get_extension_context"]
+
+_G_DTYPE = ("a float32 leaf's gradient written by a function made in cpu:half is float16 on "
+            "NNabla 1.39 (the function's backward casts the grad array to Half) and float32 "
+            "in Stadyn, whose cast back to a leaf's dtype is autograd's (graph/_precision.py); "
+            "the values are the same")
+
+
+def _array(a):
+    return [str(a.dtype), np.asarray(a, np.float32).ravel().tolist()]
+
+
+_AFFINE = ["nnabla.functions.affine", "nnabla.parametric_functions.affine",
+           "nnabla.clear_parameters"]
+
+
+@nnabla_case(names=_HALF + _AFFINE, rtol=0.0, atol=0.0,
+             known={"static x.g dtype": _G_DTYPE, "dyn x.g dtype": _G_DTYPE})
+def half40b__affine_fold(nn, F, r):
+    """NNabla 1.39's CPU ``Affine`` in ``cpu:half`` is Eigen's product over its ``Half``
+    (affine.cpp:87-95), which Eigen does not vectorise: each output value is a fold from
+    zero over the inner axis, ``acc + x[i, k] * w[k, j]`` with the product and every partial
+    sum rounded to float16; the bias is added and rounded once; ``dx``/``dW`` are the same
+    folds (``dy W^T``, ``x^T dy``) and ``db`` the float16 fold of ``dy``'s columns
+    (:107-131).  Stadyn computed the product in float32 and rounded once: outputs up to ~3 %
+    relative off (0.59 absolute over an inner size of 2000).  Static and dynamic,
+    ``F.affine`` with and without a bias, a 4-d input (``base_axis=1``), ``PF.affine``;
+    outputs and the gradients of float32 leaves for a seeded ``dy``."""
+    EU = r.module("nnabla.ext_utils")
+    PF = r.module("nnabla.parametric_functions")
+    r.touch(*(_HALF + _AFFINE))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4040)
+    shapes = [((8, 300), (300, 7), True), ((3, 2000), (2000, 4), True),
+              ((4, 3, 5, 6), (90, 5), False), ((16, 784), (784, 30), True)]
+    data = [(rs.randn(*xs).astype(np.float32), (rs.randn(*ws) * 0.3).astype(np.float32),
+             rs.randn(ws[1]).astype(np.float32) if bias else None,
+             rs.randn(xs[0], ws[1]).astype(np.float32)) for xs, ws, bias in shapes]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        dtypes = set()
+        for i, (x, w, b, dy) in enumerate(data):
+            vs = [nn.Variable.from_numpy_array(a, need_grad=True)
+                  for a in (x, w, b) if a is not None]
+            with nn.context_scope(half):
+                y = F.affine(*vs)
+            y.forward()
+            y.backward(dy)
+            res["%s%d y" % (k, i)] = _array(y.d)
+            for name, v in zip(("x", "w", "b"), vs):
+                res["%s%d g%s" % (k, i, name)] = np.asarray(v.g, np.float32)
+                dtypes.add(str(v.g.dtype))
+        res[k + "x.g dtype"] = sorted(dtypes)
+        nn.clear_parameters()
+        x, _, _, dy = data[3]
+        vx = nn.Variable.from_numpy_array(x, need_grad=True)
+        with nn.context_scope(half):
+            y = PF.affine(vx, 30, name="fc")
+        y.forward()
+        y.backward(dy)
+        res[k + "PF y"] = _array(y.d)
+        res[k + "PF gx"] = np.asarray(vx.g, np.float32)
+        for name, p in sorted(nn.get_parameters(grad_only=False).items()):
+            res[k + "PF g" + name] = np.asarray(p.g, np.float32)
+        nn.clear_parameters()
+        nn.set_auto_forward(False)
+    return res
