@@ -1,10 +1,12 @@
-"""Cost of NNabla's ``F.affine`` in ``cpu:half`` for an MNIST-sized layer, alternating in one
-process: ``A`` the product Stadyn computed before nnhalf40b (the float16 operands multiplied
-in float32 and rounded once: ``ops/_kernels.linear``), ``B`` NNabla 1.39's CPU kernel, each
-product and partial sum rounded to float16 (``ops/_half_matmul.fold_affine``: a loop over the
-inner axis of float16 operations over the whole output).  One forward + backward (``dx``,
-``dW``, ``db``) of the kernel on float16 tensors, and of a dynamic NNabla two-layer network
-(B only: the rule is what ``compat.nnabla`` passes).
+"""Cost of NNabla's ``F.affine`` and ``F.convolution`` in ``cpu:half`` for MNIST-sized layers,
+alternating in one process: ``A`` the product Stadyn computed before nnhalf40b (the float16
+operands multiplied in float32 and rounded once: ``ops/_kernels.linear``), ``B`` NNabla 1.39's
+CPU kernel, each product and partial sum rounded to float16 (``ops/_half_matmul.fold_affine``:
+a loop over the inner axis of float16 operations over the whole output).  One forward +
+backward (``dx``, ``dW``, ``db``) of the kernel on float16 tensors, and of a dynamic NNabla
+two-layer network (B only: the rule is what ``compat.nnabla`` passes); the same A/B for a
+convolution of (batch, 1, 28, 28) by 16 5x5 kernels (``A`` ``ops/_kernels.convolution``, ``B``
+``ops/_half_conv.fold_conv2d``).
 
     PYTHONPATH=src python benchmarks/nnabla_half_affine_ab.py [--batch 64] [--sizes 784 100 10]
         [--rounds 5] [--threads 1]
@@ -24,8 +26,17 @@ import stadyn.compat.nnabla as nn
 import stadyn.compat.nnabla.functions as F
 import stadyn.compat.nnabla.parametric_functions as PF
 from stadyn.compat.nnabla.ext_utils import get_extension_context
+from stadyn.ops._half_conv import fold_conv2d
 from stadyn.ops._half_matmul import fold_affine
-from stadyn.ops._kernels import linear
+from stadyn.ops._kernels import convolution, linear
+
+
+def _conv_a(x, w, b):
+    return convolution(torch.nn.functional.conv2d, x, w, b, 1, 0, 1, 1)
+
+
+def _conv_b(x, w, b):
+    return fold_conv2d(x, w, b, [1, 1], [0, 0], [1, 1], 1)
 
 
 def _kernel(fn, x0, w0, b0, reps):
@@ -34,8 +45,9 @@ def _kernel(fn, x0, w0, b0, reps):
         x = x0.detach().requires_grad_()
         w = w0.detach().requires_grad_()
         b = b0.detach().requires_grad_()
-        fn(x, w, b).backward(torch.ones(x.shape[0], w.shape[1], dtype=x.dtype))
-        float(w.grad[0, 0])
+        y = fn(x, w, b)
+        y.backward(torch.ones_like(y))
+        float(w.grad.reshape(-1)[0])
     return (time.perf_counter() - start) / reps * 1e3
 
 
@@ -69,11 +81,16 @@ def main():
     b0 = torch.zeros(m, dtype=torch.float16)
     half = get_extension_context("cpu", type_config="half")
     xn = rs.rand(args.batch, k).astype(np.float32)
-    times = {"A kernel": [], "B kernel": [], "B network": []}
+    xc = torch.from_numpy(rs.rand(args.batch, 1, 28, 28).astype(np.float16))
+    wc = torch.from_numpy((rs.randn(16, 1, 5, 5) * 0.2).astype(np.float16))
+    bc = torch.zeros(16, dtype=torch.float16)
+    times = {"A kernel": [], "B kernel": [], "B network": [], "A conv": [], "B conv": []}
     for _ in range(args.rounds):
         times["A kernel"].append(_kernel(linear, x0, w0, b0, args.reps))
         times["B kernel"].append(_kernel(fold_affine, x0, w0, b0, args.reps))
         times["B network"].append(_network(xn, args.sizes, half, args.reps))
+        times["A conv"].append(_kernel(_conv_a, xc, wc, bc, args.reps))
+        times["B conv"].append(_kernel(_conv_b, xc, wc, bc, args.reps))
     print("batch %d, sizes %s, %d torch thread(s); median ms of forward + backward:"
           % (args.batch, args.sizes, args.threads))
     for key, ts in times.items():

@@ -31,10 +31,10 @@ __all__ = ["fold_matmul", "fold_affine"]
 
 
 def fold_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
-    """``a @ b`` of two float16 matrices as NNabla's CPU ``Half`` product: for each output
-    value, ``a[i, k] * b[k, j]`` rounded to float16 and added to the partial sum in order of
-    ``k`` from zero, rounding after each addition.  Not differentiable (see
-    :func:`fold_affine`).
+    """``a @ b`` of two float16 matrices (or stacks of them, broadcast as ``torch.matmul``'s)
+    as NNabla's CPU ``Half`` product: for each output value, ``a[i, k] * b[k, j]`` rounded to
+    float16 and added to the partial sum in order of ``k`` from zero, rounding after each
+    addition.  Not differentiable (see :func:`fold_affine`).
 
     Example:
         >>> import torch
@@ -42,15 +42,16 @@ def fold_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         >>> fold_matmul(a, torch.ones(3, 1, dtype=torch.float16)).tolist()   # 2048 + 1 is 2048
         [[2048.0]]
     """
-    rows, inner = a.shape
-    acc = a.new_zeros((rows, b.shape[1]))
+    inner = a.shape[-1]
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    acc = a.new_zeros(batch + (a.shape[-2], b.shape[-1]))
     if inner == 0 or acc.numel() == 0:
         return acc
-    cols = a.t().contiguous()
-    b = b.contiguous()
+    cols = a.movedim(-1, 0).contiguous()        # cols[k]: a[..., :, k]
+    rows = b.movedim(-2, 0).contiguous()        # rows[k]: b[..., k, :]
     step = torch.empty_like(acc)
     for k in range(inner):
-        torch.mul(cols[k].unsqueeze(1), b[k].unsqueeze(0), out=step)
+        torch.mul(cols[k].unsqueeze(-1), rows[k].unsqueeze(-2), out=step)
         acc.add_(step)
     return acc
 

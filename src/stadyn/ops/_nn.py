@@ -11,6 +11,7 @@ import torch.nn.functional as TF
 from ..graph import is_training
 from . import _kernels as kernels
 from ._cntk_draws import CNTKStream, _in, cntk_draw
+from ._half_conv import fold_conv2d
 from ._half_matmul import fold_affine
 from ._picks import cntk_max_pool
 from ._random import _generator, _nnabla_cpu, nnabla_draw
@@ -79,10 +80,13 @@ def _from_channel_first(y, channel_last, n):
 
 @op(3, category=_C, precision="half", sequence=from_base_axis())
 def convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilation=None, group=1,
-                channel_last=False):
+                channel_last=False, rule="torch"):
     """N-d convolution (cross-correlation) with ``weight`` of shape
     ``(out_channels, in_channels // group, *kernel)``; ``pad``, ``stride`` and ``dilation`` are per
     spatial axis (defaults 0, 1, 1).  Axes before ``base_axis`` are batch axes.
+    ``rule="nnabla"``: a 2-d convolution of float16 CPU operands (channels first) as NNabla
+    1.39's CPU kernel, each product and partial sum rounded to float16
+    (``ops/_half_conv.py``; what ``cpu:half`` computes).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -94,8 +98,12 @@ def convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilati
         weight = weight.movedim(-1, 1)
     x = _to_channel_first(x, channel_last, n)
     x, batch = batch_flatten(x, base_axis)
-    y = kernels.convolution(_CONV[n], x, weight, bias, ntuple(stride, n, 1), ntuple(pad, n, 0),
-                            ntuple(dilation, n, 1), group)
+    if _fold_rule(rule, x, weight) and n == 2 and not channel_last:
+        y = fold_conv2d(x, weight, bias if bias is None else bias.to(x.dtype),
+                        ntuple(stride, n, 1), ntuple(pad, n, 0), ntuple(dilation, n, 1), group)
+    else:
+        y = kernels.convolution(_CONV[n], x, weight, bias, ntuple(stride, n, 1),
+                                ntuple(pad, n, 0), ntuple(dilation, n, 1), group)
     y = y.reshape(tuple(batch) + tuple(y.shape[1:]))
     return _from_channel_first(y, channel_last, n)
 

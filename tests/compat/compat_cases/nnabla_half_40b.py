@@ -74,3 +74,63 @@ def half40b__affine_fold(nn, F, r):
         nn.clear_parameters()
         nn.set_auto_forward(False)
     return res
+
+
+_CONV = ["nnabla.functions.convolution", "nnabla.parametric_functions.convolution",
+         "nnabla.clear_parameters"]
+
+
+@nnabla_case(names=_HALF + _CONV, rtol=0.0, atol=0.0,
+             known={"static x.g dtype": _G_DTYPE, "dyn x.g dtype": _G_DTYPE})
+def half40b__convolution_fold(nn, F, r):
+    """NNabla 1.39's CPU ``Convolution`` in ``cpu:half`` (convolution.cpp:178-279), sample by
+    sample: im2col, then each group's Eigen ``Half`` product (each product and partial sum
+    rounded to float16, a fold over ``(channel, ky, kx)``), the bias added and rounded once;
+    ``dx`` the fold ``W^T dy`` added into the zeroed image by ``col2im`` in the order of the
+    kernel offsets (im2col-internal.hpp:61-88), ``dW``/``db`` each sample's fold added to the
+    running sum.  Stadyn convolved in float32 and rounded once (outputs up to ~4.7 %
+    relative off).  Static and dynamic: padding, stride, dilation, groups, no bias, an
+    MNIST-like 5x5 layer, ``PF.convolution``; outputs and float32 leaves' gradients."""
+    EU = r.module("nnabla.ext_utils")
+    PF = r.module("nnabla.parametric_functions")
+    r.touch(*(_HALF + _CONV))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4041)
+    cfgs = [((2, 3, 7, 7), (4, 3, 3, 3), True, dict(pad=(1, 1))),
+            ((2, 4, 9, 8), (6, 2, 3, 2), True,
+             dict(pad=(1, 0), stride=(2, 1), dilation=(2, 1), group=2)),
+            ((3, 16, 10, 10), (24, 16, 3, 3), False, dict(pad=(1, 1), stride=(2, 2))),
+            ((4, 1, 28, 28), (8, 1, 5, 5), True, {})]
+    data = [(rs.randn(*xs).astype(np.float32), (rs.randn(*ws) * 0.3).astype(np.float32),
+             rs.randn(ws[0]).astype(np.float32) if bias else None, kw)
+            for xs, ws, bias, kw in cfgs]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        dtypes = set()
+        for i, (x, w, b, kw) in enumerate(data):
+            vs = [nn.Variable.from_numpy_array(a, need_grad=True)
+                  for a in (x, w, b) if a is not None]
+            with nn.context_scope(half):
+                y = F.convolution(*vs, **kw)
+            y.forward()
+            y.backward(np.random.RandomState(i).randn(*y.shape).astype(np.float32))
+            res["%s%d y" % (k, i)] = _array(y.d)
+            for name, v in zip(("x", "w", "b"), vs):
+                res["%s%d g%s" % (k, i, name)] = np.asarray(v.g, np.float32)
+                dtypes.add(str(v.g.dtype))
+        res[k + "x.g dtype"] = sorted(dtypes)
+        nn.clear_parameters()
+        vx = nn.Variable.from_numpy_array(data[3][0], need_grad=True)
+        with nn.context_scope(half):
+            y = PF.convolution(vx, 6, (3, 3), pad=(1, 1), name="conv")
+        y.forward()
+        y.backward(np.random.RandomState(9).randn(*y.shape).astype(np.float32))
+        res[k + "PF y"] = _array(y.d)
+        res[k + "PF gx"] = np.asarray(vx.g, np.float32)
+        for name, p in sorted(nn.get_parameters(grad_only=False).items()):
+            res[k + "PF g" + name] = np.asarray(p.g, np.float32)
+        nn.clear_parameters()
+        nn.set_auto_forward(False)
+    return res
