@@ -134,3 +134,49 @@ def half40b__convolution_fold(nn, F, r):
         nn.clear_parameters()
         nn.set_auto_forward(False)
     return res
+
+
+_SHARED_AFFINE = (
+    "a float32 leaf read by two functions made in cpu:half: NNabla 1.39 accumulates the second "
+    "gradient into the leaf's grad array cast to Half (dx += dy W^T, affine.cpp:114-117: one "
+    "float16 rounding of the sum); Stadyn casts the leaf once per function and adds the two "
+    "float32 gradients of the casts in float32 (graph/_precision.py), so x.g is the unrounded "
+    "sum (541 of 1200 values differ, by up to 0.0078; rounded to float16 all equal NNabla's)")
+_SHARED_CONV = (
+    "as for the affine, plus NNabla's accumulating Convolution backward adds into the existing "
+    "gradient: col2im adds each column value into dx one at a time and dW += each sample's "
+    "fold in turn (convolution.cpp:244-274), where Stadyn folds the function's own gradient "
+    "from zero and then adds it to the other's in float32 (x.g up to 0.031 off, W.g 0.047)")
+
+
+@nnabla_case(names=_HALF + ["nnabla.functions.affine", "nnabla.functions.convolution"],
+             rtol=0.0, atol=0.0,
+             known={"affine x.g": _SHARED_AFFINE, "conv x.g": _SHARED_CONV,
+                    "conv W.g": _SHARED_CONV})
+def half40b__shared_leaf_gradients(nn, F, r):
+    """Gradients of float32 leaves each read by two functions made in ``cpu:half``: the
+    outputs and the second affine's weight gradient agree bit for bit; the shared leaves'
+    accumulated gradients are strict known rows (NNabla sums them in float16, Stadyn in
+    float32)."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + ["nnabla.functions.affine", "nnabla.functions.convolution"]))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(3)
+    x = nn.Variable.from_numpy_array(rs.randn(4, 300).astype(np.float32), need_grad=True)
+    w1 = nn.Variable.from_numpy_array((rs.randn(300, 5) * 0.3).astype(np.float32),
+                                      need_grad=True)
+    w2 = nn.Variable.from_numpy_array((rs.randn(300, 5) * 0.3).astype(np.float32),
+                                      need_grad=True)
+    xc = nn.Variable.from_numpy_array(rs.randn(2, 3, 8, 8).astype(np.float32), need_grad=True)
+    k1 = nn.Variable.from_numpy_array(rs.randn(4, 3, 3, 3).astype(np.float32), need_grad=True)
+    with nn.context_scope(half):
+        y = F.affine(x, w1) * F.affine(x, w2)
+        z = F.convolution(xc, k1, pad=(1, 1)) + F.convolution(xc, k1, pad=(1, 1)) * 2
+    y.forward()
+    y.backward(rs.randn(4, 5).astype(np.float32))
+    z.forward()
+    z.backward(rs.randn(2, 4, 8, 8).astype(np.float32))
+    return {"affine y": _array(y.d), "conv z": _array(z.d),
+            "affine w2.g": np.asarray(w2.g, np.float32),
+            "affine x.g": np.asarray(x.g, np.float32),
+            "conv x.g": np.asarray(xc.g, np.float32), "conv W.g": np.asarray(k1.g, np.float32)}
