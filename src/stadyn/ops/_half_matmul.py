@@ -7,10 +7,11 @@ bias added row by row (``my.rowwise() += b``, :91-95); the backward is ``mdy * m
 does not vectorise ``Half``, so each coefficient of a product is a fold over the inner axis
 from zero: ``acc = acc + a[i, k] * b[k, j]``, ``Half * Half`` and ``Half + Half`` each
 computed in float and rounded to float16 (src/nbla/half.cpp): the product is rounded, then
-every partial sum.  This was established by matching NNabla 1.39's outputs bit for bit
-(forward, ``dx``, ``dW``; shapes up to 64x784 by 784x100 and an inner size of 2000: one
-fold, no blocks of the inner axis visible); the column sums of ``db`` are NNabla's float16
-fold (``ops/_half_sum.py``).
+every partial sum; an inner axis longer than 2728 values is folded in Eigen's blocks
+(:func:`depth_block`), each block's fold added to the result and rounded.  This was
+established by matching NNabla 1.39's outputs bit for bit (forward, ``dx``, ``dW``; shapes up
+to 64x784 by 784x100, inner sizes 2000, 4096 and 8192); the column sums of ``db`` are
+NNabla's float16 fold (``ops/_half_sum.py``).
 
 The fold is the operator ``stadyn_kernels::half_fold_affine`` (made by ``kernel_op``, so a
 static plan records it as one call): a loop over the inner axis, each step one float16
@@ -27,7 +28,7 @@ import torch
 from ._half_sum import fold_sum
 from ._kernel_op import kernel_op
 
-__all__ = ["fold_matmul", "fold_affine"]
+__all__ = ["fold_matmul", "fold_affine", "depth_block", "MAX_DEPTH"]
 
 
 def fold_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -44,16 +45,44 @@ def fold_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """
     inner = a.shape[-1]
     batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    acc = a.new_zeros(batch + (a.shape[-2], b.shape[-1]))
-    if inner == 0 or acc.numel() == 0:
-        return acc
+    total = a.new_zeros(batch + (a.shape[-2], b.shape[-1]))
+    if inner == 0 or total.numel() == 0:
+        return total
     cols = a.movedim(-1, 0).contiguous()        # cols[k]: a[..., :, k]
     rows = b.movedim(-2, 0).contiguous()        # rows[k]: b[..., k, :]
-    step = torch.empty_like(acc)
-    for k in range(inner):
-        torch.mul(cols[k].unsqueeze(-1), rows[k].unsqueeze(-2), out=step)
-        acc.add_(step)
-    return acc
+    step = torch.empty_like(total)
+    depth = depth_block(inner)
+    for start in range(0, inner, depth):
+        acc = total if start == 0 else torch.zeros_like(total)
+        for k in range(start, min(inner, start + depth)):
+            torch.mul(cols[k].unsqueeze(-1), rows[k].unsqueeze(-2), out=step)
+            acc.add_(step)
+        if start:
+            total.add_(acc)                     # each block's fold added, rounded once
+    return total
+
+
+#: Eigen's most inner-axis values in one block of a ``Half`` product on NNabla's CPU: its
+#: ``computeProductBlockingSizes`` for an L1 data cache of 32 KiB and the scalar kernel's
+#: 2 x 4 register block: ``((32768 - 2*4*2) / (2*2 + 4*2)) & ~7``.
+MAX_DEPTH = 2728
+
+
+def depth_block(inner: int) -> int:
+    """The length of the blocks of the inner axis that NNabla's CPU ``Half`` product folds
+    one at a time (each block from zero, then added to the running result): the whole axis
+    up to :data:`MAX_DEPTH`, else Eigen's balanced block of that size rounded to its peeling
+    of 8 (established on NNabla 1.39's outputs for inner sizes 4096 and 8192: 2056).
+
+    Example:
+        >>> depth_block(784), depth_block(4096), depth_block(8192)
+        (784, 2056, 2056)
+    """
+    if inner <= MAX_DEPTH:
+        return inner
+    if inner % MAX_DEPTH == 0:
+        return MAX_DEPTH
+    return MAX_DEPTH - 8 * ((MAX_DEPTH - 1 - inner % MAX_DEPTH) // (8 * (inner // MAX_DEPTH + 1)))
 
 
 def _affine_impl(x: torch.Tensor, w: torch.Tensor, bias: Optional[torch.Tensor]) -> torch.Tensor:

@@ -30,16 +30,19 @@ def half40b__affine_fold(nn, F, r):
     sum rounded to float16; the bias is added and rounded once; ``dx``/``dW`` are the same
     folds (``dy W^T``, ``x^T dy``) and ``db`` the float16 fold of ``dy``'s columns
     (:107-131).  Stadyn computed the product in float32 and rounded once: outputs up to ~3 %
-    relative off (0.59 absolute over an inner size of 2000).  Static and dynamic,
-    ``F.affine`` with and without a bias, a 4-d input (``base_axis=1``), ``PF.affine``;
-    outputs and the gradients of float32 leaves for a seeded ``dy``."""
+    relative off (0.59 absolute over an inner size of 2000).  An inner axis longer than
+    2728 is folded in Eigen's blocks (2056 for 4096 and 8192), each block's fold added and
+    rounded.  Static and dynamic, ``F.affine`` with and without a bias, a 4-d input
+    (``base_axis=1``), inner sizes 4096 and 8192, ``PF.affine``; outputs and the gradients
+    of float32 leaves for a seeded ``dy``."""
     EU = r.module("nnabla.ext_utils")
     PF = r.module("nnabla.parametric_functions")
     r.touch(*(_HALF + _AFFINE))
     half = EU.get_extension_context("cpu", type_config="half")
     rs = np.random.RandomState(4040)
     shapes = [((8, 300), (300, 7), True), ((3, 2000), (2000, 4), True),
-              ((4, 3, 5, 6), (90, 5), False), ((16, 784), (784, 30), True)]
+              ((4, 3, 5, 6), (90, 5), False), ((16, 784), (784, 30), True),
+              ((2, 8192), (8192, 3), True), ((4, 4096), (4096, 6), True)]
     data = [(rs.randn(*xs).astype(np.float32), (rs.randn(*ws) * 0.3).astype(np.float32),
              rs.randn(ws[1]).astype(np.float32) if bias else None,
              rs.randn(xs[0], ws[1]).astype(np.float32)) for xs, ws, bias in shapes]
