@@ -11,6 +11,8 @@ import torch.nn.functional as TF
 from ..graph import is_training
 from . import _kernels as kernels
 from ._cntk_draws import CNTKStream, _in, cntk_draw
+from ._half_conv import fold_conv2d
+from ._half_matmul import fold_affine
 from ._picks import cntk_max_pool
 from ._random import _generator, _nnabla_cpu, nnabla_draw
 from ._registry import op
@@ -25,9 +27,20 @@ _MAXPOOL = {1: TF.max_pool1d, 2: TF.max_pool2d, 3: TF.max_pool3d}
 _AVGPOOL = {1: TF.avg_pool1d, 2: TF.avg_pool2d, 3: TF.avg_pool3d}
 
 
+def _fold_rule(rule: str, x: torch.Tensor, w: torch.Tensor) -> bool:
+    """Whether a product takes NNabla 1.39's float16 fold (``ops/_half_matmul.py``): the rule
+    ``"nnabla"`` and float16 operands on the CPU (its CPU kernel); refuses an unknown rule."""
+    if rule not in ("torch", "nnabla"):
+        raise ValueError(f"rule={rule!r}: one of 'torch', 'nnabla'")
+    return (rule == "nnabla" and x.dtype == torch.float16 and w.dtype == torch.float16
+            and x.device.type == "cpu")
+
+
 @op(3, category=_C, precision="half", sequence=from_base_axis())
-def affine(x, weight, bias=None, base_axis=1):
+def affine(x, weight, bias=None, base_axis=1, rule="torch"):
     """``y = x W + b`` over the axes from ``base_axis`` on (NNabla's affine).
+    ``rule="nnabla"``: of float16 CPU operands, NNabla 1.39's CPU kernel, each product and
+    partial sum rounded to float16 (``ops/_half_matmul.py``; what ``cpu:half`` computes).
 
     ``x`` is read as a matrix of shape ``(prod(x.shape[:base_axis]), prod(x.shape[base_axis:]))``;
     ``weight`` has shape ``(that second size, *out_shape)``; the output shape is
@@ -45,7 +58,11 @@ def affine(x, weight, bias=None, base_axis=1):
     w = weight if weight.ndim == 2 else weight.reshape(weight.shape[0], -1)
     b = bias if bias is None or bias.ndim == 1 else bias.reshape(-1)
     flat = x.ndim == 2 and base_axis == 1
-    y = kernels.linear(x if flat else x.reshape(math.prod(batch), -1), w, b)
+    x2 = x if flat else x.reshape(math.prod(batch), -1)
+    if _fold_rule(rule, x2, w):
+        y = fold_affine(x2, w, b if b is None or b.dtype == x2.dtype else b.to(x2.dtype))
+    else:
+        y = kernels.linear(x2, w, b)
     return y if flat and weight.ndim == 2 else y.reshape(batch + out_shape)
 
 
@@ -63,10 +80,13 @@ def _from_channel_first(y, channel_last, n):
 
 @op(3, category=_C, precision="half", sequence=from_base_axis())
 def convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilation=None, group=1,
-                channel_last=False):
+                channel_last=False, rule="torch"):
     """N-d convolution (cross-correlation) with ``weight`` of shape
     ``(out_channels, in_channels // group, *kernel)``; ``pad``, ``stride`` and ``dilation`` are per
     spatial axis (defaults 0, 1, 1).  Axes before ``base_axis`` are batch axes.
+    ``rule="nnabla"``: a 2-d convolution of float16 CPU operands (channels first) as NNabla
+    1.39's CPU kernel, each product and partial sum rounded to float16
+    (``ops/_half_conv.py``; what ``cpu:half`` computes).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -78,8 +98,12 @@ def convolution(x, weight, bias=None, base_axis=1, pad=None, stride=None, dilati
         weight = weight.movedim(-1, 1)
     x = _to_channel_first(x, channel_last, n)
     x, batch = batch_flatten(x, base_axis)
-    y = kernels.convolution(_CONV[n], x, weight, bias, ntuple(stride, n, 1), ntuple(pad, n, 0),
-                            ntuple(dilation, n, 1), group)
+    if _fold_rule(rule, x, weight) and n == 2 and not channel_last:
+        y = fold_conv2d(x, weight, bias if bias is None else bias.to(x.dtype),
+                        ntuple(stride, n, 1), ntuple(pad, n, 0), ntuple(dilation, n, 1), group)
+    else:
+        y = kernels.convolution(_CONV[n], x, weight, bias, ntuple(stride, n, 1),
+                                ntuple(pad, n, 0), ntuple(dilation, n, 1), group)
     y = y.reshape(tuple(batch) + tuple(y.shape[1:]))
     return _from_channel_first(y, channel_last, n)
 

@@ -27,9 +27,11 @@ __all__ = ["affine", "convolution", "deconvolution", "batch_normalization",
 
 def affine(inp: Variable, n_outmaps: int | Sequence[int], base_axis: int = 1, w_init=None,
            b_init=None, fix_parameters: bool = False, rng=None, with_bias: bool = True,
-           apply_w=None, apply_b=None, name: str | None = None) -> Variable:
+           apply_w=None, apply_b=None, name: str | None = None, rule: str = "torch"
+           ) -> Variable:
     """Fully connected layer ``x W + b`` with parameters ``W`` ``(inmaps, *n_outmaps)`` and
-    ``b`` in scope ``affine``.
+    ``b`` in scope ``affine``; ``rule`` is ``F.affine``'s (``"nnabla"``: NNabla 1.39's float16
+    CPU kernel in ``cpu:half``).
 
     ``W`` defaults to Glorot uniform, ``b`` to zeros; ``apply_w``/``apply_b`` map them before
     use (``apply_w=PF.spectral_norm``).
@@ -52,17 +54,18 @@ def affine(inp: Variable, n_outmaps: int | Sequence[int], base_axis: int = 1, w_
         if with_bias:
             b = parameter("b", out, given_or(b_init, I.ConstantInitializer(0.0)), fix_parameters,
                           apply=apply_b)
-        return F.affine(inp, w, b, base_axis)
+        return F.affine(inp, w, b, base_axis, rule=rule)
 
 
 def convolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, stride=None,
                 dilation=None, group: int = 1, channel_last: bool = False, w_init=None,
                 b_init=None, base_axis: int = 1, fix_parameters: bool = False, rng=None,
                 with_bias: bool = True, apply_w=None, apply_b=None,
-                name: str | None = None) -> Variable:
+                name: str | None = None, rule: str = "torch") -> Variable:
     """Convolution layer with ``W`` ``(outmaps, inmaps // group, *kernel)`` and ``b``
     ``(outmaps,)`` in scope ``conv``; ``W`` defaults to Glorot uniform
-    ``sqrt(6 / (prod(kernel) * (in + out)))``.
+    ``sqrt(6 / (prod(kernel) * (in + out)))``; ``rule`` is ``F.convolution``'s
+    (``"nnabla"``: NNabla 1.39's float16 CPU kernel in ``cpu:half``).
 
     Example:
         >>> import stadyn as sd, stadyn.parametric_functions as PF
@@ -87,7 +90,8 @@ def convolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, st
         if with_bias:
             b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),
                           fix_parameters, apply=apply_b)
-        return F.convolution(inp, w, b, base_axis, pad, stride, dilation, group, channel_last)
+        return F.convolution(inp, w, b, base_axis, pad, stride, dilation, group, channel_last,
+                             rule=rule)
 
 
 def deconvolution(inp: Variable, outmaps: int, kernel: Sequence[int], pad=None, stride=None,

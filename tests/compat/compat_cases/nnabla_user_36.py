@@ -454,17 +454,8 @@ def user36_sink_input_grads_as_written(nn, F, r):
     return res
 
 
-_HALF = ("NNabla 1.39's CPU Affine in a half context accumulates in fp16 (affine.cpp: an Eigen "
-         "product of nbla::Half, whose operators round each result): each product rounded to "
-         "fp16, then added in order, each sum rounded (the sequential fp16 sum matches it exactly "
-         "on a 64x40x8 draw); Stadyn's (torch's CPU fp16 matmul, stadyn/ops affine) accumulates "
-         "in fp32 and rounds once, so an output can differ by a few fp16 ulps (0.06003 here, "
-         "NNabla 0.05994); the dtypes and the binding of the context agree")
-
-
 @nnabla_case(names=["nnabla.ext_utils.get_extension_context", "nnabla.context_scope",
-                    "nnabla.get_current_context", PFN + "affine"],
-             known={"half out": _HALF})
+                    "nnabla.get_current_context", PFN + "affine"])
 def user36_half_context_on_cpu(nn, F, PF, S, r):
     """Mixed precision on a CPU as a user first tries it: ``get_extension_context('cpu',
     type_config='half')`` inside ``nn.context_scope``, and the same call misspelled with

@@ -28,7 +28,9 @@ kernels do (``ops/_output_grads.py``; case
 ``nnabla_fidelity_20.written_outputs__swish_mul_n_prod_read_them``).  ``F.sum``,
 ``F.mean``, ``F.reduce_sum`` and ``F.reduce_mean`` made in ``cpu:half`` compute in float16
 and round after each addition, as NNabla's CPU kernels do (``ops/_half_sum.py``; case
-``nnabla_half_40.half40__sum_mean_fold``).
+``nnabla_half_40.half40__sum_mean_fold``); so do ``F.affine``/``PF.affine`` and the 2-d
+``F.convolution``/``PF.convolution``, each product and partial sum rounded
+(``ops/_half_matmul.py``, ``ops/_half_conv.py``; cases ``nnabla_half_40b``).
 """
 
 from __future__ import annotations
@@ -46,7 +48,8 @@ RULES = {"batch_normalization": "nnabla", "fused_batch_normalization": "nnabla",
          "max": "nnabla", "min": "nnabla", "sort": "nnabla", "softmax_cross_entropy": "nnabla",
          "categorical_cross_entropy": "nnabla", "top_n_error": "nnabla", "leaky_relu": "nnabla",
          "swish": "nnabla", "mul_n": "nnabla", "prod": "nnabla", "sum": "nnabla",
-         "mean": "nnabla"}
+         "mean": "nnabla", "affine": "nnabla",
+         "convolution": "nnabla"}
 
 
 def with_nnabla_rule(name: str, fn):
