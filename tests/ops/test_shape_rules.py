@@ -58,8 +58,28 @@ def test_the_rules_cover_the_common_ops():
     # an op whose shape is not its input's keeps meta inference
     for name in ("affine", "concatenate", "crelu"):
         assert name not in RULED, name
-    # where's condition of the inputs' leading shape is not NumPy's broadcast (shape="meta")
-    assert "where" not in RULED
+    # where's condition of the inputs' leading shape is not NumPy's broadcast: its own rule
+    assert "where" in RULED
+
+
+@pytest.mark.parametrize("shapes", [((3, 5), (3, 5, 3, 1, 1), (3, 5, 3, 1, 1)),
+                                    ((3,), (3, 4), (4,)), ((3,), (3, 4), ()),
+                                    ((2, 3), (2, 3, 4), (1, 4)), ((3,), (4, 3), (4, 3)),
+                                    ((), (2, 3), (2, 3)), ((2,), (3, 4), (3, 4))])
+def test_where_rule_matches_meta_inference_for_a_leading_shape_condition(shapes):
+    # NNabla's where aligns a condition of x_true's leading shape to its leading axes
+    # ((3, 5) against (3, 5, 3, 1, 1)); NumPy's broadcast would not; the last two are
+    # NumPy's broadcast and a mismatch (meta inference raises: the rule must not decide)
+    spec = CATALOG["where"]
+    decided = 0
+    for dtypes in [(torch.bool, torch.float32, torch.float32),
+                   (torch.float32, torch.float16, torch.float64),
+                   (torch.int64, torch.int32, torch.float32)]:
+        for grad in (False, True):
+            args = [_meta(s, d, grad and d.is_floating_point and k > 0)
+                    for k, (s, d) in enumerate(zip(shapes, dtypes))]
+            decided += _compare(spec, args, {})
+    assert decided == (0 if shapes[0] == (2,) else 6)
 
 
 def test_a_static_where_over_a_leading_shape_condition_traces_and_trains():

@@ -61,7 +61,7 @@ def less(x0, x1):
     return _compare(torch.lt(x0, x1), x0, x1)
 
 
-@op(3, category=_C, elementwise=True, shape="meta")   # (its leading-axes condition)
+@op(3, category=_C, elementwise=True, shape="where")   # (its leading-axes condition)
 def where(condition_if, x_true, x_false):
     """``x_true`` where ``condition_if`` is not 0, else ``x_false`` (NNabla's ``where``).
 

@@ -26,6 +26,9 @@ The rules here are chosen by the op's declaration (:data:`SHAPE_RULES`, read by 
 * ``"same"`` (``@op(..., shape="same")``, one tensor input: ``softmax``, ``log_softmax``): the
   input's shape; the dtype is the implementation's on a one-element CPU tensor of ones of the
   input's rank.
+* ``"where"`` (NNabla's ``where``): the element-wise rule, after a condition whose shape is
+  ``x_true``'s leading shape is given trailing axes of length 1 (NNabla's rule, which NumPy's
+  broadcast does not follow).
 
 A rule that cannot decide (inputs broadcasting does not take, an axis out of range,
 inputs that are not meta tensors, an implementation that fails or answers another shape on its
@@ -226,14 +229,31 @@ def _reduce_rule(impl: Callable) -> Callable:
     return rule
 
 
+def _where_rule(impl: Callable) -> Callable:
+    def rule(args: list, kwargs: dict):
+        # NNabla's ``where``: a condition of lower rank whose shape is ``x_true``'s leading
+        # shape applies to each of their trailing elements; aligned so, the three broadcast
+        # as the element-wise rule's inputs (a call by keyword: meta inference)
+        if len(args) != 3 or kwargs:
+            return None
+        cond, x_true, x_false = args
+        if (_is_meta(cond) and _is_meta(x_true) and cond.ndim < x_true.ndim
+                and tuple(x_true.shape[:cond.ndim]) == tuple(cond.shape)):
+            cond = cond.reshape(tuple(cond.shape) + (1,) * (x_true.ndim - cond.ndim))
+        return elementwise(impl, [cond, x_true, x_false], kwargs)
+    return rule
+
+
 #: rule name -> a maker of the rule for one op's implementation: ``rule(meta_args,
 #: meta_kwargs)`` gives the call's meta outputs, or None (the implementation then runs on them)
 SHAPE_RULES: dict[str, Callable[[Callable], Callable | None]] = {
     "elementwise": lambda impl: functools.partial(elementwise, impl),
     "reduce": _reduce_rule,
     "same": lambda impl: functools.partial(same, impl),
-    # no rule: meta inference (an element-wise op whose broadcast is not NumPy's: ``where``
-    # aligns a condition of the input's leading shape to the leading axes)
+    # ``where``'s: the element-wise rule after aligning a condition of ``x_true``'s leading
+    # shape to its leading axes
+    "where": _where_rule,
+    # no rule: meta inference
     "meta": lambda impl: None,
 }
 
