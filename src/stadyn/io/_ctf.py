@@ -382,29 +382,28 @@ class CTFDeserializer(Deserializer):
         elif key in _REFUSED_KEYS:
             raise ValueError(f"CTFDeserializer: {key!r} ({_REFUSED_KEYS[key]}) is not supported "
                              "by Stadyn")
-        else:
-            if key not in _NO_EFFECT_KEYS:
-                warnings.warn(f"CTFDeserializer: {key!r} is not a setting of CNTK's text format "
-                              f"reader (it reads maxErrors, chunkSizeInBytes, "
-                              f"{', '.join(_NO_EFFECT_KEYS)}); it is kept and does nothing",
-                              stacklevel=2)
-            self.__dict__.setdefault("_settings", {})[key] = value
+        elif key not in _NO_EFFECT_KEYS:
+            warnings.warn(f"CTFDeserializer: {key!r} is not a setting of CNTK's text format "
+                          f"reader (it reads maxErrors, chunkSizeInBytes, "
+                          f"{', '.join(_NO_EFFECT_KEYS)}); it is kept and does nothing",
+                          stacklevel=2)
+        self.__dict__.setdefault("_settings", {})[key] = value
 
     def __getitem__(self, key: str):
-        """A setting as CNTK 2.7's deserializer dict gives it: ``file``, ``type``,
-        ``maxErrors``, ``chunkSizeInBytes`` or one set with ``d[key] = value``."""
+        """A setting as CNTK 2.7's deserializer dict gives it: ``file``, ``type``, one set with
+        ``d[key] = value`` (``maxErrors`` also when given to the constructor), else ``None``
+        (CNTK 2.7's dictionary holds no default: ``d["chunkSizeInBytes"]`` of a deserializer
+        reading its 32 MB chunks is ``None`` there, case ``io40r__dict_unset_keys``)."""
         if key == "file":
             return self.__dict__.get("_given_file", self.path)
         if key == "type":
             return "CNTKTextFormatDeserializer"
-        if key == "maxErrors":
-            return self.max_errors
-        if key == "chunkSizeInBytes":
-            return self.chunk_bytes
         settings = self.__dict__.get("_settings", {})
         if key in settings:
             return settings[key]
-        raise KeyError(key)
+        if key == "maxErrors" and self.max_errors:
+            return self.max_errors
+        return None
 
     @staticmethod
     def _make_fields(streams: dict[str, StreamDef]) -> dict[str, InputField]:

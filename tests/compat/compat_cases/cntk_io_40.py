@@ -330,3 +330,47 @@ def io40r_htk_long_utterances(C, r):
                 lambda: _htk_utterances(C, scps, extra, **kw)).get("returns", "raised")
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
+
+
+@cntk_case(name="io40r__dict_unset_keys",
+           names=["cntk.io.CTFDeserializer", "cntk.io.HTKFeatureDeserializer",
+                  "cntk.io.HTKMLFDeserializer", "cntk.io.ImageDeserializer",
+                  "cntk.io.Base64ImageDeserializer", "cntk.io.CBFDeserializer"],
+           note="d[key] of a key never set on CNTK 2.7's deserializer dictionaries is None "
+                "(a plain dictionary's lookup: 'maxErrors' and 'chunkSizeInBytes' of a text "
+                "format deserializer too, and any key of one whose file does not exist yet); "
+                "'file' and 'type' as given")
+def io40r_dict_unset_keys(C, r):
+    import base64
+    _write("g.ctf", "|x 1\n")
+    _write("a.png", _png(2, 2, (200, 100, 10)))
+    _write("map.txt", "a.png\t1\n")
+    _write("b64.txt", "1\t%s\n" % base64.b64encode(_png(2, 2, (200, 100, 10))).decode())
+    _write("x.cbf", _cbf([3.0, 4.0]))
+    _write("f.htk", _htk(3))
+    _write("f.scp", "u0.mfc=f.htk[0,2]\n")
+    _write("s.list", "s0\ns1\n")
+    _write("l.mlf", '#!MLF!#\n"u0.lab"\n0 200000 s0\n200000 300000 s1\n.\n')
+
+    def x():
+        return C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1))
+
+    def image():
+        return C.io.StreamDefs(x=C.io.StreamDef(field="image", transforms=[]),
+                               y=C.io.StreamDef(field="label", shape=2))
+    makers = [("ctf", lambda: C.io.CTFDeserializer("g.ctf", x())),
+              ("ctf_absent", lambda: C.io.CTFDeserializer("absent.ctf", x())),
+              ("htk", lambda: C.io.HTKFeatureDeserializer(C.io.StreamDefs(
+                  x=C.io.StreamDef(shape=2, scp="f.scp")))),
+              ("mlf", lambda: C.io.HTKMLFDeserializer("s.list", C.io.StreamDefs(
+                  y=C.io.StreamDef(shape=2, mlf="l.mlf")))),
+              ("image", lambda: C.io.ImageDeserializer("map.txt", image())),
+              ("b64", lambda: C.io.Base64ImageDeserializer("b64.txt", image())),
+              ("cbf", lambda: C.io.CBFDeserializer("x.cbf", x()))]
+    res = {}
+    for kind, make in makers:
+        for key in ("nothere", "maxErrors", "chunkSizeInBytes", "grayscale", "verbosity",
+                    "keepDataInMemory", "maxSequenceSize", "file", "type"):
+            got = _result(lambda: make()[key])
+            res["%s_%s" % (kind, key)] = got.get("raises", got.get("returns"))
+    return res
