@@ -45,14 +45,15 @@ def _chunks_of(script_frames: list[int], kept: list[int] | None) -> np.ndarray:
     """Utterances per chunk: CNTK 2.7 counts off the frames of the script's utterances
     ``script_frames`` in order, a chunk taking them until it holds more than 90,000; then
     only those at positions ``kept`` stay (``None``: all), a chunk left empty dropped."""
-    chunk_of = np.empty(len(script_frames), dtype=np.int64)
+    chunk_of: list[int] = []
     chunk, frames = -1, 0
-    for i, n in enumerate(script_frames):
+    for n in script_frames:
         if chunk < 0 or frames > _CHUNK_FRAMES:
             chunk, frames = chunk + 1, 0
-        chunk_of[i] = chunk
+        chunk_of.append(chunk)
         frames += n
-    counts = np.bincount(chunk_of if kept is None else chunk_of[np.asarray(kept, np.int64)],
+    at = np.array(chunk_of, dtype=np.int64)
+    counts = np.bincount(at if kept is None else at[np.asarray(kept, np.int64)],
                          minlength=chunk + 1)
     return counts[counts > 0]
 
