@@ -61,3 +61,24 @@ def test_a_deserializer_read_directly_parses_only_what_it_reads(tmp_path):
         d.load_chunks([0])
     with pytest.raises(DataError, match="value 'a'"):
         d.read(4)
+
+
+def test_a_pickled_deserializer_leaves_the_parses_its_source_kept(tmp_path):
+    # a source in this process parsed the chunks of its window whole and keeps the sequences
+    # it has not delivered; a copy sent to worker processes goes without them (before: all of
+    # them, up to 2**25 values, went with it) and reads the same values
+    import pickle
+    path = tmp_path / "c.ctf"
+    path.write_bytes(_text(40))
+    d = CTFDeserializer(path, STREAMS)
+    src = MinibatchSource(d, max_sweeps=1, randomize=False)
+    src.next_minibatch(3)                # (sequences 0 and 1: 1 and 2 lines)
+    assert sorted(d._parsed) == list(range(2, 40))
+    copy = pickle.loads(pickle.dumps(d))
+    assert not {"_parsed", "_kept", "_chunks_read"} & set(vars(copy))
+    assert len(d._parsed) == 38          # (the original keeps them for its source)
+    for i in (3, 39):
+        for name in ("x", "y"):
+            np.testing.assert_array_equal(copy.read(i)[name], d.read(i)[name])
+    with MinibatchSource(copy, max_sweeps=1, randomize=False, num_workers=1) as workers:
+        assert workers.next_minibatch(7)["x"].num_samples == 7

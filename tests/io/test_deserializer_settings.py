@@ -50,5 +50,5 @@ def test_engine_keys_are_taken_and_others_kept_with_a_warning(tmp_path):
         d["keepDataInMemry"] = True
     assert (d["keepDataInMemory"], d["traceLevel"], d["keepDataInMemry"]) == (True, 3, True)
     assert d["type"] == "CNTKBinaryFormatDeserializer"
-    with pytest.raises(KeyError):
-        d["maxErrors"]
+    # a key never set is None, as CNTK 2.7's dictionary gives it (case io40r__dict_unset_keys)
+    assert d["maxErrors"] is None

@@ -210,7 +210,7 @@ def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureD
     line by line of their script files, as cntk.exe's reader did (HTKMLFReader.cpp:371,
     utterancesourcemulti.h:943), the others' by utterance key (CNTK 2's deserializers)."""
     legacy = str(reader.reader_type or "").lower() == "htkmlfreader"
-    defs = {}
+    defs, limits = {}, []
     for s in d.streams:
         scp = _param(s, "scpFile")
         if scp is None or s.dim is None:
@@ -219,14 +219,14 @@ def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureD
         context = _context(s, d)
         if context == (0, 0):
             context = None
-        limit = _param(s, "maxSequenceSize", 65535)
+        limits.append(int(_param(s, "maxSequenceSize", 65535)))
         defs[s.name] = io.StreamDef(shape=s.dim, scp=str(scp), context=context,
-                                    broadcast=_flag(s, "expandToUtterance", d),
-                                    max_sequence_length=int(limit))
+                                    broadcast=_flag(s, "expandToUtterance", d))
     if not defs:
         raise config_error("HTKFeatureDeserializer defines no input streams", d.loc)
     return io.HTKFeatureDeserializer(io.StreamDefs(**defs),
-                                     pairing="position" if legacy else "key")
+                                     pairing="position" if legacy else "key",
+                                     max_sequence_size=min(limits))
 
 
 def _htk_labels(d: DeserializerConfig) -> io.HTKMLFDeserializer:

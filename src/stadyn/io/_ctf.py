@@ -48,6 +48,7 @@ import numpy as np
 from .._errors import DataError
 from .._fileutil import refuse_special_file
 from ._ctf_streams import _CHUNK, bar_positions, byte_positions, input_counts
+from ._ctf_chunks import WholeChunkParses
 from ._ctf_stored import stored_batch, stored_zeros
 from ._ctf_values import InputField, parse_values, text_format_errors
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, byte_chunks, pad_sequences
@@ -257,7 +258,7 @@ def _missing(name: str, text: str) -> str:
     return f"input {name!r} is missing from this line"
 
 
-class CTFDeserializer(Deserializer):
+class CTFDeserializer(WholeChunkParses, Deserializer):
     """Samples from a CNTK Text Format file (CNTK's ``CTFDeserializer``).
 
     Args:
@@ -377,34 +378,32 @@ class CTFDeserializer(Deserializer):
             if int(value) <= 0:
                 raise ValueError(f"chunkSizeInBytes must be > 0, got {value}")
             self.chunk_bytes = int(value)
-            for cached in ("_chunk_starts", "_chunks_read", "_parsed", "_kept"):
-                self.__dict__.pop(cached, None)
+            self._drop_parses()
         elif key in _REFUSED_KEYS:
             raise ValueError(f"CTFDeserializer: {key!r} ({_REFUSED_KEYS[key]}) is not supported "
                              "by Stadyn")
-        else:
-            if key not in _NO_EFFECT_KEYS:
-                warnings.warn(f"CTFDeserializer: {key!r} is not a setting of CNTK's text format "
-                              f"reader (it reads maxErrors, chunkSizeInBytes, "
-                              f"{', '.join(_NO_EFFECT_KEYS)}); it is kept and does nothing",
-                              stacklevel=2)
-            self.__dict__.setdefault("_settings", {})[key] = value
+        elif key not in _NO_EFFECT_KEYS:
+            warnings.warn(f"CTFDeserializer: {key!r} is not a setting of CNTK's text format "
+                          f"reader (it reads maxErrors, chunkSizeInBytes, "
+                          f"{', '.join(_NO_EFFECT_KEYS)}); it is kept and does nothing",
+                          stacklevel=2)
+        self.__dict__.setdefault("_settings", {})[key] = value
 
     def __getitem__(self, key: str):
-        """A setting as CNTK 2.7's deserializer dict gives it: ``file``, ``type``,
-        ``maxErrors``, ``chunkSizeInBytes`` or one set with ``d[key] = value``."""
+        """A setting as CNTK 2.7's deserializer dict gives it: ``file``, ``type``, one set with
+        ``d[key] = value`` (``maxErrors`` also when given to the constructor), else ``None``
+        (CNTK 2.7's dictionary holds no default: ``d["chunkSizeInBytes"]`` of a deserializer
+        reading its 32 MB chunks is ``None`` there, case ``io40r__dict_unset_keys``)."""
         if key == "file":
             return self.__dict__.get("_given_file", self.path)
         if key == "type":
             return "CNTKTextFormatDeserializer"
-        if key == "maxErrors":
-            return self.max_errors
-        if key == "chunkSizeInBytes":
-            return self.chunk_bytes
         settings = self.__dict__.get("_settings", {})
         if key in settings:
             return settings[key]
-        raise KeyError(key)
+        if key == "maxErrors" and self.max_errors:
+            return self.max_errors
+        return None
 
     @staticmethod
     def _make_fields(streams: dict[str, StreamDef]) -> dict[str, InputField]:
@@ -564,55 +563,6 @@ class CTFDeserializer(Deserializer):
                                  f"most {max(len(v) for v in out.values())} samples of an input",
                                  self.path, first))
         return out
-
-    #: whether :meth:`load_chunks` (a source's, before it reads a minibatch) parses chunks
-    #: whole, as CNTK 2.7's text reader loads a chunk (so a bad line raises from the first
-    #: minibatch that loads its chunk); ``benchmarks/ctf_chunk_parse_ab.py`` measures it
-    #: against parsing each sequence when it is read (:meth:`read_batch` alone does that)
-    _whole_chunks = True
-    #: how many parsed values (float32) of chunks read whole but not yet delivered are kept;
-    #: past that a sequence is parsed again when it is read
-    _kept_values = 1 << 25
-
-    @property
-    def loads_whole_chunks(self) -> bool:
-        return self._whole_chunks
-
-    @text_format_errors
-    def load_chunks(self, chunk_ids: Sequence[int]) -> None:
-        """Parse chunks ``chunk_ids`` whole unless they were (CNTK 2.7's ``TextParser`` loads
-        a chunk at its first use, so any bad line in it raises then); their sequences'
-        results wait in ``_parsed`` for the read that delivers them."""
-        if not self._whole_chunks:
-            return
-        if self.__dict__.get("_chunk_starts") is None:
-            self._chunk_starts = np.cumsum(self.chunk_sizes())
-        done = self.__dict__.setdefault("_chunks_read", set())
-        parsed = self.__dict__.setdefault("_parsed", {})
-        for chunk in sorted(set(int(c) for c in chunk_ids)):
-            if chunk in done:
-                continue
-            ends = self._chunk_starts
-            begin = int(ends[chunk - 1]) if chunk else 0
-            kept = self.__dict__.get("_kept", 0)
-            for i in range(begin, int(ends[chunk])):
-                zeros: dict[str, list] = {}
-                out = self._parse_sequence(i, zeros=zeros)
-                size = sum(int(a.size) for v in out.values() for a in v)
-                if i not in parsed and kept + size <= self._kept_values:
-                    parsed[i] = (out, zeros, size)
-                    kept += size
-            self._kept = kept
-            done.add(chunk)
-
-    def _take(self, i: int, zeros: dict) -> dict[str, list[np.ndarray]]:
-        """Sequence ``i`` parsed: the result its chunk's parse kept, else parsed now."""
-        kept = self.__dict__.get("_parsed", {}).pop(i, None)
-        if kept is None:
-            return self._parse_sequence(i, zeros=zeros)
-        self._kept -= kept[2]
-        zeros.update(kept[1])
-        return kept[0]
 
     @text_format_errors
     def read_batch(self, ids: Sequence[int],

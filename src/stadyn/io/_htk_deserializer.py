@@ -3,6 +3,7 @@ sequence, each frame optionally widened with its neighbours."""
 
 from __future__ import annotations
 
+import numbers
 import os
 import warnings
 from typing import Sequence
@@ -33,6 +34,28 @@ def splice_frames(frames: np.ndarray, left: int, right: int) -> np.ndarray:
     offsets = np.arange(-left, right + 1)
     index = np.clip(np.arange(t)[:, None] + offsets[None, :], 0, t - 1)
     return frames[index].reshape(t, -1)
+
+
+#: CNTK 2.7's chunk of utterances: one is closed once it holds more than 15 minutes of 10 ms
+#: frames (HTKDeserializer.cpp:174-200)
+_CHUNK_FRAMES = 15 * 60 * 100
+
+
+def _chunks_of(script_frames: list[int], kept: list[int] | None) -> np.ndarray:
+    """Utterances per chunk: CNTK 2.7 counts off the frames of the script's utterances
+    ``script_frames`` in order, a chunk taking them until it holds more than 90,000; then
+    only those at positions ``kept`` stay (``None``: all), a chunk left empty dropped."""
+    chunk_of: list[int] = []
+    chunk, frames = -1, 0
+    for n in script_frames:
+        if chunk < 0 or frames > _CHUNK_FRAMES:
+            chunk, frames = chunk + 1, 0
+        chunk_of.append(chunk)
+        frames += n
+    at = np.array(chunk_of, dtype=np.int64)
+    counts = np.bincount(at if kept is None else at[np.asarray(kept, np.int64)],
+                         minlength=chunk + 1)
+    return counts[counts > 0]
 
 
 class _OpenFiles:
@@ -135,13 +158,18 @@ class HTKFeatureDeserializer(DictSettings, Deserializer):
             ``"position"`` (cntk.exe's ``HTKMLFReader``) pairs line ``i`` of each script file
             whatever its key: the script files must list as many utterances, and a key that
             appears twice is kept.
+        max_sequence_size: utterances of more frames (in any stream) are skipped (CNTK 2.7's
+            ``maxSequenceSize`` of the deserializer, also ``d["maxSequenceSize"] = n``);
+            ``None``, the default as in CNTK 2.7, skips none.  A ``StreamDef``'s
+            ``max_sequence_length`` is not read (CNTK 2.7's Python passes it under a key its
+            HTK reader never reads, so it skips nothing).
 
     Every utterance of the script (``key=file.htk[first,last]`` lines, see
     :func:`stadyn.io.read_script_file`) is a sequence of frames, float32 ``(T, dim)``. With
     ``context=(l, r)`` each frame is preceded by its ``l`` and followed by its ``r`` neighbours
     (the edge frame repeats at the ends) and ``shape`` is the file's frame size; without it a
     ``shape`` of an odd multiple of the file's frame size widens symmetrically. Utterances longer
-    than ``max_sequence_length`` are skipped, and so are (with a warning) utterances whose key
+    than ``max_sequence_size`` are skipped, and so are (with a warning) utterances whose key
     appears twice, and utterances of the first stream whose key another stream's script does
     not list, as CNTK 2.7 drops them. A stream with ``broadcast=True`` holds one frame per utterance
     (i-vectors) and delivers it repeated over the length of the first deserializer's
@@ -164,41 +192,52 @@ class HTKFeatureDeserializer(DictSettings, Deserializer):
     # CNTK 2.7's configuration keys (``d[key] = value``, ``_settings.py``)
     cntk_type = "HTKFeatureDeserializer"
     refused_keys = {"frameMode": "use MinibatchSource(frame_mode=True)"}
+    applied_keys = {"maxSequenceSize": "_set_max_sequence_size"}
 
     @reader_errors
-    def __init__(self, streams: dict[str, StreamDef], *, pairing: str = "key"):
+    def __init__(self, streams: dict[str, StreamDef], *, pairing: str = "key",
+                 max_sequence_size: int | None = None):
         if pairing not in ("key", "position"):
             raise ValueError(f"HTKFeatureDeserializer: pairing must be 'key' or 'position', "
                              f"got {pairing!r}")
         self._streams = [_Stream(name, d) for name, d in iter_stream_defs(streams)]
         if not self._streams:
             raise ValueError("HTKFeatureDeserializer needs at least one stream")
-        first = self._streams[0]
-        self.path = first.entries[0].script
-        limits = {name: d.max_sequence_length for name, d in iter_stream_defs(streams)}
-        if pairing == "key":
-            self._rows = self._pair_by_key(limits)
-        else:
-            self._rows = self._pair_by_position(limits)
-        if not self._rows[0]:
-            raise DataError("no utterances to read (all are longer than max_sequence_length, "
-                            "or repeated)", first.entries[0].script)
-        self._keys = [e.key for e in self._rows[0]]
-        self._lengths = np.array([e.frames for e in self._rows[0]], dtype=np.int64)
+        self.path = self._streams[0].entries[0].script
+        self._pairing = pairing
+        self._select(max_sequence_size)
         self._h_files: _OpenFiles | None = None
 
-    def _pair_by_key(self, limits: dict[str, int]) -> list[list[ScriptEntry]]:
+    def _select(self, limit: int | None) -> None:
+        """The utterances read (none longer than ``limit`` frames in any stream) and CNTK
+        2.7's chunks of them (:meth:`chunk_sizes`)."""
+        if self._pairing == "key":
+            self._rows, script_frames, kept = self._pair_by_key(limit)
+        else:
+            self._rows = self._pair_by_position(limit)
+            script_frames, kept = [e.frames for e in self._rows[0]], None
+        if not self._rows[0]:
+            raise DataError("no utterances to read (all are longer than maxSequenceSize, or "
+                            "repeated)", self.path)
+        self._max_size = limit
+        self._keys = [e.key for e in self._rows[0]]
+        self._lengths = np.array([e.frames for e in self._rows[0]], dtype=np.int64)
+        self._chunks = _chunks_of(script_frames, kept)
+
+    def _pair_by_key(self, limit: int | None):
         """The first stream's utterances, each with the same key's utterance of every other
-        stream (CNTK 2.7's ``HTKFeatureDeserializer``): utterances longer than their stream's
-        limit are left out, and so is every utterance whose key a script repeats or another
-        stream's script lacks (with a warning: CNTK 2.7 drops those without one)."""
+        stream (CNTK 2.7's ``HTKFeatureDeserializer``): utterances longer than ``limit`` are
+        left out, and so is every utterance whose key a script repeats or another stream's
+        script lacks (with a warning: CNTK 2.7 drops those without one).  Also the frames of
+        the first stream's utterances before that last join and the positions among them of
+        those kept: CNTK 2.7 chunks the first script so (its composite drops the others)."""
         first = self._streams[0]
         keyed: list[dict[str, ScriptEntry]] = []
         for s in self._streams:
             seen: dict[str, ScriptEntry] = {}
             dupes: set[str] = set()
             for e in s.entries:
-                if e.frames > limits[s.name]:
+                if limit is not None and e.frames > limit:
                     continue
                 if e.key in seen:
                     dupes.add(e.key)
@@ -208,7 +247,8 @@ class HTKFeatureDeserializer(DictSettings, Deserializer):
                               f"stream {s.name!r} (first {sorted(dupes)[0]!r}); CNTK drops every "
                               f"such utterance, and so does Stadyn", stacklevel=3)
             keyed.append({k: e for k, e in seen.items() if k not in dupes})
-        order = list(keyed[0])
+        script = list(keyed[0])
+        order = script
         for s, table in zip(self._streams[1:], keyed[1:]):
             missing = [k for k in order if k not in table]
             if missing:     # CNTK 2.7 drops them (silently)
@@ -217,12 +257,14 @@ class HTKFeatureDeserializer(DictSettings, Deserializer):
                               f"({s.entries[0].script}; first {missing[0]!r}); CNTK 2.7 drops "
                               f"them, and so does Stadyn", stacklevel=3)
                 order = [k for k in order if k in table]
-        return [[table[k] for k in order] for table in keyed]
+        at = {k: i for i, k in enumerate(script)}
+        return ([[table[k] for k in order] for table in keyed],
+                [keyed[0][k].frames for k in script], [at[k] for k in order])
 
-    def _pair_by_position(self, limits: dict[str, int]) -> list[list[ScriptEntry]]:
+    def _pair_by_position(self, limit: int | None) -> list[list[ScriptEntry]]:
         """Line ``i`` of every script together, whatever its key (cntk.exe's HTKMLFReader):
-        the scripts must list as many utterances; a line longer than its stream's limit leaves
-        out that line of every script; repeated keys are kept."""
+        the scripts must list as many utterances; a line longer than ``limit`` in any of them
+        leaves out that line of every script; repeated keys are kept."""
         first = self._streams[0]
         for s in self._streams[1:]:
             if len(s.entries) != len(first.entries):
@@ -232,7 +274,7 @@ class HTKFeatureDeserializer(DictSettings, Deserializer):
                                 f"number of files in each scriptfile inconsistent)",
                                 s.entries[0].script)
         kept = [i for i in range(len(first.entries))
-                if all(s.entries[i].frames <= limits[s.name] for s in self._streams)]
+                if limit is None or all(s.entries[i].frames <= limit for s in self._streams)]
         return [[s.entries[i] for i in kept] for s in self._streams]
 
     @property
@@ -249,23 +291,24 @@ class HTKFeatureDeserializer(DictSettings, Deserializer):
     def sequence_lengths(self) -> np.ndarray:
         return self._lengths
 
-    #: CNTK 2.7's chunk of utterances: one is closed once it holds more than 15 minutes of
-    #: 10 ms frames (HTKDeserializer.cpp:174-200)
-    _chunk_frames = 15 * 60 * 100
-
     def chunk_sizes(self) -> np.ndarray:
         """Utterances per chunk as CNTK 2.7's HTK deserializer counts them off in script
         order (the first stream's frames): a chunk takes utterances until it holds more than
-        90,000 frames, so it runs a little over."""
-        sizes: list[int] = []
-        frames = 0
-        for n in self._lengths.tolist():
-            if not sizes or frames > self._chunk_frames:
-                sizes.append(0)
-                frames = 0
-            sizes[-1] += 1
-            frames += n
-        return np.array(sizes, dtype=np.int64)
+        90,000 frames, so it runs a little over.  The utterances of the first script that
+        another stream lacks count there too (CNTK 2.7 drops them from their chunk later),
+        those longer than ``maxSequenceSize`` do not."""
+        return self._chunks
+
+    def _set_max_sequence_size(self, value) -> None:
+        """``d["maxSequenceSize"] = n``: utterances of more than ``n`` frames in any stream
+        are skipped, before chunking, as CNTK 2.7's HTK reader does with that key of its
+        deserializer (the ``max_sequence_length`` of a ``StreamDef`` reaches nothing there).
+        Set it before a source is made over the deserializer."""
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise TypeError(f"HTKFeatureDeserializer: maxSequenceSize takes a frame count, "
+                            f"got {value!r}")
+        self._select(int(value))
+        self.__dict__.pop("_chunks_checked", None)
 
     #: (:meth:`load_chunks`: CNTK 2.7 reads a chunk's utterances when it loads the chunk)
     loads_whole_chunks = True
@@ -275,7 +318,7 @@ class HTKFeatureDeserializer(DictSettings, Deserializer):
         """Check every utterance of chunks ``chunk_ids`` against its file's header (an HTK
         frame range past the file's end raises then, as CNTK 2.7's ``GetChunk`` reads the
         chunk's utterances at once)."""
-        ends = np.cumsum(self.chunk_sizes())
+        ends = np.cumsum(self._chunks)
         done = self.__dict__.setdefault("_chunks_checked", set())
         for chunk in sorted(set(int(c) for c in chunk_ids) - done):
             for i in range(int(ends[chunk - 1]) if chunk else 0, int(ends[chunk])):

@@ -5,7 +5,9 @@ surface: a key CNTK's reader acts on is applied where Stadyn can (an image deser
 ``grayscale``) and refused where it cannot (a ValueError naming it), a key that only tunes
 CNTK's engine is taken and does nothing, and any other key (which CNTK keeps and never reads)
 is kept with a warning.  ``d[key]`` gives a key set so, ``"type"`` and ``"file"`` as CNTK's
-dictionary does.  The text format reader has its own (``_ctf.py``): it acts on more keys.
+dictionary does, and ``None`` for any other key (a lookup of CNTK 2.7's dictionary, case
+``io40r__dict_unset_keys``).  The text format reader has its own (``_ctf.py``): it acts on
+more keys.
 """
 
 from __future__ import annotations
@@ -37,8 +39,8 @@ class DictSettings:
         ...     cntk_type = "ImageDeserializer"
         >>> d = Reader()
         >>> d["verbosity"] = 2
-        >>> d["verbosity"], d["type"]
-        (2, 'ImageDeserializer')
+        >>> d["verbosity"], d["type"], d["grayscale"]
+        (2, 'ImageDeserializer', None)
     """
 
     cntk_type: ClassVar[str] = ""
@@ -70,4 +72,4 @@ class DictSettings:
             return self.cntk_type
         if key == "file" and "_given_file" in self.__dict__:
             return self._given_file
-        raise KeyError(key)
+        return None     # (CNTK 2.7's dictionary: a key never set)

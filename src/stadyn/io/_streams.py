@@ -58,7 +58,9 @@ class StreamDef:
             giving it makes the stream sparse, as in CNTK.
         broadcast: an HTK stream whose utterances are one frame each (i-vectors) is repeated
             over the whole sequence of the first deserializer.
-        max_sequence_length: utterances with more frames are skipped (HTK features).
+        max_sequence_length: taken as CNTK 2.7's and, as there, read by no deserializer (its
+            HTK reader skips the utterances longer than its ``maxSequenceSize``:
+            ``HTKFeatureDeserializer(max_sequence_size=n)``).
 
     Example:
         >>> StreamDef(field='label', shape=10).shape

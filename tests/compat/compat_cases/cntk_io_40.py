@@ -257,3 +257,120 @@ def io40_htk_chunks(C, r):
             res["bad%s_%s" % (bad, tag)] = out
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
+
+
+# -- HTK: which utterances are skipped, and the chunks of the rest (review of session 40) -----
+
+def _htk_utterances(C, scps, extra=None, **kw):
+    """``(index, frames)`` of each utterance a sweep of an HTK deserializer over ``scps``
+    (stream name -> (script, StreamDef keywords)) delivers, one a minibatch (next_minibatch(1)
+    gives one whole utterance); ``extra``: ``d[key] = value`` settings first."""
+    d = C.io.HTKFeatureDeserializer(C.io.StreamDefs(**{
+        name: C.io.StreamDef(shape=1, scp=scp, **skw) for name, (scp, skw) in scps.items()}))
+    for key, value in (extra or {}).items():
+        d[key] = value
+    src = C.io.MinibatchSource(d, max_sweeps=1, **kw)
+    out = []
+    for _ in range(20):
+        mb = src.next_minibatch(1)
+        if not mb:
+            break
+        x = mb[src.streams.x].asarray()
+        x = (x[0] if isinstance(x, list) else x).reshape(-1)
+        out.append([float(x[0]), len(x)])
+        del mb, x   # (CNTK 2.7's next read resizes its matrices: none may still view them)
+    return out
+
+
+@cntk_case(name="io40r__htk_long_utterances",
+           names=["cntk.io.HTKFeatureDeserializer", "cntk.io.StreamDef",
+                  "cntk.io.MinibatchSource", "cntk.io.MinibatchSource.next_minibatch"],
+           note="eleven utterances of 60,000, 70,000, 10, 30,000, 10, 50,000, 50,000, 20, "
+                "66,000, 40,000 and 30 frames (frame t of the file is [t]), one a minibatch, "
+                "in file order and randomized (default window; a window of 1 chunk, seeds 1 "
+                "and 3; 2 chunks, seed 5).  CNTK 2.7 delivers the ones longer than 65,535 "
+                "frames whatever StreamDef's max_sequence_length (its Python passes it as the "
+                "stream's 'maxSequenceLength', a key its HTK reader never reads); "
+                "d['maxSequenceSize'] = 50000 skips those longer than 50,000 frames before "
+                "chunking (chunks close past 90,000 frames).  A second stream whose script "
+                "lacks utterances 0 and 5 drops them, but CNTK 2.7 chunks the first stream's "
+                "script whole (the composite drops them), so the chunks are the one-stream "
+                "ones")
+def io40r_htk_long_utterances(C, r):
+    import struct
+    import numpy as np
+    lengths = [60000, 70000, 10, 30000, 10, 50000, 50000, 20, 66000, 40000, 30]
+    total = sum(lengths)
+    _write("f.htk", struct.pack(">iihh", total, 100000, 4, 9) +
+           np.arange(total, dtype=">f4").tobytes())
+    lines, some, a = [], [], 0
+    for u, n in enumerate(lengths):
+        line = "u%d.mfc=f.htk[%d,%d]\n" % (u, a, a + n - 1)
+        lines.append(line)
+        if u not in (0, 5):
+            some.append(line)
+        a += n
+    _write("s.scp", "".join(lines))
+    _write("y.scp", "".join(some))
+    runs = [("file_order", dict(randomize=False)), ("randomized", dict(randomize=True)),
+            ("window1_seed1", dict(randomize=True, randomization_window_in_chunks=1,
+                                   randomization_seed=1)),
+            ("window1_seed3", dict(randomize=True, randomization_window_in_chunks=1,
+                                   randomization_seed=3)),
+            ("window2_seed5", dict(randomize=True, randomization_window_in_chunks=2,
+                                   randomization_seed=5))]
+    variants = [("default", {"x": ("s.scp", {})}, None),
+                ("length5", {"x": ("s.scp", dict(max_sequence_length=5))}, None),
+                ("size50000", {"x": ("s.scp", {})}, {"maxSequenceSize": 50000}),
+                ("second_stream", {"x": ("s.scp", {}), "y": ("y.scp", {})}, None)]
+    res = {}
+    for tag, scps, extra in variants:
+        for run, kw in runs:
+            res["%s_%s" % (tag, run)] = _result(
+                lambda: _htk_utterances(C, scps, extra, **kw)).get("returns", "raised")
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
+
+
+@cntk_case(name="io40r__dict_unset_keys",
+           names=["cntk.io.CTFDeserializer", "cntk.io.HTKFeatureDeserializer",
+                  "cntk.io.HTKMLFDeserializer", "cntk.io.ImageDeserializer",
+                  "cntk.io.Base64ImageDeserializer", "cntk.io.CBFDeserializer"],
+           note="d[key] of a key never set on CNTK 2.7's deserializer dictionaries is None "
+                "(a plain dictionary's lookup: 'maxErrors' and 'chunkSizeInBytes' of a text "
+                "format deserializer too, and any key of one whose file does not exist yet); "
+                "'file' and 'type' as given")
+def io40r_dict_unset_keys(C, r):
+    import base64
+    _write("g.ctf", "|x 1\n")
+    _write("a.png", _png(2, 2, (200, 100, 10)))
+    _write("map.txt", "a.png\t1\n")
+    _write("b64.txt", "1\t%s\n" % base64.b64encode(_png(2, 2, (200, 100, 10))).decode())
+    _write("x.cbf", _cbf([3.0, 4.0]))
+    _write("f.htk", _htk(3))
+    _write("f.scp", "u0.mfc=f.htk[0,2]\n")
+    _write("s.list", "s0\ns1\n")
+    _write("l.mlf", '#!MLF!#\n"u0.lab"\n0 200000 s0\n200000 300000 s1\n.\n')
+
+    def x():
+        return C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1))
+
+    def image():
+        return C.io.StreamDefs(x=C.io.StreamDef(field="image", transforms=[]),
+                               y=C.io.StreamDef(field="label", shape=2))
+    makers = [("ctf", lambda: C.io.CTFDeserializer("g.ctf", x())),
+              ("ctf_absent", lambda: C.io.CTFDeserializer("absent.ctf", x())),
+              ("htk", lambda: C.io.HTKFeatureDeserializer(C.io.StreamDefs(
+                  x=C.io.StreamDef(shape=2, scp="f.scp")))),
+              ("mlf", lambda: C.io.HTKMLFDeserializer("s.list", C.io.StreamDefs(
+                  y=C.io.StreamDef(shape=2, mlf="l.mlf")))),
+              ("image", lambda: C.io.ImageDeserializer("map.txt", image())),
+              ("b64", lambda: C.io.Base64ImageDeserializer("b64.txt", image())),
+              ("cbf", lambda: C.io.CBFDeserializer("x.cbf", x()))]
+    res = {}
+    for kind, make in makers:
+        for key in ("nothere", "maxErrors", "chunkSizeInBytes", "grayscale", "verbosity",
+                    "keepDataInMemory", "maxSequenceSize", "file", "type"):
+            got = _result(lambda: make()[key])
+            res["%s_%s" % (kind, key)] = got.get("raises", got.get("returns"))
+    return res

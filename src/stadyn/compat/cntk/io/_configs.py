@@ -28,7 +28,8 @@ class Unopened:
     """A deserializer whose file could not be read when it was made (CNTK's configuration
     dictionary): kept to be made again by the ``MinibatchSource`` over it, which raises the
     error then.  ``d[key] = value`` settings are kept and given to the deserializer when it is
-    made; asking for anything else makes it (and raises the error if the file is still bad).
+    made; ``d[key]`` gives them back (``None`` for a key never set, as CNTK's dictionary), and
+    asking for anything else makes it (and raises the error if the file is still bad).
     Once made it is kept (the sources made over this configuration get it), and a setting
     given later reaches it too, as a later key of CNTK's dictionary reaches the sources made
     after it.
@@ -75,14 +76,12 @@ class Unopened:
 
     def __getitem__(self, key: str):
         """A setting given since (``d["maxErrors"]``), or ``"file"`` and ``"type"`` as CNTK
-        2.7's dictionary gives them (the path as given, its deserializer's type name) without
-        opening the file; any other key makes the deserializer (and raises its file's error)."""
+        2.7's dictionary gives them (the path as given, its deserializer's type name), else
+        ``None`` as there (a key never set), all without opening the file."""
         for name, value in reversed(self._settings):
             if name == key:
                 return value
-        if key in self._known:
-            return self._known[key]
-        return self.open()[key]
+        return self._known.get(key)
 
     def __getattr__(self, name: str):
         if name.startswith("_"):
