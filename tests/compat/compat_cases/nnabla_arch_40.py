@@ -153,6 +153,9 @@ def arch40_graph_def_of_variables(nn, F, PF, S, r):
             GD + "ProtoGraph.default_graph", GD + "ProtoGraph.get_parameters",
             GD + "ProtoGraph.save")
     nn.clear_parameters()
+    # (NNabla's default graph also holds the networks earlier cases' modules made in the
+    # process that writes every reference: start from an empty one)
+    GDm.reset_default_graph()
     x = nn.Variable.from_numpy_array(r.randn(2, 4))
     with nn.parameter_scope("net"):
         h = F.tanh(PF.affine(x, 3, name="fc1"))
