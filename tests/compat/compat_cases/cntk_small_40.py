@@ -1,5 +1,6 @@
-"""Small places where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (cntksmall40): a
-layer's declared parameter used as a dict key before the layer is applied, ..."""
+"""Small places where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7, or might (cntksmall40):
+a layer's declared parameter used as a dict key before the layer is applied; the keyword
+operands of the associative ops (``arg1``/``arg2``, not ``left``/``right``)."""
 
 import functools
 
@@ -59,3 +60,27 @@ def declared_parameter__as_dict_key(C, r, np):
         "LayerNormalization scale": _outcome(check(lambda: L.LayerNormalization(), "scale",
                                                    dense)),
     }
+
+
+@cntk_case(names=["cntk.ops.plus", "cntk.ops.element_times", "cntk.ops.element_max",
+                  "cntk.ops.element_min", "cntk.ops.log_add_exp", "cntk.ops.minus",
+                  "cntk.ops.element_divide"],
+           note="keyword operands: CNTK 2.7's associative ops (plus, element_times, "
+                "element_max, element_min, log_add_exp) take arg1/arg2 (their "
+                "associative_multi_arg decorator), so left=/right= is a TypeError (missing "
+                "arg1 and arg2), while minus and element_divide take left/right and refuse "
+                "arg1/arg2 (TypeError); Stadyn matched already (this case keeps it so)")
+def keyword_operands__associative_ops_take_arg1_arg2(C, r, np):
+    a, b = C.input_variable(2, name="a"), C.input_variable(2, name="b")
+    data = {a: np.array([[1, 2]], np.float32), b: np.array([[3, 5]], np.float32)}
+    res = {}
+    for op in ("plus", "element_times", "element_max", "element_min", "log_add_exp"):
+        f = getattr(C, op)
+        res[op + " left/right"] = _outcome(lambda: f(right=b, left=a))
+        res[op + " a, right"] = _outcome(lambda: f(a, right=b))
+        res[op + " arg1/arg2"] = _outcome(lambda: f(arg2=b, arg1=a).eval(data))
+    for op in ("minus", "element_divide"):
+        f = getattr(C, op)
+        res[op + " left/right"] = _outcome(lambda: f(right=b, left=a).eval(data))
+        res[op + " arg1/arg2"] = _outcome(lambda: f(arg2=b, arg1=a))
+    return res
