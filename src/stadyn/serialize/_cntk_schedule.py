@@ -42,7 +42,12 @@ def cntk_schedule(config: Mapping[str, Any], samples_offset: int = 0,
     warm-up...; an epoch of one sweep mixed with counts of samples)."""
     segments = config["segments"]
     epoch = config.get("epoch_size")
-    reference = int(config.get("minibatch_size") or 0)
+    # (a schedule made without one holds the minibatch size a learner wrote into it, as CNTK
+    # 2.7's TrainingParameterSchedule does: its ref_mb_size)
+    reference = config.get("minibatch_size")
+    if reference is None:
+        reference = config.get("learner_minibatch_size")
+    reference = int(reference or 0)
     if not all(isinstance(p, numbers.Real) for _, _, p in segments):
         return None
     values = [float(p) for _, _, p in segments]

@@ -19,7 +19,7 @@ from ... import layers as _L
 from ...graph import FREE_DIMENSION, Variable
 from . import _graph as G
 from ._adapt import wrap
-from ._mixins import not_a_variable
+from ._mixins import hash_as, not_a_variable
 from ._seq_axes import free_steps, refuse_free_windows
 from ._variable_text import dims_text
 
@@ -126,14 +126,27 @@ class _DeclaredParameter:
 
     #: compared as a Variable is (CNTK 2.7's Variable_eq)
     compared_by_variable = True
+    #: once its layer is applied, compared as the parameter the application made
+    #: (``_mixins.compared_output``)
+    compares_as_made = True
+
+    def made_object(self) -> Any:
+        """The CNTK object over the parameter its layer's application made for it (None before
+        the layer is applied): CNTK 2.7's declared parameter is that one."""
+        made = _made(self)
+        return None if made is None else wrap(made)
 
     def __eq__(self, other) -> bool:
-        """Itself only; ``None`` is none, another Variable or Function is another one, and
-        anything else CNTK 2.7's TypeError of SWIG's ``Variable_eq`` (``d.W == 3``)."""
+        """Itself, and once its layer is applied the parameter the application made (CNTK
+        2.7's is that one); ``None`` is none, another Variable or Function is another one,
+        and anything else CNTK 2.7's TypeError of SWIG's ``Variable_eq`` (``d.W == 3``)."""
         if other is None:
             return False
         if other is self:
             return True
+        made = self.made_object()
+        if made is not None:
+            return made == other
         if getattr(type(other), "compared_by_variable", False) or \
                 getattr(type(other), "compares_as_output", False):
             return False
@@ -142,7 +155,17 @@ class _DeclaredParameter:
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
 
-    __hash__ = object.__hash__
+    def __hash__(self) -> int:
+        """The same before and after its layer's application, and the hash of the parameter
+        the application makes (:func:`adopt_applied`), as CNTK 2.7's one Parameter: a dict
+        keyed by ``d.W`` before ``d(x)`` finds ``d.W`` and ``z.parameters[0]`` after."""
+        key = self.__dict__.get("_hash")
+        if key is None:
+            made = self.made_object()
+            key = self._hash = object.__hash__(self) if made is None else hash(made)
+            if made is None:
+                _HASHED.append(weakref.ref(self))
+        return key
 
     def __repr__(self) -> str:
         """As CNTK 2.7's: ``Parameter('W', [], [? x 3])`` (an axis the input decides ``?``)."""
@@ -266,6 +289,8 @@ def refuse_declared(parameters: Any, owner: str) -> None:
 _AWAITING: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
 # the declared parameters given a value (weakly), until their layer's application makes them
 _SET_VALUES: "list[weakref.ref]" = []
+# the declared parameters hashed (weakly), until their layer's application makes them
+_HASHED: "list[weakref.ref]" = []
 
 
 def stand_ins(parameters: list) -> "tuple[list, list]":
@@ -298,8 +323,15 @@ def learn_when_applied(learner: Any, pairs: list) -> None:
 
 def adopt_applied() -> None:
     """Give the learners waiting on declared parameters the ones their layers' applications
-    made, and those parameters the values set on the declared ones (called after a layer is
-    applied)."""
+    made, and those parameters the values set on the declared ones and the hashes of the
+    declared ones hashed (called after a layer is applied)."""
+    for ref in list(_HASHED):               # (the parameter made hashes as the declared one)
+        declared = ref()
+        made = _made(declared) if declared is not None else None
+        if declared is None or made is not None:
+            _HASHED.remove(ref)
+        if made is not None:
+            hash_as(made, declared._hash)
     for ref in list(_SET_VALUES):
         declared = ref()
         made = _made(declared) if declared is not None else None

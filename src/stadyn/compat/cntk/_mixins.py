@@ -17,7 +17,7 @@ from ._swig_handles import SwigHandle
 
 __all__ = ["GraphObject", "TensorOpsMixin", "VariableMixin", "ArrayMixin", "second_handle",
            "not_a_variable", "compared_output", "waiting_function_eq", "move_variable",
-           "moved"]
+           "moved", "hash_as"]
 
 # A CNTK object whose Stadyn Variable was replaced by another after it was made (a parameter
 # with inferred axes: ``_inferred_parameters``'s stand-in, then the parameter made once its
@@ -44,6 +44,21 @@ def move_variable(old: Variable, new: Variable) -> None:
     _MOVED[old] = new
     _HASHED_AS[id(new)] = _HASHED_AS.get(id(old), id(old))
     weakref.finalize(new, _HASHED_AS.pop, id(new), None)
+
+
+def hash_as(variable: Variable, key: int) -> None:
+    """Have every CNTK object over ``variable`` hash as ``key``: what a layer's declared
+    parameter hashed as before the layer's application made ``variable`` for it (CNTK 2.7's
+    declared parameter is the one the application uses, so a dict keyed by it finds it).
+
+    Example:
+        >>> v = Variable((2,))
+        >>> hash_as(v, 7)
+        >>> hash(GraphObject(v))
+        7
+    """
+    _HASHED_AS[id(variable)] = key
+    weakref.finalize(variable, _HASHED_AS.pop, id(variable), None)
 
 
 def moved(variable: Variable) -> Variable:
