@@ -31,7 +31,7 @@ from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["weight_decay_blocks", "sgd_blocks", "sgdw_blocks", "adagrad_blocks",
            "rmsprop_blocks", "adadelta_blocks", "adamax_blocks", "lion_blocks", "lamb_blocks",
-           "lars_blocks", "clip_grad_by_norm_blocks"]
+           "lars_blocks", "lars_error", "clip_grad_by_norm_blocks"]
 
 
 def _floats(s: Scalar, n: int) -> list[np.float32]:
@@ -401,9 +401,7 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
             g_norm, w_norm = np.sqrt(g_sq), np.sqrt(w_sq)
             x = g_norm + wd * w_norm
             if not x >= 0:
-                raise RuntimeError("Lars: the local learning rate's denominator "
-                                 f"||g|| + weight_decay*||w|| is {float(x)} (NNabla's "
-                                 "'local learning rate should be positive or zero.')")
+                raise lars_error(float(x))
             if x < e:
                 x = x + e
             rates.append(rate if w_norm < e else rate * coef * w_norm / x)
@@ -420,6 +418,19 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
 
     for_blocks(update, [params, grads, v], [rates, decays], scratch=1)
     return True
+
+
+def lars_error(x: float) -> RuntimeError:
+    """The error of NNabla's Lars check ``x >= 0`` (``lars.cpp:66``) for the denominator ``x``
+    (negative or NaN), whichever path met it.
+
+    Example:
+        >>> lars_error(float("nan")).args[0][:30]
+        "Lars: the local learning rate'"
+    """
+    return RuntimeError("Lars: the local learning rate's denominator ||g|| + "
+                        f"weight_decay*||w|| is {x} (NNabla's 'local learning rate should be "
+                        "positive or zero.')")
 
 
 def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:

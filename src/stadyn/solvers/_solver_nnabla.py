@@ -169,7 +169,8 @@ class Adamax(Solver):
                          beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adamax(params, grads, states["m"], states["u"], step_size=scalars["step_size"],
-                  beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], foreach=self.foreach)
+                  beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], std_max=True,
+                  foreach=self.foreach)
 
 
 class AdaBelief(Solver):
@@ -483,11 +484,11 @@ class SgdW(Solver):
 
     def _scalars(self, steps):
         h = self.hyper
-        eta = h["lr"] / self._initial_lr if self._initial_lr else 1.0
         rate = h["wd"] if self._next_decay is None else self._next_decay
         with np.errstate(all="ignore"):     # NNabla's float (lr / init_lr) * wd, sgdw.cpp:49:
             exact = np.float32(h["lr"]) / np.float32(self._initial_lr) * np.float32(rate)
-        return {"lr": h["lr"], "decay": eta * rate, "decay_f": float(exact)}   # (lr=0: NaN)
+            wide = np.float64(h["lr"]) / np.float64(self._initial_lr) * np.float64(rate)
+        return {"lr": h["lr"], "decay": float(wide), "decay_f": float(exact)}  # (lr=0: NaN)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         if sgdw_blocks(params, grads, states["m"], lr=scalars["lr"],
