@@ -121,3 +121,62 @@ def test_sgdw_made_with_lr_0_torch_path_is_nan(foreach):
     solver.apply_step([w], [torch.ones(2, 3)], {"m": [torch.zeros(3, 2).t()]},
                       solver._scalars([1]))
     assert np.isnan(w.numpy()).all()
+
+
+def _transposed(a: np.ndarray) -> torch.Tensor:
+    """``a`` (2-d) as a tensor laid out column-major: not contiguous."""
+    return torch.from_numpy(a.T.copy()).t()
+
+
+def _gradients(seed: int):
+    rs = np.random.RandomState(seed)
+    w = rs.randn(300, 70).astype(np.float32)
+    g = (rs.randn(300, 70) * 10 ** rs.uniform(-3, 1, (300, 70))).astype(np.float32)
+    return w, g
+
+
+def test_weight_decay_blocks_take_a_non_contiguous_gradient():
+    """NNabla's ``g = g + rate*w`` (``weight_decay.hpp``), the product rounded first, for a
+    gradient laid out column-major: the float32 blocks through a contiguous copy, equal to
+    NumPy's float32 ops (before, such a gradient left the blocks for torch's ops)."""
+    from stadyn.solvers._float32_kernels import weight_decay_blocks
+
+    w, g = _gradients(4)
+    grad = _transposed(g)
+    assert weight_decay_blocks([grad], [torch.from_numpy(w)], rate=3.0517578e-05)
+    want = g + w * np.float32(3.0517578e-05)
+    np.testing.assert_array_equal(grad.numpy(), want)
+    assert not grad.is_contiguous()
+
+
+def test_clip_grad_by_norm_blocks_take_a_non_contiguous_gradient():
+    """``clip_grad_by_norm`` of a column-major gradient: NNabla's sequential float32 sum of
+    ``g*g`` in the gradient's element order (``clip_grad.hpp:27-37``), ``(c*g) / norm`` (the
+    torch fallback's pairwise norm put all 21000 values here a few units in the last place
+    off)."""
+    from stadyn.solvers._float32_kernels import clip_grad_by_norm_blocks
+
+    _, g = _gradients(5)
+    grad = _transposed(g)
+    assert clip_grad_by_norm_blocks([grad], clip_norm=0.37)
+    flat = g.reshape(-1)
+    total = np.float32(0)
+    for x in (flat * flat):                       # one float32 addition after another
+        total = np.float32(total + x)
+    want = (np.float32(0.37) * g) / np.sqrt(total)
+    np.testing.assert_array_equal(grad.numpy(), want)
+
+
+def test_lars_blocks_take_a_non_contiguous_gradient():
+    """Lars with a column-major gradient: the blocks (NNabla's arithmetic, compat case
+    ``fidelity40__lars_float32_steps``) equal the same gradient laid out contiguously, and the
+    decayed gradient is written back (NNabla's ``weight_decay_cpu`` in place)."""
+    from stadyn.solvers._float32_kernels import lars_blocks
+
+    w, g = _gradients(6)
+    kw = dict(lr=0.1, momentum=0.9, coefficient=1e-2, eps=1e-6, weight_decay=1e-3)
+    got = [torch.from_numpy(w.copy())], [_transposed(g)], [torch.zeros(300, 70)]
+    want = [torch.from_numpy(w.copy())], [torch.from_numpy(g.copy())], [torch.zeros(300, 70)]
+    assert lars_blocks(*got, **kw) and lars_blocks(*want, **kw)
+    for x, y in zip(got, want):
+        np.testing.assert_array_equal(x[0].numpy(), y[0].numpy())
