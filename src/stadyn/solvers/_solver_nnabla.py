@@ -181,7 +181,9 @@ class AdaBelief(Solver):
 
     Options as NNabla's: ``amsgrad`` (``s_max = max(s_max, s) + eps`` in the denominator, ``s``
     then without ``eps``), ``weight_decouple`` (scale ``w`` by ``1 - alpha wd`` before the step,
-    ``1 - wd`` with ``fixed_decay``; ``wd`` has no effect without it), ``rectify`` (RAdam's
+    ``1 - wd`` with ``fixed_decay``; ``wd`` has no effect without it; with it the decay is
+    fused, as NNabla's: :meth:`weight_decay` replaces ``wd`` for the next update and leaves the
+    gradients alone, ``adabelief.cpp:33,86-87``), ``rectify`` (RAdam's
     rectified step where the variance estimate is tractable, ``rho_t > 4``; ``w -= alpha m``
     before).
 
@@ -198,6 +200,7 @@ class AdaBelief(Solver):
         self.amsgrad, self.weight_decouple = bool(amsgrad), bool(weight_decouple)
         self.fixed_decay, self.rectify = bool(fixed_decay), bool(rectify)
         self._state_names = ("mean", "var", "s_max") if self.amsgrad else ("mean", "var")
+        self._fused_weight_decay = self.weight_decouple      # NNabla's Solver(ctx, decouple, wd)
         super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, wd=wd)
 
     def _options(self):
@@ -224,8 +227,9 @@ class AdaBelief(Solver):
         sizes = [self._step_sizes(t) for t in steps]
         factor, ratio = 1.0, 0.0
         if self.weight_decouple:
-            factor = 1.0 - (h["wd"] if self.fixed_decay else h["alpha"] * h["wd"])
-            wd = float32(h["wd"])          # NNabla's float decay_ratio (adabelief.cpp:88-89)
+            rate = h["wd"] if self._next_decay is None else self._next_decay
+            factor = 1.0 - (rate if self.fixed_decay else h["alpha"] * rate)
+            wd = float32(rate)             # NNabla's float decay_ratio (adabelief.cpp:86-87)
             ratio = wd if self.fixed_decay else float32(wd * float32(h["alpha"]))
         exact = [self._float32_scalars(t) for t in steps]
         return {"step_size": _one_or_list([s for s, _ in sizes]),
