@@ -25,23 +25,49 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._float32_blocks import (_float, _mask, _usable, adam_constants, can_use_blocks,
-                              for_blocks, running_max)
+from ._float32_blocks import _float, _mask, _usable, adam_constants, for_blocks, running_max
 from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["weight_decay_blocks", "sgd_blocks", "sgdw_blocks", "adagrad_blocks",
            "rmsprop_blocks", "adadelta_blocks", "adamax_blocks", "lion_blocks", "lamb_blocks",
-           "lars_blocks", "clip_grad_by_norm_blocks"]
+           "lars_blocks", "lars_error", "clip_grad_by_norm_blocks"]
 
 
 def _floats(s: Scalar, n: int) -> list[np.float32]:
     return [_float(x) for x in per_tensor(s, n)]
 
 
+def _plain(grads: Tensors) -> bool:
+    """Whether every gradient is a plain float32 CPU tensor outside a compiled trace (laid out
+    in memory as it may be)."""
+    return not torch.compiler.is_compiling() and all(
+        type(g) is torch.Tensor and g.device.type == "cpu" and g.dtype == torch.float32
+        for g in grads)
+
+
+def _written_back(grads: Tensors) -> tuple[list[torch.Tensor], list[tuple]]:
+    """``grads`` for the blocks to write in place: a contiguous copy of each that is not
+    contiguous, with the ``(gradient, copy)`` pairs to copy back afterwards."""
+    out, back = [], []
+    for g in grads:
+        if g.is_contiguous():
+            out.append(g)
+        else:
+            c = g.contiguous()
+            out.append(c)
+            back.append((g, c))
+    return out, back
+
+
+def _copy_back(back: list[tuple]) -> None:
+    for g, c in back:
+        g.copy_(c)
+
+
 def weight_decay_blocks(grads: Tensors, params: Tensors, *, rate: float) -> bool:
     """NNabla's ``weight_decay_cpu`` (``include/nbla/solver/weight_decay.hpp``): ``g = g +
     rate*w`` in float, the product rounded before the sum (torch's ``add_(alpha=)`` rounds the
-    multiply-add once).  The gradients must be contiguous (written in place).
+    multiply-add once).  A gradient that is not contiguous is written through a contiguous copy.
 
     Example:
         >>> import torch
@@ -49,9 +75,10 @@ def weight_decay_blocks(grads: Tensors, params: Tensors, *, rate: float) -> bool
         >>> weight_decay_blocks(g, [torch.full((2,), 2.0)], rate=0.5), g[0].tolist()
         (True, [2.0, 2.0])
     """
-    if not (_usable(params, grads) and can_use_blocks(grads)):
+    if not (_usable(params, grads) and _plain(grads)):
         return False
     r = np.float32(rate)
+    grads, back = _written_back(grads)
 
     def kernel(arrays, tmp, _wide):
         pc, gc = arrays
@@ -60,6 +87,7 @@ def weight_decay_blocks(grads: Tensors, params: Tensors, *, rate: float) -> bool
         np.add(gc, a, out=gc)
 
     for_blocks(kernel, [params, grads], [], scratch=1)
+    _copy_back(back)
     return True
 
 
@@ -369,9 +397,10 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
     """NNabla's Lars (``lars.cpp:45-68``): ``||g||``, ``||w||`` sequential float32 sums rooted
     in float; ``x = ||g|| + wd*||w||`` (``+ eps`` only where ``x < eps``); ``lr_l = lr`` where
     ``||w|| < eps``, else ``((lr*coefficient)*||w||) / x``; ``g = g + wd*w`` (in place, the
-    decayed gradient stays); ``v = momentum*v + lr_l*g``; ``w = w - v``.  The gradients must be
-    contiguous (written in place).  ``RuntimeError`` where ``x`` is negative or NaN (NNabla's
-    ``NBLA_CHECK``, ``lars.cpp:66``), before any parameter is updated.
+    decayed gradient stays); ``v = momentum*v + lr_l*g``; ``w = w - v``.  A gradient that is
+    not contiguous is written through a contiguous copy.  ``RuntimeError`` where ``x`` is
+    negative or NaN (NNabla's ``NBLA_CHECK``, ``lars.cpp:66``), before any parameter is
+    updated.
 
     Example:
         >>> import torch
@@ -381,7 +410,7 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
         >>> w[0].tolist()
         [0.0, 0.0]
     """
-    if not (_usable(params, grads, v) and can_use_blocks(grads)):
+    if not (_usable(params, grads, v) and _plain(grads)):
         return False
     mom, coef, e = np.float32(momentum), np.float32(coefficient), np.float32(eps)
     n = len(params)
@@ -401,9 +430,7 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
             g_norm, w_norm = np.sqrt(g_sq), np.sqrt(w_sq)
             x = g_norm + wd * w_norm
             if not x >= 0:
-                raise RuntimeError("Lars: the local learning rate's denominator "
-                                 f"||g|| + weight_decay*||w|| is {float(x)} (NNabla's "
-                                 "'local learning rate should be positive or zero.')")
+                raise lars_error(float(x))
             if x < e:
                 x = x + e
             rates.append(rate if w_norm < e else rate * coef * w_norm / x)
@@ -418,15 +445,31 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
         np.add(vc, a, out=vc)
         np.subtract(pc, vc, out=pc)                  # w = w - v
 
+    grads, back = _written_back(grads)
     for_blocks(update, [params, grads, v], [rates, decays], scratch=1)
+    _copy_back(back)
     return True
+
+
+def lars_error(x: float) -> RuntimeError:
+    """The error of NNabla's Lars check ``x >= 0`` (``lars.cpp:66``) for the denominator ``x``
+    (negative or NaN), whichever path met it.
+
+    Example:
+        >>> lars_error(float("nan")).args[0][:30]
+        "Lars: the local learning rate'"
+    """
+    return RuntimeError("Lars: the local learning rate's denominator ||g|| + "
+                        f"weight_decay*||w|| is {x} (NNabla's 'local learning rate should be "
+                        "positive or zero.')")
 
 
 def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:
     """NNabla's ``clip_grad_by_norm_cpu`` (``include/nbla/solver/clip_grad.hpp:27-37``), per
     gradient: ``sum`` of ``g*g`` one float addition after another; where ``sum > 0`` and ``sum
     > c*c`` (``c*c`` in float), ``g = (c*g) / sqrt(sum)``.  ``False`` (nothing touched) where
-    the gradients are not plain contiguous float32 CPU tensors.
+    the gradients are not plain float32 CPU tensors (one not contiguous is written through a
+    contiguous copy).
 
     Example:
         >>> import torch
@@ -434,9 +477,10 @@ def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:
         >>> clip_grad_by_norm_blocks(g, clip_norm=1.0), g[0].tolist()
         (True, [0.6000000238418579, 0.800000011920929])
     """
-    if not can_use_blocks(grads):
+    if not _plain(grads):
         return False
     c = np.float32(clip_norm)
+    grads, back = _written_back(grads)
     sums = [np.zeros(1, np.float32) for _ in grads]
 
     def square_sums(arrays, tmp, _wide, acc):
@@ -456,4 +500,5 @@ def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:
 
     if clipped:
         for_blocks(scale, [clipped], [[x for x in norms if x is not None]], scratch=0)
+        _copy_back(back)
     return True

@@ -26,6 +26,7 @@ from ._scalars import nonzero as _nonzero
 from ._scalars import one_minus as _one_minus
 from ._scalars import per_tensor as _per_tensor
 from ._scalars import root_denominator
+from ._scalars import std_max_ as _std_max_
 from ._scalars import scaled as _scaled
 
 from ._functional_nnabla import adabelief, adabound, lamb, lars, rmsprop_graves, sgdw
@@ -245,28 +246,41 @@ def adadelta(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, lr: S
 
 def lion(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, beta1: float, beta2: float,
          weight_decay: Scalar = 0.0, foreach: bool = True) -> None:
-    """Lion: ``w -= lr (sign(b1 m + (1 - b1) g) + weight_decay w); m = b2 m + (1 - b2) g``."""
+    """Lion in NNabla 1.39's form (``src/nbla/solver/generic/lion.cpp:55-61``): ``u = sign(g +
+    b1 (m - g))`` with C++'s sign, 0 for NaN; ``m = g + b2 (m - g)``; ``w -= lr (u + weight_decay
+    w)``.  An infinite gradient makes ``m`` NaN (``inf - inf``) and leaves ``w`` as it is, as
+    NNabla's (``torch.sign`` would make ``w`` NaN).
+
+    Example:
+        >>> w, m = [torch.ones(2)], [torch.zeros(2)]
+        >>> lion(w, [torch.tensor([1.0, float("nan")])], m, lr=0.5, beta1=0.9, beta2=0.99)
+        >>> w[0].tolist()
+        [0.5, 1.0]
+    """
     decay = _nonzero(weight_decay)
     if foreach:
-        update = torch._foreach_mul(m, beta1)
-        torch._foreach_add_(update, grads, alpha=1.0 - beta1)
+        diff = torch._foreach_sub(m, grads)
+        update = torch._foreach_mul(diff, beta1)
+        torch._foreach_add_(update, grads)
         torch._foreach_sign_(update)
+        for u in update:
+            u.nan_to_num_(nan=0.0)
+        torch._foreach_mul_(diff, beta2)
+        torch._foreach_add_(diff, grads)
+        torch._foreach_copy_(m, diff)
         if decay:
             _add_scaled_(update, params, weight_decay)
         _add_scaled_(params, update, _neg(lr))
-        torch._foreach_mul_(m, beta2)
-        torch._foreach_add_(m, grads, alpha=1.0 - beta2)
     else:
         n = len(params)
         for p, g, mi, a, d in zip(params, grads, m, _per_tensor(lr, n),
                                   _per_tensor(weight_decay, n)):
-            update = mi * beta1
-            update.add_(g, alpha=1.0 - beta1)
-            update.sign_()
+            diff = mi - g
+            update = (diff * beta1).add_(g).sign_().nan_to_num_(nan=0.0)
+            mi.copy_(diff.mul_(beta2).add_(g))
             if decay:
                 _add_scaled_one_(update, p, d)
             _add_scaled_one_(p, update, -a)
-            mi.mul_(beta2).add_(g, alpha=1.0 - beta2)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -370,15 +384,27 @@ def add_gaussian_noise(params: Tensors, *, std: Scalar, generator: torch.Generat
 
 def adamax(params: Tensors, grads: Tensors, m: Tensors, u: Tensors, *, step_size: Scalar,
            beta1: Scalar, beta2: Scalar, eps: float, gain: Scalar | None = None,
-           foreach: bool = True) -> None:
+           std_max: bool = False, foreach: bool = True) -> None:
     """AdaMax: ``m = b1 m + gain g`` (``gain = 1 - b1`` by default); ``u = max(b2 u, |g|)``;
-    ``w -= step_size * m / (u + eps)``."""
+    ``w -= step_size * m / (u + eps)``.  With ``std_max`` (NNabla's) the maximum is C++'s
+    ``std::max(b2 u, |g|)``: a NaN gradient keeps ``b2 u`` (``torch.maximum`` takes the NaN).
+
+    Example:
+        >>> w, m, u = [torch.ones(2)], [torch.zeros(2)], [torch.ones(2)]
+        >>> adamax(w, [torch.tensor([1.0, float("nan")])], m, u, step_size=1.0, beta1=0.5,
+        ...        beta2=0.5, eps=0.0, std_max=True)
+        >>> u[0].tolist()
+        [1.0, 0.5]
+    """
     gain = _one_minus(beta1) if gain is None else gain
     if foreach:
         _mul_(m, beta1)
         _add_scaled_(m, grads, gain)
         _mul_(u, beta2)
-        torch._foreach_maximum_(u, torch._foreach_abs(grads))
+        if std_max:
+            _std_max_(u, torch._foreach_abs(grads))
+        else:
+            torch._foreach_maximum_(u, torch._foreach_abs(grads))
         update = torch._foreach_div(m, torch._foreach_add(u, eps))
         _add_scaled_(params, update, _neg(step_size))
         return
@@ -389,7 +415,10 @@ def adamax(params: Tensors, grads: Tensors, m: Tensors, u: Tensors, *, step_size
         mi.mul_(b1)
         _add_scaled_one_(mi, g, c)
         ui.mul_(b2)
-        torch.maximum(ui, g.abs(), out=ui)
+        if std_max:
+            _std_max_([ui], [g.abs()])
+        else:
+            torch.maximum(ui, g.abs(), out=ui)
         _add_scaled_one_(p, mi / (ui + eps), -s)
 
 

@@ -20,8 +20,9 @@ import numpy as np
 import torch
 
 from ._float32_blocks import adam_blocks, adam_constants
+from ._float32_kernels import lars_error
 from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, float32, mul_, neg,
-                       nonzero, per_tensor, root_denominator, scaled)
+                       nonzero, per_tensor, scaled, std_clip_, std_max_)
 
 __all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves", "nesterov_nnabla",
            "adam_nnabla", "momentum_nnabla"]
@@ -31,12 +32,6 @@ def _lerp_(dst: Tensors, src: Tensors, beta: float) -> None:
     """``dst = beta * dst + (1 - beta) * src``."""
     torch._foreach_mul_(dst, beta)
     torch._foreach_add_(dst, src, alpha=1.0 - beta)
-
-
-def _as_tensors(s: Scalar, like: Tensors) -> list[torch.Tensor]:
-    """``s`` as one 0-d tensor per tensor of ``like`` (bounds for a multi-tensor clamp)."""
-    return [torch.as_tensor(v, dtype=t.dtype, device=t.device).expand_as(t)
-            for v, t in zip(per_tensor(s, len(like)), like)]
 
 
 def adabelief(params: Tensors, grads: Tensors, m: Tensors, var: Tensors, *, step_size: Scalar,
@@ -57,7 +52,7 @@ def adabelief(params: Tensors, grads: Tensors, m: Tensors, var: Tensors, *, step
         torch._foreach_mul_(var, beta2)
         torch._foreach_addcmul_(var, residual, residual, value=1.0 - beta2)
         if s_max is not None:
-            torch._foreach_maximum_(s_max, var)
+            std_max_(s_max, var)                    # C++'s std::max: a NaN s keeps s_max
             torch._foreach_add_(s_max, eps)
             second = s_max
         else:
@@ -78,7 +73,7 @@ def adabelief(params: Tensors, grads: Tensors, m: Tensors, var: Tensors, *, step
         residual = g - mi
         vi.mul_(beta2).addcmul_(residual, residual, value=1.0 - beta2)
         if s_max is not None:
-            torch.maximum(s_max[i], vi, out=s_max[i])
+            std_max_([s_max[i]], [vi])
             second = s_max[i].add_(eps)
         else:
             second = vi.add_(eps)
@@ -106,10 +101,14 @@ def adabound(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_si
         _lerp_(m, grads, beta1)
         torch._foreach_mul_(v, beta2)
         torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
-        eta = torch._foreach_reciprocal(root_denominator(v, v_max, eps))
+        if v_max is not None:
+            std_max_(v_max, v)
+        eta = torch._foreach_sqrt(v if v_max is None else v_max)
+        torch._foreach_add_(eta, eps)
+        torch._foreach_reciprocal_(eta)
         mul_(eta, step_size)
-        torch._foreach_maximum_(eta, _as_tensors(lower, eta))
-        torch._foreach_minimum_(eta, _as_tensors(upper, eta))
+        for e, lo, hi in zip(eta, per_tensor(lower, n), per_tensor(upper, n)):
+            std_clip_(e, lo, hi)                    # NNabla's std::min/max: NaN gives upper
         torch._foreach_sub_(params, torch._foreach_mul(eta, m))
         return
     steps, lows, highs = per_tensor(step_size, n), per_tensor(lower, n), per_tensor(upper, n)
@@ -118,11 +117,9 @@ def adabound(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_si
         vi.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
         second = vi
         if v_max is not None:
-            torch.maximum(v_max[i], vi, out=v_max[i])
+            std_max_([v_max[i]], [vi])
             second = v_max[i]
-        eta = 1.0 / (second.sqrt() + eps) * steps[i]
-        eta = torch.minimum(torch.maximum(eta, torch.as_tensor(lows[i], dtype=eta.dtype)),
-                            torch.as_tensor(highs[i], dtype=eta.dtype))
+        eta = std_clip_(1.0 / (second.sqrt() + eps) * steps[i], lows[i], highs[i])
         p.sub_(eta * mi)
 
 
@@ -177,6 +174,8 @@ def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: f
     ``x + eps`` only where ``x < eps``, and ``l = 1`` where ``||w|| < eps`` (NNabla 1.39's
     ``src/nbla/solver/generic/lars.cpp:53-60``); ``g += weight_decay w`` (in place, as its
     ``weight_decay_cpu``: the decayed gradient stays); ``v = momentum v + lr l g; w -= v``.
+    ``RuntimeError`` where ``x`` is negative or NaN (NNabla's check, ``lars.cpp:66``), before
+    any tensor is updated (one host sync per call for the check).
 
     Example:
         >>> w, v = [torch.full((4,), 1e-4)], [torch.zeros(4)]
@@ -191,18 +190,33 @@ def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: f
         decays = per_tensor(weight_decay, n)
         local = [_lars_local(wn, gn, d, coefficient, eps)
                  for wn, gn, d in zip(w_norms, g_norms, decays)]
+        _check_lars(w_norms, g_norms, decays)
         if nonzero(weight_decay):     # NNabla's rounding: the product, then the sum
             torch._foreach_add_(grads, scaled(params, weight_decay))
         mul_(v, momentum)
         torch._foreach_add_(v, scaled(torch._foreach_mul(grads, local), lr))
         torch._foreach_sub_(params, v)
         return
-    for p, g, vi, a, d in zip(params, grads, v, per_tensor(lr, n), per_tensor(weight_decay, n)):
-        local = _lars_local(p.norm(), g.norm(), d, coefficient, eps)
+    decays = per_tensor(weight_decay, n)
+    w_norms, g_norms = [p.norm() for p in params], [g.norm() for g in grads]
+    _check_lars(w_norms, g_norms, decays)
+    for p, g, vi, a, d, wn, gn in zip(params, grads, v, per_tensor(lr, n), decays, w_norms,
+                                      g_norms):
+        local = _lars_local(wn, gn, d, coefficient, eps)
         if isinstance(d, torch.Tensor) or d:
             g.add_(p * d)
         vi.mul_(momentum).add_(g * local * a)
         p.sub_(vi)
+
+
+def _check_lars(w_norms: Tensors, g_norms: Tensors, decays: list) -> None:
+    """NNabla's ``x >= 0`` check of every tensor's ``||g|| + weight_decay ||w||``, one sync."""
+    if not w_norms:
+        return
+    xs = torch.stack([(gn + wn * d).float() for wn, gn, d in zip(w_norms, g_norms, decays)])
+    bad = ~(xs >= 0)
+    if bool(bad.any()):
+        raise lars_error(float(xs[bad][0]))
 
 
 def _lars_local(w_norm: torch.Tensor, g_norm: torch.Tensor, decay, coefficient: float,
@@ -343,7 +357,7 @@ def adam_nnabla(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
         torch._foreach_mul_(tmp, grads)
         torch._foreach_add_(v, tmp)
         if v_max is not None:
-            torch._foreach_maximum_(v_max, v)
+            std_max_(v_max, v)                      # C++'s std::max: a NaN v keeps v_hat
         for s, t in zip(second, tmp):
             sqrt_f32(s, out=t)
         torch._foreach_add_(tmp, e)
@@ -361,7 +375,7 @@ def adam_nnabla(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
         mi.mul_(b1).add_(tmp)
         vi.mul_(b2).add_(torch.mul(g, gain2, out=tmp).mul_(g))
         if v_max is not None:
-            torch.maximum(v_max[i], vi, out=v_max[i])
+            std_max_([v_max[i]], [vi])
         sqrt_f32(second[i], out=tmp).add_(e)
         p.sub_(torch.mul(mi, steps[i]).div_(tmp))
         if old is not None:

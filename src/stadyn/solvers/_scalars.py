@@ -22,7 +22,8 @@ Tensors = Sequence[torch.Tensor]
 Scalar = Union[float, Sequence[float], torch.Tensor]
 
 __all__ = ["Tensors", "Scalar", "float32", "per_tensor", "scaled", "add_scaled_",
-           "add_scaled_one_", "mul_", "neg", "nonzero", "one_minus", "root_denominator"]
+           "add_scaled_one_", "mul_", "neg", "nonzero", "one_minus", "root_denominator",
+           "std_max_", "std_clip_"]
 
 
 def float32(value: float) -> float:
@@ -104,3 +105,34 @@ def root_denominator(v: Tensors, v_max: Tensors | None, eps: float) -> list[torc
     denom = torch._foreach_sqrt(second)
     torch._foreach_add_(denom, eps)
     return denom
+
+
+def std_max_(dst: Tensors, src: Tensors) -> None:
+    """``dst = std::max(dst, src)`` per tensor, in place, by C++'s rule ``(dst < src) ? src :
+    dst``: a NaN in ``src`` leaves ``dst`` as it is and a NaN in ``dst`` stays (``torch.maximum``
+    takes either NaN).  NNabla's running maxima (AMSGRAD's ``v_hat``, AdaBelief's ``s_max``,
+    Adamax's ``u``).
+
+    Example:
+        >>> d = [torch.tensor([1.0, 1.0, float("nan")])]
+        >>> std_max_(d, [torch.tensor([float("nan"), 2.0, 3.0])])
+        >>> d[0].tolist()
+        [1.0, 2.0, nan]
+    """
+    for d, s in zip(dst, src):
+        d.copy_(torch.where(d < s, s, d))
+
+
+def std_clip_(x: torch.Tensor, lower, upper) -> torch.Tensor:
+    """``x = std::min(upper, std::max(x, lower))`` in place (NNabla's AdaBound/AMSBound step
+    bounds): a NaN in ``x`` becomes ``upper`` (``torch.clamp`` keeps the NaN); ``lower`` and
+    ``upper`` are floats or 0-d tensors.
+
+    Example:
+        >>> std_clip_(torch.tensor([float("nan"), -1.0, 0.5, 9.0]), 0.0, 2.0).tolist()
+        [2.0, 0.0, 0.5, 2.0]
+    """
+    low = torch.as_tensor(lower, dtype=x.dtype, device=x.device)
+    high = torch.as_tensor(upper, dtype=x.dtype, device=x.device)
+    x.copy_(torch.where(x < low, low, x))
+    return x.copy_(torch.where(x < high, x, high))

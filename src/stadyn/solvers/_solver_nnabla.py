@@ -169,7 +169,8 @@ class Adamax(Solver):
                          beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.adamax(params, grads, states["m"], states["u"], step_size=scalars["step_size"],
-                  beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], foreach=self.foreach)
+                  beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], std_max=True,
+                  foreach=self.foreach)
 
 
 class AdaBelief(Solver):
@@ -180,7 +181,9 @@ class AdaBelief(Solver):
 
     Options as NNabla's: ``amsgrad`` (``s_max = max(s_max, s) + eps`` in the denominator, ``s``
     then without ``eps``), ``weight_decouple`` (scale ``w`` by ``1 - alpha wd`` before the step,
-    ``1 - wd`` with ``fixed_decay``; ``wd`` has no effect without it), ``rectify`` (RAdam's
+    ``1 - wd`` with ``fixed_decay``; ``wd`` has no effect without it; with it the decay is
+    fused, as NNabla's: :meth:`weight_decay` replaces ``wd`` for the next update and leaves the
+    gradients alone, ``adabelief.cpp:33,86-87``), ``rectify`` (RAdam's
     rectified step where the variance estimate is tractable, ``rho_t > 4``; ``w -= alpha m``
     before).
 
@@ -197,6 +200,7 @@ class AdaBelief(Solver):
         self.amsgrad, self.weight_decouple = bool(amsgrad), bool(weight_decouple)
         self.fixed_decay, self.rectify = bool(fixed_decay), bool(rectify)
         self._state_names = ("mean", "var", "s_max") if self.amsgrad else ("mean", "var")
+        self._fused_weight_decay = self.weight_decouple      # NNabla's Solver(ctx, decouple, wd)
         super().__init__(alpha=alpha, beta1=beta1, beta2=beta2, eps=eps, wd=wd)
 
     def _options(self):
@@ -223,8 +227,9 @@ class AdaBelief(Solver):
         sizes = [self._step_sizes(t) for t in steps]
         factor, ratio = 1.0, 0.0
         if self.weight_decouple:
-            factor = 1.0 - (h["wd"] if self.fixed_decay else h["alpha"] * h["wd"])
-            wd = float32(h["wd"])          # NNabla's float decay_ratio (adabelief.cpp:88-89)
+            rate = h["wd"] if self._next_decay is None else self._next_decay
+            factor = 1.0 - (rate if self.fixed_decay else h["alpha"] * rate)
+            wd = float32(rate)             # NNabla's float decay_ratio (adabelief.cpp:86-87)
             ratio = wd if self.fixed_decay else float32(wd * float32(h["alpha"]))
         exact = [self._float32_scalars(t) for t in steps]
         return {"step_size": _one_or_list([s for s, _ in sizes]),
@@ -483,11 +488,11 @@ class SgdW(Solver):
 
     def _scalars(self, steps):
         h = self.hyper
-        eta = h["lr"] / self._initial_lr if self._initial_lr else 1.0
         rate = h["wd"] if self._next_decay is None else self._next_decay
         with np.errstate(all="ignore"):     # NNabla's float (lr / init_lr) * wd, sgdw.cpp:49:
             exact = np.float32(h["lr"]) / np.float32(self._initial_lr) * np.float32(rate)
-        return {"lr": h["lr"], "decay": eta * rate, "decay_f": float(exact)}   # (lr=0: NaN)
+            wide = np.float64(h["lr"]) / np.float64(self._initial_lr) * np.float64(rate)
+        return {"lr": h["lr"], "decay": float(wide), "decay_f": float(exact)}  # (lr=0: NaN)
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         if sgdw_blocks(params, grads, states["m"], lr=scalars["lr"],
