@@ -4,11 +4,21 @@ Lowering traces the *joint* function of a static graph — its forward values an
 ``torch.autograd.grad``, the gradients of its roots w.r.t. its leaves — as one ATen graph.
 :func:`partition` cuts it where the roots' gradients (the *tangents*) come in: what does not
 depend on them runs in the forward, which also returns the *residuals* the backward needs.
+
+The split follows data edges and *writes*: an in-place op (``add_``, ``copy_``, ``index_put_``)
+on a tensor or on a view of it changes what every later reader of that storage reads, though
+nothing reads the in-place op's own result.  A kernel's backward that adds its pieces into
+strided slices of a zeroed image and returns a copy of the image's middle (``col2im``) is such
+a program: the copy reads the image, not the additions, so without the write edges the
+additions fell out of the backward program and the gradient came out all zeros.  Each node
+that reads a storage therefore also depends on the last write to it before it
+(:func:`_write_edges`).
 """
 
 from __future__ import annotations
 
 import torch.fx as fx
+from torch.utils._pytree import tree_leaves
 
 from .._errors import StadynError
 from ._labels import is_range_marker, place_ranges
@@ -49,9 +59,15 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
     outs = list(output.args[0])
     fw_outs, bw_outs = outs[:n_fw_outputs], outs[n_fw_outputs:]
 
+    after_write = _write_edges(graph)
+
+    def inputs_of(n: fx.Node) -> list[fx.Node]:
+        written = after_write.get(n)
+        return n.all_input_nodes + written if written else n.all_input_nodes
+
     tangent_dependent: set[fx.Node] = set(tangents)
     for n in graph.nodes:
-        if n.op != "placeholder" and any(i in tangent_dependent for i in n.all_input_nodes):
+        if n.op != "placeholder" and any(i in tangent_dependent for i in inputs_of(n)):
             tangent_dependent.add(n)
 
     forward: set[fx.Node] = set()
@@ -62,7 +78,7 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
         n = stack.pop()
         if n not in forward:
             forward.add(n)
-            stack.extend(n.all_input_nodes)
+            stack.extend(inputs_of(n))
     if forward & tangent_dependent:  # pragma: no cover - a forward value cannot need a tangent
         raise StadynError("internal error: forward values depend on the backward seed")
 
@@ -79,6 +95,8 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
             continue
         backward_set.add(n)
         stack.extend(n.all_input_nodes)
+        # (a write the forward made is done by then: no residual for it)
+        stack.extend(w for w in after_write.get(n, ()) if w not in available)
     residuals = [n for n in graph.nodes if n in residual_set]
     # Profiler ranges (a labelled plan's) go with the ops they bracket (_labels.py).
     fw_markers, bw_markers = place_ranges(graph, forward, backward_set)
@@ -108,3 +126,63 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
     drop_dead_code(bw_graph)
     # Lazy modules: the plan's passes rewrite both before their code is generated (_tracing.py).
     return program_module(gm, fw_graph), program_module(gm, bw_graph), len(residuals)
+
+
+def _argument(node: fx.Node, k: int, formal) -> object:
+    """The value ``node`` passes for its schema's ``k``-th parameter ``formal``."""
+    if not formal.kwarg_only and k < len(node.args):
+        return node.args[k]
+    return node.kwargs.get(formal.name)
+
+
+# per op: its parameter whose storage its result is (a view's input, an in-place or ``out=``
+# op's written argument) and the parameters it writes (``Tensor(a!)``), as (k, formal)
+_ALIASING: dict = {}
+
+
+def _aliasing(target) -> tuple:
+    known = _ALIASING.get(target)
+    if known is not None:
+        return known
+    schema = getattr(target, "_schema", None)
+    aliased, written = None, []
+    if schema is not None:
+        result = (schema.returns[0].alias_info.before_set
+                  if schema.returns and schema.returns[0].alias_info is not None else set())
+        for k, formal in enumerate(schema.arguments):
+            info = formal.alias_info
+            if info is None:
+                continue
+            if aliased is None and info.before_set & result:
+                aliased = (k, formal)
+            if info.is_write:
+                written.append((k, formal))
+    _ALIASING[target] = known = (aliased, tuple(written))
+    return known
+
+
+def _write_edges(graph: fx.Graph) -> dict[fx.Node, list[fx.Node]]:
+    """For each node that reads a storage an earlier node wrote in place, that last write: the
+    edges a split must follow besides the data edges (see the module docstring).  A storage
+    is named by the node that made it (views and in-place results name their input's)."""
+    base: dict[fx.Node, fx.Node] = {}
+    last_write: dict[fx.Node, fx.Node] = {}
+    edges: dict[fx.Node, list[fx.Node]] = {}
+    for n in graph.nodes:
+        if n.op != "call_function":
+            continue
+        before = {last_write[b] for i in n.all_input_nodes
+                  if (b := base.get(i, i)) in last_write}
+        before.discard(n)
+        if before:
+            edges[n] = list(before)
+        aliased, written = _aliasing(n.target)
+        if aliased is not None:
+            source = _argument(n, *aliased)
+            if isinstance(source, fx.Node):
+                base[n] = base.get(source, source)
+        for k, formal in written:
+            for a in tree_leaves(_argument(n, k, formal)):
+                if isinstance(a, fx.Node):
+                    last_write[base.get(a, a)] = n
+    return edges
