@@ -75,7 +75,7 @@ def _image_grad(x, w, gg, stride, pad, dilation, group):
     cols = cols.reshape(n, c, kh, kw, ho, wo)
     hp, wp = h + 2 * pad[0], wd + 2 * pad[1]
     # Each kernel offset adds to distinct pixels of the padded image (flat indices ``at``),
-    # in place on the image itself: a plan's tracer follows no in-place update of a view.
+    # in place on the image itself (one ``index_add_`` an offset).
     img = x.new_zeros((n, c, hp * wp))
     oy = torch.arange(ho) * stride[0]
     ox = torch.arange(wo) * stride[1]
