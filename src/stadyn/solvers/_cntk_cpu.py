@@ -49,10 +49,10 @@ def _kind(params: Tensors, grads: Tensors, *states: Tensors):
     dtype = params[0].dtype
     if dtype not in _DTYPES:
         return None
-    if not all(type(t) is torch.Tensor and t.device.type == "cpu" and t.dtype == dtype
+    if not all(type(t) is torch.Tensor and t.is_cpu and t.dtype == dtype
                and t.is_contiguous() for ts in (params, *states) for t in ts):
         return None
-    if not all(type(g) is torch.Tensor and g.device.type == "cpu" and g.dtype == dtype
+    if not all(type(g) is torch.Tensor and g.is_cpu and g.dtype == dtype
                and g.numel() == p.numel() for g, p in zip(grads, params)):
         return None
     return _DTYPES[dtype]
@@ -74,6 +74,10 @@ def _run(kernel, lists: list, scalars: list, scratch: int, kind, double: int = 0
 
 def _values(s: Scalar, n: int, kind) -> list:
     """The per-tensor values of ``s`` rounded to ``kind`` (CNTK's ``ElemType(value)``)."""
+    if isinstance(s, torch.Tensor):                 # one value for all: rounded once
+        return [kind(s.item())] * n
+    if isinstance(s, (int, float)):
+        return [kind(float(s))] * n
     return [kind(v.item() if isinstance(v, torch.Tensor) else v) for v in per_tensor(s, n)]
 
 
@@ -87,9 +91,9 @@ def _by_size(lists: list, scalars: list) -> tuple:
     go through torch's multi-tensor ops, which round each product and sum once as NumPy does
     (no fused multiply-add) and cost one C++ call for all of them where the blocks cost Python's
     time per tensor (a model's biases and norms)."""
-    n = len(lists[0])
-    large = [i for i in range(n) if lists[0][i].numel() >= BLOCK]
-    small = [i for i in range(n) if lists[0][i].numel() < BLOCK]
+    sizes = [p.numel() for p in lists[0]]
+    large = [i for i, k in enumerate(sizes) if k >= BLOCK]
+    small = [i for i, k in enumerate(sizes) if k < BLOCK]
     return (([[ts[i] for i in large] for ts in lists], [[sc[i] for i in large] for sc in scalars]),
             ([[ts[i] for i in small] for ts in lists],
              [[float(sc[i]) for i in small] for sc in scalars]))

@@ -23,6 +23,9 @@ Example:
 
 from __future__ import annotations
 
+import ctypes
+import weakref
+
 import numpy as np
 import torch
 
@@ -41,12 +44,39 @@ def can_use_blocks(*lists: Tensors) -> bool:
     compiled trace (the tensors :func:`adam_blocks` updates in place through NumPy views)."""
     if torch.compiler.is_compiling():
         return False
-    return all(type(t) is torch.Tensor and t.device.type == "cpu" and t.dtype == torch.float32
+    return all(type(t) is torch.Tensor and t.is_cpu and t.dtype == torch.float32
                and t.is_contiguous() for ts in lists for t in ts)
 
 
+#: ``id(tensor) -> (weak reference, data_ptr, numel, dtype, flat view)``: the NumPy views of
+#: the tensors the blocks update, made once per tensor and memory (``torch``'s ``numpy()``
+#: costs 3 us a tensor, more than a small tensor's arithmetic).  A view is a pointer and a
+#: length: it is reused only while its tensor is alive (the weak reference) and still starts at
+#: the same address with as many elements of one dtype (a parameter replaced by ``.data =`` or
+#: resized gets a new view).  The views own no memory (a ctypes buffer over the address), so
+#: the cache keeps no tensor and no storage alive; an entry goes when its tensor does.
+_VIEWS: dict[int, tuple] = {}
+_CTYPES = {torch.float32: (ctypes.c_float, np.float32),
+           torch.float64: (ctypes.c_double, np.float64)}
+
+
 def _flat(t: torch.Tensor) -> np.ndarray:
-    return t.detach().numpy().reshape(-1)          # contiguous: a view of t's memory
+    """A flat NumPy view of contiguous ``t``'s memory (float32 or float64), cached in
+    :data:`_VIEWS` (the checks of the hit are the whole cost: ~0.6 us)."""
+    key = id(t)
+    ptr, n, dtype = t.data_ptr(), t.numel(), t.dtype
+    entry = _VIEWS.get(key)
+    if entry is not None and entry[0]() is t and entry[1] == ptr and entry[2] == n \
+            and entry[3] is dtype:
+        return entry[4]
+    if not n or dtype not in _CTYPES or not t.is_contiguous():
+        return t.detach().numpy().reshape(-1)      # (not contiguous: a copy, as before)
+    ctype, npt = _CTYPES[dtype]
+    view = np.frombuffer((ctype * n).from_address(ptr), npt)
+    ref = weakref.ref(t, lambda r, k=key, views=_VIEWS:
+                      views.pop(k) if views.get(k, (None,))[0] is r else None)
+    _VIEWS[key] = (ref, ptr, n, dtype, view)
+    return view
 
 
 def _float(s) -> np.float32:
@@ -57,8 +87,16 @@ def _usable(params: Tensors, grads: Tensors, *states: Tensors | None) -> bool:
     """:func:`can_use_blocks` of ``params`` and the ``states`` given (``None``: absent), and
     ``grads`` plain float32 CPU tensors of their parameters' sizes."""
     return can_use_blocks(params, *(ts for ts in states if ts is not None)) and \
-        all(type(g) is torch.Tensor and g.device.type == "cpu" and g.dtype == torch.float32
+        all(type(g) is torch.Tensor and g.is_cpu and g.dtype == torch.float32
             and g.numel() == p.numel() for g, p in zip(grads, params))
+
+
+def _read(g: torch.Tensor) -> np.ndarray:
+    """A flat float array of ``g``'s values in their logical order: its memory where contiguous
+    (:func:`_flat`), else a copy."""
+    if g.is_contiguous():
+        return _flat(g)
+    return np.ascontiguousarray(g.detach().numpy()).reshape(-1)
 
 
 def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0) -> None:
@@ -68,16 +106,18 @@ def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0) 
     ``scratch`` float32 and ``wide_tmp`` ``wide`` float64 arrays of the block's length, and
     ``scalars_i`` the ``i``-th entry of each per-tensor list of ``scalars``."""
     params = lists[0]
-    size = min(BLOCK, max((p.numel() for p in params), default=0))
+    sizes = [p.numel() for p in params]
+    size = min(BLOCK, max(sizes, default=0))
     tmps = [np.empty(size, np.float32) for _ in range(scratch)]
     wides = [np.empty(size, np.float64) for _ in range(wide)]
     with np.errstate(all="ignore"):        # inf and NaN as C++'s float gives them, unwarned
-        for i in range(len(params)):
-            flats = [None if ts is None else
-                     np.ascontiguousarray(ts[i].detach().numpy()).reshape(-1) if j == 1 else
-                     _flat(ts[i]) for j, ts in enumerate(lists)]
+        for i, n in enumerate(sizes):
+            flats = [None if ts is None else _read(ts[i]) if j == 1 else _flat(ts[i])
+                     for j, ts in enumerate(lists)]
             args = [sc[i] for sc in scalars]
-            n = flats[0].size
+            if n == size:                  # one block, as long as the scratch
+                kernel(flats, tmps, wides, *args)
+                continue
             for s in range(0, n, BLOCK):
                 k = min(BLOCK, n - s)
                 kernel([None if f is None else f[s:s + k] for f in flats],

@@ -34,6 +34,8 @@ __all__ = ["weight_decay_blocks", "sgd_blocks", "sgdw_blocks", "adagrad_blocks",
 
 
 def _floats(s: Scalar, n: int) -> list[np.float32]:
+    if isinstance(s, (torch.Tensor, int, float)):      # one value for all: rounded once
+        return [_float(per_tensor(s, 1)[0])] * n
     return [_float(x) for x in per_tensor(s, n)]
 
 
@@ -41,7 +43,7 @@ def _plain(grads: Tensors) -> bool:
     """Whether every gradient is a plain float32 CPU tensor outside a compiled trace (laid out
     in memory as it may be)."""
     return not torch.compiler.is_compiling() and all(
-        type(g) is torch.Tensor and g.device.type == "cpu" and g.dtype == torch.float32
+        type(g) is torch.Tensor and g.is_cpu and g.dtype == torch.float32
         for g in grads)
 
 
