@@ -14,10 +14,18 @@ attributes hold a size that the file rewrites are decided by their own rule:
   is computed from the data and has no first axis of its own to broadcast (size 1, or fewer
   axes): a statistic over the batch broadcast back to it (``x - mean(x, axis=0)``).
 
+An op that cannot run with the batched inputs at the probe size while its other inputs are
+parameters or constants (``add2(W, x)``, ``W`` a parameter of ``x``'s shape) gives the batch
+axis to each output whose first size is the batch's, as NNabla does (the file runs at the saved
+batch size only, either way).
+
 NNabla 1.39's ``save`` (``nnabla/core/variable_batch_size.py``) decides by size instead: when
 the network has a function with a ``base_axis`` it takes the batch size from that function's
 input and writes ``-1`` for every first axis of that size, a transposed one too (so NNabla runs
 such a file at another batch size to a silently wrong shape); without one, it writes no ``-1``.
+Stadyn writes the batch axis in a network without a ``base_axis`` too, so its file runs at any
+batch size where NNabla's own is fixed to the saved one (a known difference,
+``tests/serialize/test_nnp_nnabla_batch_dims.py``).
 """
 
 from __future__ import annotations
@@ -113,8 +121,13 @@ class BatchAxis:
             with torch.no_grad():
                 got = node.spec.infer([meta(a) for a in node.args],
                                       {k: meta(a) for k, a in node.kwargs.items()})
-        except Exception:  # noqa: BLE001 - an op that cannot take another batch size keeps none
-            return none
+        except Exception:  # noqa: BLE001 - an op that cannot take another batch size
+            if any(self.from_data(v) and not self.batched(v) for v in ins):
+                return none     # an input computed from the data at a size not followed
+            # batched inputs with parameters or constants fixed at the batch's size
+            # (``add2(W, x)``): the op runs at the built batch size only, and NNabla 1.39
+            # writes each output's first axis of the batch's size as the batch axis
+            return [v is not None and bool(v.shape) and v.shape[0] == self.batch for v in outs]
         got = [got] if isinstance(got, torch.Tensor) else list(got)
         if len(got) != len(outs):
             return none
