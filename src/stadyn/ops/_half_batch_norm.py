@@ -110,7 +110,8 @@ def _train_fake(x, weight, bias, eps):
 def _train_setup(ctx, inputs, output):
     x, weight, bias, eps = inputs
     _, m, v = output
-    ctx.mark_non_differentiable(m, v)
+    # the batch statistics are outputs of their own (``output_stat``): their gradients
+    # enter NNabla's formula (dvar + dv, dmean + dm)
     ctx.set_materialize_grads(False)
     ctx.save_for_backward(x, weight, m, v)
     ctx.eps, ctx.bias = eps, None if bias is None else (bias.shape, bias.dtype)
@@ -120,9 +121,10 @@ def _empty(like: torch.Tensor) -> torch.Tensor:
     return like.new_empty((0,))
 
 
-def _train_grad_impl(gy, x, weight, m, v, eps, need):
+def _train_grad_impl(gy, x, weight, m, v, gm, gv, eps, need):
     """NNabla's batch-statistics backward: ``(dx, dgamma, dbeta)`` in float16 (``dgamma`` and
-    ``dbeta`` of shape ``(C,)``), an empty tensor for one not asked for (``need``)."""
+    ``dbeta`` of shape ``(C,)``), an empty tensor for one not asked for (``need``); ``gm``
+    and ``gv`` the gradients of the batch mean and variance, or None."""
     with np.errstate(**_QUIET):
         rows, dy = _rows(x), _rows(gy.to(torch.float16))
         m, v, n = m.numpy(), v.numpy(), rows.shape[1]
@@ -134,8 +136,12 @@ def _train_grad_impl(gy, x, weight, m, v, eps, need):
             dxh = dy if g is None else dy * g[:, None]
             dvar = _fold(dxh * centred) * _H(-0.5)
             dvar = dvar * np.power((v + _eps(eps)).astype(_F), _F(-1.5)).astype(_H)
+            if gv is not None:
+                dvar = dvar + _channel(gv)
             dmean = _fold(dxh) * (_F(-1) / sq.astype(_F)).astype(_H)
             dmean = dmean + _div(dvar * _H(-2) * _fold(centred), n)
+            if gm is not None:
+                dmean = dmean + _channel(gm)
             grad = (dxh / sq[:, None] + _div((dvar * _H(2))[:, None] * centred, n)
                     + _div(dmean, n)[:, None])
             gx = _unrows(grad, x)
@@ -144,6 +150,10 @@ def _train_grad_impl(gy, x, weight, m, v, eps, need):
         if need[2]:
             gb = torch.from_numpy(_fold(dy))
         return gx, gw, gb
+
+
+def _train_grad_fake(gy, x, weight, m, v, gm, gv, eps, need):
+    return _grad_fake(gy, x, weight, m, v, eps, need)
 
 
 def _grad_fake(gy, x, weight, m, v, eps, need):
@@ -155,9 +165,9 @@ def _grad_fake(gy, x, weight, m, v, eps, need):
 
 
 _train_grad = kernel_op("stadyn_kernels::batch_norm_nnabla_half_train_grad",
-                        "(Tensor gy, Tensor x, Tensor? weight, Tensor m, Tensor v, float eps, "
-                        "bool[] need) -> (Tensor, Tensor, Tensor)",
-                        _train_grad_impl, _grad_fake)
+                        "(Tensor gy, Tensor x, Tensor? weight, Tensor m, Tensor v, Tensor? gm, "
+                        "Tensor? gv, float eps, bool[] need) -> (Tensor, Tensor, Tensor)",
+                        _train_grad_impl, _train_grad_fake)
 
 
 def _grads(ctx, x, weight, got, need):
@@ -176,12 +186,12 @@ def _need(ctx, weight) -> list[bool]:
             ctx.bias is not None and bool(need[2])]
 
 
-def _train_backward(ctx, gy, _gm, _gv):
+def _train_backward(ctx, gy, gm, gv):
     x, weight, m, v = ctx.saved_tensors
     if gy is None:
         gy = torch.zeros_like(x)
     need = _need(ctx, weight)
-    got = _train_grad(gy, x, weight, m, v, float(ctx.eps), need)
+    got = _train_grad(gy, x, weight, m, v, gm, gv, float(ctx.eps), need)
     return (*_grads(ctx, x, weight, got, need), None)
 
 
@@ -274,7 +284,8 @@ _update = kernel_op("stadyn_kernels::batch_norm_nnabla_half_update_running",
 
 def half_batch_norm(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Tensor | None,
                     mean: torch.Tensor | None, var: torch.Tensor | None, train: bool,
-                    eps: float, decay_rate: float) -> torch.Tensor:
+                    eps: float, decay_rate: float
+                    ) -> tuple[torch.Tensor, torch.Tensor | None, torch.Tensor | None]:
     """Batch normalisation of float16 ``x`` ``(N, C, ...)`` over every axis but 1 as NNabla
     1.39's CPU kernel computes it in ``Half`` (see the module docstring).  ``weight``,
     ``bias``, ``mean`` and ``var`` hold one value per channel (any shape and float dtype;
@@ -282,21 +293,23 @@ def half_batch_norm(x: torch.Tensor, weight: torch.Tensor | None, bias: torch.Te
     ``mean``/``var`` (either may be None) move in place toward them by ``decay_rate``, their
     new values rounded to float16 (NNabla's become float16 arrays; here they keep their
     dtype); without it ``mean`` and ``var`` normalise.  Differentiable once in ``x``,
-    ``weight`` and ``bias``.
+    ``weight`` and ``bias``.  Returns ``y`` and, with ``train``, the batch mean and biased
+    variance ``(C,)`` in float16, NNabla's (differentiable: ``output_stat``), else None.
 
     Example:
         >>> import torch
         >>> x = torch.tensor([[1.0], [2.0], [4.0]], dtype=torch.float16)
         >>> rm, rv = torch.zeros(1), torch.ones(1)
-        >>> half_batch_norm(x, None, None, rm, rv, True, 1e-5, 0.9).tolist()   # NNabla's
+        >>> half_batch_norm(x, None, None, rm, rv, True, 1e-5, 0.9)[0].tolist()   # NNabla's
         [[-1.0712890625], [-0.268310546875], [1.337890625]]
         >>> rm.tolist(), rv.tolist()
         ([0.2333984375], [1.1328125])
     """
     if not train:
-        return _eval(x, weight, bias, mean, var, float(eps))
+        return _eval(x, weight, bias, mean, var, float(eps)), None, None
     y, m, v = _train(x, weight, bias, float(eps))
     if mean is not None or var is not None:
         with torch.no_grad():
-            _update(mean, var, m, v, float(np.float32(decay_rate)), x.numel() // x.shape[1])
-    return y
+            _update(mean, var, m.detach(), v.detach(), float(np.float32(decay_rate)),
+                    x.numel() // x.shape[1])
+    return y, m, v

@@ -102,3 +102,46 @@ def half40c__batch_normalization(nn, F, r):
         nn.clear_parameters()
     nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=_HALF + ["nnabla.functions.batch_normalization", "nnabla.functions.sum"],
+             rtol=0.0, atol=0.0, known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
+def half40c__batch_normalization_output_stat(nn, F, r):
+    """``F.batch_normalization(..., output_stat=True)`` in ``cpu:half``: NNabla 1.39 returns
+    its kernel's float16 batch mean and variance (the folds of
+    batch_normalization.cpp:190-201) and adds their gradients into its backward's ``dvar``
+    and ``dmean`` (:280-283) in float16.  Stadyn returned ``torch.mean`` of the float16 data
+    and the one-pass variance from it (on other data of this shape: mean 2.98828 where
+    NNabla's fold gives 2.98438, variance 0.28125 vs 0.296875) and took their gradients
+    through those: here 763 of the 800 values of ``dx`` were off.
+    Static and dynamic; ``y``, the statistics, the gradients of a loss reading all three."""
+    r.touch(*(_HALF + ["nnabla.functions.batch_normalization", "nnabla.functions.sum"]))
+    EU = r.module("nnabla.ext_utils")
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4042)
+    x = (rs.randn(8, 4, 5, 5) * 0.5 + 3.0).astype(np.float32)
+    b = rs.randn(1, 4, 1, 1).astype(np.float32)
+    g = (rs.rand(1, 4, 1, 1) + 0.5).astype(np.float32)
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        vs = [nn.Variable.from_numpy_array(a, need_grad=True) for a in (x, b, g)]
+        vm = nn.Variable.from_numpy_array(np.zeros((1, 4, 1, 1), np.float32))
+        vv = nn.Variable.from_numpy_array(np.ones((1, 4, 1, 1), np.float32))
+        with nn.context_scope(half):
+            y, bm, bv = F.batch_normalization(vs[0], vs[1], vs[2], vm, vv, batch_stat=True,
+                                              output_stat=True)
+            loss = F.sum(y * y) + F.sum(bm * 3.0) + F.sum(bv * 2.0)
+        if not dyn:
+            loss.forward()
+        loss.backward()
+        for name, v in (("y", y), ("bm", bm), ("bv", bv)):
+            res[k + name] = [str(v.d.dtype), _f32(v.d)]
+        res[k + "g dtype"] = sorted(set(str(v.g.dtype) for v in vs))
+        for name, v in zip(("x", "b", "g"), vs):
+            res[k + "g" + name] = _f32(v.g)
+        res[k + "mean"] = _f32(vm.d)
+        res[k + "var"] = _f32(vv.d)
+    nn.set_auto_forward(False)
+    return res
