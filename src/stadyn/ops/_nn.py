@@ -11,6 +11,7 @@ import torch.nn.functional as TF
 from ..graph import is_training
 from . import _kernels as kernels
 from ._cntk_draws import CNTKStream, _in, cntk_draw
+from ._half_batch_norm import half_batch_norm
 from ._half_conv import fold_conv2d
 from ._half_matmul import fold_affine
 from ._picks import cntk_max_pool
@@ -298,7 +299,9 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
     ``torch.var``), unless ``rule="nnabla"``: NNabla 1.39's CPU kernel's one pass,
     ``mean(x * x) - mean(x) ** 2``, which cancels where the values are large against their
     spread (``[3.0, 3.001]`` normalises to +-0.15810 with ``eps=1e-5``, not +-0.15616), with
-    NNabla's gradient formula on it; ``stadyn.compat.nnabla`` passes it.  Under that rule
+    NNabla's gradient formula on it; ``stadyn.compat.nnabla`` passes it.  Of float16 CPU data
+    (NNabla's ``cpu:half``) that rule is NNabla's ``Half`` kernel, every step rounded to
+    float16 and the running statistics' new values too (``ops/_half_batch_norm.py``).  Under that rule
     batch statistics over several ``axes`` leave the running ones as they are, as NNabla's
     (its adapter updates copies of them).
 
@@ -332,6 +335,11 @@ def batch_normalization(x, beta, gamma, mean, variance, axes=(1,), decay_rate=0.
         y = _bn_core(flat, beta, gamma, mean, variance, decay_rate, eps, batch_stat, one_pass)
         y = y.reshape(moved.shape).permute(*np.argsort(perm).tolist())
     else:
+        if output_stat and batch_stat and one_pass and _half_cpu(x):
+            # NNabla's Half kernel's own statistics, their gradients in its backward
+            y, m, v = half_batch_norm(x, gamma, beta, mean, variance, True, eps, decay_rate)
+            shape = [1, x.shape[1]] + [1] * (x.ndim - 2)
+            return y, m.reshape(shape), v.reshape(shape)
         y = _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat, one_pass)
     if not output_stat:
         return y
@@ -364,12 +372,23 @@ def _bn_single_sample(x, beta, gamma, mean, variance, decay_rate, eps, output_st
     return y, x * 1.0, centred * centred
 
 
+def _half_cpu(x) -> bool:
+    """Whether ``x`` is float16 on the CPU (what NNabla's ``cpu:half`` kernels compute)."""
+    return x.dtype == torch.float16 and x.device.type == "cpu"
+
+
 def _bn_core(x, beta, gamma, mean, variance, decay_rate, eps, batch_stat, one_pass=False):
     """Batch normalisation of ``x`` ``(N, C, ...)`` over every axis but 1 in NNabla 1.39's
     order of operations, ``(x - m) * gamma / sqrt(v + eps) + beta`` (``kernels.batch_norm_nnabla``:
     an element equal to the mean gives exactly ``beta``, as in NNabla, where ATen's fused kernel
     leaves a rounding error whose sign a ``binary_tanh`` shows), the running statistics moved
-    as NNabla moves them; ``one_pass``: the batch variance as NNabla computes it."""
+    as NNabla moves them; ``one_pass``: the batch variance as NNabla computes it, and of
+    float16 CPU data (a ``cpu:half`` context) NNabla's ``Half`` kernel, every step rounded
+    (``ops/_half_batch_norm.py``), the running statistics' new values rounded to float16.
+    """
+    if one_pass and _half_cpu(x):
+        return half_batch_norm(x, gamma, beta, mean, variance, bool(batch_stat), eps,
+                               decay_rate)[0]
     y, m, v = kernels.batch_norm_nnabla(x, gamma, beta, mean, variance, bool(batch_stat), eps,
                                         one_pass)
     if batch_stat and (mean is not None or variance is not None):
