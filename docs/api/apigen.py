@@ -51,7 +51,7 @@ SECTIONS = [
         "stadyn.compat.nnabla.utils.data_source_implements",
         "stadyn.compat.nnabla.utils.profiler", "stadyn.compat.nnabla.utils.qnn",
         "stadyn.compat.nnabla.utils.rnn",
-        "stadyn.compat.nnabla.config",
+        "stadyn.compat.nnabla.config", "stadyn.compat.nnabla.graph_def",
         "stadyn.compat.nnabla.lms", "stadyn.compat.nnabla.experimental",
         "stadyn.compat.nnabla.experimental.parametric_function_classes",
         "stadyn.compat.nnabla.experimental.parametric_function_class"]
