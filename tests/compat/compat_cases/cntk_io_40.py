@@ -142,6 +142,20 @@ def _first(C, d, stream):
     return got.get("raises", got.get("returns"))
 
 
+def _write_every_kind():
+    """One small file of each non-CTF deserializer's kind: an image map, base64 images, a CBF
+    file, HTK features with their script, an MLF with its label list."""
+    import base64
+    _write("a.png", _png(2, 2, (200, 100, 10)))
+    _write("map.txt", "a.png\t1\n")
+    _write("b64.txt", "1\t%s\n" % base64.b64encode(_png(2, 2, (200, 100, 10))).decode())
+    _write("x.cbf", _cbf([3.0, 4.0]))
+    _write("f.htk", _htk(3))
+    _write("f.scp", "u0.mfc=f.htk[0,2]\n")
+    _write("s.list", "s0\ns1\n")
+    _write("l.mlf", '#!MLF!#\n"u0.lab"\n0 200000 s0\n200000 300000 s1\n.\n')
+
+
 @cntk_case(name="io40__dict_settings",
            names=["cntk.io.ImageDeserializer", "cntk.io.Base64ImageDeserializer",
                   "cntk.io.CBFDeserializer", "cntk.io.HTKFeatureDeserializer",
@@ -153,15 +167,7 @@ def _first(C, d, stream):
                 "'cacheIndex' and an unknown key change nothing; d['type'] and d['file'] "
                 "(the path as given) read back")
 def io40_dict_settings(C, r):
-    _write("a.png", _png(2, 2, (200, 100, 10)))
-    _write("map.txt", "a.png\t1\n")
-    import base64
-    _write("b64.txt", "1\t%s\n" % base64.b64encode(_png(2, 2, (200, 100, 10))).decode())
-    _write("x.cbf", _cbf([3.0, 4.0]))
-    _write("f.htk", _htk(3))
-    _write("f.scp", "u0.mfc=f.htk[0,2]\n")
-    _write("s.list", "s0\ns1\n")
-    _write("l.mlf", '#!MLF!#\n"u0.lab"\n0 200000 s0\n200000 300000 s1\n.\n')
+    _write_every_kind()
 
     def image(kind):
         sd = C.io.StreamDefs(x=C.io.StreamDef(field="image", transforms=[]),
@@ -341,16 +347,8 @@ def io40r_htk_long_utterances(C, r):
                 "format deserializer too, and any key of one whose file does not exist yet); "
                 "'file' and 'type' as given")
 def io40r_dict_unset_keys(C, r):
-    import base64
     _write("g.ctf", "|x 1\n")
-    _write("a.png", _png(2, 2, (200, 100, 10)))
-    _write("map.txt", "a.png\t1\n")
-    _write("b64.txt", "1\t%s\n" % base64.b64encode(_png(2, 2, (200, 100, 10))).decode())
-    _write("x.cbf", _cbf([3.0, 4.0]))
-    _write("f.htk", _htk(3))
-    _write("f.scp", "u0.mfc=f.htk[0,2]\n")
-    _write("s.list", "s0\ns1\n")
-    _write("l.mlf", '#!MLF!#\n"u0.lab"\n0 200000 s0\n200000 300000 s1\n.\n')
+    _write_every_kind()
 
     def x():
         return C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1))
