@@ -426,16 +426,19 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
         _sequential_sum_sq(pc, a, acc, 1)
 
     for_blocks(norms, [params, grads], [sums], scratch=1)
-    rates = []
+    rates, bad = [], {}
     with np.errstate(all="ignore"):
-        for rate, wd, (g_sq, w_sq) in zip(_floats(lr, n), decays, sums):
+        for i, (rate, wd, (g_sq, w_sq)) in enumerate(zip(_floats(lr, n), decays, sums)):
             g_norm, w_norm = np.sqrt(g_sq), np.sqrt(w_sq)
             x = g_norm + wd * w_norm
             if not x >= 0:
-                raise lars_error(float(x))
+                bad[i] = float(x)
+                continue
             if x < e:
                 x = x + e
             rates.append(rate if w_norm < e else rate * coef * w_norm / x)
+    if bad:
+        raise lars_error(bad)
 
     def update(arrays, tmp, _wide, rate, wd):
         pc, gc, vc = arrays
@@ -453,17 +456,22 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
     return True
 
 
-def lars_error(x: float) -> RuntimeError:
-    """The error of NNabla's Lars check ``x >= 0`` (``lars.cpp:66``) for the denominator ``x``
-    (negative or NaN), whichever path met it.
+def lars_error(bad: dict[int, float]) -> RuntimeError:
+    """The error of NNabla's Lars check ``x >= 0`` (``lars.cpp:66``), whichever path met it:
+    ``bad`` maps the position of each tensor whose denominator ``x`` is negative or NaN to
+    ``x``; the error keeps it as ``bad_parameters`` (the solver then updates the parameters
+    NNabla visits before the first bad one, :meth:`stadyn.solvers.Lars.step`).
 
     Example:
-        >>> lars_error(float("nan")).args[0][:30]
-        "Lars: the local learning rate'"
+        >>> error = lars_error({1: float("nan")})
+        >>> error.args[0][:30], error.bad_parameters
+        ("Lars: the local learning rate'", {1: nan})
     """
-    return RuntimeError("Lars: the local learning rate's denominator ||g|| + "
-                        f"weight_decay*||w|| is {x} (NNabla's 'local learning rate should be "
-                        "positive or zero.')")
+    error = RuntimeError("Lars: the local learning rate's denominator ||g|| + "
+                         f"weight_decay*||w|| is {next(iter(bad.values()))} (NNabla's 'local "
+                         "learning rate should be positive or zero.')")
+    error.bad_parameters = dict(bad)
+    return error
 
 
 def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:

@@ -278,7 +278,8 @@ def _check_lars(xs: Tensors) -> None:
     stacked = torch.stack([x.float() for x in xs])
     bad = ~(stacked >= 0)
     if bool(bad.any()):
-        raise lars_error(float(stacked[bad][0]))
+        positions = torch.nonzero(bad).flatten().tolist()
+        raise lars_error({i: float(stacked[i]) for i in positions})
 
 
 def sgdw(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, momentum: float,

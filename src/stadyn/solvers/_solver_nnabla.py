@@ -31,13 +31,17 @@ import math
 from typing import Any
 
 import numpy as np
+import torch
 
 from . import _functional as Fn
 from ._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
 from ._functional_nnabla_plain import (adadelta_nnabla, adagrad_nnabla, adamax_nnabla,
                                        lion_nnabla, rmsprop_nnabla)
 from ._float32_kernels import (adadelta_blocks, adagrad_blocks, adamax_blocks, lamb_blocks,
-                               lars_blocks, lion_blocks, rmsprop_blocks, sgdw_blocks)
+                               lars_blocks, lars_error, lion_blocks, rmsprop_blocks,
+                               sgdw_blocks)
+from ._hooks import updated
+from ._param_order import nnabla_update_order
 from ._scalars import float32
 from ._solver import Solver
 
@@ -457,6 +461,51 @@ class Lars(Solver):
 
     def _scalars(self, steps):
         return {"lr": self.hyper["lr"], "weight_decay": self._next_decay or 0.0}
+
+    @torch.no_grad()
+    def step(self, sample_count: int = 1) -> bool:
+        """:meth:`Solver.step`; where a parameter's ``||g|| + weight_decay ||w||`` is negative or
+        NaN, NNabla 1.39's partial update, then its ``RuntimeError``: NNabla visits the
+        parameters in its ``unordered_map``'s order (:func:`~stadyn.solvers._param_order.
+        nnabla_update_order`) and raises at the first bad one, so those it visited before are
+        updated (their ``t`` counts the step), the rest are not, and a fused
+        :meth:`weight_decay` stays for the next update (``solver.cpp:213-230``)."""
+        try:
+            return super().step(sample_count)
+        except RuntimeError as error:
+            bad = getattr(error, "bad_parameters", None)
+            if bad is None:
+                raise
+            names, params, grads = self._with_grad()
+            visited = self._visited_before(bad, names)
+            if visited is None:
+                raise
+            before, x = visited
+            if before:
+                at = [names.index(n) for n in before]
+                self.apply_step([params[i] for i in at], [grads[i] for i in at],
+                                self.state_tensors(before), self.step_scalars(before))
+                for name in before:
+                    self._states[name]["t"] += 1
+                updated(self._params, before)
+            raise lars_error({0: x}) from None
+
+    def _visited_before(self, bad: dict, names: list):
+        """The parameters NNabla updates before its first bad one (``bad``: position in
+        ``names`` to its ``x``), and that one's ``x``."""
+        try:
+            order = nnabla_update_order(self._params)
+        except ValueError:                 # (more parameters than the primes kept)
+            return None
+        position = {name: i for i, name in enumerate(names)}
+        before = []
+        for name in order:
+            i = position.get(name)
+            if i in bad:
+                return before, bad[i]
+            if i is not None:
+                before.append(name)
+        return None
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
