@@ -221,7 +221,8 @@ def lamb(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta: Scalar
         for p, ri, a, wn, rn in zip(ps, r, rates, torch._foreach_norm(ps),
                                     torch._foreach_norm(r)):
             ratio = torch.where(rn > e, torch.clamp(wn, low, high) / rn, torch.ones_like(rn))
-            p.sub_(ri.double().mul_(ratio.double() * a))  # (eta*local_lr)*r in double
+            wide = ri.double().mul_(ratio.double() * a)   # (eta*local_lr)*r in double
+            p.copy_(torch.sub(p, wide))          # (6x an in-place sub_ that promotes)
 
     _each(body, [params, grads, m, v],
           [_floats(eta, n), _floats(correction1, n), _floats(correction2, n),
