@@ -77,6 +77,14 @@ def clip_grad_by_norm_nnabla(grads: Tensors, *, clip_norm: float) -> None:
         g.copy_(torch.where((total > 0) & (total > limit), clipped, g))
 
 
+def _products(ts: Tensors, scalars: list) -> list[torch.Tensor]:
+    """``[t * s for t, s in zip(ts, scalars)]``, each product rounded once: one multi-tensor
+    op where every ``s`` is a float."""
+    if all(isinstance(x, float) for x in scalars):
+        return torch._foreach_mul(ts, scalars)
+    return [torch.mul(t, x) for t, x in zip(ts, scalars)]
+
+
 def nnabla_moments(grads: Tensors, m: Tensors, v: Tensors, v_max: Tensors | None,
                    constants) -> list[torch.Tensor]:
     """Adam's moments in place as NNabla 1.39's C++ rounds them, one rounding per operation
@@ -262,7 +270,7 @@ def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: f
                 float(np.float32(a) * coef)                 # (lr*coefficient) in float
             x = torch.where(x < e, x + e, x)
             local.append(torch.where(wn < e, _operand(a, wn), scale * wn / x))
-        for p, g, d, t in zip(ps, gs, ds, torch._foreach_mul(ps, ds)):
+        for p, g, d, t in zip(ps, gs, ds, _products(ps, ds)):
             if isinstance(d, torch.Tensor) or d:
                 g.add_(t)                                    # g = g + wd*w
         torch._foreach_mul_(vs, mom)
@@ -293,9 +301,9 @@ def sgdw(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, momentum: f
     n = len(params)
 
     def body(ps, gs, ms, rates, decays):
-        old = [torch.mul(p, d) for p, d in zip(ps, decays)]
+        old = _products(ps, decays)
         torch._foreach_mul_(ms, mom)
-        torch._foreach_add_(ms, [torch.mul(g, a) for g, a in zip(gs, rates)])
+        torch._foreach_add_(ms, _products(gs, rates))
         torch._foreach_sub_(ps, ms)
         torch._foreach_sub_(ps, old)
 
@@ -325,7 +333,7 @@ def rmsprop_graves(params: Tensors, grads: Tensors, n: Tensors, g_avg: Tensors, 
         torch._foreach_add_(denom, e)
         for t in denom:
             sqrt_f32(t, out=t)
-        step = [torch.mul(x, r) for x, r in zip(es, rates)]
+        step = _products(es, rates)
         torch._foreach_div_(step, denom)
         torch._foreach_mul_(ds, mom)
         torch._foreach_sub_(ds, step)

@@ -21,7 +21,7 @@ import numpy as np
 import torch
 
 from ._float32_blocks import adam_constants
-from ._functional_nnabla import _each, _floats, _operand, sqrt_f32
+from ._functional_nnabla import _each, _floats, _operand, _products, sqrt_f32
 from ._scalars import Scalar, Tensors, float32, std_max_
 
 __all__ = ["sgd_nnabla", "adagrad_nnabla", "rmsprop_nnabla", "adadelta_nnabla",
@@ -37,7 +37,7 @@ def _gain(decay: float) -> tuple[float, float]:
 def sgd_nnabla(params: Tensors, grads: Tensors, *, lr: Scalar, foreach: bool = True) -> None:
     """``w = w - lr*g``, the product rounded first (``sgd.cpp``)."""
     def body(ps, gs, rates):
-        torch._foreach_sub_(ps, [torch.mul(g, a) for g, a in zip(gs, rates)])
+        torch._foreach_sub_(ps, _products(gs, rates))
 
     _each(body, [params, grads], [_floats(lr, len(params))], foreach)
 
@@ -50,7 +50,7 @@ def adagrad_nnabla(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, e
     def body(ps, gs, vs, rates):
         torch._foreach_add_(vs, torch._foreach_mul(gs, gs))
         denom = [sqrt_f32(vi).add_(e) for vi in vs]
-        step = [torch.mul(g, a) for g, a in zip(gs, rates)]
+        step = _products(gs, rates)
         torch._foreach_div_(step, denom)
         torch._foreach_sub_(ps, step)
 
@@ -100,7 +100,7 @@ def adadelta_nnabla(params: Tensors, grads: Tensors, e_grad: Tensors, e_delta: T
         torch._foreach_mul_(sq, delta)
         torch._foreach_mul_(sq, gain)
         torch._foreach_add_(eds, sq)
-        torch._foreach_sub_(ps, [torch.mul(dl, a) for dl, a in zip(delta, rates)])
+        torch._foreach_sub_(ps, _products(delta, rates))
 
     _each(body, [params, grads, e_grad, e_delta], [_floats(lr, len(params))], foreach)
 
@@ -119,7 +119,7 @@ def adamax_nnabla(params: Tensors, grads: Tensors, m: Tensors, u: Tensors, *,
         torch._foreach_add_(ms, tmp)
         torch._foreach_mul_(us, b2)
         std_max_(us, torch._foreach_abs(gs))
-        step = [torch.mul(mi, a) for mi, a in zip(ms, steps)]
+        step = _products(ms, steps)
         torch._foreach_copy_(tmp, us)
         torch._foreach_add_(tmp, e)
         torch._foreach_div_(step, tmp)
