@@ -29,11 +29,14 @@ __all__ = ["weight_decay_nnabla", "clip_grad_by_norm_nnabla", "nnabla_moments", 
            "adam_nnabla", "momentum_nnabla"]
 
 
-def _operand(s, like: torch.Tensor):
+def _operand(s, like: torch.Tensor) -> torch.Tensor:
     """Scalar ``s`` (float or 0-d tensor) as a 0-d tensor of ``like``'s dtype on its device:
     a divisor torch divides by (CUDA turns a division by a CPU scalar into a product with its
-    reciprocal, two roundings)."""
-    return torch.as_tensor(s, dtype=like.dtype, device=like.device)
+    reciprocal, two roundings); a float is filled in on the device (``torch.full``: no copy
+    from the host)."""
+    if isinstance(s, torch.Tensor):
+        return s.to(dtype=like.dtype, device=like.device)
+    return torch.full((), s, dtype=like.dtype, device=like.device)
 
 
 def _floats(s: Scalar, n: int) -> list:
