@@ -1,9 +1,12 @@
 """The maths of NNabla's further solvers (AdaBelief, AdaBound/AMSBound, LAMB, LARS, SgdW,
-RMSpropGraves; Adamax shares CNTK's ``adamax``) as pure functions over lists of tensors, in the
-form of :mod:`stadyn.solvers._functional` (re-exported there): each updates ``params`` and its state
-lists in place, ``foreach=True`` with torch's multi-tensor kernels, ``foreach=False`` one tensor
-at a time (the reference the tests hold the first to).  Hyperparameters that may change between
-steps (step sizes, bias corrections, bounds, decays) are floats, per-tensor lists or 0-d tensors.
+RMSpropGraves; the others' in :mod:`stadyn.solvers._functional_nnabla_plain`) as pure functions
+over lists of tensors, in the form of :mod:`stadyn.solvers._functional` (re-exported there):
+each updates ``params`` and its state lists in place, ``foreach=True`` with torch's
+multi-tensor kernels, ``foreach=False`` one tensor at a time, both with NNabla 1.39's float32
+rounding (its C++ operations in its order, one rounding each, its float constants: the torch
+twins of the float32 blocks, taking their arguments).  Hyperparameters that may change between
+steps (step sizes, bias corrections, bounds, decays) are floats, per-tensor lists or 0-d
+tensors.
 
 Example:
     >>> import torch
