@@ -161,20 +161,20 @@ def functional_calls(Fn) -> dict:
                                                       beta1=0.8, beta2=0.9, eps=1e-6,
                                                       foreach=fe),
         "adabelief": lambda P, G, St, lrs, fe: Fn.adabelief(
-            P, G, St[0], St[1], step_size=lrs, sgd_step=[0.0, 0.1, 0.0], bias2=[0.5, 0.3, 0.9],
-            beta1=0.8, beta2=0.9, eps=1e-3, s_max=St[2], decay_factor=[0.99, 1.0, 0.9],
-            foreach=fe),
+            P, G, St[0], St[1], step_size=lrs, sgd=[0.0, 1.0, 0.0], correction2=[0.5, 0.3, 0.9],
+            beta1=0.8, beta2=0.9, eps=1e-3, s_max=St[2], decay=[0.01, 0.0, 0.1], foreach=fe),
         "adabound": lambda P, G, St, lrs, fe: Fn.adabound(
             P, G, St[0], St[1], step_size=lrs, lower=[0.01, 0.02, 0.0], upper=[0.5, 0.1, 1.0],
             beta1=0.8, beta2=0.9, eps=1e-6, v_max=St[2], foreach=fe),
         "lamb": lambda P, G, St, lrs, fe: Fn.lamb(
-            P, G, St[0], St[1], lr=lrs, bias1=[0.2, 1.0, 0.5], bias2=0.1, beta1=0.8, beta2=0.9,
-            eps=1e-6, gamma_l=0.5, gamma_u=2.0, weight_decay=[0.1, 0.0, 0.2], foreach=fe),
+            P, G, St[0], St[1], eta=lrs, correction1=[0.2, 1.0, 0.5], correction2=0.1, beta1=0.8,
+            beta2=0.9, eps=1e-6, gamma_l=0.5, gamma_u=2.0, weight_decay=[0.1, 0.0, 0.2],
+            foreach=fe),
         "lars": lambda P, G, St, lrs, fe: Fn.lars(P, G, St[0], lr=lrs, momentum=0.8,
                                                   coefficient=0.1, eps=1e-6,
                                                   weight_decay=[0.1, 0.0, 0.2], foreach=fe),
         "sgdw": lambda P, G, St, lrs, fe: Fn.sgdw(P, G, St[0], lr=lrs, momentum=0.8,
-                                                  decoupled_decay=[0.01, 0.0, 0.03], foreach=fe),
+                                                  decay=[0.01, 0.0, 0.03], foreach=fe),
         "rmsprop_graves": lambda P, G, St, lrs, fe: Fn.rmsprop_graves(
             P, G, St[0], St[1], St[2], lr=lrs, decay=0.8, momentum=0.7, eps=1e-3, foreach=fe),
     }

@@ -32,6 +32,7 @@ import numpy as np
 import torch
 
 from ._float32_blocks import BLOCK, for_blocks
+from ._float32_kernels import decayed_square
 from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["sgd_cntk", "momentum_cntk", "adam_cntk", "fsadagrad_cntk", "adagrad_cntk",
@@ -222,15 +223,13 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
     def kernel(arrays, tmp, wide, rate, corr, b1, b2, gain):
         pc, gc, mc, vc = arrays
         a, b = tmp
-        np.multiply(vc, b2, out=vc)
         if adamax:
+            np.multiply(vc, b2, out=vc)
             np.abs(gc, out=a)
             np.maximum(vc, a, out=vc)
             np.add(vc, e, out=a)
         else:
-            np.multiply(gc, kind(1) - b2, out=a)
-            np.multiply(a, gc, out=a)
-            np.add(vc, a, out=vc)
+            decayed_square(vc, gc, b2, kind(1) - b2, a)
             np.sqrt(vc, out=a)
             np.add(a, e, out=a)
         if wide:                                           # (ElemType)(1.0 / (ada + eps))
@@ -268,10 +267,7 @@ def fsadagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, l
     def kernel(arrays, tmp, _wide, rate, mom, gain, vm, mul):
         pc, gc, vc, mc = arrays
         a, b = tmp
-        np.multiply(vc, vm, out=vc)
-        np.multiply(gc, kind(1) - vm, out=a)
-        np.multiply(a, gc, out=a)
-        np.add(vc, a, out=vc)
+        decayed_square(vc, gc, vm, kind(1) - vm, a)
         np.sqrt(vc, out=a)
         np.divide(kind(1), a, out=a)
         np.multiply(a, mul, out=a)
@@ -384,10 +380,7 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
                 np.multiply(gc, gc, out=vc)
                 sc.fill(0)
                 stc.fill(kind(0.02))
-            np.multiply(vc, gam, out=vc)
-            np.multiply(gc, gc, out=a)
-            np.multiply(a, keep, out=a)
-            np.add(vc, a, out=vc)
+            decayed_square(vc, gc, gam, keep, a, square_first=True)
             np.sign(gc, out=a)
             np.multiply(sc, a, out=b)
             np.copyto(sc, a)
@@ -434,10 +427,7 @@ def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, 
     def kernel(arrays, tmp, _wide, rate):
         pc, gc, sc, xc = arrays
         a, b = tmp
-        np.multiply(sc, r, out=sc)
-        np.multiply(gc, keep, out=a)
-        np.multiply(a, gc, out=a)
-        np.add(sc, a, out=sc)
+        decayed_square(sc, gc, r, keep, a)
         np.add(xc, e, out=a)
         np.sqrt(a, out=a)
         np.negative(a, out=a)
@@ -445,10 +435,7 @@ def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, 
         np.sqrt(b, out=b)
         np.divide(a, b, out=a)
         np.multiply(a, gc, out=a)
-        np.multiply(xc, r, out=xc)
-        np.multiply(a, keep, out=b)
-        np.multiply(b, a, out=b)
-        np.add(xc, b, out=xc)
+        decayed_square(xc, a, r, keep, b)
         np.multiply(a, rate, out=a)
         np.add(pc, a, out=pc)
 

@@ -25,10 +25,11 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._float32_blocks import _float, _mask, _usable, adam_constants, for_blocks, running_max
+from ._float32_blocks import (_adam_moments, _float, _mask, _usable, adam_constants, for_blocks,
+                              running_max)
 from ._scalars import Scalar, Tensors, per_tensor
 
-__all__ = ["weight_decay_blocks", "sgd_blocks", "sgdw_blocks", "adagrad_blocks",
+__all__ = ["decayed_square", "weight_decay_blocks", "sgd_blocks", "sgdw_blocks", "adagrad_blocks",
            "rmsprop_blocks", "adadelta_blocks", "adamax_blocks", "lion_blocks", "lamb_blocks",
            "lars_blocks", "lars_error", "clip_grad_by_norm_blocks"]
 
@@ -64,6 +65,29 @@ def _written_back(grads: Tensors) -> tuple[list[torch.Tensor], list[tuple]]:
 def _copy_back(back: list[tuple]) -> None:
     for g, c in back:
         g.copy_(c)
+
+
+def decayed_square(acc: np.ndarray, x: np.ndarray, rho, gain, tmp: np.ndarray, *,
+                   square_first: bool = False) -> np.ndarray:
+    """``acc = acc*rho + (gain*x)*x`` in place, each operation rounded once in ``acc``'s dtype
+    (Adam's and CNTK's second moments: ``(1-b2)*g`` first); with ``square_first`` ``acc*rho +
+    (x*x)*gain`` (NNabla's RMSprop and Adadelta, CNTK's RMSProp).  ``tmp``: scratch of
+    ``x``'s length; the running average every block kernel of a squared value takes.
+
+    Example:
+        >>> acc = np.ones(2, np.float32)
+        >>> decayed_square(acc, np.full(2, 3, np.float32), np.float32(0.5), np.float32(0.5),
+        ...                np.empty(2, np.float32)).tolist()
+        [5.0, 5.0]
+    """
+    np.multiply(acc, rho, out=acc)
+    if square_first:
+        np.multiply(x, x, out=tmp)
+        np.multiply(tmp, gain, out=tmp)
+    else:
+        np.multiply(x, gain, out=tmp)
+        np.multiply(tmp, x, out=tmp)
+    return np.add(acc, tmp, out=acc)
 
 
 def weight_decay_blocks(grads: Tensors, params: Tensors, *, rate: float) -> bool:
@@ -186,10 +210,7 @@ def rmsprop_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, d
     def kernel(arrays, tmp, _wide, rate):
         pc, gc, vc = arrays
         a, = tmp
-        np.multiply(vc, rho, out=vc)
-        np.multiply(gc, gc, out=a)
-        np.multiply(a, gain, out=a)
-        np.add(vc, a, out=vc)
+        decayed_square(vc, gc, rho, gain, a, square_first=True)
         np.sqrt(vc, out=a)
         np.add(a, e, out=a)
         np.divide(rate, a, out=a)
@@ -220,19 +241,13 @@ def adadelta_blocks(params: Tensors, grads: Tensors, e_grad: Tensors, e_delta: T
     def kernel(arrays, tmp, _wide, rate):
         pc, gc, egc, edc = arrays
         a, b = tmp
-        np.multiply(egc, rho, out=egc)
-        np.multiply(gc, gc, out=a)
-        np.multiply(a, gain, out=a)
-        np.add(egc, a, out=egc)
+        decayed_square(egc, gc, rho, gain, a, square_first=True)
         np.add(edc, e, out=a)                        # delta = sqrt((ed+eps)/(eg+eps)) * g
         np.add(egc, e, out=b)
         np.divide(a, b, out=a)
         np.sqrt(a, out=a)
         np.multiply(a, gc, out=a)
-        np.multiply(edc, rho, out=edc)
-        np.multiply(a, a, out=b)
-        np.multiply(b, gain, out=b)
-        np.add(edc, b, out=edc)
+        decayed_square(edc, a, rho, gain, b, square_first=True)
         np.multiply(a, rate, out=a)                  # w -= lr*delta
         np.subtract(pc, a, out=pc)
 
@@ -352,13 +367,7 @@ def lamb_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta:
     def moments(arrays, tmp, _wide, c1, c2, wd, acc):
         pc, gc, mc, vc, rc = arrays
         a, = tmp
-        np.multiply(mc, b1, out=mc)
-        np.multiply(gc, gain1, out=a)
-        np.add(mc, a, out=mc)
-        np.multiply(vc, b2, out=vc)
-        np.multiply(gc, gain2, out=a)
-        np.multiply(a, gc, out=a)
-        np.add(vc, a, out=vc)
+        _adam_moments(gc, mc, vc, None, a, b1, gain1, b2, gain2)
         np.divide(vc, c2, out=a)                     # r = (m/c1) / (sqrt(v/c2) + eps)
         np.sqrt(a, out=a)
         np.add(a, e, out=a)
@@ -426,16 +435,19 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
         _sequential_sum_sq(pc, a, acc, 1)
 
     for_blocks(norms, [params, grads], [sums], scratch=1)
-    rates = []
+    rates, bad = [], {}
     with np.errstate(all="ignore"):
-        for rate, wd, (g_sq, w_sq) in zip(_floats(lr, n), decays, sums):
+        for i, (rate, wd, (g_sq, w_sq)) in enumerate(zip(_floats(lr, n), decays, sums)):
             g_norm, w_norm = np.sqrt(g_sq), np.sqrt(w_sq)
             x = g_norm + wd * w_norm
             if not x >= 0:
-                raise lars_error(float(x))
+                bad[i] = float(x)
+                continue
             if x < e:
                 x = x + e
             rates.append(rate if w_norm < e else rate * coef * w_norm / x)
+    if bad:
+        raise lars_error(bad)
 
     def update(arrays, tmp, _wide, rate, wd):
         pc, gc, vc = arrays
@@ -453,17 +465,22 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
     return True
 
 
-def lars_error(x: float) -> RuntimeError:
-    """The error of NNabla's Lars check ``x >= 0`` (``lars.cpp:66``) for the denominator ``x``
-    (negative or NaN), whichever path met it.
+def lars_error(bad: dict[int, float]) -> RuntimeError:
+    """The error of NNabla's Lars check ``x >= 0`` (``lars.cpp:66``), whichever path met it:
+    ``bad`` maps the position of each tensor whose denominator ``x`` is negative or NaN to
+    ``x``; the error keeps it as ``bad_parameters`` (the solver then updates the parameters
+    NNabla visits before the first bad one, :meth:`stadyn.solvers.Lars.step`).
 
     Example:
-        >>> lars_error(float("nan")).args[0][:30]
-        "Lars: the local learning rate'"
+        >>> error = lars_error({1: float("nan")})
+        >>> error.args[0][:30], error.bad_parameters
+        ("Lars: the local learning rate'", {1: nan})
     """
-    return RuntimeError("Lars: the local learning rate's denominator ||g|| + "
-                        f"weight_decay*||w|| is {x} (NNabla's 'local learning rate should be "
-                        "positive or zero.')")
+    error = RuntimeError("Lars: the local learning rate's denominator ||g|| + "
+                         f"weight_decay*||w|| is {next(iter(bad.values()))} (NNabla's 'local "
+                         "learning rate should be positive or zero.')")
+    error.bad_parameters = dict(bad)
+    return error
 
 
 def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:

@@ -1,9 +1,12 @@
 """The maths of NNabla's further solvers (AdaBelief, AdaBound/AMSBound, LAMB, LARS, SgdW,
-RMSpropGraves; Adamax shares CNTK's ``adamax``) as pure functions over lists of tensors, in the
-form of :mod:`stadyn.solvers._functional` (re-exported there): each updates ``params`` and its state
-lists in place, ``foreach=True`` with torch's multi-tensor kernels, ``foreach=False`` one tensor
-at a time (the reference the tests hold the first to).  Hyperparameters that may change between
-steps (step sizes, bias corrections, bounds, decays) are floats, per-tensor lists or 0-d tensors.
+RMSpropGraves; the others' in :mod:`stadyn.solvers._functional_nnabla_plain`) as pure functions
+over lists of tensors, in the form of :mod:`stadyn.solvers._functional` (re-exported there):
+each updates ``params`` and its state lists in place, ``foreach=True`` with torch's
+multi-tensor kernels, ``foreach=False`` one tensor at a time, both with NNabla 1.39's float32
+rounding (its C++ operations in its order, one rounding each, its float constants: the torch
+twins of the float32 blocks, taking their arguments).  Hyperparameters that may change between
+steps (step sizes, bias corrections, bounds, decays) are floats, per-tensor lists or 0-d
+tensors.
 
 Example:
     >>> import torch
@@ -21,161 +24,237 @@ import torch
 
 from ._float32_blocks import adam_blocks, adam_constants
 from ._float32_kernels import lars_error
-from ._scalars import (Scalar, Tensors, add_scaled_, add_scaled_one_, float32, mul_, neg,
-                       nonzero, per_tensor, scaled, std_clip_, std_max_)
+from ._scalars import (Scalar, Tensors, float32, mul_, nonzero, per_tensor, scaled, std_clip_,
+                       std_max_)
 
-__all__ = ["adabelief", "adabound", "lamb", "lars", "sgdw", "rmsprop_graves", "nesterov_nnabla",
+__all__ = ["weight_decay_nnabla", "clip_grad_by_norm_nnabla", "nnabla_moments", "adabelief",
+           "adabound", "lamb", "lars", "sgdw", "rmsprop_graves", "nesterov_nnabla",
            "adam_nnabla", "momentum_nnabla"]
 
 
-def _lerp_(dst: Tensors, src: Tensors, beta: float) -> None:
-    """``dst = beta * dst + (1 - beta) * src``."""
-    torch._foreach_mul_(dst, beta)
-    torch._foreach_add_(dst, src, alpha=1.0 - beta)
+def _operand(s, like: torch.Tensor) -> torch.Tensor:
+    """Scalar ``s`` (float or 0-d tensor) as a 0-d tensor of ``like``'s dtype on its device:
+    a divisor torch divides by (CUDA turns a division by a CPU scalar into a product with its
+    reciprocal, two roundings); a float is filled in on the device (``torch.full``: no copy
+    from the host)."""
+    if isinstance(s, torch.Tensor):
+        return s.to(dtype=like.dtype, device=like.device)
+    return torch.full((), s, dtype=like.dtype, device=like.device)
 
 
-def adabelief(params: Tensors, grads: Tensors, m: Tensors, var: Tensors, *, step_size: Scalar,
-              sgd_step: Scalar, bias2: Scalar, beta1: float, beta2: float, eps: float,
-              s_max: Tensors | None = None, decay_factor: Scalar = 1.0,
-              foreach: bool = True) -> None:
-    """AdaBelief (NNabla's): ``w *= decay_factor`` (decoupled weight decay); ``m = b1 m + (1 -
-    b1) g``; ``s = b2 s + (1 - b2) (g - m)^2``, then ``s += eps`` (with ``s_max``, AMSGrad's
-    variant: ``s_max = max(s_max, s) + eps`` is used instead); ``w -= step_size m / (sqrt(s /
-    bias2) + eps) + sgd_step m`` (RAdam's rectified step or its plain-momentum fallback through
-    the two step sizes)."""
-    n = len(params)
+def _floats(s: Scalar, n: int) -> list:
+    """``s`` per tensor, each float rounded to float32 (NNabla's C++ float); tensors as they
+    are."""
+    return [v if isinstance(v, torch.Tensor) else float32(v) for v in per_tensor(s, n)]
+
+
+def weight_decay_nnabla(grads: Tensors, params: Tensors, *, rate: float) -> None:
+    """NNabla's ``weight_decay_cpu`` (``include/nbla/solver/weight_decay.hpp``) on torch's
+    ops: ``g = g + rate*w`` in float, the product rounded before the sum (torch's
+    ``add_(alpha=)`` rounds the multiply-add once).
+
+    Example:
+        >>> g = [torch.ones(2)]
+        >>> weight_decay_nnabla(g, [torch.full((2,), 2.0)], rate=0.5)
+        >>> g[0].tolist()
+        [2.0, 2.0]
+    """
+    torch._foreach_add_(grads, torch._foreach_mul(params, float32(rate)))
+
+
+def clip_grad_by_norm_nnabla(grads: Tensors, *, clip_norm: float) -> None:
+    """NNabla's ``clip_grad_by_norm_cpu`` (``include/nbla/solver/clip_grad.hpp:27-37``) on
+    torch's ops, per gradient: ``sum`` of ``g*g`` in float (torch's order of additions, where
+    NNabla adds one after another: the path's few units in the last place); where ``sum > 0``
+    and ``sum > c*c`` (``c*c`` in float), ``g = (c*g) / sqrt(sum)``.
+
+    Example:
+        >>> g = [torch.tensor([3.0, 4.0])]
+        >>> clip_grad_by_norm_nnabla(g, clip_norm=1.0)
+        >>> g[0].tolist()
+        [0.6000000238418579, 0.800000011920929]
+    """
+    c = float32(clip_norm)
+    limit = float(np.float32(c) * np.float32(c))
+    for g in grads:
+        total = torch.sum(g * g)
+        norm = sqrt_f32(total.reshape(1)).reshape(())
+        clipped = torch.mul(g, c).div_(norm)
+        g.copy_(torch.where((total > 0) & (total > limit), clipped, g))
+
+
+def _products(ts: Tensors, scalars: list) -> list[torch.Tensor]:
+    """``[t * s for t, s in zip(ts, scalars)]``, each product rounded once: one multi-tensor
+    op where every ``s`` is a float."""
+    if all(isinstance(x, float) for x in scalars):
+        return torch._foreach_mul(ts, scalars)
+    return [torch.mul(t, x) for t, x in zip(ts, scalars)]
+
+
+def nnabla_moments(grads: Tensors, m: Tensors, v: Tensors, v_max: Tensors | None,
+                   constants) -> list[torch.Tensor]:
+    """Adam's moments in place as NNabla 1.39's C++ rounds them, one rounding per operation
+    (``adam.cpp:68-69``, ``adabound.cpp``, ``amsbound.cpp``, ``lamb.cpp``): ``m = b1*m +
+    gain1*g``; ``v = b2*v + (gain2*g)*g``; with ``v_max`` ``v_max = std::max(v_max, v)``.
+    ``constants`` are :func:`~stadyn.solvers._float32_blocks.adam_constants`' ``(b1, b2,
+    eps, gain1, gain2)`` (the float32 gains: ``1 - 0.999`` is 0.00099998713).  Returns one
+    scratch tensor per gradient.
+
+    Example:
+        >>> m, v = [torch.zeros(1)], [torch.zeros(1)]
+        >>> _ = nnabla_moments([torch.ones(1)], m, v, None, adam_constants(0.9, 0.999, 1e-8))
+        >>> v[0].item()
+        0.0009999871253967285
+    """
+    b1, b2, _, gain1, gain2 = map(float, constants)
+    torch._foreach_mul_(m, b1)
+    tmp = torch._foreach_mul(grads, gain1)
+    torch._foreach_add_(m, tmp)
+    torch._foreach_mul_(v, b2)
+    torch._foreach_copy_(tmp, grads)
+    torch._foreach_mul_(tmp, gain2)
+    torch._foreach_mul_(tmp, grads)
+    torch._foreach_add_(v, tmp)
+    if v_max is not None:
+        std_max_(v_max, v)                      # C++'s std::max: a NaN v keeps v_max
+    return tmp
+
+
+def _each(fn, lists: list, scalars: list, foreach: bool) -> None:
+    """``fn(*lists, *scalars)`` once over the whole lists (``foreach``), else once per tensor
+    over one-element lists (the same operations, one tensor at a time)."""
     if foreach:
-        if isinstance(decay_factor, torch.Tensor) or per_tensor(decay_factor, n) != [1.0] * n:
-            mul_(params, decay_factor)
-        _lerp_(m, grads, beta1)
-        residual = torch._foreach_sub(grads, m)
-        torch._foreach_mul_(var, beta2)
-        torch._foreach_addcmul_(var, residual, residual, value=1.0 - beta2)
-        if s_max is not None:
-            std_max_(s_max, var)                    # C++'s std::max: a NaN s keeps s_max
-            torch._foreach_add_(s_max, eps)
-            second = s_max
-        else:
-            torch._foreach_add_(var, eps)
-            second = var
-        denom = scaled(second, _inverse(bias2))
-        torch._foreach_sqrt_(denom)
-        torch._foreach_add_(denom, eps)
-        add_scaled_(params, torch._foreach_div(m, denom), neg(step_size))
-        if nonzero(sgd_step):
-            add_scaled_(params, m, neg(sgd_step))
+        fn(*lists, *scalars)
         return
-    for i, (p, g, mi, vi) in enumerate(zip(params, grads, m, var)):
-        factor = per_tensor(decay_factor, n)[i]
-        if isinstance(factor, torch.Tensor) or factor != 1.0:
-            p.mul_(factor)
-        mi.mul_(beta1).add_(g, alpha=1.0 - beta1)
-        residual = g - mi
-        vi.mul_(beta2).addcmul_(residual, residual, value=1.0 - beta2)
-        if s_max is not None:
-            std_max_([s_max[i]], [vi])
-            second = s_max[i].add_(eps)
+    for i in range(len(lists[0])):
+        fn(*[None if ts is None else ts[i:i + 1] for ts in lists],
+           *[sc[i:i + 1] for sc in scalars])
+
+
+def adabelief(params: Tensors, grads: Tensors, m: Tensors, s: Tensors, *, step_size: Scalar,
+              sgd: Scalar, correction2: Scalar, beta1: float, beta2: float, eps: float,
+              s_max: Tensors | None = None, decay: Scalar = 0.0, foreach: bool = True) -> None:
+    """NNabla 1.39's AdaBelief update on torch's ops, with its rounding
+    (``src/nbla/solver/generic/adabelief.cpp:97-119``; the arguments of
+    :func:`~stadyn.solvers._float32_blocks.adabelief_blocks`): ``m = b1*m + (1-b1)*g`` in
+    float; ``s = b2*s + (1-b2)*pow(g-m, 2)``, the product and the sum in double, rounded once;
+    ``w = w - w*decay``; ``s += eps`` (AMSGrad: ``s_max = max(s_max, s) + eps``); ``w = w -
+    alpha_t*m`` where ``sgd`` (per tensor), else ``w = w - (alpha_t*m) / (sqrt(s)/correction2 +
+    eps)``.  ``step_size`` (``alpha_t``), ``correction2`` and ``decay`` are float32 values."""
+    _, b2, e, gain1, gain2 = adam_constants(beta1, beta2, eps)
+    b1, b2, e, gain1, wide_gain = float32(beta1), float(b2), float(e), float(gain1), \
+        float(gain2)
+    n = len(params)
+
+    def body(ps, gs, ms, ss, maxes, steps, plains, corrs, decays):
+        torch._foreach_mul_(ms, b1)
+        tmp = torch._foreach_mul(gs, gain1)
+        torch._foreach_add_(ms, tmp)
+        torch._foreach_copy_(tmp, gs)                     # pow(g - m, 2), in double
+        torch._foreach_sub_(tmp, ms)
+        for si, r in zip(ss, tmp):
+            wide = r.double().square_().mul_(wide_gain)
+            si.copy_(wide.add_(si.mul_(b2)))              # b2*s: float; the sum: double
+        for p, t, d in zip(ps, tmp, decays):
+            if isinstance(d, torch.Tensor) or d:
+                p.sub_(torch.mul(p, d, out=t))            # w = w - w*decay
+        if maxes is None:
+            torch._foreach_add_(ss, e)
+            second = ss
         else:
-            second = vi.add_(eps)
-        denom = (second * per_tensor(_inverse(bias2), n)[i]).sqrt_().add_(eps)
-        add_scaled_one_(p, mi / denom, -per_tensor(step_size, n)[i])
-        sgd = per_tensor(sgd_step, n)[i]
-        if isinstance(sgd, torch.Tensor) or sgd:
-            add_scaled_one_(p, mi, -sgd)
+            std_max_(maxes, ss)
+            torch._foreach_add_(maxes, e)
+            second = maxes
+        for p, mi, sec, t, a, plain, c in zip(ps, ms, second, tmp, steps, plains, corrs):
+            step = torch.mul(mi, a)
+            if isinstance(plain, torch.Tensor) or not plain:
+                sqrt_f32(sec, out=t)                      # sqrt(s)/correction2 + eps
+                torch.div(t, _operand(c, t), out=t).add_(e)
+                adaptive = torch.div(step, t)
+                step = adaptive if not isinstance(plain, torch.Tensor) else \
+                    torch.where(plain != 0, step, adaptive)
+            p.sub_(step)
 
-
-def _inverse(s: Scalar) -> Scalar:
-    if isinstance(s, (int, float, torch.Tensor)):
-        return 1.0 / s
-    return [1.0 / float(v) for v in s]
+    _each(body, [params, grads, m, s, s_max],
+          [_floats(step_size, n), per_tensor(sgd, n), _floats(correction2, n),
+           _floats(decay, n)], foreach)
 
 
 def adabound(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step_size: Scalar,
              lower: Scalar, upper: Scalar, beta1: float, beta2: float, eps: float,
              v_max: Tensors | None = None, foreach: bool = True) -> None:
-    """AdaBound (with ``v_max``, AMSBound): Adam's moments; ``eta = clip(step_size / (sqrt(v) +
-    eps), lower, upper)`` element-wise (``v``'s running maximum with ``v_max``);
-    ``w -= eta m``."""
+    """NNabla 1.39's AdaBound (with ``v_max``, AMSBound) on torch's ops, all in float as its
+    C++ (``adabound.cpp:66-75``, ``amsbound.cpp:73-84``; the arguments of
+    :func:`~stadyn.solvers._float32_blocks.adabound_blocks`): :func:`nnabla_moments`;
+    ``eta = std::min(upper, std::max(alpha_t / (sqrt(v) + eps), lower))`` (a NaN quotient
+    gives ``upper``; ``v``'s running maximum with ``v_max``); ``w = w - eta*m``.
+    ``step_size`` (``alpha_t``) and the bounds are float32 values."""
+    constants = adam_constants(beta1, beta2, eps)
+    e = float(constants[2])
     n = len(params)
-    if foreach:
-        _lerp_(m, grads, beta1)
-        torch._foreach_mul_(v, beta2)
-        torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
-        if v_max is not None:
-            std_max_(v_max, v)
-        eta = torch._foreach_sqrt(v if v_max is None else v_max)
-        torch._foreach_add_(eta, eps)
-        torch._foreach_reciprocal_(eta)
-        mul_(eta, step_size)
-        for e, lo, hi in zip(eta, per_tensor(lower, n), per_tensor(upper, n)):
-            std_clip_(e, lo, hi)                    # NNabla's std::min/max: NaN gives upper
-        torch._foreach_sub_(params, torch._foreach_mul(eta, m))
-        return
-    steps, lows, highs = per_tensor(step_size, n), per_tensor(lower, n), per_tensor(upper, n)
-    for i, (p, g, mi, vi) in enumerate(zip(params, grads, m, v)):
-        mi.mul_(beta1).add_(g, alpha=1.0 - beta1)
-        vi.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-        second = vi
-        if v_max is not None:
-            std_max_([v_max[i]], [vi])
-            second = v_max[i]
-        eta = std_clip_(1.0 / (second.sqrt() + eps) * steps[i], lows[i], highs[i])
-        p.sub_(eta * mi)
+
+    def body(ps, gs, ms, vs, maxes, steps, lows, highs):
+        tmp = nnabla_moments(gs, ms, vs, maxes, constants)
+        for sec, t, a, lo, hi in zip(vs if maxes is None else maxes, tmp, steps, lows, highs):
+            sqrt_f32(sec, out=t).add_(e)
+            torch.div(_operand(a, t), t, out=t)           # alpha_t / denom: one rounding
+            std_clip_(t, lo, hi)
+        torch._foreach_mul_(tmp, ms)
+        torch._foreach_sub_(ps, tmp)
+
+    _each(body, [params, grads, m, v, v_max],
+          [_floats(step_size, n), _floats(lower, n), _floats(upper, n)], foreach)
 
 
-def lamb(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Scalar,
-         bias1: Scalar, bias2: Scalar, beta1: float, beta2: float, eps: float, gamma_l: float,
-         gamma_u: float, weight_decay: Scalar = 0.0, foreach: bool = True) -> None:
-    """LAMB: Adam's moments; ``r = (m / bias1) / (sqrt(v / bias2) + eps) + weight_decay w``;
-    ``w -= lr clip(||w||, gamma_l, gamma_u) / ||r|| r`` with one norm per tensor; the ratio is 1
-    where ``||r|| <= eps`` (NNabla 1.39's ``local_lr``, ``src/nbla/solver/generic/lamb.cpp``: a
-    zero gradient and no decay leave ``w`` as it is, not NaN)."""
+def lamb(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta: Scalar,
+         correction1: Scalar, correction2: Scalar, beta1: float, beta2: float, eps: float,
+         gamma_l: float, gamma_u: float, weight_decay: Scalar = 0.0,
+         foreach: bool = True) -> None:
+    """NNabla 1.39's LAMB on torch's ops (``src/nbla/solver/generic/lamb.cpp:57-89``; the
+    arguments of :func:`~stadyn.solvers._float32_kernels.lamb_blocks`): :func:`nnabla_moments`;
+    ``r = (m/c1) / (sqrt(v/c2) + eps) + wd*w`` in float; ``local_lr = clip(||w||, gamma_l,
+    gamma_u) / ||r||``, 1 where ``||r|| <= eps`` (a zero gradient and no decay leave ``w`` as
+    it is, not NaN); ``w = float(w - (eta*local_lr)*r)`` in double.  The norms are torch's
+    (NNabla sums one float after another: the path's few units in the last place).
+    ``correction1`` and ``correction2`` are NNabla's float bias corrections (1 without
+    ``bias_correction``)."""
+    constants = adam_constants(beta1, beta2, eps)
+    e = float(constants[2])
+    low, high = float32(gamma_l), float32(gamma_u)
     n = len(params)
-    if foreach:
-        _lerp_(m, grads, beta1)
-        torch._foreach_mul_(v, beta2)
-        torch._foreach_addcmul_(v, grads, grads, value=1.0 - beta2)
-        denom = scaled(v, _inverse(bias2))
-        torch._foreach_sqrt_(denom)
-        torch._foreach_add_(denom, eps)
-        r = torch._foreach_div(scaled(m, _inverse(bias1)), denom)
-        if nonzero(weight_decay):
-            add_scaled_(r, params, weight_decay)
-        w_norms = torch._foreach_norm(params)
-        r_norms = torch._foreach_norm(r)
-        ratios = [_trust_ratio(wn, rn, gamma_l, gamma_u, eps)
-                  for wn, rn in zip(w_norms, r_norms)]
-        torch._foreach_mul_(r, ratios)
-        add_scaled_(params, r, neg(lr))
-        return
-    for p, g, mi, vi, a, b1c, b2c, wd in zip(params, grads, m, v, per_tensor(lr, n),
-                                             per_tensor(bias1, n), per_tensor(bias2, n),
-                                             per_tensor(weight_decay, n)):
-        mi.mul_(beta1).add_(g, alpha=1.0 - beta1)
-        vi.mul_(beta2).addcmul_(g, g, value=1.0 - beta2)
-        r = (mi * (1.0 / b1c)) / ((vi * (1.0 / b2c)).sqrt_().add_(eps))
-        if isinstance(wd, torch.Tensor) or wd:
-            add_scaled_one_(r, p, wd)
-        r.mul_(_trust_ratio(p.norm(), r.norm(), gamma_l, gamma_u, eps))
-        add_scaled_one_(p, r, -a)
 
+    def body(ps, gs, ms, vs, rates, c1s, c2s, decays):
+        tmp = nnabla_moments(gs, ms, vs, None, constants)
+        r = []
+        for p, mi, vi, t, c1, c2, d in zip(ps, ms, vs, tmp, c1s, c2s, decays):
+            sqrt_f32(torch.div(vi, _operand(c2, t), out=t), out=t).add_(e)
+            ri = torch.div(mi, _operand(c1, t)).div_(t)
+            if isinstance(d, torch.Tensor) or d:
+                ri.add_(torch.mul(p, d, out=t))           # r = r + wd*w
+            r.append(ri)
+        for p, ri, a, wn, rn in zip(ps, r, rates, torch._foreach_norm(ps),
+                                    torch._foreach_norm(r)):
+            ratio = torch.where(rn > e, torch.clamp(wn, low, high) / rn, torch.ones_like(rn))
+            wide = ri.double().mul_(ratio.double() * a)   # (eta*local_lr)*r in double
+            p.copy_(torch.sub(p, wide))          # (6x an in-place sub_ that promotes)
 
-def _trust_ratio(w_norm: torch.Tensor, r_norm: torch.Tensor, gamma_l: float, gamma_u: float,
-                 eps: float) -> torch.Tensor:
-    """LAMB's ``clip(||w||, gamma_l, gamma_u) / ||r||``, 1 where ``||r|| <= eps``."""
-    ratio = torch.clamp(w_norm, gamma_l, gamma_u) / r_norm
-    return torch.where(r_norm > eps, ratio, torch.ones_like(ratio))
+    _each(body, [params, grads, m, v],
+          [_floats(eta, n), _floats(correction1, n), _floats(correction2, n),
+           _floats(weight_decay, n)], foreach)
 
 
 def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: float,
          coefficient: float, eps: float, weight_decay: Scalar = 0.0,
          foreach: bool = True) -> None:
-    """LARS: ``l = coefficient ||w|| / x`` per tensor with ``x = ||g|| + weight_decay ||w||``,
-    ``x + eps`` only where ``x < eps``, and ``l = 1`` where ``||w|| < eps`` (NNabla 1.39's
-    ``src/nbla/solver/generic/lars.cpp:53-60``); ``g += weight_decay w`` (in place, as its
-    ``weight_decay_cpu``: the decayed gradient stays); ``v = momentum v + lr l g; w -= v``.
-    ``RuntimeError`` where ``x`` is negative or NaN (NNabla's check, ``lars.cpp:66``), before
-    any tensor is updated (one host sync per call for the check).
+    """NNabla 1.39's LARS on torch's ops, with its float rounding (``src/nbla/solver/generic/
+    lars.cpp:45-68``; the arguments of :func:`~stadyn.solvers._float32_kernels.lars_blocks`):
+    ``x = ||g|| + wd*||w||`` per tensor (``x + eps`` only where ``x < eps``); the local rate
+    ``lr_l = ((lr*coefficient)*||w||) / x``, ``lr`` where ``||w|| < eps``; ``g = g + wd*w`` (in
+    place, as its ``weight_decay_cpu``: the decayed gradient stays); ``v = momentum*v +
+    lr_l*g; w = w - v``.  The norms are torch's (NNabla sums one float after another: the
+    path's few units in the last place).  ``RuntimeError`` where ``x`` is negative or NaN
+    (NNabla's check, ``lars.cpp:66``), before any tensor is updated (one host sync per call
+    for the check).
 
     Example:
         >>> w, v = [torch.full((4,), 1e-4)], [torch.zeros(4)]
@@ -184,95 +263,89 @@ def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: f
         [1.0, 1.0, 1.0, 1.0]
     """
     n = len(params)
-    if foreach:
-        w_norms = torch._foreach_norm(params)
-        g_norms = torch._foreach_norm(grads)
-        decays = per_tensor(weight_decay, n)
-        local = [_lars_local(wn, gn, d, coefficient, eps)
-                 for wn, gn, d in zip(w_norms, g_norms, decays)]
-        _check_lars(w_norms, g_norms, decays)
-        if nonzero(weight_decay):     # NNabla's rounding: the product, then the sum
-            torch._foreach_add_(grads, scaled(params, weight_decay))
-        mul_(v, momentum)
-        torch._foreach_add_(v, scaled(torch._foreach_mul(grads, local), lr))
-        torch._foreach_sub_(params, v)
-        return
-    decays = per_tensor(weight_decay, n)
-    w_norms, g_norms = [p.norm() for p in params], [g.norm() for g in grads]
-    _check_lars(w_norms, g_norms, decays)
-    for p, g, vi, a, d, wn, gn in zip(params, grads, v, per_tensor(lr, n), decays, w_norms,
-                                      g_norms):
-        local = _lars_local(wn, gn, d, coefficient, eps)
-        if isinstance(d, torch.Tensor) or d:
-            g.add_(p * d)
-        vi.mul_(momentum).add_(g * local * a)
-        p.sub_(vi)
+    mom, coef, e = float32(momentum), np.float32(coefficient), float32(eps)
+    rates, decays = _floats(lr, n), _floats(weight_decay, n)
+    w_norms, g_norms = torch._foreach_norm(params), torch._foreach_norm(grads)
+    xs = [gn + wn * d for wn, gn, d in zip(w_norms, g_norms, decays)]
+    _check_lars(xs)
+
+    def body(ps, gs, vs, rs, ds, wns, xts):
+        local = []
+        for wn, x, a in zip(wns, xts, rs):
+            scale = _operand(a, wn) * coef if isinstance(a, torch.Tensor) else \
+                float(np.float32(a) * coef)                 # (lr*coefficient) in float
+            x = torch.where(x < e, x + e, x)
+            local.append(torch.where(wn < e, _operand(a, wn), scale * wn / x))
+        for p, g, d, t in zip(ps, gs, ds, _products(ps, ds)):
+            if isinstance(d, torch.Tensor) or d:
+                g.add_(t)                                    # g = g + wd*w
+        torch._foreach_mul_(vs, mom)
+        torch._foreach_add_(vs, [torch.mul(g, r) for g, r in zip(gs, local)])
+        torch._foreach_sub_(ps, vs)
+
+    _each(body, [params, grads, v], [rates, decays, w_norms, xs], foreach)
 
 
-def _check_lars(w_norms: Tensors, g_norms: Tensors, decays: list) -> None:
+def _check_lars(xs: Tensors) -> None:
     """NNabla's ``x >= 0`` check of every tensor's ``||g|| + weight_decay ||w||``, one sync."""
-    if not w_norms:
+    if not xs:
         return
-    xs = torch.stack([(gn + wn * d).float() for wn, gn, d in zip(w_norms, g_norms, decays)])
-    bad = ~(xs >= 0)
+    stacked = torch.stack([x.float() for x in xs])
+    bad = ~(stacked >= 0)
     if bool(bad.any()):
-        raise lars_error(float(xs[bad][0]))
-
-
-def _lars_local(w_norm: torch.Tensor, g_norm: torch.Tensor, decay, coefficient: float,
-                eps: float) -> torch.Tensor:
-    """LARS' local rate (over ``lr``) of one tensor, NNabla's rule: ``eps`` joins ``x`` only
-    where ``x < eps``; 1 where ``||w|| < eps``."""
-    x = g_norm + w_norm * decay
-    x = torch.where(x < eps, x + eps, x)
-    return torch.where(w_norm < eps, torch.ones_like(x), coefficient * w_norm / x)
+        positions = torch.nonzero(bad).flatten().tolist()
+        raise lars_error({i: float(stacked[i]) for i in positions})
 
 
 def sgdw(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, momentum: float,
-         decoupled_decay: Scalar, foreach: bool = True) -> None:
-    """SgdW: ``m = momentum m + lr g; w -= m + decoupled_decay w_old`` (NNabla:
-    ``decoupled_decay = lr / lr_initial * wd``)."""
+         decay: Scalar, foreach: bool = True) -> None:
+    """NNabla 1.39's SgdW on torch's ops (``sgdw.cpp``; the arguments of
+    :func:`~stadyn.solvers._float32_kernels.sgdw_blocks`): ``m = momentum*m + lr*g``; ``w = (w
+    - m) - decay*w_old``, each product rounded before its sum; ``decay`` is NNabla's float
+    ``(lr / init_lr) * wd``."""
+    mom = float32(momentum)
     n = len(params)
-    if foreach:
-        old = scaled(params, decoupled_decay) if nonzero(decoupled_decay) else None
-        mul_(m, momentum)
-        add_scaled_(m, grads, lr)
-        torch._foreach_sub_(params, m)
-        if old is not None:
-            torch._foreach_sub_(params, old)
-        return
-    for p, g, mi, a, d in zip(params, grads, m, per_tensor(lr, n),
-                              per_tensor(decoupled_decay, n)):
-        old = p * d if isinstance(d, torch.Tensor) or d else None
-        mi.mul_(momentum)
-        add_scaled_one_(mi, g, a)
-        p.sub_(mi)
-        if old is not None:
-            p.sub_(old)
+
+    def body(ps, gs, ms, rates, decays):
+        old = _products(ps, decays)
+        torch._foreach_mul_(ms, mom)
+        torch._foreach_add_(ms, _products(gs, rates))
+        torch._foreach_sub_(ps, ms)
+        torch._foreach_sub_(ps, old)
+
+    _each(body, [params, grads, m], [_floats(lr, n), _floats(decay, n)], foreach)
 
 
 def rmsprop_graves(params: Tensors, grads: Tensors, n: Tensors, g_avg: Tensors, d: Tensors, *,
                    lr: Scalar, decay: float, momentum: float, eps: float,
                    foreach: bool = True) -> None:
-    """RMSprop as Graves (2013): ``n = decay n + (1 - decay) e^2; g = decay g + (1 - decay) e;
-    d = momentum d - lr e / sqrt(n - g^2 + eps); w += d``."""
-    if foreach:
-        torch._foreach_mul_(n, decay)
-        torch._foreach_addcmul_(n, grads, grads, value=1.0 - decay)
-        _lerp_(g_avg, grads, decay)
-        denom = torch._foreach_sub(n, torch._foreach_mul(g_avg, g_avg))
-        torch._foreach_add_(denom, eps)
-        torch._foreach_sqrt_(denom)
-        mul_(d, momentum)
-        add_scaled_(d, torch._foreach_div(grads, denom), neg(lr))
-        torch._foreach_add_(params, d)
-        return
-    for p, e, ni, gi, di, a in zip(params, grads, n, g_avg, d, per_tensor(lr, len(params))):
-        ni.mul_(decay).addcmul_(e, e, value=1.0 - decay)
-        gi.mul_(decay).add_(e, alpha=1.0 - decay)
-        di.mul_(momentum)
-        add_scaled_one_(di, e / (ni - gi * gi + eps).sqrt_(), -a)
-        p.add_(di)
+    """NNabla 1.39's RMSprop as Graves (2013) on torch's ops, all in float
+    (``rmsprop_graves.cpp:64-70``; the arguments of
+    :func:`~stadyn.solvers._float32_blocks.rmsprop_graves_blocks`): ``n = decay*n +
+    ((1-decay)*e)*e; g = decay*g + (1-decay)*e; d = momentum*d - (lr*e) / sqrt((n - g*g) +
+    eps); w += d``."""
+    rho, mom, e = float32(decay), float32(momentum), float32(eps)
+    gain = float(np.float32(1) - np.float32(rho))
+
+    def body(ps, es, ns, avgs, ds, rates):
+        a = torch._foreach_mul(es, gain)
+        torch._foreach_mul_(ns, rho)
+        torch._foreach_add_(ns, torch._foreach_mul(a, es))
+        torch._foreach_mul_(avgs, rho)
+        torch._foreach_add_(avgs, a)
+        torch._foreach_copy_(a, avgs)                         # sqrt((n - g*g) + eps)
+        torch._foreach_mul_(a, avgs)
+        denom = torch._foreach_sub(ns, a)
+        torch._foreach_add_(denom, e)
+        for t in denom:
+            sqrt_f32(t, out=t)
+        step = _products(es, rates)
+        torch._foreach_div_(step, denom)
+        torch._foreach_mul_(ds, mom)
+        torch._foreach_sub_(ds, step)
+        torch._foreach_add_(ps, ds)
+
+    _each(body, [params, grads, n, g_avg, d], [_floats(lr, len(params))], foreach)
 
 
 def nesterov_nnabla(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: Scalar,
@@ -341,23 +414,15 @@ def adam_nnabla(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
         >>> m[0].tolist()
         [0.050000011920928955, 0.050000011920928955]
     """
-    b1, b2, e, gain1, gain2 = map(float, adam_constants(beta1, beta2, eps))
+    constants = adam_constants(beta1, beta2, eps)
+    b1, b2, e = map(float, constants[:3])
     second = v if v_max is None else v_max
     if foreach:
         if adam_blocks(params, grads, m, v, step_size=step_size, beta1=b1, beta2=b2, eps=e,
                        v_max=v_max, decay=decay):
             return                      # on CPU: NumPy's float32 ufuncs, block by block
         old = scaled(params, decay) if nonzero(decay) else None
-        torch._foreach_mul_(m, b1)
-        tmp = torch._foreach_mul(grads, gain1)
-        torch._foreach_add_(m, tmp)
-        torch._foreach_mul_(v, b2)
-        torch._foreach_copy_(tmp, grads)
-        torch._foreach_mul_(tmp, gain2)
-        torch._foreach_mul_(tmp, grads)
-        torch._foreach_add_(v, tmp)
-        if v_max is not None:
-            std_max_(v_max, v)                      # C++'s std::max: a NaN v keeps v_hat
+        tmp = nnabla_moments(grads, m, v, v_max, constants)
         for s, t in zip(second, tmp):
             sqrt_f32(s, out=t)
         torch._foreach_add_(tmp, e)
@@ -371,11 +436,8 @@ def adam_nnabla(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
     steps, decays = per_tensor(step_size, n), per_tensor(decay, n)
     for i, (p, g, mi, vi) in enumerate(zip(params, grads, m, v)):
         old = p * decays[i] if nonzero(decays[i]) else None
-        tmp = torch.mul(g, gain1)
-        mi.mul_(b1).add_(tmp)
-        vi.mul_(b2).add_(torch.mul(g, gain2, out=tmp).mul_(g))
-        if v_max is not None:
-            std_max_([v_max[i]], [vi])
+        tmp, = nnabla_moments([g], [mi], [vi], None if v_max is None else [v_max[i]],
+                              constants)
         sqrt_f32(second[i], out=tmp).add_(e)
         p.sub_(torch.mul(mi, steps[i]).div_(tmp))
         if old is not None:

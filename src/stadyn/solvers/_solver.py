@@ -24,7 +24,9 @@ from .._errors import ArgumentError, DeprecatedCallError, ParameterError, Stadyn
 from ..graph import Variable, data_of, grad_of, is_released, is_zeroing, value_holder
 from . import _functional as Fn
 from ._float32_kernels import clip_grad_by_norm_blocks, sgd_blocks, weight_decay_blocks
-from ._functional_nnabla import adam_nnabla, momentum_nnabla, nesterov_nnabla
+from ._functional_nnabla import (adam_nnabla, clip_grad_by_norm_nnabla, momentum_nnabla,
+                                 nesterov_nnabla, weight_decay_nnabla)
+from ._functional_nnabla_plain import sgd_nnabla
 from ._hooks import hooked, updated
 from ._optimizer import Optimizer
 from ._scalars import float32
@@ -228,7 +230,7 @@ class Solver(SolverStates, Optimizer):
             return
         _, params, grads = self._with_grad()
         if grads and decay_rate and not weight_decay_blocks(grads, params, rate=decay_rate):
-            Fn.add_weight_decay(grads, params, rate=decay_rate, foreach=self.foreach)
+            weight_decay_nnabla(grads, params, rate=decay_rate)
 
     def weight_decay_is_fused(self) -> bool:
         """Whether :meth:`weight_decay` acts inside the next update (NNabla's name)."""
@@ -253,7 +255,7 @@ class Solver(SolverStates, Optimizer):
         return;``): scripts pass 0 for "no clipping"."""
         _, _, grads = self._with_grad(allocate=False)
         if grads and clip_norm != 0 and not clip_grad_by_norm_blocks(grads, clip_norm=clip_norm):
-            Fn.clip_by_norm(grads, max_norm=clip_norm, foreach=self.foreach, squared=True)
+            clip_grad_by_norm_nnabla(grads, clip_norm=clip_norm)
 
     @hooked
     @torch.no_grad()
@@ -332,7 +334,7 @@ class Sgd(Solver):
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         if sgd_blocks(params, grads, lr=scalars["lr"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
-        Fn.sgd(params, grads, lr=scalars["lr"], foreach=self.foreach)
+        sgd_nnabla(params, grads, lr=scalars["lr"], foreach=self.foreach)
 
 
 class Momentum(Solver):

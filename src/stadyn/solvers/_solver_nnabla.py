@@ -5,8 +5,17 @@ update rules (the maths is in :mod:`stadyn.solvers._functional` and
 the next update, as NNabla does (``weight_decay_is_fused()``); the others add it to the
 gradients.  On CPU (plain contiguous float32 tensors) each runs NNabla 1.39's float32
 arithmetic bit for bit, in blocks (:mod:`stadyn.solvers._float32_kernels`,
-:mod:`stadyn.solvers._float32_blocks`); elsewhere torch's multi-tensor ops give the same
-formulas to a few units in the last place.
+:mod:`stadyn.solvers._float32_blocks`); elsewhere (CUDA, non-contiguous or compiled tensors)
+torch's ops take the same C++ operations in the same order, one rounding each, with NNabla's
+float32 constants (:mod:`stadyn.solvers._functional_nnabla`,
+:mod:`stadyn.solvers._functional_nnabla_plain`): NNabla 1.39's bits on CPU
+(``tests/solvers/test_nnabla_torch_path_sweep.py``: six steps of the 18 solvers mixing
+``weight_decay``, ``clip_grad_by_norm``, ``scale_grad``, ``set_learning_rate`` and a state
+round trip) except where NNabla sums a norm one float after another and torch in another
+order: Lamb's and Lars' norms, and on a compiled step's path ``clip_grad_by_norm``'s.  Over
+64,500 values Lamb stays within half an ulp of each array's largest value; Lars' local rate
+follows its norms, 1.5e-5 apart there (NNabla's sequential float32 sum of 51,000 squares is
+that far from torch's), and so do its ``v`` and step.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.solvers as S
@@ -25,11 +34,17 @@ import math
 from typing import Any
 
 import numpy as np
+import torch
 
 from . import _functional as Fn
 from ._float32_blocks import adabelief_blocks, adabound_blocks, rmsprop_graves_blocks
+from ._functional_nnabla_plain import (adadelta_nnabla, adagrad_nnabla, adamax_nnabla,
+                                       lion_nnabla, rmsprop_nnabla)
 from ._float32_kernels import (adadelta_blocks, adagrad_blocks, adamax_blocks, lamb_blocks,
-                               lars_blocks, lion_blocks, rmsprop_blocks, sgdw_blocks)
+                               lars_blocks, lars_error, lion_blocks, rmsprop_blocks,
+                               sgdw_blocks)
+from ._hooks import updated
+from ._param_order import nnabla_update_order
 from ._scalars import float32
 from ._solver import Solver
 
@@ -54,8 +69,8 @@ class RMSprop(Solver):
         if rmsprop_blocks(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"],
                           eps=h["eps"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
-        Fn.rmsprop(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"], eps=h["eps"],
-                   foreach=self.foreach)
+        rmsprop_nnabla(params, grads, states["v"], lr=scalars["lr"], decay=h["decay"],
+                       eps=h["eps"], foreach=self.foreach)
 
 
 class Adagrad(Solver):
@@ -72,8 +87,8 @@ class Adagrad(Solver):
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         if adagrad_blocks(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
-        Fn.adagrad(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"],
-                   foreach=self.foreach)
+        adagrad_nnabla(params, grads, states["v"], lr=scalars["lr"], eps=self.hyper["eps"],
+                       foreach=self.foreach)
 
 
 class Adadelta(Solver):
@@ -94,8 +109,8 @@ class Adadelta(Solver):
         if adadelta_blocks(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
                            lr=scalars["lr"], decay=h["decay"], eps=h["eps"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
-        Fn.adadelta(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
-                    lr=scalars["lr"], decay=h["decay"], eps=h["eps"], foreach=self.foreach)
+        adadelta_nnabla(params, grads, states["e_sqr_grad"], states["e_sqr_delta"],
+                        lr=scalars["lr"], decay=h["decay"], eps=h["eps"], foreach=self.foreach)
 
 
 class Lion(Solver):
@@ -123,8 +138,8 @@ class Lion(Solver):
         if lion_blocks(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"],
                        beta2=h["beta2"], weight_decay=scalars["weight_decay"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
-        Fn.lion(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"], beta2=h["beta2"],
-                weight_decay=scalars["weight_decay"], foreach=self.foreach)
+        lion_nnabla(params, grads, states["m"], lr=scalars["lr"], beta1=h["beta1"],
+                    beta2=h["beta2"], weight_decay=scalars["weight_decay"], foreach=self.foreach)
 
 
 def _one_or_list(values: list[float]) -> Any:
@@ -168,9 +183,8 @@ class Adamax(Solver):
         if adamax_blocks(params, grads, states["m"], states["u"], step_size=scalars["alpha_t"],
                          beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
-        Fn.adamax(params, grads, states["m"], states["u"], step_size=scalars["step_size"],
-                  beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], std_max=True,
-                  foreach=self.foreach)
+        adamax_nnabla(params, grads, states["m"], states["u"], step_size=scalars["alpha_t"],
+                      beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], foreach=self.foreach)
 
 
 class AdaBelief(Solver):
@@ -262,17 +276,12 @@ class AdaBelief(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
-        if adabelief_blocks(              # (per tensor: with foreach or without)
-                params, grads, states["mean"], states["var"], step_size=scalars["alpha_t"],
-                sgd=scalars["plain"], correction2=scalars["correction2"], beta1=h["beta1"],
-                beta2=h["beta2"], eps=h["eps"], s_max=states.get("s_max"),
-                decay=scalars["decay_ratio"]):
+        kw = dict(step_size=scalars["alpha_t"], sgd=scalars["plain"],
+                  correction2=scalars["correction2"], beta1=h["beta1"], beta2=h["beta2"],
+                  eps=h["eps"], s_max=states.get("s_max"), decay=scalars["decay_ratio"])
+        if adabelief_blocks(params, grads, states["mean"], states["var"], **kw):
             return                       # on CPU: NNabla's arithmetic, bit for bit
-        Fn.adabelief(params, grads, states["mean"], states["var"],
-                     step_size=scalars["step_size"], sgd_step=scalars["sgd_step"],
-                     bias2=scalars["bias2"], beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"],
-                     s_max=states.get("s_max"), decay_factor=scalars["decay_factor"],
-                     foreach=self.foreach)
+        Fn.adabelief(params, grads, states["mean"], states["var"], foreach=self.foreach, **kw)
 
 
 class AdaBound(Solver):
@@ -344,13 +353,12 @@ class AdaBound(Solver):
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
         m, v, v_max = self._moments(states)
-        if adabound_blocks(params, grads, m, v, step_size=scalars["alpha_t"],
-                           lower=scalars["lower_f"], upper=scalars["upper_f"], beta1=h["beta1"],
-                           beta2=h["beta2"], eps=h["eps"], v_max=v_max):
+        kw = dict(step_size=scalars["alpha_t"], lower=scalars["lower_f"],
+                  upper=scalars["upper_f"], beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"],
+                  v_max=v_max)
+        if adabound_blocks(params, grads, m, v, **kw):
             return                       # on CPU: NNabla's arithmetic, bit for bit
-        Fn.adabound(params, grads, m, v, step_size=scalars["step_size"],
-                    lower=scalars["lower"], upper=scalars["upper"], beta1=h["beta1"],
-                    beta2=h["beta2"], eps=h["eps"], v_max=v_max, foreach=self.foreach)
+        Fn.adabound(params, grads, m, v, foreach=self.foreach, **kw)
 
 
 class AMSBound(AdaBound):
@@ -429,15 +437,13 @@ class Lamb(Solver):
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
-        if lamb_blocks(params, grads, states["mean"], states["var"], eta=scalars["eta"],
-                       correction1=scalars["correction1"], correction2=scalars["correction2"],
-                       beta1=h["beta1"], beta2=h["beta2"], eps=h["eps"], gamma_l=h["gamma_l"],
-                       gamma_u=h["gamma_u"], weight_decay=scalars["weight_decay"]):
+        kw = dict(eta=scalars["eta"], correction1=scalars["correction1"],
+                  correction2=scalars["correction2"], beta1=h["beta1"], beta2=h["beta2"],
+                  eps=h["eps"], gamma_l=h["gamma_l"], gamma_u=h["gamma_u"],
+                  weight_decay=scalars["weight_decay"])
+        if lamb_blocks(params, grads, states["mean"], states["var"], **kw):
             return                       # on CPU: NNabla's arithmetic, bit for bit
-        Fn.lamb(params, grads, states["mean"], states["var"], lr=scalars["eta"],
-                bias1=scalars["bias1"], bias2=scalars["bias2"], beta1=h["beta1"],
-                beta2=h["beta2"], eps=h["eps"], gamma_l=h["gamma_l"], gamma_u=h["gamma_u"],
-                weight_decay=scalars["weight_decay"], foreach=self.foreach)
+        Fn.lamb(params, grads, states["mean"], states["var"], foreach=self.foreach, **kw)
 
 
 class Lars(Solver):
@@ -458,6 +464,51 @@ class Lars(Solver):
 
     def _scalars(self, steps):
         return {"lr": self.hyper["lr"], "weight_decay": self._next_decay or 0.0}
+
+    @torch.no_grad()
+    def step(self, sample_count: int = 1) -> bool:
+        """:meth:`Solver.step`; where a parameter's ``||g|| + weight_decay ||w||`` is negative or
+        NaN, NNabla 1.39's partial update, then its ``RuntimeError``: NNabla visits the
+        parameters in its ``unordered_map``'s order (:func:`~stadyn.solvers._param_order.
+        nnabla_update_order`) and raises at the first bad one, so those it visited before are
+        updated (their ``t`` counts the step), the rest are not, and a fused
+        :meth:`weight_decay` stays for the next update (``solver.cpp:213-230``)."""
+        try:
+            return super().step(sample_count)
+        except RuntimeError as error:
+            bad = getattr(error, "bad_parameters", None)
+            if bad is None:
+                raise
+            names, params, grads = self._with_grad()
+            visited = self._visited_before(bad, names)
+            if visited is None:
+                raise
+            before, x = visited
+            if before:
+                at = [names.index(n) for n in before]
+                self.apply_step([params[i] for i in at], [grads[i] for i in at],
+                                self.state_tensors(before), self.step_scalars(before))
+                for name in before:
+                    self._states[name]["t"] += 1
+                updated(self._params, before)
+            raise lars_error({0: x}) from None
+
+    def _visited_before(self, bad: dict, names: list):
+        """The parameters NNabla updates before its first bad one (``bad``: position in
+        ``names`` to its ``x``), and that one's ``x``."""
+        try:
+            order = nnabla_update_order(self._params)
+        except ValueError:                 # (more parameters than the primes kept)
+            return None
+        position = {name: i for i, name in enumerate(names)}
+        before = []
+        for name in order:
+            i = position.get(name)
+            if i in bad:
+                return before, bad[i]
+            if i is not None:
+                before.append(name)
+        return None
 
     def apply_step(self, params, grads, states, scalars, *, fused=True):
         h = self.hyper
@@ -499,7 +550,7 @@ class SgdW(Solver):
                        momentum=self.hyper["momentum"], decay=scalars["decay_f"]):
             return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.sgdw(params, grads, states["m"], lr=scalars["lr"], momentum=self.hyper["momentum"],
-                decoupled_decay=scalars["decay"], foreach=self.foreach)
+                decay=scalars["decay_f"], foreach=self.foreach)
 
 
 class RMSpropGraves(Solver):

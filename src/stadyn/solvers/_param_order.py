@@ -1,0 +1,114 @@
+"""The order in which NNabla 1.39's ``Solver::update`` visits its parameters: it iterates an
+``std::unordered_map<std::string, Params>`` (``include/nbla/solver.hpp:113``,
+``src/nbla/solver.cpp:213-230``), so the order is libstdc++'s hash table's.  Only an update that
+stops part way shows it: Lars raises on a bad parameter after updating those it visited first.
+
+libstdc++ (the one NNabla 1.39's wheel runs with; the order matches NNabla's own
+``get_parameters()`` for sets of 1 to 100 random names,
+``tests/solvers/test_lars_partial_update.py``):
+
+- ``std::hash<std::string>`` is ``_Hash_bytes(data, len, 0xc70f6907)``, the 64-bit Murmur
+  variant (``libsupc++/hash_bytes.cc``); a name lands in bucket ``hash % bucket_count``;
+- the nodes form one list, each bucket's nodes together: a node whose bucket is empty goes to
+  the front of the list, else in front of its bucket's first node;
+- before an insertion that would exceed the next resize (``size + 1 > next_resize``; 0 at the
+  start, so the first insertion makes 13 buckets) the table grows to the smallest prime of
+  ``__prime_list`` (from 13 up: ``_M_next_bkt``) at least ``max(size + 2, 2 * buckets)``, and
+  the list is rebuilt node by node from its front, each to the front of the list (an empty
+  bucket) or of its bucket.
+
+Example:
+    >>> nnabla_update_order(["p0", "p1", "p2"])
+    ['p2', 'p1', 'p0']
+"""
+
+from __future__ import annotations
+
+import bisect
+from typing import Iterable
+
+__all__ = ["hash_bytes", "nnabla_update_order"]
+
+_MASK = (1 << 64) - 1
+_MUL = (0xC6A4A793 << 32) + 0x5BD1E995
+_SEED = 0xC70F6907
+# the start of libstdc++'s __prime_list (src/shared/hashtable-aux.cc)
+_PRIMES = [2, 3, 5, 7, 11, 13, 17, 19, 23, 29, 31, 37, 41, 43, 47, 53, 59, 61, 67, 71, 73, 79,
+           83, 89, 97, 103, 109, 113, 127, 137, 139, 149, 157, 167, 179, 193, 199, 211, 227,
+           241, 257, 277, 293, 313, 337, 359, 383, 409, 439, 467, 503, 541, 577, 619, 661, 709,
+           761, 823, 887, 953, 1031, 1109, 1193, 1289, 1381, 1493, 1613, 1741, 1879, 2029,
+           2179, 2357, 2549, 2753, 2971, 3209, 3469, 3739, 4027, 4349, 4703, 5087, 5503, 5953,
+           6427, 6949, 7517, 8123, 8783, 9497, 10273, 11113, 12011, 12983, 14033, 15173, 16411,
+           17749, 19183, 20753, 22447, 24281, 26267, 28411, 30727, 33223, 35933, 38873, 42043,
+           45481, 49201, 53201, 57557, 62233, 67307, 72817, 78779, 85229, 92203, 99733]
+_SMALL = [2, 2, 2, 3, 5, 5, 7, 7, 11, 11, 11, 11, 13, 13]      # _M_next_bkt's fast table
+
+
+def _mix(v: int) -> int:
+    return v ^ (v >> 47)
+
+
+def hash_bytes(data: bytes, seed: int = _SEED) -> int:
+    """libstdc++'s 64-bit ``_Hash_bytes`` (``std::hash<std::string>`` with its seed).
+
+    Example:
+        >>> hash_bytes(b"") == _mix(_mix(_SEED) * _MUL & _MASK)
+        True
+    """
+    n = len(data)
+    whole = n & ~7
+    h = (seed ^ (n * _MUL)) & _MASK
+    for p in range(0, whole, 8):
+        word = int.from_bytes(data[p:p + 8], "little")
+        h = ((h ^ (_mix(word * _MUL & _MASK) * _MUL & _MASK)) * _MUL) & _MASK
+    if n & 7:
+        h = ((h ^ int.from_bytes(data[whole:], "little")) * _MUL) & _MASK
+    return _mix(_mix(h) * _MUL & _MASK)
+
+
+def _next_buckets(n: int) -> int:
+    if n < len(_SMALL):
+        return _SMALL[n]
+    i = bisect.bisect_left(_PRIMES, n, 6)
+    if i == len(_PRIMES):
+        raise ValueError(f"{n} buckets: beyond the primes kept here")
+    return _PRIMES[i]
+
+
+def nnabla_update_order(names: Iterable[str]) -> list[str]:
+    """The order NNabla's ``unordered_map`` holds ``names`` in after inserting them, in the
+    order given, into an empty map (``set_parameters`` of a new solver: the dictionary's
+    order).  A map that lost names or was cleared keeps its larger table, and its order may
+    differ from this one."""
+    nodes: list[tuple[str, int]] = []
+    buckets, next_resize, seen = 1, 0, set()
+    for name in names:
+        if name in seen:
+            continue
+        seen.add(name)
+        code = hash_bytes(name.encode("utf-8"))
+        if len(nodes) + 1 > next_resize:
+            least = max(len(nodes) + 1, 0 if next_resize else 11)
+            if least >= buckets:
+                buckets = _next_buckets(max(least + 1, 2 * buckets))
+                nodes = _rebuilt(nodes, buckets)
+            next_resize = buckets
+        _insert(nodes, (name, code), buckets)
+    return [name for name, _ in nodes]
+
+
+def _insert(nodes: list, node: tuple[str, int], buckets: int) -> None:
+    """``node`` in front of its bucket's first node, or at the front of the list."""
+    bucket = node[1] % buckets
+    for i, (_, code) in enumerate(nodes):
+        if code % buckets == bucket:
+            nodes.insert(i, node)
+            return
+    nodes.insert(0, node)
+
+
+def _rebuilt(nodes: list, buckets: int) -> list:
+    out: list = []
+    for node in nodes:
+        _insert(out, node, buckets)
+    return out
