@@ -109,3 +109,33 @@ def test_partition_keeps_writes_through_a_piece_of_a_split():
     y, *saved = fw(torch.arange(6.0))
     assert float(y) == 30.0
     np.testing.assert_array_equal(bw(*saved, torch.tensor(3.0))[0].numpy(), [3, 3, 0, 0, 0])
+
+
+@pytest.mark.parametrize("mode", sorted(_MODES))
+def test_two_backwards_of_one_forward_leave_the_seed_and_the_forward_values_alone(mode):
+    """The seed and the values the forward passed on are inputs of the backward program,
+    which no pass writes into (``reuse_dead_inputs`` rewrites only values the program made;
+    ReLU's backward here reads the seed itself): a second ``backward`` of the same forward
+    reads them unchanged, and the leaves' gradients accumulate to twice torch autograd's."""
+    auto, forward_first = _MODES[mode]
+    rs = np.random.RandomState(1)
+    x_np, w_np = rs.randn(6, 5).astype(np.float32), rs.randn(5, 4).astype(np.float32)
+    seed = rs.randn(6, 4).astype(np.float32)
+    x, w = torch.tensor(x_np, requires_grad=True), torch.tensor(w_np, requires_grad=True)
+    h = torch.relu(x @ w)
+    (torch.relu(h * 2.0) - h).backward(torch.tensor(seed))
+    with sd.auto_forward(auto):
+        vx = sd.Variable.from_numpy_array(x_np, need_grad=True)
+        vw = sd.Variable.from_numpy_array(w_np, need_grad=True)
+        vh = F.relu(F.affine(vx, vw))
+        y = F.relu(vh * 2.0) - vh
+        if forward_first:
+            y.forward()
+        held = vh.d.copy()
+        given = seed.copy()
+        y.backward(given)
+        y.backward(given)
+    np.testing.assert_array_equal(given, seed)
+    np.testing.assert_array_equal(vh.d, held)
+    np.testing.assert_allclose(vx.g, 2 * x.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(vw.g, 2 * w.grad.numpy(), rtol=1e-5, atol=1e-6)
