@@ -21,6 +21,7 @@ import torch.fx as fx
 from torch.utils._pytree import tree_leaves
 
 from .._errors import StadynError
+from ._aliases import aliasing, argument, viewed_source
 from ._labels import is_range_marker, place_ranges
 from ._passes import drop_dead_code
 from ._tracing import program_module
@@ -128,39 +129,6 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
     return program_module(gm, fw_graph), program_module(gm, bw_graph), len(residuals)
 
 
-def _argument(node: fx.Node, k: int, formal) -> object:
-    """The value ``node`` passes for its schema's ``k``-th parameter ``formal``."""
-    if not formal.kwarg_only and k < len(node.args):
-        return node.args[k]
-    return node.kwargs.get(formal.name)
-
-
-# per op: its parameter whose storage its result is (a view's input, an in-place or ``out=``
-# op's written argument) and the parameters it writes (``Tensor(a!)``), as (k, formal)
-_ALIASING: dict = {}
-
-
-def _aliasing(target) -> tuple:
-    known = _ALIASING.get(target)
-    if known is not None:
-        return known
-    schema = getattr(target, "_schema", None)
-    aliased, written = None, []
-    if schema is not None:
-        result = (schema.returns[0].alias_info.before_set
-                  if schema.returns and schema.returns[0].alias_info is not None else set())
-        for k, formal in enumerate(schema.arguments):
-            info = formal.alias_info
-            if info is None:
-                continue
-            if aliased is None and info.before_set & result:
-                aliased = (k, formal)
-            if info.is_write:
-                written.append((k, formal))
-    _ALIASING[target] = known = (aliased, tuple(written))
-    return known
-
-
 def _write_edges(graph: fx.Graph) -> dict[fx.Node, list[fx.Node]]:
     """For each node that reads a storage an earlier node wrote in place, that last write: the
     edges a split must follow besides the data edges (see the module docstring).  A storage
@@ -176,13 +144,11 @@ def _write_edges(graph: fx.Graph) -> dict[fx.Node, list[fx.Node]]:
         before.discard(n)
         if before:
             edges[n] = list(before)
-        aliased, written = _aliasing(n.target)
-        if aliased is not None:
-            source = _argument(n, *aliased)
-            if isinstance(source, fx.Node):
-                base[n] = base.get(source, source)
-        for k, formal in written:
-            for a in tree_leaves(_argument(n, k, formal)):
+        source = viewed_source(n)
+        if source is not None:
+            base[n] = base.get(source, source)
+        for k, formal in aliasing(n.target)[1]:
+            for a in tree_leaves(argument(n, k, formal)):
                 if isinstance(a, fx.Node):
                     last_write[base.get(a, a)] = n
     return edges

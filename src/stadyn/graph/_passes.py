@@ -31,6 +31,7 @@ from typing import Callable, Sequence
 import torch
 import torch.fx as fx
 
+from ._aliases import storage_owner, viewed_source
 from ._fuse_relu import fuse_convolution_relu
 from ._fx_nodes import output_node, output_values
 from ._merged_checks import merge_split_checks
@@ -316,7 +317,7 @@ def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tens
     and a plan's backward always belongs to its latest forward.  A copy that one of the first
     ``n_values`` outputs (the values Variables receive) could share memory with is left alone.
     """
-    exposed = {_storage_owner(n) for n in output_node(gm).args[0][:n_values]}
+    exposed = {storage_owner(n) for n in output_node(gm).args[0][:n_values]}
     placeholders = gm.graph.find_nodes(op="placeholder")
     slots: list[tuple[int, torch.dtype]] = []
     for i, (ph, leaf) in enumerate(zip(placeholders, leaves)):
@@ -337,29 +338,18 @@ def cast_parameters_into_buffers(gm: fx.GraphModule, leaves: Sequence[torch.Tens
     return slots
 
 
-def _storage_owner(n):
-    """The node whose result owns ``n``'s storage: follows view ops (ATen ops whose result
-    aliases an argument) back through their first argument."""
-    while isinstance(n, fx.Node) and n.op == "call_function":
-        schema = getattr(n.target, "_schema", None)
-        returns = schema.returns if schema is not None else ()
-        if not (returns and returns[0].alias_info is not None and n.args):
-            break
-        n = n.args[0]
-    return n
-
-
 def aliased_outputs(gm: fx.GraphModule) -> list[bool]:
     """For each output of ``gm``: may it share memory with an input or another output?
 
-    Follows view ops (ATen ops whose result aliases an argument) back to the node that owns the
-    storage.  Outputs owned by an input (a tangent, a residual) or by the same node as an earlier
-    output must be copied before they become a ``.grad`` that later accumulates in place.
+    Follows view ops (ATen ops whose result aliases an argument, ``_aliases.py``) back to the
+    node that owns the storage.  Outputs owned by an input (a tangent, a residual, a buffer an
+    ``out=`` op wrote) or by the same node as an earlier output must be copied before they
+    become a ``.grad`` that later accumulates in place.
     """
     output = output_node(gm)
     flags, owners = [], set()
     for n in output.args[0]:
-        root = _storage_owner(n)
+        root = storage_owner(n)
         flags.append(not isinstance(root, fx.Node) or root.op == "placeholder" or root in owners)
         owners.add(root)
     return flags
@@ -425,6 +415,11 @@ def _dies_here(n, user: fx.Node, outputs: set) -> bool:
     if not (isinstance(n, fx.Node) and n.op == "call_function" and len(n.users) == 1
             and next(iter(n.users)) is user and n not in outputs):
         return False
+    if n.target is _aten._unsafe_view.default:
+        # (a reshape over another node's memory, though its schema declares a new tensor:
+        # ``matmul``'s result; it dies only with that memory)
+        source = viewed_source(n)
+        return _dies_here(source, n, outputs)
     if n.target is operator.getitem:
         src = n.args[0]
         return isinstance(src, fx.Node) and src.target in _FRESH_TUPLES

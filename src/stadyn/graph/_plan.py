@@ -474,11 +474,13 @@ def finish_backward(bw: fx.GraphModule, grad_leaves: Sequence[Variable]) -> tupl
     plan_passes(bw, fuse=False)              # a backward holds no forward activation to fuse
     tidy_ranges(bw)                          # a labelled plan's (profiler ranges, _labels.py)
     defer_output_casts(bw)
-    copy_grad = aliased_outputs(bw)
     out_slots = write_products_into_buffers(bw, [leaf_tensor(v) for v in grad_leaves])
+    # A gradient that may share memory with an input or another output (which accumulates in
+    # place) is copied, judged on the final program: a product written into a leaf's buffer
+    # is that leaf's own, and any other output over that buffer (another leaf's gradient
+    # reshaping it) is copied.
+    aliased = aliased_outputs(bw)
+    copy_grad, copy_inter = aliased[:len(grad_leaves)], aliased[len(grad_leaves):]
     for k, _ in out_slots:
         copy_grad[k] = False
-    # An intermediate's gradient that may share memory with another output (a leaf's gradient,
-    # which accumulates in place) is copied (judged on the final program).
-    copy_inter = aliased_outputs(bw)[len(grad_leaves):]
     return bw, copy_grad, out_slots, copy_inter
