@@ -48,8 +48,9 @@ __all__ = ["ProtoGraph", "ProtoNetwork", "ProtoFunction", "ProtoVariable",
 
 class ProtoFunction:
     """A function of a :class:`ProtoNetwork`: its ``name`` (``'@net/Affine'``), ``type``
-    (``'Affine'``), ``inputs`` and ``outputs`` (variable names) and ``args`` (its arguments
-    as the file holds them, ``{'base_axis': 1}``).
+    (``'Affine'``), ``inputs`` and ``outputs`` (variable names) and ``args`` (its arguments:
+    of a network made from Variables, NNabla's ``f.info.args``, every argument with the
+    defaults filled, ``{'inplace': False}``; of a loaded one, those the file holds).
 
     Example:
         >>> f = ProtoFunction("@n/ReLU", "ReLU", ["x"], ["y"], {"inplace": False})
@@ -379,7 +380,27 @@ def create_graph_from_variable(name: str, variables: Any, names: dict | None = N
             params[k] = held
         else:
             params[k] = Variable.from_numpy_array(p.value, need_grad=bool(p.need_grad))
-    return ProtoGraph(model, params, from_variables=True)
+    made = ProtoGraph(model, params, from_variables=True)
+    _take_arguments(made.networks[name], outs)
+    return made
+
+
+def _take_arguments(network: ProtoNetwork, outputs: Sequence[Any]) -> None:
+    """Give each function of ``network`` (made from the graph computing ``outputs``) NNabla
+    1.39's ``args``: its ``Function``'s arguments (``f.info.args``: every argument, defaults
+    filled, lists, float32 values), where the file holds only those the writer writes.  The
+    written functions are matched to the graph's in order, by type."""
+    from ...graph import topological_nodes
+    from ._function import Function
+    nodes = [n for n in topological_nodes([v for v in outputs if isinstance(v, Variable)])
+             if isinstance(n, Function)]
+    taken: set[int] = set()
+    for f in network.functions.values():
+        for k, node in enumerate(nodes):
+            if k not in taken and node.name == f.type:
+                taken.add(k)
+                f.args = dict(node.arguments)
+                break
 
 
 def _read_text(text: str, path: str) -> Any:
