@@ -38,6 +38,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
+from ..._errors import ModelFileError, ShapeError
 from ._proto_variable import ProtoVariable
 from ._variable import Variable, as_nnabla
 
@@ -118,7 +119,8 @@ class ProtoNetwork:
         shape, at ``batch_size`` or the network's), computing with the graph's parameters: the
         output Variable, or a tuple of them.  A Reshape or Broadcast to a shape of the batch
         axis stays at the network's batch size, as NNabla's: a call at another that it cannot
-        take raises NNabla's ``RuntimeError``."""
+        take raises NNabla's ``RuntimeError``, a Broadcast of a batch of 1 gives the network's
+        batch."""
         if not args and self._instances is not None:
             args, batch_size = tuple(self._instances), None   # (their batch size)
         elif len(args) == len(self.inputs):
@@ -211,8 +213,22 @@ class ProtoGraph:
             if first is not None and first.shape and first.shape[0] < 0 and args[0].shape:
                 batch_size = int(args[0].shape[0])
         _check_batch(network, batch_size)
-        built = load_nnp(model, network=network.name, batch_size=batch_size,
-                         registry=registry, draws="nnabla")
+        own = int(network._legacy.batch_size or 1)
+        if batch_size is not None and batch_size != own:
+            model = dataclasses.replace(model, networks=OrderedDict(
+                [(network.name, _broadcast_at(network._legacy, own))]))
+        try:
+            built = load_nnp(model, network=network.name, batch_size=batch_size,
+                             registry=registry, draws="nnabla")
+        except ModelFileError as e:
+            if batch_size is None or batch_size == own or not isinstance(e.__cause__,
+                                                                         ShapeError):
+                raise
+            # a function NNabla 1.39 sets up with the network's Broadcast at its batch size
+            # and an input at the call's: its setup's RuntimeError
+            raise RuntimeError(f"value error in setup_impl\n{network.name} (called at batch "
+                               f"size {batch_size}; NNabla 1.39's graph_def broadcasts to "
+                               f"the network's {own}): {e}") from e
         inputs = [as_nnabla(built.inputs[k]) for k in network.inputs]
         for k, given in enumerate(args):
             substitute(inputs[k], given)
@@ -223,6 +239,18 @@ class ProtoGraph:
 
 def _at(shape: Sequence[int], batch: int) -> tuple[int, ...]:
     return tuple(batch if k == 0 and d < 0 else int(d) for k, d in enumerate(shape))
+
+
+def _broadcast_at(legacy: Any, batch: int) -> Any:
+    """``legacy`` (a network) whose Broadcasts to a shape of the batch axis (``-1`` first)
+    broadcast to ``batch``: NNabla 1.39's ``graph_call`` makes them at the network's batch
+    size whatever the inputs' (a Broadcast of a batch of 1 gives the network's batch)."""
+    def fixed(f: Any) -> Any:
+        shape = f.attrs.get("shape") if f.type == "Broadcast" else None
+        if not shape or int(shape[0]) >= 0:
+            return f
+        return dataclasses.replace(f, attrs={**f.attrs, "shape": _at(shape, batch)})
+    return dataclasses.replace(legacy, functions=[fixed(f) for f in legacy.functions])
 
 
 def _check_batch(network: ProtoNetwork, batch: int | None) -> None:
