@@ -45,3 +45,139 @@ def graphdef41_broadcast_of_data_at_another_batch(nn, F, PF, S, r):
         xb = nn.Variable.from_numpy_array(r.randn(batch, 3))
         res["load_call_%d" % batch] = _outcome(lambda: loaded(xb))
     return res
+
+
+def _network(net):
+    return {"name": net.name, "batch_size": net.batch_size, "inputs": list(net.inputs),
+            "outputs": list(net.outputs),
+            "variables": [[k, v.name, list(v.shape), v.type, bool(v.need_grad)]
+                          for k, v in net.variables.items()],
+            "parameters": [[k, v.name, list(v.shape), v.type, bool(v.need_grad)]
+                           for k, v in net.parameters.items()],
+            "functions": [[k, f.name, f.type, list(f.inputs), list(f.outputs),
+                           sorted(f.args.items())] for k, f in net.functions.items()]}
+
+
+def _described(v):
+    return [type(v).__name__, v.name, list(v.shape), v.type, bool(v.need_grad), v.parent,
+            list(v.required)]
+
+
+@nnabla_case(names=["nnabla.ProtoVariable", GD + "graph", GD + "ProtoGraph",
+                    GD + "ProtoGraph.default_graph", GD + "ProtoGraph.get_parameters",
+                    GD + "ProtoGraph.save", GD + "ProtoNetwork", GD + "ProtoFunction",
+                    GD + "get_default_graph", GD + "reset_default_graph"])
+def graphdef41_proto_variable_graph(nn, F, PF, S, r):
+    """``with nn.graph_def.graph() as g:`` over ``nn.ProtoVariable((1, 3, 4, 4))``: a
+    convolution, batch normalisation (inference), ReLU and affine recorded (Stadyn raised
+    TypeError: no proto graphs) -- the ProtoVariables the functions give (``ReLU_out``, ...),
+    the network ``model`` (inputs, outputs, variables at the recorded shapes, parameters with
+    the Variables' ``need_grad``, functions with NNabla's arguments), the graph's members and
+    parameters, the graph called on an ``nn.Variable`` of batch 2 (the scope's parameters),
+    the ``network.nntxt`` ``g.save`` writes; the default graph stays empty."""
+    import zipfile
+    GDm = r.module("nnabla.graph_def")
+    r.touch(GD + "ProtoGraph", GD + "ProtoNetwork", GD + "ProtoFunction",
+            GD + "ProtoGraph.default_graph", GD + "ProtoGraph.get_parameters",
+            GD + "ProtoGraph.save")
+    nn.clear_parameters()
+    GDm.reset_default_graph()
+    with GDm.graph() as g:
+        x = nn.ProtoVariable((1, 3, 4, 4))
+        h = PF.convolution(x, 2, (3, 3), pad=(1, 1), name="conv")
+        h = F.relu(PF.batch_normalization(h, batch_stat=False, name="bn"))
+        y = PF.affine(h, 4, name="fc")
+    res = {"returned": [_described(v) for v in (x, h, y)]}
+    res["params"] = r.set_params(nn.get_parameters(grad_only=False))
+    for k, v in nn.get_parameters(grad_only=False).items():
+        if k.endswith("/var"):
+            v.d = abs(v.d) + 0.5
+    res["networks"] = list(g.networks)
+    res["network"] = _network(g.default_graph())
+    res["members"] = [list(g.inputs), list(g.outputs), list(g.functions), list(g.variables),
+                      list(g.parameters)]
+    res["graph_parameters"] = [[k, list(v.shape), bool(v.need_grad)]
+                               for k, v in g.get_parameters(grad_only=False).items()]
+    out = g(nn.Variable.from_numpy_array(r.randn(2, 3, 4, 4)))
+    out.forward()
+    res["called"] = out.d.copy()
+    g.save("recorded.nnp")
+    with zipfile.ZipFile("recorded.nnp") as z:
+        res["saved_members"] = sorted(z.namelist())
+        res["saved_network"] = z.read("network.nntxt").decode()
+    res["default_networks"] = list(GDm.get_default_graph().networks)
+    return res
+
+
+@nnabla_case(names=["nnabla.ProtoVariable", GD + "graph", GD + "ProtoGraph",
+                    GD + "ProtoNetwork"])
+def graphdef41_proto_variable_operators(nn, F, PF, S, r):
+    """A graph named ``net`` over two ProtoVariables (``a`` named, the other not) through
+    NNabla's ProtoVariable operators (``+``, ``*``, ``-``, ``/`` of a scalar, unary ``-``):
+    names under ``@net/`` (``@net/Add2``, ``@net/AddScalar_1``, ``@net/MulScalar_out_2``),
+    the network, the graph called on two ``nn.Variable`` s of batch 3; a reflected operator
+    (``2.0 * a``) and ``a ** 2`` are Python's TypeError in NNabla (its ProtoVariable defines
+    neither)."""
+    GDm = r.module("nnabla.graph_def")
+    r.touch(GD + "ProtoGraph", GD + "ProtoNetwork")
+    nn.clear_parameters()
+    with GDm.graph(name="net") as g:
+        a = nn.ProtoVariable((2, 3), name="a")
+        b = nn.ProtoVariable((2, 3))
+        h1 = F.tanh(a) + b
+        h2 = h1 * 2.0
+        h3 = (h2 - 1.0) / 4.0
+        h4 = -h3
+        h5 = F.add2(F.tanh(h4), F.sigmoid(h4))
+        h6 = h5 * h1
+    res = {"returned": [_described(v) for v in (a, b, h1, h2, h3, h4, h5, h6)]}
+    res["networks"] = list(g.networks)
+    res["network"] = _network(g.networks["net"])
+    out = g(nn.Variable.from_numpy_array(r.randn(3, 3)),
+            nn.Variable.from_numpy_array(r.randn(3, 3)))
+    out.forward()
+    res["called"] = out.d.copy()
+    for key, call in (("reflected", lambda: 2.0 * a), ("power", lambda: a ** 2)):
+        try:
+            call()
+            res[key] = "returned"
+        except TypeError:
+            res[key] = "TypeError"
+    return res
+
+
+@nnabla_case(names=["nnabla.ProtoVariable", GD + "get_default_graph",
+                    GD + "get_default_graph_by_variable", GD + "reset_default_graph"])
+def graphdef41_proto_variable_default_graph(nn, F, PF, S, r):
+    """Functions given ProtoVariables outside any ``graph()`` block record in the default
+    graph: ``get_default_graph_by_variable(y)`` commits the network ``model`` and finds it by
+    its output, a second network is ``model_1``, ``get_default_graph(name)`` one network (or
+    None), an output of an earlier network read by a new one is that network's input, and
+    ``reset_default_graph()`` empties the default graph (Stadyn raised TypeError)."""
+    GDm = r.module("nnabla.graph_def")
+    nn.clear_parameters()
+    GDm.reset_default_graph()
+    y = F.relu(nn.ProtoVariable((2, 3)))
+    net = GDm.get_default_graph_by_variable(y)
+    res = {"first": [net.name, list(net.inputs), list(net.outputs)]}
+    z = PF.affine(nn.ProtoVariable((2, 3)), 2, name="fc")
+    res["networks"] = list(GDm.get_default_graph().networks)
+    res["by_name"] = _network(GDm.get_default_graph("model_1"))
+    res["missing"] = GDm.get_default_graph("nope") is None
+    r.set_params(nn.get_parameters())
+    out = GDm.get_default_graph()(nn.Variable.from_numpy_array(r.randn(4, 3)))
+    out.forward()
+    res["default_called"] = out.d.copy()
+    out = GDm.get_default_graph("model_1")(nn.Variable.from_numpy_array(r.randn(4, 3)))
+    out.forward()
+    res["second_called"] = out.d.copy()
+    w = F.tanh(y)
+    chained = GDm.get_default_graph_by_variable(w)
+    res["chained"] = _network(chained)
+    res["returned"] = [_described(v) for v in (y, z, w)]
+    o = chained(nn.Variable.from_numpy_array(r.randn(4, 3)))
+    o.forward()
+    res["chained_called"] = o.d.copy()
+    GDm.reset_default_graph()
+    res["after_reset"] = list(GDm.get_default_graph().networks)
+    return res

@@ -1,0 +1,77 @@
+"""The batch size ``nn.graph_def``'s networks are built at (``graph_def.py``), as NNabla 1.39's
+``ProtoNetwork.__call__`` / ``ProtoFunction.graph_call`` builds them: a Reshape's or
+Broadcast's ``-1`` is the network's batch size (the recorded one, or ``load``'s
+``batch_size``) whatever the inputs', so a call at another batch size either fails in that
+function's setup (``check_batch``: NNabla's ``RuntimeError``) or broadcasts to the network's
+batch (``broadcast_at``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any, Sequence
+
+import numpy as np
+
+__all__ = ["at_batch", "broadcast_at", "check_batch"]
+
+
+def at_batch(shape: Sequence[int], batch: int) -> tuple[int, ...]:
+    """``shape`` with a first ``-1`` (the batch axis) at ``batch``.
+
+    Example:
+        >>> at_batch((-1, 3), 4), at_batch((2, 3), 4)
+        ((4, 3), (2, 3))
+    """
+    return tuple(batch if k == 0 and d < 0 else int(d) for k, d in enumerate(shape))
+
+
+def broadcast_at(legacy: Any, batch: int) -> Any:
+    """``legacy`` (a network) whose Broadcasts to a shape of the batch axis (``-1`` first)
+    broadcast to ``batch``: NNabla 1.39's ``graph_call`` makes them at the network's batch
+    size whatever the inputs' (a Broadcast of a batch of 1 gives the network's batch)."""
+    def fixed(f: Any) -> Any:
+        shape = f.attrs.get("shape") if f.type == "Broadcast" else None
+        if not shape or int(shape[0]) >= 0:
+            return f
+        return dataclasses.replace(f, attrs={**f.attrs, "shape": at_batch(shape, batch)})
+    return dataclasses.replace(legacy, functions=[fixed(f) for f in legacy.functions])
+
+
+def check_batch(network: Any, batch: int | None) -> None:
+    """NNabla 1.39's ``RuntimeError`` for a network called at a batch size its Reshape or
+    Broadcast cannot take: its graph_def builds them at the network's batch size (the recorded
+    one, or ``load``'s ``batch_size``) whatever the inputs' (Stadyn's ``.nnp`` loader follows
+    the inputs), so that a Reshape whose input has another size, or a Broadcast from another
+    batch than 1 or its own, fails in setup (``reshape.cpp:56``, ``broadcast.cpp:54``)."""
+    legacy = network._legacy
+    own = int(legacy.batch_size or 1)
+    if batch is None or batch == own:
+        return
+    shapes = {k: tuple(v.shape or ()) for k, v in legacy.variables.items()}
+    for f in legacy.all_functions():
+        if f.type not in ("Reshape", "Broadcast") or not f.inputs or \
+                f.inputs[0] not in shapes or "shape" not in f.attrs:
+            continue
+        given = at_batch(shapes[f.inputs[0]], batch)
+        if f.type == "Reshape":
+            target = at_batch(f.attrs["shape"], own)
+            size, target_size = int(np.prod(given)), int(np.prod(target))
+            if size != target_size:
+                raise RuntimeError(
+                    f"value error in setup_impl\n{f.name} (called at batch size {batch}; "
+                    f"NNabla 1.39's graph_def reshapes at the network's {target}): "
+                    f"reshape.cpp:56\nFailed `tsize == tsize2`: Product of dimensions of "
+                    f"inputs and outputs must be same. Inputs: {size} != Outputs: "
+                    f"{target_size}.")
+            continue
+        target = at_batch(f.attrs["shape"], own)
+        lead = len(target) - len(given)
+        if lead < 0 or all(e in (t, 1) for e, t in zip(given, target[lead:])):
+            continue
+        raise RuntimeError(
+            f"value error in setup_impl\n{f.name} (called at batch size {batch}; NNabla "
+            f"1.39's graph_def broadcasts to the network's {target}): broadcast.cpp:54\n"
+            f"Failed `eshape[d] == shape_[d] || eshape[d] == 1`: Trailing shapes must be "
+            f"same or dimension of trailing shape of input has 1.Input shpae = {given}, "
+            f"Target shape = {target}")

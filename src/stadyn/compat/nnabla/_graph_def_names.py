@@ -1,0 +1,152 @@
+"""How ``nn.graph_def`` (``graph_def.py``) names and describes a network made from Variables as
+NNabla 1.39 does, over what Stadyn's ``.nnp`` writer writes: the buffers it was given no name
+for (``nnabla_names``), the parameters a proto-graph recording names after the function reading
+them (``recorded_parameter_names``, written so by ``renamed_parameters``), and each function's
+``args`` (``take_arguments``).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Sequence
+
+from ._proto_recording import Recorder, unique_name
+
+__all__ = ["nnabla_names", "recorded_parameter_names", "renamed_parameters", "take_arguments",
+           "named_functions", "renamed_functions"]
+
+
+def nnabla_names(text: str, network: str, unnamed_outputs: dict[str, int],
+                  unnamed_inputs: set[str]) -> str:
+    """``text`` (one network's ``.nntxt``) with the buffers ``create_graph_from_variable`` was
+    given no name for named as NNabla 1.39 names them: an output after its function
+    (``@net/Affine_1`` writes ``@net/Affine_out_1``), an input after the first function
+    reading it (``@net/Affine_in``)."""
+    functions = re.findall(r'function \{\s*name: "([^"]*)"\s*type: "([^"]*)"((?:\s*input: '
+                           r'"[^"]*")*)((?:\s*output: "[^"]*")*)', text)
+    renames: dict[str, str] = {}
+    for fname, ftype, ins, outs in functions:
+        for position, out in enumerate(re.findall(r'output: "([^"]*)"', outs)):
+            if out in unnamed_outputs:
+                m = re.fullmatch(r"(.*)_(\d+)", fname)
+                stem, count = (m.group(1), m.group(2)) if m and m.group(1).endswith(ftype) \
+                    else (fname, None)
+                new = f"{stem}_out" + (f"_{count}" if count else "")
+                renames[out] = new if position == 0 else f"{new}_{position}"
+        for inp in re.findall(r'input: "([^"]*)"', ins):
+            if inp in unnamed_inputs and inp not in renames:
+                renames[inp] = f"{fname}_in"
+    for old, new in renames.items():
+        text = text.replace(f'"{old}"', f'"{new}"')
+    return text
+
+
+def recorded_parameter_names(text: str, recorder: Recorder) -> dict[str, str]:
+    """The parameters of ``text`` (a network's ``.nntxt``) that NNabla 1.39's recording names
+    after the function reading them, new name -> scope name: its commit names a parameter
+    Variable by the scope's ``nn.get_parameters()``, which lists those with ``need_grad``
+    only, so a batch normalisation's ``mean`` and ``var`` (input 3 and 4 of
+    ``BatchNormalization``) become ``BatchNormalization_3`` and ``BatchNormalization_4``,
+    counted with the recording's variable names.  (A parameter of no scope, an ``nn.Module``'s,
+    keeps its registry name.)"""
+    from ._parameter import get_parameters
+    declared = set(re.findall(r'variable \{\s*name: "([^"]*)"\s*type: "Parameter"', text))
+    in_scope = set(get_parameters(grad_only=False))
+    with_grad = set(get_parameters(grad_only=True))
+    renamed: dict[str, str] = {}
+    for fname, ins in re.findall(r'function \{\s*name: "([^"]*)"\s*type: "[^"]*"((?:\s*input: '
+                                 r'"[^"]*")*)', text):
+        for k, inp in enumerate(re.findall(r'input: "([^"]*)"', ins)):
+            if inp in declared and inp in in_scope and inp not in with_grad and \
+                    inp not in renamed.values():
+                renamed[unique_name(recorder.variable_names, f"{fname}_{k}")] = inp
+    return renamed
+
+
+def take_arguments(network: Any, outputs: Sequence[Any]) -> None:
+    """Give each function of ``network`` (made from the graph computing ``outputs``) NNabla
+    1.39's ``args``: its ``Function``'s arguments (``f.info.args``: every argument, defaults
+    filled, lists, float32 values), where the file holds only those the writer writes.  The
+    written functions are matched to the graph's in order, by type."""
+    from ...graph import topological_nodes
+    from ._function import Function
+    from ._variable import Variable
+    nodes = [n for n in topological_nodes([v for v in outputs if isinstance(v, Variable)])
+             if isinstance(n, Function)]
+    taken: set[int] = set()
+    for f in network.functions.values():
+        for k, node in enumerate(nodes):
+            if k not in taken and node.name == f.type:
+                taken.add(k)
+                f.args = dict(node.arguments)
+                break
+
+
+def _renamed_message(message: Any, renames: dict[str, str]) -> Any:
+    if isinstance(message, str):
+        return renames.get(message, message)
+    if isinstance(message, list) and all(isinstance(e, tuple) and len(e) == 2
+                                         for e in message):
+        return [(k, _renamed_message(v, renames)) for k, v in message]
+    return message
+
+
+def renamed_parameters(writer: Any, renames: dict[str, str]) -> None:
+    """Rename the parameters of ``writer`` (an ``NnpWriter`` whose sections are all added),
+    old name -> new, in its networks, parameter values and other sections (executors).
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> net = SimpleNamespace(message=[("function", [("input", "bn/mean")])],
+        ...                       parameters={"bn/mean": 1})
+        >>> w = SimpleNamespace(networks={"n": net}, parameters={"bn/mean": 1}, sections=[])
+        >>> renamed_parameters(w, {"bn/mean": "BatchNormalization_3"})
+        >>> net.message, list(w.parameters)
+        ([('function', [('input', 'BatchNormalization_3')])], ['BatchNormalization_3'])
+    """
+    if not renames:
+        return
+    for net in writer.networks.values():
+        net.message = _renamed_message(net.message, renames)
+        net.parameters = type(net.parameters)(
+            (renames.get(k, k), v) for k, v in net.parameters.items())
+    writer.parameters = type(writer.parameters)(
+        (renames.get(k, k), v) for k, v in writer.parameters.items())
+    writer.sections = [(kind, _renamed_message(m, renames)) for kind, m in writer.sections]
+
+
+def named_functions(network: Any, names: Sequence[str]) -> None:
+    """Give the functions of ``network`` (a ``ProtoNetwork``) ``names``, in order (the names a
+    recording gave them: ``Affine`` in the default graph's second network ``model_1``, where
+    the writer names them after the network), when there are as many."""
+    functions = list(network.functions.values())
+    if len(functions) != len(names) or len(network._legacy.functions) != len(names):
+        return
+    for f, legacy, name in zip(functions, network._legacy.functions, names):
+        f.name = legacy.name = name
+    network.functions = type(network.functions)((f.name, f) for f in functions)
+
+
+def renamed_functions(writer: Any, names: dict[str, Sequence[str]]) -> None:
+    """Write the functions of each network of ``writer`` (network name -> function names, in
+    order) under those names, when there are as many.
+
+    Example:
+        >>> from types import SimpleNamespace
+        >>> net = SimpleNamespace(message=[("function", [("name", "@model_1/Affine")])])
+        >>> renamed_functions(SimpleNamespace(networks={"model_1": net}), {"model_1": ["Affine"]})
+        >>> net.message
+        [('function', [('name', 'Affine')])]
+    """
+    for key, new in names.items():
+        net = writer.networks.get(key)
+        if net is None:
+            continue
+        written = [k for k, (kind, _) in enumerate(net.message) if kind == "function"]
+        if len(written) != len(new):
+            continue
+        message = list(net.message)
+        for k, name in zip(written, new):
+            message[k] = ("function", [(f, name if f == "name" else v)
+                                       for f, v in message[k][1]])
+        net.message = message
