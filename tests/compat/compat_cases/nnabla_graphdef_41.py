@@ -1,7 +1,12 @@
 """NNabla 1.39's ``nn.graph_def`` (graphdef41): networks holding a Broadcast called at another
-batch size, and proto graphs recorded from ``nn.ProtoVariable`` inputs, run unchanged on NNabla
-1.39 and on ``stadyn.compat.nnabla``.
+batch size, proto graphs recorded from ``nn.ProtoVariable`` inputs, and files NNabla wrote
+without a batch placeholder loaded at another batch size, run unchanged on NNabla 1.39 and on
+``stadyn.compat.nnabla``.
 """
+
+import os
+
+import numpy as np
 
 from compat_harness import nnabla_case
 
@@ -180,4 +185,50 @@ def graphdef41_proto_variable_default_graph(nn, F, PF, S, r):
     res["chained_called"] = o.d.copy()
     GDm.reset_default_graph()
     res["after_reset"] = list(GDm.get_default_graph().networks)
+    return res
+
+
+_FIXED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "fixtures",
+                      "nnabla_fixed_dims")
+
+
+@nnabla_case(names=[GD + "load", "nnabla.utils.nnp_graph.NnpLoader",
+                    "nnabla.utils.nnp_graph.NnpLoader.get_network", "nnabla.utils.load.load"])
+def graphdef41_nnabla_files_of_fixed_dims(nn, F, PF, S, r):
+    """Files NNabla 1.39's own ``save`` wrote without a batch placeholder (no ``-1``:
+    ``tanh``, ``sum_broadcast``, ``reshape`` have no ``base_axis``; ``mlp`` saved with
+    ``variable_batch_size=False``; ``tests/fixtures/nnabla_fixed_dims``) loaded at batch sizes 4
+    and 1: ``NnpLoader.get_network(batch_size=b)`` and ``utils.load.load(batch_size=b)`` keep the
+    file's (2, 3) input, as NNabla's; ``nn.graph_def.load(path[, batch_size=b])`` called on an
+    input of batch ``b`` builds each function on it, as NNabla's: ``Tanh`` and the MLP run at
+    ``b``, a Broadcast of a batch of 1 gives the file's (2, 3), a Reshape to (2, 3, 1) or a
+    Broadcast from batch 4 is NNabla's RuntimeError.  Stadyn's graph_def raised an error of its
+    own (``read_value_of: shape (4, 3) is not the leaf's (2, 3)``) on every one."""
+    U = r.module("nnabla.utils.nnp_graph")
+    L = r.module("nnabla.utils.load")
+    GDm = r.module("nnabla.graph_def")
+    r.touch("nnabla.utils.nnp_graph.NnpLoader.get_network")
+    res = {}
+    for kind in ("tanh", "sum_broadcast", "reshape", "mlp"):
+        path = os.path.join(_FIXED, kind + ".nnp")
+        for b in (4, 1):
+            xv = r.randn(b, 3)
+            nn.clear_parameters()
+            net = U.NnpLoader(path).get_network("network", batch_size=b)
+            x = net.inputs["x"]
+            x.d = np.resize(xv, x.shape)
+            net.outputs["y"].forward()
+            res["%s_nnp_graph_%d" % (kind, b)] = [list(x.shape), net.outputs["y"].d.copy()]
+            nn.clear_parameters()
+            info = L.load([path], batch_size=b, prepare_data_iterator=False)
+            network = info.executors["runtime"].network
+            x = network.variables["x"].variable_instance
+            y = network.variables["y"].variable_instance
+            x.d = np.resize(xv, x.shape)
+            y.forward()
+            res["%s_load_%d" % (kind, b)] = [list(x.shape), y.d.copy()]
+            for load_batch in (None, b):
+                g = GDm.load(path, batch_size=load_batch)
+                res["%s_graph_def_%s_call_%d" % (kind, load_batch, b)] = _outcome(
+                    lambda: g(nn.Variable.from_numpy_array(xv)))
     return res

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["at_batch", "broadcast_at", "check_batch"]
+__all__ = ["at_batch", "broadcast_at", "check_batch", "fed_at"]
 
 
 def at_batch(shape: Sequence[int], batch: int) -> tuple[int, ...]:
@@ -38,13 +38,43 @@ def broadcast_at(legacy: Any, batch: int) -> Any:
     return dataclasses.replace(legacy, functions=[fixed(f) for f in legacy.functions])
 
 
-def check_batch(network: Any, batch: int | None) -> None:
+def fed_at(legacy: Any, inputs: Sequence[str], args: Sequence[Any]) -> tuple[Any, int | None]:
+    """``legacy`` (a network whose ``inputs`` are fed ``args``, Variables) with each input the
+    file wrote at a fixed size (no ``-1``: NNabla's ``save`` of a network without a
+    ``base_axis``, or ``variable_batch_size=False``) that is fed another first size written
+    ``-1``, and that size (None if no input is): NNabla 1.39's graph_def builds each function
+    on the Variables it is given, whatever the file's shapes (``ProtoNetwork.__call__``), so a
+    ``Tanh`` saved at batch 2 runs at 4, and only a Reshape or Broadcast keeps its size.
+
+    Example:
+        >>> from stadyn.serialize import LegacyNetwork, LegacyVariable
+        >>> from types import SimpleNamespace
+        >>> net = LegacyNetwork("n", variables={"x": LegacyVariable("x", "input", (2, 3))})
+        >>> fed, batch = fed_at(net, ["x"], [SimpleNamespace(shape=(4, 3))])
+        >>> fed.variables["x"].shape, batch
+        ((-1, 3), 4)
+    """
+    variables = dict(legacy.variables)
+    batch = None
+    for name, given in zip(inputs, args):
+        v = variables.get(name)
+        shape = tuple(int(d) for d in (v.shape or ())) if v is not None else ()
+        fed = tuple(int(d) for d in getattr(given, "shape", ()) or ())
+        if not shape or not fed or shape[0] < 0 or shape == fed or shape[1:] != fed[1:]:
+            continue
+        variables[name] = dataclasses.replace(v, shape=(-1,) + shape[1:])
+        batch = fed[0] if batch is None else batch
+    if batch is None:
+        return legacy, None
+    return dataclasses.replace(legacy, variables=type(legacy.variables)(variables)), batch
+
+
+def check_batch(legacy: Any, batch: int | None) -> None:
     """NNabla 1.39's ``RuntimeError`` for a network called at a batch size its Reshape or
     Broadcast cannot take: its graph_def builds them at the network's batch size (the recorded
     one, or ``load``'s ``batch_size``) whatever the inputs' (Stadyn's ``.nnp`` loader follows
     the inputs), so that a Reshape whose input has another size, or a Broadcast from another
     batch than 1 or its own, fails in setup (``reshape.cpp:56``, ``broadcast.cpp:54``)."""
-    legacy = network._legacy
     own = int(legacy.batch_size or 1)
     if batch is None or batch == own:
         return

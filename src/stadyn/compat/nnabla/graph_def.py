@@ -42,7 +42,7 @@ from typing import Any, Iterator, Sequence
 
 
 from ..._errors import ModelFileError, ShapeError
-from ._graph_def_batch import broadcast_at, check_batch
+from ._graph_def_batch import broadcast_at, check_batch, fed_at
 from ._graph_def_names import (named_functions, nnabla_names, recorded_parameter_names,
                                renamed_functions, renamed_parameters, take_arguments)
 from ._proto_recording import Recorder, current_recorder, set_current_recorder
@@ -250,27 +250,27 @@ class ProtoGraph:
                               for k in used)
         model = dataclasses.replace(self._model, parameters=current, networks=OrderedDict(
             [(network.name, network._legacy)]))
+        legacy, fed = fed_at(network._legacy, network.inputs, args)
         if batch_size is None and args and network.inputs:     # the given input's batch
-            first = network._legacy.variables.get(network.inputs[0])
+            first = legacy.variables.get(network.inputs[0])
             if first is not None and first.shape and first.shape[0] < 0 and args[0].shape:
                 batch_size = int(args[0].shape[0])
-        check_batch(network, batch_size)
-        own = int(network._legacy.batch_size or 1)
+        check_batch(legacy, batch_size)
+        own = int(legacy.batch_size or 1)
         if batch_size is not None and batch_size != own:
-            model = dataclasses.replace(model, networks=OrderedDict(
-                [(network.name, broadcast_at(network._legacy, own))]))
+            legacy = broadcast_at(legacy, own)
+        if legacy is not network._legacy:
+            model = dataclasses.replace(model, networks=OrderedDict([(network.name, legacy)]))
         try:
             built = load_nnp(model, network=network.name, batch_size=batch_size,
                              registry=registry, draws="nnabla")
         except ModelFileError as e:
-            if batch_size is None or batch_size == own or not isinstance(e.__cause__,
-                                                                         ShapeError):
+            if not isinstance(e.__cause__, ShapeError):
                 raise
-            # a function NNabla 1.39 sets up with the network's Broadcast at its batch size
-            # and an input at the call's: its setup's RuntimeError
-            raise RuntimeError(f"value error in setup_impl\n{network.name} (called at batch "
-                               f"size {batch_size}; NNabla 1.39's graph_def broadcasts to "
-                               f"the network's {own}): {e}") from e
+            # a function NNabla 1.39 cannot set up on the inputs' shapes (a Reshape or
+            # Broadcast kept at the network's batch size): its setup's RuntimeError
+            raise RuntimeError(f"value error in setup_impl\n{network.name} (built at batch "
+                               f"size {batch_size or own}, the network's {own}): {e}") from e
         inputs = [as_nnabla(built.inputs[k]) for k in network.inputs]
         for k, given in enumerate(args):
             substitute(inputs[k], given)
