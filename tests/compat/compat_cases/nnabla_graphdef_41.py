@@ -232,3 +232,36 @@ def graphdef41_nnabla_files_of_fixed_dims(nn, F, PF, S, r):
                 res["%s_graph_def_%s_call_%d" % (kind, load_batch, b)] = _outcome(
                     lambda: g(nn.Variable.from_numpy_array(xv)))
     return res
+
+
+@nnabla_case(names=[GD + "load", GD + "ProtoFunction", GD + "create_graph_from_variable",
+                    GD + "ProtoGraph.save"])
+def graphdef41_loaded_arguments(nn, F, PF, S, r):
+    """A loaded network's ``ProtoFunction.args`` are NNabla 1.39's: every argument of the
+    function, defaults filled (``Mul2`` ``{'inplace': False}``, ``Sum``'s ``axes`` a list, a
+    pooling's ``channel_last``), the file's batch placeholder kept (``Reshape`` ``[-1, 3, 2]``
+    at ``load``'s ``batch_size=4`` too); of a network ``g.save`` wrote (convolution, batch
+    normalisation, pooling, reshape, affine, a statistic broadcast back) and of files NNabla
+    wrote without ``-1`` (``tests/fixtures/nnabla_fixed_dims``).  Stadyn's held the arguments
+    the file stores: ``Mul2`` ``{}``, ``Sum`` ``axes`` ``1``."""
+    GDm = r.module("nnabla.graph_def")
+    r.touch(GD + "ProtoFunction", GD + "ProtoGraph.save")
+    nn.clear_parameters()
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 6, 6))
+    with nn.parameter_scope("la"):
+        h = F.relu(PF.batch_normalization(PF.convolution(x, 4, (3, 3), pad=(1, 1), name="c"),
+                                          batch_stat=False, name="bn"))
+        h = F.reshape(F.max_pooling(h, (2, 2)), (2, 4, 9))
+        y = PF.affine(h, 5, name="fc")
+        z = F.mul2(F.broadcast(F.sum(y, axis=1, keepdims=True), (2, 5)), y)
+    g = GDm.create_graph_from_variable("net", F.softmax(z), names={"x": x})
+    g.save("la.nnp")
+    res = {}
+    for load_batch in (None, 4):
+        net = GDm.load("la.nnp", batch_size=load_batch).default_graph()
+        res["saved_%s" % load_batch] = [[f.name, f.type, sorted(f.args.items())]
+                                        for f in net.functions.values()]
+    for kind in ("sum_broadcast", "reshape", "mlp"):
+        net = GDm.load(os.path.join(_FIXED, kind + ".nnp")).default_graph()
+        res[kind] = [[f.name, f.type, sorted(f.args.items())] for f in net.functions.values()]
+    return res

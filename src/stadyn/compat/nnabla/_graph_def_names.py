@@ -63,22 +63,36 @@ def recorded_parameter_names(text: str, recorder: Recorder) -> dict[str, str]:
     return renamed
 
 
-def take_arguments(network: Any, outputs: Sequence[Any]) -> None:
+def take_arguments(network: Any, outputs: Sequence[Any], built: bool = False) -> None:
     """Give each function of ``network`` (made from the graph computing ``outputs``) NNabla
     1.39's ``args``: its ``Function``'s arguments (``f.info.args``: every argument, defaults
     filled, lists, float32 values), where the file holds only those the writer writes.  The
-    written functions are matched to the graph's in order, by type."""
+    written functions are matched to the graph's in order, by type.  ``built``: the graph was
+    built from the file by the loader for this (a loaded network's ``args`` are NNabla's too).
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> g = nn.graph_def.create_graph_from_variable("n", F.relu(nn.Variable((2, 3))))
+        >>> g.default_graph().functions["@n/ReLU"].args
+        {'inplace': False}
+    """
     from ...graph import topological_nodes
-    from ._function import Function
+    from ._function import Function, as_function
     from ._variable import Variable
-    nodes = [n for n in topological_nodes([v for v in outputs if isinstance(v, Variable)])
-             if isinstance(n, Function)]
+    nodes = topological_nodes([v for v in outputs if isinstance(v, Variable)])
+    if built:       # a network the loader built for this (its nodes are Stadyn's)
+        nodes = [as_function(n) for n in nodes]
+    nodes = [n for n in nodes if isinstance(n, Function)]
     taken: set[int] = set()
     for f in network.functions.values():
         for k, node in enumerate(nodes):
             if k not in taken and node.name == f.type:
                 taken.add(k)
-                f.args = dict(node.arguments)
+                args = dict(node.arguments)
+                if built:       # the file's batch placeholder stays: Reshape's [-1, 3, 2]
+                    args.update((k, list(v)) for k, v in f.args.items() if k in args and
+                                isinstance(v, (list, tuple)) and v and v[0] == -1)
+                f.args = args
                 break
 
 

@@ -60,8 +60,8 @@ _NETWORK_MEMBERS = ("inputs", "outputs", "parameters", "functions", "variables")
 class ProtoFunction:
     """A function of a :class:`ProtoNetwork`: its ``name`` (``'@net/Affine'``), ``type``
     (``'Affine'``), ``inputs`` and ``outputs`` (variable names) and ``args`` (its arguments:
-    of a network made from Variables, NNabla's ``f.info.args``, every argument with the
-    defaults filled, ``{'inplace': False}``; of a loaded one, those the file holds).
+    NNabla's ``f.info.args``, every argument with the defaults filled, ``{'inplace': False}``;
+    of a loaded network, the file's ``-1`` kept).
 
     Example:
         >>> f = ProtoFunction("@n/ReLU", "ReLU", ["x"], ["y"], {"inplace": False})
@@ -384,7 +384,13 @@ def load(filename: str | os.PathLike, batch_size: int | None = None) -> ProtoGra
             for k, n in model.networks.items()))
     params = OrderedDict((k, Variable.from_numpy_array(p.value, need_grad=bool(p.need_grad)))
                          for k, p in model.parameters.items())
-    return ProtoGraph(model, params)
+    g = ProtoGraph(model, params)
+    for network in g.networks.values():     # NNabla's args: those of the functions built
+        try:
+            take_arguments(network, g._build(network, (), None)[1], built=True)
+        except Exception:  # noqa: BLE001 - a network built only when called keeps the file's
+            pass
+    return g
 
 
 def create_graph_from_variable(name: str, variables: Any, names: dict | None = None,
