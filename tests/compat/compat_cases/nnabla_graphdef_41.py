@@ -265,3 +265,34 @@ def graphdef41_loaded_arguments(nn, F, PF, S, r):
         net = GDm.load(os.path.join(_FIXED, kind + ".nnp")).default_graph()
         res[kind] = [[f.name, f.type, sorted(f.args.items())] for f in net.functions.values()]
     return res
+
+
+@nnabla_case(names=["nnabla.ProtoVariable", GD + "graph", GD + "ProtoGraph.save",
+                    GD + "ProtoNetwork"])
+def graphdef41_proto_variable_call_order(nn, F, PF, S, r):
+    """A recording whose calls are not in the order the graph is walked (``F.sigmoid(x)``
+    called before ``F.tanh(x)``, both read by the ``Add2`` after): NNabla 1.39 names and
+    lists the functions and variables in the order of the calls (``Sigmoid`` then ``Tanh``,
+    ``x`` named ``Sigmoid_in``), in the network and in the saved ``network.nntxt``; the graph
+    called on batch 4.  Stadyn named the written functions in the recording's order whatever
+    their type (its ``Tanh`` was called ``Sigmoid``) and listed them as the graph is walked."""
+    import zipfile
+    GDm = r.module("nnabla.graph_def")
+    r.touch(GD + "ProtoGraph.save", GD + "ProtoNetwork")
+    nn.clear_parameters()
+    with GDm.graph() as g:
+        x = nn.ProtoVariable((2, 3))
+        b = F.sigmoid(x)
+        a = F.tanh(x)
+        c = F.tanh(b)
+        e = PF.affine(F.add2(a, c), 2, name="fc")
+    res = {"returned": [_described(v) for v in (x, a, b, c, e)]}
+    r.set_params(nn.get_parameters())
+    res["network"] = _network(g.default_graph())
+    out = g(nn.Variable.from_numpy_array(r.randn(4, 3)))
+    out.forward()
+    res["called"] = out.d.copy()
+    g.save("order.nnp")
+    with zipfile.ZipFile("order.nnp") as z:
+        res["saved_network"] = z.read("network.nntxt").decode()
+    return res

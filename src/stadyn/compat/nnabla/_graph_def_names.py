@@ -13,7 +13,7 @@ from typing import Any, Sequence
 from ._proto_recording import Recorder, unique_name
 
 __all__ = ["nnabla_names", "recorded_parameter_names", "renamed_parameters", "take_arguments",
-           "named_functions", "renamed_functions"]
+           "named_functions", "described_as"]
 
 
 def nnabla_names(text: str, network: str, unnamed_outputs: dict[str, int],
@@ -129,38 +129,69 @@ def renamed_parameters(writer: Any, renames: dict[str, str]) -> None:
     writer.sections = [(kind, _renamed_message(m, renames)) for kind, m in writer.sections]
 
 
-def named_functions(network: Any, names: Sequence[str]) -> None:
-    """Give the functions of ``network`` (a ``ProtoNetwork``) ``names``, in order (the names a
-    recording gave them: ``Affine`` in the default graph's second network ``model_1``, where
-    the writer names them after the network), when there are as many."""
-    functions = list(network.functions.values())
-    if len(functions) != len(names) or len(network._legacy.functions) != len(names):
-        return
-    for f, legacy, name in zip(functions, network._legacy.functions, names):
-        f.name = legacy.name = name
-    network.functions = type(network.functions)((f.name, f) for f in functions)
+def _ordered(items: list, key: Any, order: Sequence[str]) -> list:
+    """``items`` in the order their ``key`` has in ``order`` (those it lacks last, as they
+    were)."""
+    rank = {name: k for k, name in enumerate(order)}
+    return sorted(items, key=lambda item: rank.get(key(item), len(rank)))
 
 
-def renamed_functions(writer: Any, names: dict[str, Sequence[str]]) -> None:
-    """Write the functions of each network of ``writer`` (network name -> function names, in
-    order) under those names, when there are as many.
+def named_functions(network: Any, recorded: dict[str, Sequence[str]],
+                    variables: Sequence[str]) -> None:
+    """Give the functions of ``network`` (a ``ProtoNetwork`` made from a recording) the names
+    ``recorded`` gave them (function name -> its outputs' names: each written function is
+    found by its first output), and its functions and ``variables`` the recording's order
+    (NNabla's: the calls', where the writer's follows the graph): ``Affine`` in the default
+    graph's second network ``model_1``, where the writer names it ``@model_1/Affine``."""
+    by_output = {outs[0]: name for name, outs in recorded.items() if outs}
+    for f, legacy in zip(network.functions.values(), network._legacy.functions):
+        name = by_output.get(f.outputs[0]) if f.outputs else None
+        if name is not None:
+            f.name = legacy.name = name
+    network.functions = type(network.functions)(
+        (f.name, f) for f in _ordered(list(network.functions.values()), lambda f: f.name,
+                                      list(recorded)))
+    network.variables = type(network.variables)(
+        _ordered(list(network.variables.items()), lambda kv: kv[0], list(variables)))
+
+
+def _field(message: Any, key: str) -> Any:
+    return next((v for k, v in message if k == key), None)
+
+
+def described_as(writer: Any, networks: Sequence[Any]) -> None:
+    """Write each of ``networks`` (``ProtoNetwork`` s; the writer's network of the same name)
+    as it is described: its functions under their names (found by their first output) and its
+    buffers and functions in its order.
 
     Example:
-        >>> from types import SimpleNamespace
-        >>> net = SimpleNamespace(message=[("function", [("name", "@model_1/Affine")])])
-        >>> renamed_functions(SimpleNamespace(networks={"model_1": net}), {"model_1": ["Affine"]})
-        >>> net.message
-        [('function', [('name', 'Affine')])]
+        >>> from types import SimpleNamespace as NS
+        >>> f = NS(name="Tanh", outputs=["Tanh_out"])
+        >>> net = NS(name="model_1", functions={"Tanh": f}, variables={"Tanh_out": None})
+        >>> written = NS(message=[("function", [("name", "@model_1/Tanh"),
+        ...                                     ("output", "Tanh_out")])])
+        >>> described_as(NS(networks={"model_1": written}), [net])
+        >>> written.message[0][1][0]
+        ('name', 'Tanh')
     """
-    for key, new in names.items():
-        net = writer.networks.get(key)
-        if net is None:
+    for network in networks:
+        written = writer.networks.get(network.name)
+        if written is None:
             continue
-        written = [k for k, (kind, _) in enumerate(net.message) if kind == "function"]
-        if len(written) != len(new):
-            continue
-        message = list(net.message)
-        for k, name in zip(written, new):
-            message[k] = ("function", [(f, name if f == "name" else v)
-                                       for f, v in message[k][1]])
-        net.message = message
+        by_output = {f.outputs[0]: f.name for f in network.functions.values() if f.outputs}
+        message = []
+        for kind, m in written.message:
+            if kind == "function":
+                name = by_output.get(_field(m, "output"))
+                if name is not None:
+                    m = [(k, name if k == "name" else v) for k, v in m]
+            message.append((kind, m))
+        for kind, order in (("variable", list(network.variables)),
+                            ("function", list(network.functions))):
+            slots = [k for k, (kd, m) in enumerate(message)
+                     if kd == kind and _field(m, "name") in order]
+            entries = _ordered([message[k] for k in slots], lambda e: _field(e[1], "name"),
+                               order)
+            for k, entry in zip(slots, entries):
+                message[k] = entry
+        written.message = message

@@ -65,7 +65,7 @@ class Recorder:
         self.function_names: dict = {}
         self.variable_names: dict = {}
         self.variables: "OrderedDict[str, Any]" = OrderedDict()
-        self.functions: list[str] = []
+        self.functions: "OrderedDict[str, list[str]]" = OrderedDict()   # -> output names
         self.module: str | None = None
         self.dirty = False
 

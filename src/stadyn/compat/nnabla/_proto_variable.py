@@ -219,7 +219,6 @@ def record(fn: Callable, args: Sequence[Any], kwargs: dict) -> Any:
     node = getattr(outs[0], "parent", None) if outs else None
     kind = node.name if node is not None else getattr(fn, "__name__", "Function")
     fname = recorder.function_name(kind)
-    recorder.functions.append(fname)
     for pv in given:
         if not any(v is pv for v in recorder.variables.values()):
             if pv.name is None:
@@ -234,6 +233,7 @@ def record(fn: Callable, args: Sequence[Any], kwargs: dict) -> Any:
         pv._stand_in = v
         recorder.variables[name] = pv
         made.append(pv)
+    recorder.functions[fname] = [pv.name for pv in made]
     recorder.dirty = True
     return made[0] if len(made) == 1 else tuple(made)
 

@@ -43,8 +43,8 @@ from typing import Any, Iterator, Sequence
 
 from ..._errors import ModelFileError, ShapeError
 from ._graph_def_batch import broadcast_at, check_batch, fed_at
-from ._graph_def_names import (named_functions, nnabla_names, recorded_parameter_names,
-                               renamed_functions, renamed_parameters, take_arguments)
+from ._graph_def_names import (described_as, named_functions, nnabla_names,
+                               recorded_parameter_names, renamed_parameters, take_arguments)
 from ._proto_recording import Recorder, current_recorder, set_current_recorder
 from ._proto_variable import ProtoVariable
 from ._variable import Variable, as_nnabla
@@ -227,7 +227,7 @@ class ProtoGraph:
         # recording's BatchNormalization_3 for a batch normalisation's mean)
         renamed_parameters(ctx.proto, {v.graph_name: k for k, v in self._parameters.items()
                                        if getattr(v, "graph_name", None) not in (None, k)})
-        renamed_functions(ctx.proto, {n.name: list(n.functions) for n in self.networks.values()})
+        described_as(ctx.proto, list(self.networks.values()))
         save_files(ctx, get_default_file_savers(), filename, ext)
 
     def _build(self, network: ProtoNetwork, args: Sequence[Any], batch_size: int | None
@@ -306,7 +306,7 @@ def _commit(recorder: Recorder) -> ProtoGraph:
     made = _from_variables(name, [pv._stand_in for pv in outputs],
                            OrderedDict((pv.name, pv._stand_in) for pv in recorded), None,
                            recorder)
-    named_functions(made.networks[name], recorder.functions)
+    named_functions(made.networks[name], recorder.functions, list(recorder.variables))
     recorder.start_network()
     for k, p in made.networks[name].parameters.items():
         p.need_grad = bool(made._parameters[k].need_grad)
