@@ -190,6 +190,9 @@ def _holds_proto(a: Any) -> bool:
         isinstance(a, (list, tuple)) and any(isinstance(e, ProtoVariable) for e in a))
 
 
+_HOLDING = (ProtoVariable, list, tuple)     # what can be or hold a ProtoVariable
+
+
 def record(fn: Callable, args: Sequence[Any], kwargs: dict) -> Any:
     """Record ``fn(*args, **kwargs)`` (``args`` holding ``ProtoVariable`` s, also in a list) in
     the current proto graph: ``fn`` applied to their stand-ins, the inputs, the function and
@@ -251,7 +254,13 @@ def recording_proto_variables(fn: Callable) -> Callable:
     """
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        if any(_holds_proto(a) for a in args) or any(_holds_proto(a) for a in kwargs.values()):
-            return record(fn, args, kwargs)
+        # (a loop, not any() over a generator: every F call of every program passes here)
+        for a in args:
+            if isinstance(a, _HOLDING) and _holds_proto(a):
+                return record(fn, args, kwargs)
+        if kwargs:
+            for a in kwargs.values():
+                if isinstance(a, _HOLDING) and _holds_proto(a):
+                    return record(fn, args, kwargs)
         return fn(*args, **kwargs)
     return call
