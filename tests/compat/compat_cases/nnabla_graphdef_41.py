@@ -296,3 +296,38 @@ def graphdef41_proto_variable_call_order(nn, F, PF, S, r):
     with zipfile.ZipFile("order.nnp") as z:
         res["saved_network"] = z.read("network.nntxt").decode()
     return res
+
+
+@nnabla_case(names=[GD + "ProtoGraph.save", GD + "graph", GD + "create_graph_from_variable"])
+def graphdef41_network_after_save(nn, F, PF, S, r):
+    """NNabla 1.39's ``g.save`` rewrites the networks it writes (``variable_batch_size`` runs
+    on the network itself): with a ``base_axis`` function, ``batch_size`` becomes the batch
+    size and the buffers of that first size and a Reshape's shape get ``-1`` (a recorded
+    Reshape to (2, 3, 2): ``[-1, 3, 2]``), an ``Affine`` with ``base_axis=2`` is folded to
+    ``base_axis`` 1 and its input (2, 3, 4) described (6, 4); without one (``Tanh`` alone)
+    nothing changes.  Calls after the save still build at the batch sizes they did.  Stadyn's
+    networks stayed as they were described before the save."""
+    GDm = r.module("nnabla.graph_def")
+    r.touch(GD + "ProtoGraph.save")
+    res = {}
+    nn.clear_parameters()
+    with GDm.graph() as rec:
+        x = nn.ProtoVariable((2, 6))
+        PF.affine(F.reshape(F.tanh(x), (2, 3, 2)), 2, name="a")
+    v = nn.Variable.from_numpy_array(r.randn(2, 3, 4))
+    folded = GDm.create_graph_from_variable("folded", PF.affine(v, 5, base_axis=2, name="f"),
+                                            names={"v": v})
+    plain = GDm.create_graph_from_variable("plain", F.tanh(v), names={"v": v})
+    r.set_params(nn.get_parameters())
+    for key, g, batches in (("recorded", rec, (2, 4)), ("folded", folded, (2, 3)),
+                            ("plain", plain, (2, 3))):
+        net = g.default_graph()
+        res[key + "_before"] = _network(net)
+        sample = tuple(net.variables[net.inputs[0]].shape[1:])
+        g.save(key + ".nnp")
+        res[key + "_after"] = _network(net)
+        for b in batches:
+            shape = (b,) + sample
+            res["%s_call_%d" % (key, b)] = _outcome(
+                lambda: g(nn.Variable.from_numpy_array(r.randn(*shape))))
+    return res

@@ -13,7 +13,7 @@ from typing import Any, Sequence
 
 import numpy as np
 
-__all__ = ["at_batch", "broadcast_at", "check_batch", "fed_at"]
+__all__ = ["at_batch", "as_saved", "broadcast_at", "check_batch", "fed_at"]
 
 
 def at_batch(shape: Sequence[int], batch: int) -> tuple[int, ...]:
@@ -105,3 +105,82 @@ def check_batch(legacy: Any, batch: int | None) -> None:
             f"Failed `eshape[d] == shape_[d] || eshape[d] == 1`: Trailing shapes must be "
             f"same or dimension of trailing shape of input has 1.Input shpae = {given}, "
             f"Target shape = {target}")
+
+
+_SHAPED = ("Constant", "Rand", "Randint", "Randn", "RandBinomial", "RandBeta", "RandGamma")
+
+
+def as_saved(network: Any) -> None:
+    """``network`` (a ``ProtoNetwork``) described as NNabla 1.39's ``save`` leaves it (its
+    ``as_proto`` runs ``variable_batch_size`` on the network itself): when a function has a
+    ``base_axis``, the batch size is the product of its first input's axes before it; every
+    buffer of that first size that a function reading a buffer made (or an input) gets ``-1``,
+    a ``base_axis`` other than 1 is folded to 1, a Reshape's, Broadcast's or random function's
+    first size of the batch becomes ``-1``, and ``batch_size`` is the batch size; a folded
+    ``base_axis`` is what the network is built with from then on, as NNabla's (an ``Affine``
+    of ``base_axis=2`` called on its (2, 3, 4) input again fails).  Without a ``base_axis``
+    nothing changes.  (NNabla's own asserts, a Reshape or Broadcast to another
+    first size, leave the network as it was here.)
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.parametric_functions as PF
+        >>> net = nn.graph_def.create_graph_from_variable(
+        ...     "n", PF.affine(nn.Variable((2, 3)), 4, name="doc_saved")).default_graph()
+        >>> as_saved(net); net.batch_size, [list(v.shape) for v in net.variables.values()]
+        (2, [[-1, 3], [-1, 4]])
+    """
+    variables = network.variables
+    expect = None
+    for f in network.functions.values():
+        base = f.args.get("base_axis")
+        if base is not None and base != 0:
+            for name in f.inputs:
+                if name in variables:
+                    expect = int(np.prod(variables[name].shape[:base]))
+                    break
+    if expect is None:
+        return
+    shapes = {k: tuple(v.shape) for k, v in variables.items()}
+    args = {k: dict(f.args) for k, f in network.functions.items()}
+    special: list[str] = []
+    resolved: list[str] = []
+    for key, f in network.functions.items():
+        a = args[key]
+        if not any(n in variables and n not in special for n in f.inputs):
+            special.extend(f.outputs)
+            continue
+        base = a.get("base_axis")
+        if base is not None and base != 1:
+            for n in list(f.inputs) + list(f.outputs):
+                if n in variables and n not in resolved and n not in special:
+                    shapes[n] = (int(np.prod(shapes[n][:base])),) + shapes[n][base:]
+                    if n in f.inputs:
+                        resolved.append(n)
+            a["base_axis"] = 1
+        shape = a.get("shape")
+        if f.type in ("Reshape", "Broadcast") + _SHAPED and shape:
+            shape = list(shape)
+            if f.type == "Broadcast":
+                given = [expect] + list(shapes[f.inputs[0]][1:])
+                lead = len(shape) - len(given)
+                if lead > 0:
+                    if int(np.prod(shape[:lead + 1])) != expect:
+                        return
+                    a["shape"] = [-1] + shape[lead + 1:]
+                    continue
+            if shape[0] != expect:
+                return
+            a["shape"] = [-1] + shape[1:]
+    for k, v in variables.items():
+        if shapes[k] and k not in special and shapes[k][0] == expect:
+            shapes[k] = (-1,) + shapes[k][1:]
+        v.shape = tuple(shapes[k])
+    built = {f.name: f for f in network._legacy.functions}
+    for k, f in network.functions.items():
+        f.args = args[k]
+        legacy = built.get(f.name)
+        if legacy is not None and legacy.attrs.get("base_axis") not in (
+                None, args[k].get("base_axis")):
+            # what NNabla builds from then on: a base_axis folded to 1
+            legacy.attrs = {**legacy.attrs, "base_axis": args[k]["base_axis"]}
+    network.batch_size = expect

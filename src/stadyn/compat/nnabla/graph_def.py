@@ -42,7 +42,7 @@ from typing import Any, Iterator, Sequence
 
 
 from ..._errors import ModelFileError, ShapeError
-from ._graph_def_batch import broadcast_at, check_batch, fed_at
+from ._graph_def_batch import as_saved, broadcast_at, check_batch, fed_at
 from ._graph_def_names import (described_as, named_functions, nnabla_names,
                                recorded_parameter_names, renamed_parameters, take_arguments)
 from ._proto_recording import Recorder, current_recorder, set_current_recorder
@@ -229,6 +229,9 @@ class ProtoGraph:
                                        if getattr(v, "graph_name", None) not in (None, k)})
         described_as(ctx.proto, list(self.networks.values()))
         save_files(ctx, get_default_file_savers(), filename, ext)
+        if variable_batch_size:     # NNabla's save rewrites the networks it writes
+            for network in self.networks.values():
+                as_saved(network)
 
     def _build(self, network: ProtoNetwork, args: Sequence[Any], batch_size: int | None
                ) -> tuple[list, list]:
