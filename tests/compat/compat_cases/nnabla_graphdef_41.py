@@ -331,3 +331,39 @@ def graphdef41_network_after_save(nn, F, PF, S, r):
             res["%s_call_%d" % (key, b)] = _outcome(
                 lambda: g(nn.Variable.from_numpy_array(r.randn(*shape))))
     return res
+
+
+@nnabla_case(names=[GD + "load", GD + "ProtoNetwork", GD + "graph", "nnabla.ProtoVariable"])
+def graphdef41_variable_instance(nn, F, PF, S, r):
+    """NNabla 1.39's way of feeding a loaded graph called with no inputs (its ``ProtoNetwork``
+    docstring): ``y = g()``, then ``g.networks[name].variables["x"].variable_instance.d =
+    ...``, ``y.forward()``; a call on ``xb`` leaves ``xb`` and the output there, the parameters'
+    ``variable_instance`` are the graph's parameters; in a recorded graph the recorded
+    ``ProtoVariable`` s themselves (``x.variable_instance is xb``).  Stadyn's were None
+    (AttributeError on ``.d``)."""
+    GDm = r.module("nnabla.graph_def")
+    r.touch(GD + "ProtoNetwork")
+    nn.clear_parameters()
+    x = nn.Variable((2, 3))
+    y = PF.affine(F.tanh(x), 2, name="fc")
+    r.set_params(nn.get_parameters())
+    GDm.create_graph_from_variable("net", y, names={"x": x, "y": y}).save("vi.nnp")
+    g = GDm.load("vi.nnp")
+    out = g()
+    net = g.networks["net"]
+    net.variables["x"].variable_instance.d = r.randn(2, 3)
+    out.forward()
+    res = {"fed": out.d.copy(), "output_is": net.variables["y"].variable_instance is out}
+    xb = nn.Variable.from_numpy_array(r.randn(4, 3))
+    out = g(xb)
+    res["called"] = [net.variables["x"].variable_instance is xb,
+                     net.variables["y"].variable_instance is out]
+    res["parameters"] = [[k, list(v.variable_instance.shape)] for k, v in net.parameters.items()]
+    with GDm.graph() as rec:
+        p = nn.ProtoVariable((2, 3))
+        q = F.tanh(p)
+    xb = nn.Variable.from_numpy_array(r.randn(4, 3))
+    out = rec(xb)
+    res["recorded"] = [p.variable_instance is xb, q.variable_instance is out,
+                       rec.default_graph().variables[p.name] is p]
+    return res

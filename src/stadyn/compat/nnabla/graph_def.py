@@ -127,16 +127,25 @@ class ProtoNetwork:
         """The network built over ``args`` (its inputs, in order; none: the inputs of the last
         call, as NNabla 1.39 keeps them, or at the first new input Variables of the network's
         shape, at ``batch_size`` or the network's), computing with the graph's parameters: the
-        output Variable, or a tuple of them.  A Reshape or Broadcast to a shape of the batch
-        axis stays at the network's batch size, as NNabla's: a call at another that it cannot
-        take raises NNabla's ``RuntimeError``, a Broadcast of a batch of 1 gives the network's
-        batch."""
+        output Variable, or a tuple of them.  The input, output and parameter
+        ``ProtoVariable`` s hold the call's Variables as ``variable_instance`` (intermediate
+        ones: None).  A Reshape or Broadcast to a shape of the batch axis stays at the
+        network's batch size, as NNabla's: a call at another that it cannot take raises
+        NNabla's ``RuntimeError``, a Broadcast of a batch of 1 gives the network's batch."""
         if not args and self._instances is not None:
             args, batch_size = tuple(self._instances), None   # (their batch size)
         elif len(args) == len(self.inputs):
             self._instances = list(args)     # NNabla's, kept even when the call then fails
         inputs, outputs = self._owner._build(self, args, batch_size)
         self._instances = list(inputs)
+        # NNabla's: the Variables of the call, on the network's ProtoVariables
+        # (g.networks[n].variables["x"].variable_instance.d = ... feeds a g() call)
+        for names, made in ((self.inputs, inputs), (self.outputs, outputs)):
+            for name, v in zip(names, made):
+                if name in self.variables:
+                    self.variables[name].variable_instance = v
+        for name, p in self.parameters.items():
+            p.variable_instance = self._owner._parameters.get(name)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def __repr__(self) -> str:
@@ -311,8 +320,12 @@ def _commit(recorder: Recorder) -> ProtoGraph:
                            recorder)
     named_functions(made.networks[name], recorder.functions, list(recorder.variables))
     recorder.start_network()
-    for k, p in made.networks[name].parameters.items():
+    network = made.networks[name]
+    for k, p in network.parameters.items():
         p.need_grad = bool(made._parameters[k].need_grad)
+    for pv in recorded:             # NNabla's network holds the recorded ProtoVariables
+        if pv.name in network.variables:
+            network.variables[pv.name] = pv
     graph._adopt(made)
     return graph
 
