@@ -22,11 +22,18 @@ STATES = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixture
                       "nnabla_solver_states")
 
 
-def test_a_proto_variable_in_a_function_says_there_are_no_proto_graphs():
-    v = nn.ProtoVariable((2, 3), name="x")
-    for use in (lambda: F.relu(v), lambda: F.add2(v, v), lambda: v * 2.0, lambda: -v):
-        with pytest.raises(TypeError, match="proto graphs .* not in Stadyn"):
-            use()
+def test_a_proto_variable_in_a_function_records_it_and_reflected_operators_are_refused():
+    """A function or operator given a ProtoVariable records itself (it raised TypeError while
+    Stadyn had no proto graphs; what NNabla 1.39 records: cases nnabla_graphdef_41); NNabla's
+    ProtoVariable has no reflected operators, so ``2.0 * v`` is Python's TypeError."""
+    with nn.graph_def.graph() as g:
+        v = nn.ProtoVariable((2, 3), name="x")
+        outs = [F.relu(v), F.add2(v, v), v * 2.0, -v]
+        for use in (lambda: 2.0 * v, lambda: 1.0 - v):
+            with pytest.raises(TypeError, match="unsupported operand"):
+                use()
+    assert [o.name for o in outs] == ["ReLU_out", "Add2_out", "MulScalar_out", "MulScalar_out_1"]
+    assert list(g.default_graph().functions) == ["ReLU", "Add2", "MulScalar", "MulScalar_1"]
 
 
 def test_restore_optimizer_state_refuses_a_dict_of_file_fields():

@@ -41,8 +41,11 @@ NETWORKS = _make.NETWORKS
 # test_nnp_batch_size.py, test_nnp_ops.py and the nnp_roundtrip fixtures (networks without a
 # base_axis run by NNabla at another batch size) are built on Stadyn's way.
 _NO_BASE_AXIS = pytest.mark.xfail(
-    strict=True, reason="NNabla 1.39 writes no -1 in a network without a base_axis "
-    "(nnabla/core/variable_batch_size.py); Stadyn writes the batch axis it follows")
+    strict=True, reason="a deliberate difference: NNabla 1.39 writes no -1 in a network without "
+    "a base_axis (nnabla/core/variable_batch_size.py: x, Sum_out, Broadcast_out, y and the "
+    "Broadcast's shape at 2, so its file runs at batch size 2 only); Stadyn writes the batch "
+    "axis it follows, so its files run at any batch size (docs/model-files.md, 'Writing "
+    "NNabla files')")
 
 
 def _cases():

@@ -207,12 +207,7 @@ def arch40_graph_def_of_variables(nn, F, PF, S, r):
 
 
 @nnabla_case(names=[GD + "create_graph_from_variable", GD + "ProtoGraph.save",
-                    "nnabla.utils.save.save"],
-             known={"args": "ProtoFunction.args holds the arguments the file stores (Stadyn "
-                            "reads them back from its own .nnp text: defaults the writer "
-                            "leaves out are absent, tuples stay tuples, eps 1e-05 a double); "
-                            "NNabla 1.39's are every argument of the function, defaults "
-                            "filled, lists, float32 values (stadyn/compat/nnabla/graph_def.py)"})
+                    "nnabla.utils.save.save"])
 def arch40_graph_def_two_inputs(nn, F, PF, S, r):
     """A convolution, batch normalisation (inference), pooling and affine network whose second
     input is first read late (``+ b`` after the affine): ``create_graph_from_variable`` with
@@ -220,7 +215,9 @@ def arch40_graph_def_two_inputs(nn, F, PF, S, r):
     on inputs of another batch size, then with no inputs (NNabla 1.39 reuses the last call's:
     batch 3 although ``batch_size=4``), and the ``network.nntxt`` both ``g.save`` and
     ``nnabla.utils.save.save`` write: NNabla lists ``b`` where a function first reads it,
-    after ``@cnn/Affine_out`` (Stadyn's writer listed every input first)."""
+    after ``@cnn/Affine_out`` (Stadyn's writer listed every input first).  Each function's
+    ``args`` are NNabla's: every argument, defaults filled (Stadyn's held only those its file
+    stores: ``ReLU`` ``{}`` where NNabla has ``{'inplace': False}``)."""
     import zipfile
     GDm = r.module("nnabla.graph_def")
     U = r.module("nnabla.utils.save")
@@ -270,19 +267,15 @@ def _last_line(call):
     return [o.d.copy() for o in outs]
 
 
-@nnabla_case(names=[GD + "create_graph_from_variable", GD + "load"],
-             known={"broadcast_call_1": "a Broadcast from batch 1 to the network's batch: "
-                                        "NNabla 1.39's graph_def broadcasts it to the recorded "
-                                        "batch (the output has batch 2), Stadyn's builds the "
-                                        "network at the input's batch (1) "
-                                        "(stadyn/compat/nnabla/graph_def.py _check_batch)"})
+@nnabla_case(names=[GD + "create_graph_from_variable", GD + "load"])
 def arch40_graph_def_batch_of_reshape(nn, F, PF, S, r):
     """A graph holding a Reshape or a Broadcast to a shape of the batch axis, called at another
     batch size: NNabla 1.39's graph_def builds them at the network's batch size (the recorded
     one, or ``load``'s ``batch_size``), so the call fails in setup (a RuntimeError: ``Product
     of dimensions of inputs and outputs must be same``, ``Trailing shapes must be same``), and
     a later call with no inputs reuses the failed call's; Stadyn built both at the inputs'
-    batch size and gave numbers."""
+    batch size and gave numbers.  A Broadcast of a batch of 1 gives the network's batch
+    (``broadcast_call_1``: (2, 6); Stadyn's was (1, 6))."""
     GDm = r.module("nnabla.graph_def")
     res = {}
     for kind in ("reshape", "broadcast"):

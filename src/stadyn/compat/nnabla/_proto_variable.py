@@ -1,14 +1,18 @@
 """NNabla 1.39's ``nn.ProtoVariable`` (``nnabla.core.graph_def``): the placeholder of its proto
-graphs.  In NNabla, ``F.relu(nn.ProtoVariable((64, 3)))`` records a ``ReLU`` in a proto graph
-(``with nn.graph_def.graph() as g: ...``) that is then saved or instantiated.
+graphs.  ``F.relu(nn.ProtoVariable((64, 3)))`` computes nothing: it records a ``ReLU`` in the
+proto graph being recorded (``with nn.graph_def.graph() as g: ...``, or the default graph) and
+gives its output, another ``ProtoVariable`` (``ReLU_out``); ``graph_def.py`` makes the recorded
+network a ``ProtoNetwork`` that is saved or called on ``nn.Variable`` s.
 
-Stadyn records no proto graphs of ``ProtoVariable``: a static Stadyn graph built from
-``nn.Variable`` is the same description, saved with ``nnabla.utils.save.save`` or described by
-``nn.graph_def.create_graph_from_variable`` (``graph_def.py``, whose networks list their
-variables as ``ProtoVariable`` s).  So a ``ProtoVariable`` here is the object
-and its description (``name``, ``shape``, ``need_grad``, ``type``, ``initializer``,
-``repeat_id``, ``clone()``, ``proto``), and a function or operator given one raises a
-``TypeError`` saying so.
+Stadyn records each call on a stand-in: a ``ProtoVariable`` holds an ``nn.Variable`` of its
+shape (its own for an input, the function's output for an output), the function is applied to
+the stand-ins (building a static graph, computing nothing), and the recorder
+(``_proto_recording.py``) names the inputs, the function and its outputs as NNabla names them.
+Operators: ``-x``, ``x + y``, ``x - y``, ``x * y``, ``x / y`` record ``MulScalar``, ``Add2`` /
+``AddScalar``, ``Sub2`` / ``AddScalar``, ``Mul2`` / ``MulScalar``, ``Div2`` / ``MulScalar`` as
+NNabla's (an ``nn.Variable`` operand stands for a new unnamed ``ProtoVariable`` of its shape);
+NNabla's ``ProtoVariable`` defines no reflected operators (``2 * x`` is Python's
+``TypeError``) and its ``x ** y`` takes three arguments (``TypeError`` too).
 """
 
 from __future__ import annotations
@@ -16,11 +20,11 @@ from __future__ import annotations
 import functools
 from typing import Any, Callable, Sequence
 
-__all__ = ["ProtoVariable", "refusing_proto_variables"]
+from ... import functions as _F
+from ._proto_recording import current_recorder
+from ._variable import Variable
 
-_NO_GRAPHS = ("nn.ProtoVariable: NNabla's proto graphs (nnabla.core.graph_def) are not in Stadyn; "
-              "build the network from nn.Variable (a static graph) and save it with "
-              "nnabla.utils.save.save")
+__all__ = ["ProtoVariable", "recording_proto_variables", "record"]
 
 
 class _Shape:
@@ -95,6 +99,7 @@ class ProtoVariable:
         self.stop = False
         self.delegate = None
         self._proto: _VariableProto | None = None
+        self._stand_in: Variable | None = None
 
     def clone(self) -> "ProtoVariable":
         """A copy: the description, ``parent``, a copy of ``required`` and ``repeat_id``, the
@@ -136,30 +141,126 @@ class ProtoVariable:
     def __repr__(self) -> str:
         return f"<ProtoVariable {self.name!r} {self.shape} {self.type}>"
 
-    def _no_graphs(self, *args: Any, **kwargs: Any) -> Any:
-        raise TypeError(_NO_GRAPHS)
+    def _variable(self) -> Variable:
+        """The ``nn.Variable`` this stands for in the graph being recorded: a new leaf of its
+        shape for an input (also one that an earlier network made, which is an input of the
+        network being recorded), the output of the recorded function for an output."""
+        recorded = current_recorder().variables
+        if self._stand_in is None or (
+                self.parent is not None and not any(v is self for v in recorded.values())):
+            self._stand_in = Variable(self.shape, need_grad=self.need_grad)
+        return self._stand_in
 
-    __neg__ = __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _no_graphs
-    __truediv__ = __rtruediv__ = __pow__ = __rpow__ = __matmul__ = __rmatmul__ = _no_graphs
-    __array__ = _no_graphs
+    def __neg__(self) -> Any:
+        return record(_F.mul_scalar, (self, -1), {})
+
+    def __add__(self, y: Any) -> Any:
+        return _binary(self, y, _F.add2, lambda x, c: record(_F.add_scalar, (x, c), {}))
+
+    def __sub__(self, y: Any) -> Any:
+        return _binary(self, y, _F.sub2, lambda x, c: record(_F.add_scalar, (x, -c), {}))
+
+    def __mul__(self, y: Any) -> Any:
+        return _binary(self, y, _F.mul2, lambda x, c: record(_F.mul_scalar, (x, c), {}))
+
+    def __truediv__(self, y: Any) -> Any:
+        return _binary(self, y, _F.div2,
+                       lambda x, c: record(_F.mul_scalar, (x, 1.0 / c), {}))
+
+    def __pow__(self, y: Any, z: Any) -> Any:   # NNabla's: ``x ** y`` passes no ``z``
+        if z is not None:
+            return NotImplemented
+        return _binary(self, y, _F.pow2, lambda x, c: record(_F.pow_scalar, (x, c), {}))
 
 
-def refusing_proto_variables(fn: Callable) -> Callable:
-    """``fn`` (an ``F`` function) whose failure on a ``ProtoVariable`` argument is the
-    ``TypeError`` saying Stadyn has no proto graphs (nothing is checked until it fails).
+
+def _binary(x: ProtoVariable, y: Any, two: Callable, scalar: Callable) -> Any:
+    """NNabla's ``ProtoVariable`` operator: another ``ProtoVariable`` (an ``nn.Variable`` or
+    ``NdArray`` stands for a new one of its shape) records the binary function, anything else
+    the scalar one."""
+    if isinstance(y, Variable) or type(y).__name__ == "NdArray":
+        y = ProtoVariable(y.shape)
+    if isinstance(y, ProtoVariable):
+        return record(two, (x, y), {})
+    return scalar(x, y)
+
+
+def _holds_proto(a: Any) -> bool:
+    return isinstance(a, ProtoVariable) or (
+        isinstance(a, (list, tuple)) and any(isinstance(e, ProtoVariable) for e in a))
+
+
+_HOLDING = (ProtoVariable, list, tuple)     # what can be or hold a ProtoVariable
+
+
+def record(fn: Callable, args: Sequence[Any], kwargs: dict) -> Any:
+    """Record ``fn(*args, **kwargs)`` (``args`` holding ``ProtoVariable`` s, also in a list) in
+    the current proto graph: ``fn`` applied to their stand-ins, the inputs, the function and
+    its outputs named as NNabla 1.39 names them; gives the output ``ProtoVariable`` (a tuple
+    of them for several).
 
     Example:
         >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
-        >>> F.relu(nn.ProtoVariable((2,)))
-        Traceback (most recent call last):
-        TypeError: nn.ProtoVariable: NNabla's proto graphs (nnabla.core.graph_def) are not in ...
+        >>> with nn.graph_def.graph() as g:
+        ...     y = F.tanh(nn.ProtoVariable((2, 3)))
+        >>> y.name, y.shape, g.default_graph().inputs
+        ('Tanh_out', (2, 3), ['Tanh_in'])
+    """
+    recorder = current_recorder()
+    given: list[ProtoVariable] = []
+
+    def stand_in(a: Any) -> Any:
+        if isinstance(a, ProtoVariable):
+            given.append(a)
+            return a._variable()
+        if isinstance(a, (list, tuple)) and any(isinstance(e, ProtoVariable) for e in a):
+            return type(a)(stand_in(e) for e in a)
+        return a
+
+    out = fn(*[stand_in(a) for a in args], **{k: stand_in(v) for k, v in kwargs.items()})
+    outs = list(out) if isinstance(out, (list, tuple)) else [out]
+    node = getattr(outs[0], "parent", None) if outs else None
+    kind = node.name if node is not None else getattr(fn, "__name__", "Function")
+    fname = recorder.function_name(kind)
+    for pv in given:
+        if not any(v is pv for v in recorder.variables.values()):
+            if pv.name is None:
+                pv.name = recorder.variable_name(kind + "_in")
+            recorder.variables[pv.name] = pv
+        pv.required.append(fname)
+    made = []
+    for v in outs:
+        name = recorder.variable_name(kind + "_out")
+        pv = ProtoVariable(tuple(v.shape), name, False, "Buffer")
+        pv.parent = fname
+        pv._stand_in = v
+        recorder.variables[name] = pv
+        made.append(pv)
+    recorder.functions[fname] = [pv.name for pv in made]
+    recorder.dirty = True
+    return made[0] if len(made) == 1 else tuple(made)
+
+
+def recording_proto_variables(fn: Callable) -> Callable:
+    """``fn`` (an ``F`` function) recording itself in the current proto graph when an argument
+    is a ``ProtoVariable`` (see :func:`record`); ``fn`` itself otherwise.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> with nn.graph_def.graph(name="n") as g:
+        ...     y = F.relu(nn.ProtoVariable((2,), name="x"))
+        >>> y.name, list(g.networks["n"].functions)
+        ('@n/ReLU_out', ['@n/ReLU'])
     """
     @functools.wraps(fn)
     def call(*args, **kwargs):
-        try:
-            return fn(*args, **kwargs)
-        except Exception as exc:
-            if any(isinstance(a, ProtoVariable) for a in list(args) + list(kwargs.values())):
-                raise TypeError(_NO_GRAPHS) from exc
-            raise
+        # (a loop, not any() over a generator: every F call of every program passes here)
+        for a in args:
+            if isinstance(a, _HOLDING) and _holds_proto(a):
+                return record(fn, args, kwargs)
+        if kwargs:
+            for a in kwargs.values():
+                if isinstance(a, _HOLDING) and _holds_proto(a):
+                    return record(fn, args, kwargs)
+        return fn(*args, **kwargs)
     return call

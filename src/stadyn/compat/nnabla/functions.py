@@ -41,7 +41,7 @@ import numpy as _np
 from ... import functions as _F
 from ...ops import CATALOG as _CATALOG
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
-from ._proto_variable import refusing_proto_variables as _refusing_proto_variables
+from ._proto_variable import recording_proto_variables as _recording_proto_variables
 from ._float_inputs import reading_floats as _reading_floats
 from ._index_dtypes import giving_uint64_indices as _giving_uint64
 from ._refusals import refusing_what_nnabla_refuses as _refusing
@@ -110,7 +110,7 @@ def _adopt(out, given: list) -> None:
 
 
 __all__ = _offered(_F.__all__, _CATALOG)
-globals().update({_n: _counting_in_int32(_n, _writing_given_arrays(_n, _refusing_proto_variables(
+globals().update({_n: _counting_in_int32(_n, _writing_given_arrays(_n, _recording_proto_variables(
     _accepting_ndarrays(_honouring_flags(_refusing(_n, _reading_floats(_n, _giving_nnabla_variables(
         _with_stats_as_nodes(_n, _giving_uint64(_n, _rounding_half_scalars(_n, _with_nnabla_rule(
         _n, getattr(_F, _n))))))))))))) for _n in __all__})
@@ -147,7 +147,7 @@ dropout = _taking_n_outputs(dropout)  # noqa: F821 - set from the catalog
 from . import _composed as _composed  # noqa: E402
 
 __all__ += [_n for _n in _composed.__all__ if _n not in __all__]  # six replace catalog ops
-globals().update({_n: _writing_given_arrays(_n, _refusing_proto_variables(_accepting_ndarrays(
+globals().update({_n: _writing_given_arrays(_n, _recording_proto_variables(_accepting_ndarrays(
     _honouring_flags(_refusing(_n, _reading_floats(_n, _giving_nnabla_variables(
         getattr(_composed, _n))))))))
     for _n in _composed.__all__})

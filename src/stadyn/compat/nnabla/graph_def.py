@@ -7,9 +7,13 @@ over the graph's parameters.
 
 Stadyn writes the description with its own ``.nnp`` writer and reads it back with its ``.nnp``
 reader (``stadyn.serialize``), so a graph holds what a saved file holds.  NNabla's proto graphs
-recorded from ``nn.ProtoVariable`` inputs (``with nn.graph_def.graph(): ...``) are not here:
-a function given a ``ProtoVariable`` raises the ``TypeError`` saying so, and
-:func:`get_default_graph` is the empty graph they would fill.
+recorded from ``nn.ProtoVariable`` inputs are here too: inside ``with nn.graph_def.graph() as
+g:`` (or outside any, in the default graph, :func:`get_default_graph`), ``F`` and ``PF``
+functions given a ``ProtoVariable`` record themselves (``_proto_variable.py``,
+``_proto_recording.py``) and the recorded network becomes one of ``g.networks`` (``model``, or
+the ``name`` given) at the end of the block, described, saved and called as one made by
+:func:`create_graph_from_variable` (it is made by it, from the Variables the recording stood
+the ``ProtoVariable`` s for).
 
 Example:
     >>> import numpy as np
@@ -30,26 +34,34 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import re
 import shutil
 import tempfile
 from collections import OrderedDict
-from typing import Any, Sequence
+from contextlib import contextmanager
+from typing import Any, Iterator, Sequence
 
-import numpy as np
 
+from ..._errors import ModelFileError, ShapeError
+from ._graph_def_batch import as_saved, broadcast_at, check_batch, fed_at
+from ._graph_def_names import (described_as, named_functions, nnabla_names,
+                               recorded_parameter_names, renamed_parameters, take_arguments)
+from ._proto_recording import Recorder, current_recorder, set_current_recorder
 from ._proto_variable import ProtoVariable
 from ._variable import Variable, as_nnabla
 
 __all__ = ["ProtoGraph", "ProtoNetwork", "ProtoFunction", "ProtoVariable",
            "create_graph_from_variable", "load", "get_default_graph", "reset_default_graph",
-           "get_default_graph_by_variable"]
+           "get_default_graph_by_variable", "graph"]
+
+# a ProtoGraph's attributes that are its default network's (NNabla's __graph_members__)
+_NETWORK_MEMBERS = ("inputs", "outputs", "parameters", "functions", "variables")
 
 
 class ProtoFunction:
     """A function of a :class:`ProtoNetwork`: its ``name`` (``'@net/Affine'``), ``type``
-    (``'Affine'``), ``inputs`` and ``outputs`` (variable names) and ``args`` (its arguments
-    as the file holds them, ``{'base_axis': 1}``).
+    (``'Affine'``), ``inputs`` and ``outputs`` (variable names) and ``args`` (its arguments:
+    NNabla's ``f.info.args``, every argument with the defaults filled, ``{'inplace': False}``;
+    of a loaded network, the file's ``-1`` kept).
 
     Example:
         >>> f = ProtoFunction("@n/ReLU", "ReLU", ["x"], ["y"], {"inplace": False})
@@ -115,15 +127,25 @@ class ProtoNetwork:
         """The network built over ``args`` (its inputs, in order; none: the inputs of the last
         call, as NNabla 1.39 keeps them, or at the first new input Variables of the network's
         shape, at ``batch_size`` or the network's), computing with the graph's parameters: the
-        output Variable, or a tuple of them.  A Reshape or Broadcast to a shape of the batch
-        axis stays at the network's batch size, as NNabla's: a call at another that it cannot
-        take raises NNabla's ``RuntimeError``."""
+        output Variable, or a tuple of them.  The input, output and parameter
+        ``ProtoVariable`` s hold the call's Variables as ``variable_instance`` (intermediate
+        ones: None).  A Reshape or Broadcast to a shape of the batch axis stays at the
+        network's batch size, as NNabla's: a call at another that it cannot take raises
+        NNabla's ``RuntimeError``, a Broadcast of a batch of 1 gives the network's batch."""
         if not args and self._instances is not None:
             args, batch_size = tuple(self._instances), None   # (their batch size)
         elif len(args) == len(self.inputs):
             self._instances = list(args)     # NNabla's, kept even when the call then fails
         inputs, outputs = self._owner._build(self, args, batch_size)
         self._instances = list(inputs)
+        # NNabla's: the Variables of the call, on the network's ProtoVariables
+        # (g.networks[n].variables["x"].variable_instance.d = ... feeds a g() call)
+        for names, made in ((self.inputs, inputs), (self.outputs, outputs)):
+            for name, v in zip(names, made):
+                if name in self.variables:
+                    self.variables[name].variable_instance = v
+        for name, p in self.parameters.items():
+            p.variable_instance = self._owner._parameters.get(name)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def __repr__(self) -> str:
@@ -150,6 +172,27 @@ class ProtoGraph:
             (name, ProtoNetwork(self, net, from_variables))
             for name, net in (model.networks.items() if model is not None else ()))
 
+    def __getattr__(self, item: str) -> Any:
+        # NNabla's: g.variables (...) are the default network's, g.NAME the network NAME
+        networks = self.__dict__.get("networks") or {}
+        if item in _NETWORK_MEMBERS:
+            return getattr(self.default_graph(), item)
+        if item in networks:
+            return networks[item]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {item!r}")
+
+    def __getitem__(self, item: str) -> Any:
+        return getattr(self, item)
+
+    def _adopt(self, graph: "ProtoGraph") -> None:
+        """Take ``graph``'s networks (and the parameters they compute with) as this graph's."""
+        if self._model is None:
+            self._model = graph._model
+        self._parameters.update(graph._parameters)
+        for name, network in graph.networks.items():
+            network._owner = self
+            self.networks[name] = network
+
     def default_graph(self) -> ProtoNetwork:
         """The first network (NNabla's "default" one)."""
         if not self.networks:
@@ -172,7 +215,8 @@ class ProtoGraph:
         """Write the networks and their parameters as an NNabla file (``.nnp``: the network
         and ``parameter.h5``; ``.nntxt``: the network, the parameters too with
         ``include_parameter``), executors as ``nnabla.utils.save.save`` takes them."""
-        from .utils.save import save
+        from .utils.save import (FileHandlerContext, create_proto, get_default_file_savers,
+                                 save_files)
         nets = []
         for network in self.networks.values():
             built = self._build(network, (), None)
@@ -182,8 +226,21 @@ class ProtoGraph:
         contents: dict = {"networks": nets}
         if executors:
             contents["executors"] = list(executors)
-        save(os.fspath(filename), contents, include_params=include_parameter,
-             variable_batch_size=variable_batch_size)
+        filename = os.fspath(filename)
+        ext = os.path.splitext(filename)[1] or ".nnp"     # (NNabla's extension='.nnp')
+        ctx = FileHandlerContext()
+        ctx.proto = create_proto(contents, include_parameter and ext != ".nnp",
+                                 variable_batch_size)
+        ctx.parameters = None
+        # the writer names a parameter by its scope name; the graph's own name is written (a
+        # recording's BatchNormalization_3 for a batch normalisation's mean)
+        renamed_parameters(ctx.proto, {v.graph_name: k for k, v in self._parameters.items()
+                                       if getattr(v, "graph_name", None) not in (None, k)})
+        described_as(ctx.proto, list(self.networks.values()))
+        save_files(ctx, get_default_file_savers(), filename, ext)
+        if variable_batch_size:     # NNabla's save rewrites the networks it writes
+            for network in self.networks.values():
+                as_saved(network)
 
     def _build(self, network: ProtoNetwork, args: Sequence[Any], batch_size: int | None
                ) -> tuple[list, list]:
@@ -205,13 +262,27 @@ class ProtoGraph:
                               for k in used)
         model = dataclasses.replace(self._model, parameters=current, networks=OrderedDict(
             [(network.name, network._legacy)]))
+        legacy, fed = fed_at(network._legacy, network.inputs, args)
         if batch_size is None and args and network.inputs:     # the given input's batch
-            first = network._legacy.variables.get(network.inputs[0])
+            first = legacy.variables.get(network.inputs[0])
             if first is not None and first.shape and first.shape[0] < 0 and args[0].shape:
                 batch_size = int(args[0].shape[0])
-        _check_batch(network, batch_size)
-        built = load_nnp(model, network=network.name, batch_size=batch_size,
-                         registry=registry, draws="nnabla")
+        check_batch(legacy, batch_size)
+        own = int(legacy.batch_size or 1)
+        if batch_size is not None and batch_size != own:
+            legacy = broadcast_at(legacy, own)
+        if legacy is not network._legacy:
+            model = dataclasses.replace(model, networks=OrderedDict([(network.name, legacy)]))
+        try:
+            built = load_nnp(model, network=network.name, batch_size=batch_size,
+                             registry=registry, draws="nnabla")
+        except ModelFileError as e:
+            if not isinstance(e.__cause__, ShapeError):
+                raise
+            # a function NNabla 1.39 cannot set up on the inputs' shapes (a Reshape or
+            # Broadcast kept at the network's batch size): its setup's RuntimeError
+            raise RuntimeError(f"value error in setup_impl\n{network.name} (built at batch "
+                               f"size {batch_size or own}, the network's {own}): {e}") from e
         inputs = [as_nnabla(built.inputs[k]) for k in network.inputs]
         for k, given in enumerate(args):
             substitute(inputs[k], given)
@@ -220,69 +291,97 @@ class ProtoGraph:
         return inputs, outputs
 
 
-def _at(shape: Sequence[int], batch: int) -> tuple[int, ...]:
-    return tuple(batch if k == 0 and d < 0 else int(d) for k, d in enumerate(shape))
+def _graph_of(recorder: Recorder) -> ProtoGraph:
+    if recorder.graph is None:
+        recorder.graph = ProtoGraph()
+    return recorder.graph
 
 
-def _check_batch(network: ProtoNetwork, batch: int | None) -> None:
-    """NNabla 1.39's ``RuntimeError`` for a network called at a batch size its Reshape or
-    Broadcast cannot take: its graph_def builds them at the network's batch size (the recorded
-    one, or ``load``'s ``batch_size``) whatever the inputs' (Stadyn's ``.nnp`` loader follows
-    the inputs), so that a Reshape whose input has another size, or a Broadcast from another
-    batch than 1 or its own, fails in setup (``reshape.cpp:56``, ``broadcast.cpp:54``)."""
-    legacy = network._legacy
-    own = int(legacy.batch_size or 1)
-    if batch is None or batch == own:
-        return
-    shapes = {k: tuple(v.shape or ()) for k, v in legacy.variables.items()}
-    for f in legacy.all_functions():
-        if f.type not in ("Reshape", "Broadcast") or not f.inputs or \
-                f.inputs[0] not in shapes or "shape" not in f.attrs:
-            continue
-        given = _at(shapes[f.inputs[0]], batch)
-        if f.type == "Reshape":
-            target = _at(f.attrs["shape"], own)
-            size, target_size = int(np.prod(given)), int(np.prod(target))
-            if size != target_size:
-                raise RuntimeError(
-                    f"value error in setup_impl\n{f.name} (called at batch size {batch}; "
-                    f"NNabla 1.39's graph_def reshapes at the network's {target}): "
-                    f"reshape.cpp:56\nFailed `tsize == tsize2`: Product of dimensions of "
-                    f"inputs and outputs must be same. Inputs: {size} != Outputs: "
-                    f"{target_size}.")
-            continue
-        target = _at(f.attrs["shape"], own)
-        lead = len(target) - len(given)
-        if lead < 0 or all(e in (t, 1) for e, t in zip(given, target[lead:])):
-            continue
-        raise RuntimeError(
-            f"value error in setup_impl\n{f.name} (called at batch size {batch}; NNabla "
-            f"1.39's graph_def broadcasts to the network's {target}): broadcast.cpp:54\n"
-            f"Failed `eshape[d] == shape_[d] || eshape[d] == 1`: Trailing shapes must be "
-            f"same or dimension of trailing shape of input has 1.Input shpae = {given}, "
-            f"Target shape = {target}")
+def _commit(recorder: Recorder) -> ProtoGraph:
+    """The recorder's graph, with the network recorded since the last commit added to it (as
+    NNabla 1.39's ``ProtoNetwork.commit``: its inputs the variables no function of it made,
+    its outputs those none of it reads; parameters named by the current scope, their
+    ``need_grad`` the Variables')."""
+    graph = _graph_of(recorder)
+    if not recorder.dirty:
+        return graph
+    name = recorder.network_name()
+    recorded = list(recorder.variables.values())
+    functions = set(recorder.functions)
+    for pv in recorded:
+        if pv.parent not in functions:
+            pv.parent = None
+    outputs = [pv for pv in recorded if pv.parent is not None and not pv.required]
+    if not outputs:
+        recorder.start_network()
+        return graph
+    made = _from_variables(name, [pv._stand_in for pv in outputs],
+                           OrderedDict((pv.name, pv._stand_in) for pv in recorded), None,
+                           recorder)
+    named_functions(made.networks[name], recorder.functions, list(recorder.variables))
+    recorder.start_network()
+    network = made.networks[name]
+    for k, p in network.parameters.items():
+        p.need_grad = bool(made._parameters[k].need_grad)
+    for pv in recorded:             # NNabla's network holds the recorded ProtoVariables
+        if pv.name in network.variables:
+            network.variables[pv.name] = pv
+    graph._adopt(made)
+    return graph
 
 
-_DEFAULT: list[ProtoGraph] = [ProtoGraph()]
+@contextmanager
+def graph(**kwargs: Any) -> Iterator[ProtoGraph]:
+    """Record the functions given ``nn.ProtoVariable`` s inside the block in a new
+    :class:`ProtoGraph` (the one the block binds), as NNabla 1.39's: its network is ``name``
+    (default ``model``; functions and outputs named ``@name/ReLU``, ``@name/ReLU_out``),
+    committed when the block ends.  ``parameter_scope`` is accepted as NNabla's.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+        >>> import stadyn.compat.nnabla.parametric_functions as PF
+        >>> with nn.graph_def.graph() as g:
+        ...     x = nn.ProtoVariable((1, 3))
+        ...     y = F.relu(PF.affine(x, 2, name="doc_graph"))
+        >>> net = g.default_graph()
+        >>> net.name, net.inputs, net.outputs, list(net.functions)
+        ('model', ['Affine_in'], ['ReLU_out'], ['Affine', 'ReLU'])
+        >>> g(nn.Variable((4, 3))).shape
+        (4, 2)
+    """
+    recorder = Recorder(name=kwargs.get("name"), parameter_scope=kwargs.get("parameter_scope"))
+    previous = set_current_recorder(recorder)
+    try:
+        yield _graph_of(recorder)
+        _commit(recorder)
+    finally:
+        set_current_recorder(previous)
 
 
-def get_default_graph(*args: Any, **kwargs: Any) -> ProtoGraph:
-    """The graph ``with nn.graph_def.graph():`` blocks fill in NNabla (empty here: Stadyn
-    records no graphs of ``nn.ProtoVariable``; see the module's docstring)."""
-    return _DEFAULT[0]
+def get_default_graph(*args: Any, **kwargs: Any) -> Any:
+    """The graph functions given ``nn.ProtoVariable`` s outside a ``graph()`` block record in
+    (inside one: the block's), the network recorded last committed to it; with a network
+    name (the first argument, or ``name=``) that network, or ``None``."""
+    name = (args[0] if isinstance(args[0], str) else None) if args else kwargs.get("name")
+    g = _commit(current_recorder())
+    return g if name is None else g.networks.get(name)
 
 
 def reset_default_graph() -> None:
-    """Start a new, empty default graph."""
-    _DEFAULT[0] = ProtoGraph()
+    """Start a new, empty default graph (inside a ``graph()`` block: the block's recording)."""
+    set_current_recorder(Recorder())
 
 
-def get_default_graph_by_variable(proto_variable: Any) -> ProtoGraph:
-    """The default graph holding the network whose output ``proto_variable`` is: NNabla's
-    ``ValueError`` (``NAME is not the output variable of any network``) for any variable here,
-    as NNabla 1.39 gives it for an ``nn.Variable``, since Stadyn records no proto graphs."""
-    raise ValueError(f"{getattr(proto_variable, 'name', '') or ''} is not the output variable "
-                     f"of any network")
+def get_default_graph_by_variable(proto_variable: Any) -> ProtoNetwork:
+    """The network of the default graph whose output ``proto_variable`` is (the network
+    recorded last committed first); NNabla's ``ValueError`` (``NAME is not the output variable
+    of any network``) if none is, as for an ``nn.Variable``."""
+    g = _commit(current_recorder())
+    name = getattr(proto_variable, "name", "") or ""
+    for network in g.networks.values():
+        if name in network.outputs:
+            return network
+    raise ValueError(f"{name} is not the output variable of any network")
 
 
 def _read(path: str) -> Any:
@@ -301,32 +400,13 @@ def load(filename: str | os.PathLike, batch_size: int | None = None) -> ProtoGra
             for k, n in model.networks.items()))
     params = OrderedDict((k, Variable.from_numpy_array(p.value, need_grad=bool(p.need_grad)))
                          for k, p in model.parameters.items())
-    return ProtoGraph(model, params)
-
-
-def _nnabla_names(text: str, network: str, unnamed_outputs: dict[str, int],
-                  unnamed_inputs: set[str]) -> str:
-    """``text`` (one network's ``.nntxt``) with the buffers ``create_graph_from_variable`` was
-    given no name for named as NNabla 1.39 names them: an output after its function
-    (``@net/Affine_1`` writes ``@net/Affine_out_1``), an input after the first function
-    reading it (``@net/Affine_in``)."""
-    functions = re.findall(r'function \{\s*name: "([^"]*)"\s*type: "([^"]*)"((?:\s*input: '
-                           r'"[^"]*")*)((?:\s*output: "[^"]*")*)', text)
-    renames: dict[str, str] = {}
-    for fname, ftype, ins, outs in functions:
-        for position, out in enumerate(re.findall(r'output: "([^"]*)"', outs)):
-            if out in unnamed_outputs:
-                m = re.fullmatch(r"(.*)_(\d+)", fname)
-                stem, count = (m.group(1), m.group(2)) if m and m.group(1).endswith(ftype) \
-                    else (fname, None)
-                new = f"{stem}_out" + (f"_{count}" if count else "")
-                renames[out] = new if position == 0 else f"{new}_{position}"
-        for inp in re.findall(r'input: "([^"]*)"', ins):
-            if inp in unnamed_inputs and inp not in renames:
-                renames[inp] = f"{fname}_in"
-    for old, new in renames.items():
-        text = text.replace(f'"{old}"', f'"{new}"')
-    return text
+    g = ProtoGraph(model, params)
+    for network in g.networks.values():     # NNabla's args: those of the functions built
+        try:
+            take_arguments(network, g._build(network, (), None)[1], built=True)
+        except Exception:  # noqa: BLE001 - a network built only when called keeps the file's
+            pass
+    return g
 
 
 def create_graph_from_variable(name: str, variables: Any, names: dict | None = None,
@@ -336,6 +416,13 @@ def create_graph_from_variable(name: str, variables: Any, names: dict | None = N
     named by ``names`` (name -> Variable) where it names them and as NNabla names them
     otherwise, its parameters by their scope names (of ``parameter_scope``, a parameter
     dict, when given).  The graph computes with those parameter Variables themselves."""
+    return _from_variables(name, variables, names, parameter_scope)
+
+
+def _from_variables(name: str, variables: Any, names: dict | None, parameter_scope: Any,
+                    recorder: Recorder | None = None) -> ProtoGraph:
+    """:func:`create_graph_from_variable`; of a network ``recorder`` recorded, its
+    parameters named as that recording names them (``recorded_parameter_names``)."""
     from ._parameter import get_parameters
     from .utils.save import create_proto
     outs = list(variables) if isinstance(variables, (list, tuple)) else [variables]
@@ -360,7 +447,10 @@ def create_graph_from_variable(name: str, variables: Any, names: dict | None = N
         first = _read_text(text, path)
         net = first.networks[name]
         unnamed_inputs = {i for i in net.inputs if i not in names}
-        text = _nnabla_names(text, name, unnamed_outputs, unnamed_inputs)
+        text = nnabla_names(text, name, unnamed_outputs, unnamed_inputs)
+        renamed = recorded_parameter_names(text, recorder) if recorder is not None else {}
+        for new, old in renamed.items():
+            text = text.replace(f'"{old}"', f'"{new}"')
         model = _read_text(text, path)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
@@ -374,12 +464,14 @@ def create_graph_from_variable(name: str, variables: Any, names: dict | None = N
         scope = get_parameters(grad_only=False)
     params: "OrderedDict[str, Any]" = OrderedDict()
     for k, p in model.parameters.items():
-        held = scope.get(k)
+        held = scope.get(renamed.get(k, k))
         if held is not None and tuple(held.shape) == tuple(p.value.shape):
             params[k] = held
         else:
             params[k] = Variable.from_numpy_array(p.value, need_grad=bool(p.need_grad))
-    return ProtoGraph(model, params, from_variables=True)
+    made = ProtoGraph(model, params, from_variables=True)
+    take_arguments(made.networks[name], outs)
+    return made
 
 
 def _read_text(text: str, path: str) -> Any:

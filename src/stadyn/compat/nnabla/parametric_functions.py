@@ -23,6 +23,7 @@ from ._lowrank_dtypes import keeping_factor_dtypes
 from ._lstm_cell import LSTMCell
 from ._ndarray import accepting_ndarrays as _accepting_ndarrays
 from ._parameter import RefusedInitializer, get_parameter_or_create
+from ._proto_variable import recording_proto_variables as _recording_proto_variables
 from ._bn_stats import with_stats_as_nodes as _with_stats_as_nodes
 from ._counters import counting_in_int32 as _counting_in_int32
 from ._refusals import check_fused_batch_normalization as _check_fused
@@ -133,6 +134,8 @@ for _name in _pf_all:
         globals()[_name] = _with_nnabla_rule(_name, globals()[_name])  # (``_rules.py``)
         globals()[_name] = _nnabla_arguments(_name, globals()[_name])
         globals()[_name] = _accepting_ndarrays(globals()[_name])
+        # given an nn.ProtoVariable, the call is recorded in the proto graph (on stand-ins)
+        globals()[_name] = _recording_proto_variables(globals()[_name])
 del _name
 # (NNabla's PF.batch_normalization calls its F.batch_normalization: the same assertion and
 # statistics nodes, ``_bn_stats.py``)
