@@ -37,16 +37,6 @@ def ctf_reader(path, *, window: int, chunk: int, seed: int | None = None) -> str
             f"randomizationWindow = {window} ; chunkSizeInBytes = {chunk} ; {XY_INPUT}")
 
 
-def mean_pass_sgd(*, epoch_size, minibatch: int, rate: float, epochs: int, all_data: bool
-                  ) -> str:
-    """Plain SGD settings (``momentumPerMB = 0``) of the pre-computing-pass tests: epochs of
-    ``epoch_size`` samples in minibatches of ``minibatch``, ``UseAllDataForPreComputedNode``
-    ``all_data``."""
-    return (f"epochSize = {epoch_size} ; minibatchSize = {minibatch} ; "
-            f"learningRatesPerSample = {rate} ; momentumPerMB = 0 ; maxEpochs = {epochs} ; "
-            f"UseAllDataForPreComputedNode = {str(all_data).lower()}")
-
-
 def train_config(*, criterion: str, sgd: str, reader: str, cv_reader: str | None = None
                  ) -> str:
     """A config whose one command ``train`` fits ``w`` by ``se = SquareError (y, criterion)``
@@ -70,6 +60,27 @@ train = {{
     reader = {{ {reader} }}{cv}
 }}
 """
+
+
+def write_mean_pass_data(folder: Path, lengths) -> Path:
+    """``folder/seqs.ctf``: the pre-computing-pass tests' sequences (sequence ``k`` of
+    ``lengths[k]`` steps, ``x`` = k / 4, ``y`` = t - 1); return its path."""
+    path = folder / "seqs.ctf"
+    path.write_text(sequences_ctf(lengths, lambda k: f"{k / 4:g}", lambda t: t - 1))
+    return path
+
+
+def mean_pass_config(refs: dict, reader: str, *, epoch_size, epochs: int, all_data: bool
+                     ) -> str:
+    """The pre-computing-pass tests' config: ``se = SquareError (y, w .* (x - Mean (x)))``,
+    plain SGD (``momentumPerMB = 0``) at ``refs["rate"]`` per sample in minibatches of
+    ``refs["minibatch"]``, epochs of ``epoch_size`` samples, ``UseAllDataForPreComputedNode``
+    ``all_data``, on ``reader``."""
+    return train_config(
+        criterion="w .* (x - Mean (x))", reader=reader,
+        sgd=(f"epochSize = {epoch_size} ; minibatchSize = {refs['minibatch']} ; "
+             f"learningRatesPerSample = {refs['rate']} ; momentumPerMB = 0 ; "
+             f"maxEpochs = {epochs} ; UseAllDataForPreComputedNode = {str(all_data).lower()}"))
 
 
 def run_config(text: str, tmp_path: Path) -> str:

@@ -16,8 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from bs_pass_configs import (ctf_reader, mean_pass_sgd, run_config, sequences_ctf,
-                             train_config)
+from bs_pass_configs import ctf_reader, mean_pass_config, run_config, write_mean_pass_data
 
 REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_mean_pass_order" /
                    "refs.json").read_text())
@@ -25,18 +24,14 @@ REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_mean_pass_order"
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("mean_pass") / "seqs.ctf"
-    path.write_text(sequences_ctf(REFS["lengths"], lambda k: f"{k / 4:g}", lambda t: t - 1))
-    return path
+    return write_mean_pass_data(tmp_path_factory.mktemp("mean_pass"), REFS["lengths"])
 
 
 def _train(data: Path, tmp_path: Path, seed: str, epoch_size: int, all_data: bool) -> str:
-    return run_config(train_config(
-        criterion="w .* (x - Mean (x))",
-        sgd=mean_pass_sgd(epoch_size=epoch_size, minibatch=REFS["minibatch"],
-                          rate=REFS["rate"], epochs=2, all_data=all_data),
-        reader=ctf_reader(data, window=REFS["window_chunks"], chunk=REFS["chunk_bytes"],
-                          seed=int(seed))), tmp_path)
+    reader = ctf_reader(data, window=REFS["window_chunks"], chunk=REFS["chunk_bytes"],
+                        seed=int(seed))
+    return run_config(mean_pass_config(REFS, reader, epoch_size=epoch_size, epochs=2,
+                                       all_data=all_data), tmp_path)
 
 
 # UseAllDataForPreComputedNode = false reads the first epochSize samples: with epochSize = 0

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from bs_pass_configs import XY_INPUT, mean_pass_sgd, run_config, sequences_ctf, train_config
+from bs_pass_configs import XY_INPUT, mean_pass_config, run_config, write_mean_pass_data
 
 REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_trunc_pass_order" /
                    "refs.json").read_text())
@@ -25,9 +25,7 @@ REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_trunc_pass_order
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("trunc_pass") / "seqs.ctf"
-    path.write_text(sequences_ctf(REFS["lengths"], lambda k: f"{k / 4:g}", lambda t: t - 1))
-    return path
+    return write_mean_pass_data(tmp_path_factory.mktemp("trunc_pass"), REFS["lengths"])
 
 
 def _train(data: Path, tmp_path: Path, seed: str, epoch_size: int, epochs: int) -> list:
@@ -38,11 +36,8 @@ def _train(data: Path, tmp_path: Path, seed: str, epoch_size: int, epochs: int) 
               'deserializers = ({ type = "CNTKTextFormatDeserializer" ; '
               f'module = "CNTKTextFormatReader" ; file = "{data}" ; '
               f"chunkSizeInBytes = {REFS['chunk_bytes']} ; {XY_INPUT} }})")
-    log = run_config(train_config(
-        criterion="w .* (x - Mean (x))",
-        sgd=mean_pass_sgd(epoch_size=epoch_size, minibatch=REFS["minibatch"],
-                          rate=REFS["rate"], epochs=epochs, all_data=epoch_size == 0),
-        reader=reader), tmp_path)
+    log = run_config(mean_pass_config(REFS, reader, epoch_size=epoch_size, epochs=epochs,
+                                      all_data=epoch_size == 0), tmp_path)
     got = re.findall(r"^Finished Epoch\[ ?(\d) of \d\]: \[Training\] se = (\S+) \* (\d+);",
                      log, re.M)
     return [(int(e), float(c), int(n)) for e, c, n in got]
