@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import ast
 import collections
+import functools
 import importlib.util
 import os
 import shutil
@@ -154,7 +155,10 @@ class _Collector(ast.NodeVisitor):
             self._add(source, tuple(names), node)
 
 
-def _imports() -> list[Import]:
+@functools.cache
+def imports() -> list[Import]:
+    """Every import in the package (read once, when a test first asks: not at collection,
+    which every pytest-xdist worker does whether or not it runs these tests)."""
     found = []
     for module, path in MODULES.items():
         with open(path, encoding="utf-8") as f:
@@ -164,8 +168,6 @@ def _imports() -> list[Import]:
         found += collector.found
     return found
 
-
-IMPORTS = _imports()
 
 
 def unit(module: str) -> str:
@@ -249,12 +251,13 @@ def _runner_exception(imp: Import) -> tuple | None:
     return key if key in PERMANENT and imp.lazy else None
 
 
+@functools.cache
 def violations() -> dict[tuple, str]:
     """Every violation of the three rules: key -> what it is (with where)."""
     found: dict[tuple, str] = {}
     taken: dict[tuple, dict[str, None]] = collections.defaultdict(dict)
     edges: dict[str, set[str]] = collections.defaultdict(set)
-    for imp in IMPORTS:
+    for imp in imports():
         where = f"{imp.importer}:{imp.line}" + (f" (in {imp.function})" if imp.lazy else "")
         if _runner_exception(imp) is None and imp.target in MODULES:
             edges[imp.importer].add(imp.target)
@@ -276,13 +279,11 @@ def violations() -> dict[tuple, str]:
     return found
 
 
-VIOLATIONS = violations()
-
 
 def test_the_walk_sees_the_package_and_lazy_imports():
     assert {"stadyn.graph._variable", "stadyn.graph._runner",
             "stadyn.compile._step"} <= set(MODULES)
-    lazy = [i for i in IMPORTS if i.lazy and i.importer == "stadyn.graph._variable"]
+    lazy = [i for i in imports() if i.lazy and i.importer == "stadyn.graph._variable"]
     assert {(i.function, i.target) for i in lazy} == {
         ("Variable.forward", "stadyn.graph._runner"), ("Variable.backward", "stadyn.graph._runner")}
     assert unit("stadyn.compat.cntk._function") == "compat.cntk"
@@ -303,25 +304,25 @@ def test_the_layer_table_is_the_documented_one():
 
 @pytest.mark.parametrize("kind", ["cycle", "up", "private"])
 def test_no_violations_but_the_listed_ones(kind):
-    new = {k: v for k, v in VIOLATIONS.items()
+    new = {k: v for k, v in violations().items()
            if k[0] == kind and k not in ALLOWED and k not in PERMANENT}
     assert not new, "\n".join(sorted(new.values()))
 
 
 def test_permanent_exceptions_are_exactly_where_the_architecture_puts_them():
-    runner = {("runner", i.importer, i.function) for i in IMPORTS if i.lazy
+    runner = {("runner", i.importer, i.function) for i in imports() if i.lazy
               and i.target == "stadyn.graph._runner" and i.importer == "stadyn.graph._variable"}
     assert runner == {k for k in PERMANENT if k[0] == "runner"}
     for key in PERMANENT:
         if key[0] != "runner":
-            assert key in VIOLATIONS, f"permanent exception no longer needed: {key}"
-    distributed = [i for i in IMPORTS if i.importer == "stadyn.ops._distributed"
+            assert key in violations(), f"permanent exception no longer needed: {key}"
+    distributed = [i for i in imports() if i.importer == "stadyn.ops._distributed"
                    and unit(i.target) == "distributed"]
     assert distributed and all(i.lazy for i in distributed)
 
 
 def test_the_allow_list_only_shrinks():
-    gone = sorted(k for k in ALLOWED if k not in VIOLATIONS)
+    gone = sorted(k for k in ALLOWED if k not in violations())
     assert not gone, ("fixed: remove these from ALLOWED in tests/test_architecture.py:\n"
                       + "\n".join(map(str, gone)))
     for key, reason in ALLOWED.items():

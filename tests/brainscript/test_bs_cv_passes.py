@@ -11,7 +11,6 @@ passes' sums are the same sequences', but the minibatches of ``minibatchSize`` s
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
@@ -20,7 +19,7 @@ import pytest
 
 from stadyn.brainscript import parse_config, reader_config
 from stadyn.brainscript._readers import make_source
-from stadyn.brainscript._runner import run
+from bs_pass_configs import ctf_reader, run_config, sequences_ctf, train_config
 
 REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_cv_passes" /
                    "refs.json").read_text())
@@ -29,16 +28,12 @@ REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_cv_passes" /
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
     path = tmp_path_factory.mktemp("cv_passes") / "seqs.ctf"
-    path.write_text("".join(f"{k} |x {k} |y {t}\n" for k, n in enumerate(REFS["lengths"])
-                            for t in range(n)))
+    path.write_text(sequences_ctf(REFS["lengths"], lambda k: k, lambda t: t))
     return path
 
 
-def _reader(path: Path, seed: int) -> str:
-    return (f'readerType = "CNTKTextFormatReader" ; file = "{path}" ; '
-            f'randomizationSeed = {seed} ; randomizationWindow = {REFS["window_chunks"]} ; '
-            f'chunkSizeInBytes = {REFS["chunk_bytes"]} ; '
-            'input = { x = { dim = 1 ; format = "dense" } ; y = { dim = 1 ; format = "dense" } }')
+def _reader(path: Path, seed: int | None) -> str:
+    return ctf_reader(path, window=REFS["window_chunks"], chunk=REFS["chunk_bytes"], seed=seed)
 
 
 @pytest.mark.parametrize("seed", ["0", "11"])
@@ -60,36 +55,13 @@ def test_each_cv_pass_reads_cntks_order(data, seed):
     assert got == REFS["passes"][seed]
 
 
-CONFIG = """command = train
-deviceId = -1
-precision = "float"
-train = {
-    action = "train"
-    modelPath = "$OutputDir$/m"
-    BrainScriptNetworkBuilder = {
-        x = Input {1}
-        y = Input {1}
-        w = ParameterTensor {1, initValue = 0.5}
-        se = SquareError (y, w .* x)
-        featureNodes = (x) ; labelNodes = (y) ; criterionNodes = (se)
-    }
-    SGD = { epochSize = 0 ; minibatchSize = MB ; learningRatesPerSample = 0.001 ; maxEpochs = 3 }
-    reader = { TRAIN }
-    cvReader = { CV }
-}
-"""
-
-
 @pytest.mark.parametrize("seed", ["0", "11"])
 def test_cv_minibatch_counts_per_epoch_are_cntks(data, tmp_path, seed):
-    config = tmp_path / "cv.cntk"
-    config.write_text(CONFIG.replace("MB", str(REFS["minibatch"]))
-                      .replace("TRAIN", _reader(data, 0).replace(
-                          "randomizationSeed = 0", "randomize = false"))
-                      .replace("CV", _reader(data, int(seed))))
-    log = io.StringIO()
-    run(config, [f"OutputDir={tmp_path}"], out=log)
-    text = log.getvalue()
+    text = run_config(train_config(
+        criterion="w .* x",
+        sgd=(f"epochSize = 0 ; minibatchSize = {REFS['minibatch']} ; "
+             "learningRatesPerSample = 0.001 ; maxEpochs = 3"),
+        reader=_reader(data, None), cv_reader=_reader(data, int(seed))), tmp_path)
     counts = re.findall(r"^Final Results: Minibatch\[1-(\d+)\]: se = \S+ \* (\d+)\n"
                         r"Finished Epoch\[ \d of 3\]: \[Validate\]", text, re.M)
     samples = str(sum(REFS["lengths"]))

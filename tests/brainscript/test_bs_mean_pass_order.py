@@ -10,62 +10,28 @@ the seed 0 in place of ``randomizationSeed`` (SequenceRandomizer.cpp:281-288).  
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from stadyn.brainscript._runner import run
+from bs_pass_configs import ctf_reader, mean_pass_config, run_config, write_mean_pass_data
 
 REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_mean_pass_order" /
                    "refs.json").read_text())
 
-CONFIG = """command = train
-deviceId = -1
-precision = "float"
-train = {
-    action = "train"
-    modelPath = "$OutputDir$/m"
-    BrainScriptNetworkBuilder = {
-        x = Input {1}
-        y = Input {1}
-        w = ParameterTensor {1, initValue = 0.5}
-        se = SquareError (y, w .* (x - Mean (x)))
-        featureNodes = (x) ; labelNodes = (y) ; criterionNodes = (se)
-    }
-    SGD = { epochSize = @EPOCH@ ; minibatchSize = @MB@ ; learningRatesPerSample = @RATE@
-          momentumPerMB = 0 ; maxEpochs = 2 ; UseAllDataForPreComputedNode = @ALL@ }
-    reader = {
-        readerType = "CNTKTextFormatReader" ; file = "@DATA@"
-        randomizationSeed = @SEED@ ; randomizationWindow = @WINDOW@ ; chunkSizeInBytes = @CHUNK@
-        input = { x = { dim = 1 ; format = "dense" } ; y = { dim = 1 ; format = "dense" } }
-    }
-}
-"""
-
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("mean_pass") / "seqs.ctf"
-    path.write_text("".join(f"{k} |x {k / 4:g} |y {t - 1}\n"
-                            for k, n in enumerate(REFS["lengths"]) for t in range(n)))
-    return path
+    return write_mean_pass_data(tmp_path_factory.mktemp("mean_pass"), REFS["lengths"])
 
 
 def _train(data: Path, tmp_path: Path, seed: str, epoch_size: int, all_data: bool) -> str:
-    config = tmp_path / "mean.cntk"
-    text = CONFIG
-    for key, value in (("EPOCH", epoch_size), ("MB", REFS["minibatch"]),
-                       ("RATE", REFS["rate"]), ("SEED", seed), ("DATA", data),
-                       ("ALL", str(all_data).lower()),
-                       ("WINDOW", REFS["window_chunks"]), ("CHUNK", REFS["chunk_bytes"])):
-        text = text.replace(f"@{key}@", str(value))
-    config.write_text(text)
-    log = io.StringIO()
-    run(config, [f"OutputDir={tmp_path}"], out=log)
-    return log.getvalue()
+    reader = ctf_reader(data, window=REFS["window_chunks"], chunk=REFS["chunk_bytes"],
+                        seed=int(seed))
+    return run_config(mean_pass_config(REFS, reader, epoch_size=epoch_size, epochs=2,
+                                       all_data=all_data), tmp_path)
 
 
 # UseAllDataForPreComputedNode = false reads the first epochSize samples: with epochSize = 0

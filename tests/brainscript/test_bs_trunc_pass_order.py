@@ -11,68 +11,35 @@ so epoch 1's ``SetState(0)`` randomizes sweep 0 afresh with ``randomizationSeed 
 
 from __future__ import annotations
 
-import io
 import json
 import re
 from pathlib import Path
 
 import pytest
 
-from stadyn.brainscript._runner import run
+from bs_pass_configs import XY_INPUT, mean_pass_config, run_config, write_mean_pass_data
 
 REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_trunc_pass_order" /
                    "refs.json").read_text())
 
-CONFIG = """command = train
-deviceId = -1
-precision = "float"
-train = {
-    action = "train"
-    modelPath = "$OutputDir$/m"
-    BrainScriptNetworkBuilder = {
-        x = Input {1}
-        y = Input {1}
-        w = ParameterTensor {1, initValue = 0.5}
-        se = SquareError (y, w .* (x - Mean (x)))
-        featureNodes = (x) ; labelNodes = (y) ; criterionNodes = (se)
-    }
-    SGD = { epochSize = @EPOCH@ ; minibatchSize = @MB@ ; learningRatesPerSample = @RATE@
-          momentumPerMB = 0 ; maxEpochs = @EPOCHS@ ; UseAllDataForPreComputedNode = @ALL@ }
-    reader = {
-        truncated = true ; truncationLength = @TRUNC@
-        randomizationSeed = @SEED@ ; randomizationWindow = @WINDOW@
-        sampleBasedRandomizationWindow = false
-        deserializers = ({ type = "CNTKTextFormatDeserializer" ; module = "CNTKTextFormatReader"
-            file = "@DATA@" ; chunkSizeInBytes = @CHUNK@
-            input = { x = { dim = 1 ; format = "dense" } ; y = { dim = 1 ; format = "dense" } } })
-    }
-}
-"""
-
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory) -> Path:
-    path = tmp_path_factory.mktemp("trunc_pass") / "seqs.ctf"
-    path.write_text("".join(f"{k} |x {k / 4:g} |y {t - 1}\n"
-                            for k, n in enumerate(REFS["lengths"]) for t in range(n)))
-    return path
+    return write_mean_pass_data(tmp_path_factory.mktemp("trunc_pass"), REFS["lengths"])
 
 
 def _train(data: Path, tmp_path: Path, seed: str, epoch_size: int, epochs: int) -> list:
     """``Finished Epoch`` lines: (epoch, criterion, samples)."""
-    config = tmp_path / "trunc.cntk"
-    text = CONFIG
-    for key, value in (("MB", REFS["minibatch"]), ("RATE", REFS["rate"]), ("SEED", seed),
-                       ("EPOCH", epoch_size), ("EPOCHS", epochs),
-                       ("ALL", str(epoch_size == 0).lower()),
-                       ("DATA", data), ("TRUNC", REFS["truncation"]),
-                       ("WINDOW", REFS["window_chunks"]), ("CHUNK", REFS["chunk_bytes"])):
-        text = text.replace(f"@{key}@", str(value))
-    config.write_text(text)
-    log = io.StringIO()
-    run(config, [f"OutputDir={tmp_path}"], out=log)
+    reader = (f"truncated = true ; truncationLength = {REFS['truncation']} ; "
+              f"randomizationSeed = {seed} ; randomizationWindow = {REFS['window_chunks']} ; "
+              "sampleBasedRandomizationWindow = false ; "
+              'deserializers = ({ type = "CNTKTextFormatDeserializer" ; '
+              f'module = "CNTKTextFormatReader" ; file = "{data}" ; '
+              f"chunkSizeInBytes = {REFS['chunk_bytes']} ; {XY_INPUT} }})")
+    log = run_config(mean_pass_config(REFS, reader, epoch_size=epoch_size, epochs=epochs,
+                                      all_data=epoch_size == 0), tmp_path)
     got = re.findall(r"^Finished Epoch\[ ?(\d) of \d\]: \[Training\] se = (\S+) \* (\d+);",
-                     log.getvalue(), re.M)
+                     log, re.M)
     return [(int(e), float(c), int(n)) for e, c, n in got]
 
 

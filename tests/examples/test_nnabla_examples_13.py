@@ -14,6 +14,7 @@ it skips.  prototypical.py imports matplotlib and scikit-learn at its top; witho
 ``demo`` extra) the test skips.
 """
 
+import importlib.util
 import os
 import sys
 
@@ -26,10 +27,12 @@ sys.path.insert(0, HERE)
 from program_copies import nnabla_examples_run  # noqa: E402
 from nnabla_examples_13 import PROGRAMS  # noqa: E402
 
-pytest.importorskip("matplotlib", reason="prototypical.py imports matplotlib (Stadyn's "
-                    "'demo' extra) at its top")
-pytest.importorskip("sklearn", reason="prototypical.py imports scikit-learn's manifold "
-                    "(Stadyn's 'demo' extra) at its top")
+# prototypical.py imports matplotlib and scikit-learn's manifold (Stadyn's 'demo' extra) at its
+# top.  Looked up, not imported: importing both in every process that collects this module
+# (each pytest-xdist worker) cost ~2 s of CPU there; the program's run imports them itself.
+_MISSING = [name for name in ("matplotlib", "sklearn") if importlib.util.find_spec(name) is None]
+pytestmark = pytest.mark.skipif(bool(_MISSING), reason=(
+    f"prototypical.py imports {' and '.join(_MISSING)} (Stadyn's 'demo' extra) at its top"))
 
 
 @pytest.fixture(scope="module")
