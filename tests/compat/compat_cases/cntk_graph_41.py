@@ -1,0 +1,153 @@
+"""Where ``stadyn.compat.cntk``'s graph building did otherwise than CNTK 2.7 (cntkgraph41):
+user functions in a clone (CNTK makes each again by its ``clone(cloned_inputs)``) and the
+shapes of the Values handed to a user function made with ``as_numpy=False``."""
+
+import functools
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+
+_outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+def _user_functions(C):
+    """Three user functions: Scaled (its __init__ takes k after the input, no clone: CNTK's
+    default clone, type(self)(*cloned_inputs, name=self.name), cannot make it), Tenfold (a
+    clone of ten times its k, named name + '_c') and Numbered (a clone that is no
+    UserFunction)."""
+    UserFunction = C.ops.functions.UserFunction
+
+    class Scaled(UserFunction):
+        def __init__(self, arg, k, name="Scaled"):
+            super(Scaled, self).__init__([arg], name=name)
+            self.k = k
+
+        def forward(self, argument, device=None, outputs_to_retain=None):
+            return None, argument * self.k
+
+        def backward(self, state, root_gradients):
+            return root_gradients * self.k
+
+        def infer_outputs(self):
+            return [C.output_variable(self.inputs[0].shape, self.inputs[0].dtype,
+                                      self.inputs[0].dynamic_axes)]
+
+    class Tenfold(Scaled):
+        def clone(self, cloned_inputs):
+            return Tenfold(cloned_inputs[0], self.k * 10, name=self.name + "_c")
+
+    class Numbered(Scaled):
+        def clone(self, cloned_inputs):
+            return 5
+
+    class Plain(Scaled):
+        def __init__(self, arg, name="Plain"):
+            super(Plain, self).__init__(arg, 2.0, name=name)
+
+    return Scaled, Tenfold, Numbered, Plain
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.user_function",
+                  "cntk.Function.clone", "cntk.ops.functions.CloneMethod", "cntk.ops.plus",
+                  "cntk.Function.eval"],
+           note="a graph holding a user function cloned (freeze, share, clone; substituted or "
+                "not): CNTK 2.7 makes every user function again by its clone(cloned_inputs), "
+                "whose default is type(self)(*cloned_inputs, name=self.name) -- a class whose "
+                "__init__ takes another argument makes every clone raise RuntimeError ('SWIG "
+                "director method error.'), so does a clone that raises; one returning no "
+                "UserFunction is RuntimeError ('SWIG director type mismatch'); the clone's "
+                "own instance runs (its k, its name). Stadyn kept the same instance in every "
+                "clone: no error, the original's k and name")
+def user_function__cloned_by_its_clone(C, r, np):
+    r.touch("cntk.Function.clone", "cntk.Function.eval")
+    Scaled, Tenfold, Numbered, Plain = _user_functions(C)
+    one = np.ones((1, 3), np.float32)
+    res = {}
+    for method in ("freeze", "share", "clone"):
+        def cloned(make, substituted, method=method):
+            def run():
+                x = C.input_variable(3)
+                g = C.plus(C.user_function(make(x)), 1)
+                if not substituted:
+                    return list(g.clone(getattr(C.CloneMethod, method)).shape)
+                y = C.input_variable(3)
+                c = g.clone(getattr(C.CloneMethod, method), {x: y})
+                names = sorted(f.name for f in C.logging.graph.depth_first_search(
+                    c, lambda f: isinstance(f, C.Function)))
+                return {"eval": c.eval({y: one}), "names": names}
+            return run
+        for substituted in (False, True):
+            key = method + (" substituted" if substituted else "")
+            res["Scaled " + key] = _outcome(cloned(lambda x: Scaled(x, 3.0, name="s"),
+                                                   substituted))
+            res["Tenfold " + key] = _outcome(cloned(lambda x: Tenfold(x, 3.0, name="t"),
+                                                    substituted))
+            res["Numbered " + key] = _outcome(cloned(lambda x: Numbered(x, 3.0),
+                                                     substituted))
+            res["Plain " + key] = _outcome(cloned(lambda x: Plain(x, name="p"), substituted))
+    return res
+
+
+def _probed(s):
+    """What a case compares of an NDShape (CNTK's or Stadyn's): each method's result or
+    the type it raised."""
+    got = {}
+    for key, f in [("dimensions", lambda: list(s.dimensions())), ("rank", lambda: s.rank()),
+                   ("total_size", lambda: s.total_size()), ("is_scalar", lambda: s.is_scalar()),
+                   ("is_unknown", lambda: s.is_unknown()),
+                   ("has_inferred_dimension", lambda: s.has_inferred_dimension()),
+                   ("has_free_dimension", lambda: s.has_free_dimension()),
+                   ("has_unbound_dimension", lambda: s.has_unbound_dimension()),
+                   ("as_string", lambda: s.as_string()), ("[0]", lambda: s[0]),
+                   ("[-1]", lambda: s[-1]), ("[-2]", lambda: s[-2]), ("[9]", lambda: s[9]),
+                   ("[-9]", lambda: s[-9]), ("sub_shape(1)", lambda: list(s.sub_shape(1))),
+                   ("sub_shape(0, 1)", lambda: list(s.sub_shape(0, 1))),
+                   ("sub_shape()", lambda: list(s.sub_shape())),
+                   ("sub_shape(2, 1)", lambda: list(s.sub_shape(2, 1))),
+                   ("list", lambda: list(s)), ("len", lambda: len(s)), ("==", lambda: s == s),
+                   ("hash", lambda: type(hash(s)).__name__), ("bool", lambda: bool(s)),
+                   ("is a tuple", lambda: isinstance(s, tuple))]:
+        got[key] = _outcome(f)
+    return got
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.user_function",
+                  "cntk.Function.grad"],
+           note="the shape() of the Values CNTK 2.7 hands a user function made with "
+                "as_numpy=False (forward's argument, backward's root gradients): SWIG's "
+                "NDShape, not a tuple -- dimensions() in NumPy's order (the batch axis "
+                "first), rank(), total_size(), as_string() '[2 x 3]', indexing from either "
+                "end whose index past the rank is RuntimeError (so list() raises), "
+                "sub_shape over CNTK's reversed axes (a tuple), no len (TypeError), == "
+                "NameError (the binding's NDShape_eq is missing), hashable, truthy; inputs of "
+                "(3,) x 2 samples, (1,), (2, 1, 4), () x 3. Stadyn's shape() was the tuple")
+def user_function__handed_value_shape(C, r, np):
+    r.touch("cntk.Function.grad")
+    UserFunction = C.ops.functions.UserFunction
+    seen = []
+
+    class Probe(UserFunction):
+        def __init__(self, arg, name="Probe"):
+            super(Probe, self).__init__([arg], name=name, as_numpy=False)
+
+        def forward(self, argument, device=None, outputs_to_retain=None):
+            seen.append(["forward", _probed(argument.shape())])
+            return None, argument.deep_clone()
+
+        def backward(self, state, root_gradients):
+            seen.append(["backward", _probed(root_gradients.shape())])
+            return root_gradients.deep_clone()
+
+        def infer_outputs(self):
+            return [C.output_variable(self.inputs[0].shape, self.inputs[0].dtype,
+                                      self.inputs[0].dynamic_axes)]
+
+    res = {}
+    for shape, n in [((3,), 2), ((1,), 1), ((2, 1, 4), 1), ((), 3)]:
+        del seen[:]
+        x = C.input_variable(shape, needs_gradient=True)
+        f = C.user_function(Probe(x))
+        grad = f.grad({x: np.ones((n,) + shape, np.float32)})
+        res["%s x %d" % (shape, n)] = {"seen": list(seen), "grad": grad}
+    return res
