@@ -151,3 +151,103 @@ def user_function__handed_value_shape(C, r, np):
         grad = f.grad({x: np.ones((n,) + shape, np.float32)})
         res["%s x %d" % (shape, n)] = {"seen": list(seen), "grad": grad}
     return res
+
+
+@cntk_case(names=["cntk.ops.minus", "cntk.ops.relu", "cntk.ops.plus", "cntk.ops.times",
+                  "cntk.ops.splice", "cntk.ops.reduce_sum", "cntk.ops.reshape",
+                  "cntk.ops.dropout", "cntk.ops.alias", "cntk.ops.element_times",
+                  "cntk.losses.cross_entropy_with_softmax", "cntk.ops.sequence.reduce_sum",
+                  "cntk.ops.as_block", "cntk.ops.placeholder", "cntk.ops.input_variable",
+                  "cntk.ops.sequence.input_variable", "cntk.ops.parameter",
+                  "cntk.ops.constant", "cntk.ops.combine", "cntk.ops.output_variable",
+                  "cntk.ops.sum", "cntk.losses.binary_cross_entropy"],
+           note="an op's name that is no str: CNTK 2.7 (SWIG, the name a std::wstring) refuses "
+                "None with ValueError ('invalid null reference') and anything else -- a "
+                "number, bytes, an operand given past the op's own (minus(a, b, a), relu(a, "
+                "a)) -- with NotImplementedError ('Wrong number or type of arguments'), a "
+                "NumPy str taken; waiting on a placeholder too; the n-ary plus and "
+                "element_times take a third operand. Stadyn named the op str(name), or left "
+                "it unnamed for None")
+def name__that_is_no_str(C, r, np):
+    a, b = C.input_variable(3, name="a"), C.input_variable(3, name="b")
+    s = C.sequence.input_variable(3)
+    res = {}
+    made = [
+        ("minus(a, b, a)", lambda: C.minus(a, b, a)),
+        ("minus name=5", lambda: C.minus(a, b, name=5)),
+        ("relu(a, a)", lambda: C.relu(a, a)),
+        ("relu name=None", lambda: C.relu(a, name=None)),
+        ("relu name=b'r'", lambda: C.relu(a, name=b"r")),
+        ("relu name=np.str_", lambda: C.relu(a, name=np.str_("r"))),
+        ("plus name=None", lambda: C.plus(a, b, name=None)),
+        ("plus(a, b, a)", lambda: C.plus(a, b, a)),
+        ("element_times(a, b, 5)", lambda: C.element_times(a, b, 5)),
+        ("times name=None", lambda: C.times(a, C.parameter((3, 2)), name=None)),
+        ("splice name=None", lambda: C.splice(a, b, name=None)),
+        ("splice name=5", lambda: C.splice(a, b, name=5)),
+        ("reduce_sum name=None", lambda: C.reduce_sum(a, name=None)),
+        ("reduce_sum name=5", lambda: C.reduce_sum(a, name=5)),
+        ("reshape name=5", lambda: C.reshape(a, (3,), name=5)),
+        ("dropout name=5", lambda: C.dropout(a, 0.5, name=5)),
+        ("alias name=5", lambda: C.alias(a, name=5)),
+        ("sum name=5", lambda: C.sum([a, b], name=5)),
+        ("cross_entropy_with_softmax name=5",
+         lambda: C.cross_entropy_with_softmax(a, b, name=5)),
+        ("binary_cross_entropy name=None",
+         lambda: C.binary_cross_entropy(a, b, name=None)),
+        ("sequence.reduce_sum name=5", lambda: C.sequence.reduce_sum(s, name=5)),
+        ("relu(placeholder, 5)", lambda: C.relu(C.placeholder(), 5)),
+        ("relu(placeholder, None)", lambda: C.relu(C.placeholder(), None)),
+        ("as_block instance name 5",
+         lambda: (lambda p: C.as_block(C.relu(p), [(p, a)], "op", 5))(C.placeholder())),
+        ("as_block op name None",
+         lambda: (lambda p: C.as_block(C.relu(p), [(p, a)], None, "n"))(C.placeholder())),
+    ]
+    for label, value in [("None", None), ("5", 5), ("b'x'", b"x")]:
+        made += [
+            ("input_variable name=" + label, lambda v=value: C.input_variable(3, name=v)),
+            ("sequence.input_variable name=" + label,
+             lambda v=value: C.sequence.input_variable(3, name=v)),
+            ("placeholder name=" + label, lambda v=value: C.placeholder(name=v)),
+            ("parameter name=" + label, lambda v=value: C.parameter(3, name=v)),
+            ("constant name=" + label, lambda v=value: C.constant(3, name=v)),
+            ("combine name=" + label, lambda v=value: C.combine([a], name=v)),
+            ("output_variable name=" + label,
+             lambda v=value: C.output_variable((2,), np.float32, [], name=v)),
+        ]
+    for label, f in made:
+        res[label] = _outcome(lambda: f().name)
+    return res
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.layers.Embedding", "cntk.layers.Sequential",
+                  "cntk.layers.Recurrence", "cntk.layers.LSTM", "cntk.layers.GRU",
+                  "cntk.layers.Convolution", "cntk.layers.MaxPooling",
+                  "cntk.layers.BatchNormalization", "cntk.layers.Dropout", "cntk.layers.For",
+                  "cntk.layers.Stabilizer", "cntk.layers.LayerNormalization",
+                  "cntk.layers.Fold", "cntk.layers.RecurrenceFrom"],
+           note="a layer's name that is no str: CNTK 2.7 names a block layer (Dense, LSTM, "
+                "the convolutions, ...) by as_block, which refuses None (ValueError) and "
+                "anything else (NotImplementedError), and a composite one (Sequential, For, "
+                "Recurrence, RecurrenceFrom, Fold) by alias where a name is given: None taken "
+                "as no name, anything else NotImplementedError. Stadyn took every name")
+def name__of_a_layer_that_is_no_str(C, r, np):
+    L = C.layers
+    made = {"Dense": lambda v: L.Dense(3, name=v), "Embedding": lambda v: L.Embedding(3, name=v),
+            "Sequential": lambda v: L.Sequential([L.Dense(2)], name=v),
+            "Recurrence": lambda v: L.Recurrence(L.LSTM(2), name=v),
+            "LSTM": lambda v: L.LSTM(2, name=v),
+            "Convolution": lambda v: L.Convolution((3, 3), 2, name=v),
+            "MaxPooling": lambda v: L.MaxPooling((2, 2), name=v),
+            "BatchNormalization": lambda v: L.BatchNormalization(name=v),
+            "Dropout": lambda v: L.Dropout(0.5, name=v),
+            "For": lambda v: L.For(range(2), lambda: L.Dense(2), name=v),
+            "Stabilizer": lambda v: L.Stabilizer(name=v),
+            "LayerNormalization": lambda v: L.LayerNormalization(name=v),
+            "Fold": lambda v: L.Fold(L.GRU(2), name=v),
+            "RecurrenceFrom": lambda v: L.RecurrenceFrom(L.GRU(2), name=v)}
+    res = {}
+    for layer, make in made.items():
+        for label, value in [("None", None), ("5", 5)]:
+            res[layer + " name=" + label] = _outcome(lambda: make(value) is not None)
+    return res
