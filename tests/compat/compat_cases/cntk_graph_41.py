@@ -251,3 +251,44 @@ def name__of_a_layer_that_is_no_str(C, r, np):
         for label, value in [("None", None), ("5", 5)]:
             res[layer + " name=" + label] = _outcome(lambda: make(value) is not None)
     return res
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.user_function",
+                  "cntk.ops.placeholder", "cntk.Function.replace_placeholders",
+                  "cntk.Function.placeholders"],
+           note="a user function over a placeholder: CNTK 2.7 builds it at once, on the "
+                "placeholder's shape ((2,), its placeholders ['p']; (-2,) for one without a "
+                "shape, also under plus) and runs it once the placeholder is bound (a call, "
+                "replace_placeholders). Stadyn refused it (ShapelessPlaceholderError: its "
+                "placeholders wait for their shapes until bound); its op waits with them now")
+def user_function__over_a_placeholder(C, r, np):
+    r.touch("cntk.Function.replace_placeholders", "cntk.Function.placeholders")
+    UserFunction = C.ops.functions.UserFunction
+
+    class Twice(UserFunction):
+        def __init__(self, arg, name="Twice"):
+            super(Twice, self).__init__([arg], name=name)
+
+        def forward(self, argument, device=None, outputs_to_retain=None):
+            return None, 2 * argument
+
+        def backward(self, state, root_gradients):
+            return 2 * root_gradients
+
+        def infer_outputs(self):
+            x = self.inputs[0]
+            return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
+
+    x = C.input_variable(2)
+    one = np.arange(4, dtype=np.float32).reshape(2, 2)
+    p = C.placeholder(2, name="p")
+    f = C.user_function(Twice(p))
+    g = C.plus(C.user_function(Twice(C.placeholder(name="r"))), 1)
+    res = {"shaped": _outcome(lambda: list(f.shape)),
+           "shaped placeholders": _outcome(lambda: [v.name for v in f.placeholders]),
+           "shaped called": _outcome(lambda: f(x).eval({x: one})),
+           "shapeless": _outcome(lambda: list(C.user_function(Twice(C.placeholder())).shape)),
+           "shapeless under plus": _outcome(lambda: list(g.shape))}
+    res["replaced"] = _outcome(lambda: g.replace_placeholders({g.placeholders[0]: x}).eval(
+        {x: one}))
+    return res

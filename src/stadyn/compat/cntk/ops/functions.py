@@ -35,6 +35,8 @@ from ....serialize import register_user_function_loader
 from .. import _graph as G
 from .._adapt import operand, wrap
 from .._blocks import BlockFunction
+from .._deferred import Deferred as Waiting
+from .._deferred import pending as waits
 from .._function import CloneMethod, Function, ModelFormat, load_model
 from .._mixins import GraphObject
 from .._values import HandedValue, Value, arrays_of
@@ -341,7 +343,38 @@ def _batched(out, output_type) -> np.ndarray:
 
 
 def _user_function(user_func: UserFunction) -> Function:
-    """The Function of a :class:`UserFunction` instance (of all its outputs)."""
+    """The Function of a :class:`UserFunction` instance (of all its outputs).  Over a
+    placeholder that waits for its shape (one made without, or one with a shape not on a
+    sequence axis: Stadyn's placeholders wait until bound) or another waiting Function, the
+    op waits too, as the deferrable ops do (``_deferrable``), and is built over what binds
+    them (``as_block``, ``replace_placeholders``, a call), its ``infer_outputs`` asked then
+    as CNTK 2.7 asks it again as it validates the graph bound.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> class Twice(C.ops.functions.UserFunction):
+        ...     def __init__(self, arg, name="Twice"):
+        ...         super().__init__([arg], name=name)
+        ...     def forward(self, argument, device=None, outputs_to_retain=None):
+        ...         return None, 2 * argument
+        ...     def backward(self, state, root_gradients):
+        ...         return 2 * root_gradients
+        ...     def infer_outputs(self):
+        ...         x = self.inputs[0]
+        ...         return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
+        >>> p, x = C.placeholder(2, name="p"), C.input_variable(2)
+        >>> f = C.user_function(Twice(p))
+        >>> f(x).eval({x: np.ones((1, 2), np.float32)})
+        array([[2., 2.]], dtype=float32)
+    """
+    inputs = tuple(user_func._user_inputs)
+    if waits(inputs, {}, layers=False):
+        def user_function(*bound):
+            """The op built again over ``bound`` (what the placeholders were bound to)."""
+            user_func._user_inputs = list(bound)
+            user_func.__dict__.pop("_built", None)
+            return _user_function(user_func)
+        return Waiting(user_function, inputs, {}, name="")
     user_func._build()
     return Function(user_func.variable, user_func.members)
 
