@@ -50,7 +50,7 @@ def _user_functions(C):
 
 @cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.user_function",
                   "cntk.Function.clone", "cntk.ops.functions.CloneMethod", "cntk.ops.plus",
-                  "cntk.Function.eval"],
+                  "cntk.Function.eval", "cntk.ops.functions.UserFunction.clone"],
            note="a graph holding a user function cloned (freeze, share, clone; substituted or "
                 "not): CNTK 2.7 makes every user function again by its clone(cloned_inputs), "
                 "whose default is type(self)(*cloned_inputs, name=self.name) -- a class whose "
@@ -60,7 +60,8 @@ def _user_functions(C):
                 "own instance runs (its k, its name). Stadyn kept the same instance in every "
                 "clone: no error, the original's k and name")
 def user_function__cloned_by_its_clone(C, r, np):
-    r.touch("cntk.Function.clone", "cntk.Function.eval")
+    r.touch("cntk.Function.clone", "cntk.Function.eval",
+            "cntk.ops.functions.UserFunction.clone")    # (the graph's clone calls it)
     Scaled, Tenfold, Numbered, Plain = _user_functions(C)
     one = np.ones((1, 3), np.float32)
     res = {}
