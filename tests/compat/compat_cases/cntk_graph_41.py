@@ -293,3 +293,32 @@ def user_function__over_a_placeholder(C, r, np):
     res["replaced"] = _outcome(lambda: g.replace_placeholders({g.placeholders[0]: x}).eval(
         {x: one}))
     return res
+
+
+@cntk_case(names=["cntk.Axis.new_unique_dynamic_axis", "cntk.axis.Axis",
+                  "cntk.ops.sequence.input_variable"],
+           note="Axis.new_unique_dynamic_axis(name): CNTK 2.7 (Common.cpp:818) gives name "
+                "unless a dynamic axis of that name was made before (by it or Axis(name)), "
+                "else name followed by the first number that makes it new: 'g41a', 'g41a1', "
+                "'g41a2'; so two such axes differ, and sequences on them are not added "
+                "(RuntimeError); a name that is no str is refused (None ValueError, 5 "
+                "NotImplementedError), a second argument TypeError. Stadyn gave 'g41a' each "
+                "time, the axes equal, and added the sequences (SILENT)")
+def axis__new_unique_dynamic_axis(C, r, np):
+    r.touch("cntk.Axis.new_unique_dynamic_axis")
+    new = C.Axis.new_unique_dynamic_axis
+    a, b = new("g41a"), new("g41a")
+    C.Axis("g41w")
+    res = {"names": [a.name, b.name, new("g41a").name],
+           "after Axis(name)": [new("g41w").name, new("g41w").name],
+           "a number taken first": [new("g41b1").name, new("g41b").name, new("g41b").name],
+           "equal": bool(a == b), "ordered": a.is_ordered,
+           "sequence axis": a.is_sequence_axis}
+    x = C.sequence.input_variable(2, sequence_axis=a)
+    y = C.sequence.input_variable(2, sequence_axis=b)
+    res["x + y"] = _outcome(lambda: list((x + y).shape))
+    res["x + x"] = _outcome(lambda: list((x + x).shape))
+    res["name None"] = _outcome(lambda: new(None).name)
+    res["name 5"] = _outcome(lambda: new(5).name)
+    res["two arguments"] = _outcome(lambda: new("g41c", False).name)
+    return res
