@@ -492,8 +492,11 @@ def test_an_input_on_a_named_sequence_axis_is_written_and_keeps_its_axis(tmp_pat
     with open(path, "rb") as f:
         assert serialize.is_cntk_v2_file(f.read())
     loaded = C.load_model(path)
-    assert [a.name for a in loaded.arguments[0].dynamic_axes] == ["defaultBatchAxis", "q"]
-    assert [a.name for a in loaded.outputs[0].dynamic_axes] == ["defaultBatchAxis", "q"]
+    # (the axis's own name: "q", or "q1", ... where an axis named "q" was made before in this
+    # process, as CNTK 2.7's new_unique_dynamic_axis names it)
+    assert q.name.startswith("q")
+    assert [a.name for a in loaded.arguments[0].dynamic_axes] == ["defaultBatchAxis", q.name]
+    assert [a.name for a in loaded.outputs[0].dynamic_axes] == ["defaultBatchAxis", q.name]
 
 
 def test_an_input_made_with_needs_gradient_keeps_it_in_the_file(tmp_path):

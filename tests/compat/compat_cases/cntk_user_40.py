@@ -188,7 +188,7 @@ def user40_binary_user_functions(C, r):
                 "classes: element_times(1/256), Convolution((3,3), 4, pad, relu), MaxPooling, "
                 "BatchNormalization(map_rank=1), BinaryConvolution (convolution of "
                 "CustomMultibit(W, 1) and CustomMultibit(operand, 1) -- not as the example's "
-                "as_block over a placeholder, user40_binary_convolve_block's xfail --, a "
+                "as_block over a placeholder, which user40_binary_convolve_block runs --, a "
                 "bias, param_relu with a parameter of the output's shape; its bias named "
                 "'binary_bias' here, as the harness's set_params needs the batch "
                 "normalizations' 'bias' of the same size told apart), twice, AveragePooling "
@@ -259,10 +259,11 @@ def user40_binary_convnet(C, r):
 
 @cntk_case(names=["cntk.ops.as_block", "cntk.ops.placeholder", "cntk.ops.convolution"],
            rtol=1e-5, atol=1e-6,
-           xfail="a user function over a placeholder with a shape and the batch axis: Stadyn "
-                 "keeps such a placeholder shapeless until it is bound (_variables.py's "
-                 "placeholder) and UserFunction._build refuses it (ShapelessPlaceholderError); "
-                 "CNTK 2.7 builds it on the placeholder's shape",
+           known={"blocks": "CNTK 2.7 makes param_relu a block 'PReLU' (Function.cpp:2300 "
+                            "PReLU: AsBlock of ElementSelect over a placeholder), so the "
+                            "blocks are ['PReLU', 'binary_convolve']; Stadyn's param_relu "
+                            "(_ops_math.py) is one primitive op PReLU, no block: "
+                            "['binary_convolve']"},
            note="binary_convnet.py's BinaryConvolution exactly: the convolution of "
                 "CustomMultibit(W, 1) and CustomMultibit(placeholder(operand.shape, "
                 "operand.dynamic_axes), 1) made a block 'binary_convolve' over the operand by "

@@ -22,11 +22,12 @@ from ._graph import (BATCH, INNER_OPS, LEAF_NAMES, PLACEHOLDERS, SHAPELESS, kind
 from ._inferred_parameters import current, infer_elementwise, refuse_pending
 from ._mixed_axes import refuse_mixed_axes
 from ._mixins import GraphObject
+from ._renaming import refuse_name
 from ._run_checks import at_first_run, refuse_when_run
 from ._shown_constants import show_clone
 
 __all__ = ["ShapelessPlaceholderError", "several_outputs_message", "wrap", "unwrap", "operand",
-           "const", "batched", "named", "one_op",
+           "const", "batched", "named", "refuse_name", "one_op",
            "adapt", "binary", "same_dtype", "operands_dtype", "sample_axis", "sample_axes",
            "sample_shape", "lead_axes", "reshape_samples", "float_arrays", "swig_count"]
 
@@ -197,7 +198,9 @@ def sample_axes(x: Any) -> list[int]:
 
 
 def named(out: Any, name: str = "", op: str | None = None) -> Any:
-    """``out`` (a CNTK Function) made by the CNTK op ``op`` and named ``name``."""
+    """``out`` (a CNTK Function) made by the CNTK op ``op`` and named ``name`` (a ``str``:
+    :func:`refuse_name`)."""
+    refuse_name(name, op)
     if isinstance(out, GraphObject) and out.variable.parent is not None:
         if op:
             set_op_name(out.variable, op)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ._renaming import refuse_name
 from ._swig_handles import SwigHandle
 
 __all__ = ["Axis"]
@@ -10,6 +11,11 @@ _ALL_AXES = 2147483643
 _END_STATIC = 2147483644
 _ALL_STATIC = 2147483646
 _NONE = 2147483647
+
+# the names of the dynamic axes made so far (CNTK 2.7's Axis::UniqueDynamicAxesNames, which
+# its Axis(name) constructor registers in: Common.cpp:812), its own axes' from the start
+_DYNAMIC_NAMES = {"defaultBatchAxis", "defaultDynamicAxis", "__operandSequenceAxis",
+                  "UnknownAxes"}
 
 
 class Axis(SwigHandle):
@@ -30,6 +36,7 @@ class Axis(SwigHandle):
             self._ordered = index_or_name._ordered
         elif isinstance(index_or_name, str):
             self._name, self._index, self._ordered = index_or_name, _NONE, bool(ordered)
+            _DYNAMIC_NAMES.add(index_or_name)
         else:
             self._index = int(index_or_name)
             self._name, self._ordered = f"staticAxisIdx={self._index}", True
@@ -106,8 +113,23 @@ class Axis(SwigHandle):
         return Axis(_END_STATIC)
 
     @staticmethod
-    def new_unique_dynamic_axis(name: str, ordered: bool = True) -> "Axis":
-        return Axis(name, ordered)
+    def new_unique_dynamic_axis(name: str) -> "Axis":
+        """A new dynamic axis named ``name`` unless an axis of that name was made before, else
+        ``name`` followed by the first number that makes it new (``a``, ``a1``, ``a2``), as
+        CNTK 2.7's ``NewUniqueDynamicAxisName`` (Common.cpp:818): so two such axes are not
+        the same axis, and sequences on them are not added.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> [C.Axis.new_unique_dynamic_axis("u41").name for _ in range(3)]
+            ['u41', 'u411', 'u412']
+        """
+        refuse_name(name, "Axis_new_unique_dynamic_axis")
+        unique, k = name, 0
+        while unique in _DYNAMIC_NAMES:
+            k += 1
+            unique = f"{name}{k}"
+        return Axis(unique)
 
     def __eq__(self, other) -> bool:
         """The same axis; ``None`` is none, anything else no Axis is CNTK 2.7's TypeError
@@ -129,6 +151,8 @@ class Axis(SwigHandle):
 
 
 def _named(name: str, index: int, ordered: bool) -> Axis:
-    axis = Axis(name, ordered)
-    axis._index = index
+    """One of CNTK's own axes (made without registering its name: those of the dynamic ones
+    are from the start, ``AllAxes``' and the like never are)."""
+    axis = Axis.__new__(Axis)
+    axis._name, axis._index, axis._ordered = name, index, bool(ordered)
     return axis

@@ -20,7 +20,7 @@ from __future__ import annotations
 from ... import functions as F
 from ...graph import Variable
 from . import _graph as G
-from ._adapt import unwrap
+from ._adapt import refuse_name, unwrap
 from ._clone import rebuild
 from ._deferred import Deferred, pending
 from ._function import Function
@@ -74,6 +74,8 @@ def as_block(composite, block_arguments_map, block_op_name: str,
              block_instance_name: str = "") -> Function:
     """``composite`` as one block named ``block_instance_name`` of kind ``block_op_name``;
     ``block_arguments_map`` pairs its placeholders with the actual arguments."""
+    refuse_name(block_op_name, "as_block")
+    refuse_name(block_instance_name, "as_block")
     if isinstance(composite, WaitingFunction):      # (an untyped @C.Function: its graph)
         composite = composite.waiting_graph()
     if isinstance(composite, Deferred) and composite.placeholders:

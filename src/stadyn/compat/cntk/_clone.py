@@ -139,7 +139,7 @@ def _copy_input(v: Variable) -> Variable:
 
 def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             clone_inputs: bool = False, own_streams: bool = False,
-            blocks: "dict | None" = None) -> list[Variable]:
+            blocks: "dict | None" = None, user_clones: bool = False) -> list[Variable]:
     """The graph computing ``roots`` made again with each op call replayed: Variables in
     ``substitutions`` (``{old: new}``) replaced, parameters shared, cloned or frozen
     (``method``), inputs kept or (``clone_inputs``) cloned, names, op names and blocks carried
@@ -147,6 +147,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
     with ``own_streams`` each random op made again with a stream of its own, from where its
     stream stood when last saved (``RandomStream.restarted``: CNTK 2.7's clone).  ``blocks``
     (``{id(old value): Block}``): blocks to carry over besides those :data:`BLOCKS` records.
+    With ``user_clones`` each user function is made again by its own ``clone(cloned_inputs)``
+    (:func:`_user_function_cloned`: CNTK 2.7's clone), its inputs changed or not.
     Returns the new roots."""
     mapping: dict[int, Variable] = {id(old): new for old, new in substitutions.items()}
     for old, new in substitutions.items():
@@ -198,7 +200,8 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
         inputs = [new_of(i) for i in node.inputs]
         streams = own_streams and any(isinstance(a, RandomStream)
                                       for a in list(node.args) + list(node.kwargs.values()))
-        if not streams and all(a is b for a, b in zip(inputs, node.inputs)):
+        user = _user_function_cloned(node, inputs) if user_clones else None
+        if not streams and user is None and all(a is b for a, b in zip(inputs, node.inputs)):
             for o in outputs:
                 if o is not None:
                     mapping.setdefault(id(o), o)
@@ -216,7 +219,9 @@ def rebuild(roots: list[Variable], substitutions: dict, method: str = "share",
             args = tuple(_as_recorded_steps(new, old) for new, old in zip(args, node.args))
         try:
             with name_scope(node.scope, absolute=True):
-                made = apply(node.spec, args, kwargs)
+                # (a user function's clone built its op over ``inputs`` as it was made)
+                made = tuple(user.outputs) if user is not None else apply(node.spec, args,
+                                                                          kwargs)
         except ShapeError as error:
             if isinstance(error, RuntimeError):
                 raise
@@ -410,6 +415,16 @@ def _arguments_carried(block: Block, mapping: dict) -> bool:
     cloned: its copy is no block, rather than one over the original's values.)"""
     return all(not isinstance(a, Variable) or a.parent is None or id(a) in mapping
                or a in PLACEHOLDERS for a in block.arguments)
+
+
+def _user_function_cloned(node, inputs: list):
+    """The user function ``node`` computes (its ``function`` argument: ``ops.functions``'s
+    ``_Call``) made again on ``inputs`` by the user's ``clone(cloned_inputs)``, as CNTK 2.7's
+    clone makes every user function of the graph (``PrimitiveFunction.h``'s ``Clone`` calls
+    the Python ``clone`` through its SWIG director): the new call, its ``outputs`` built;
+    ``None`` for any other node."""
+    again = getattr(node.kwargs.get("function"), "cloned", None)
+    return again(inputs) if again is not None else None
 
 
 def _copied(a, swap: dict, streams: bool):

@@ -19,7 +19,7 @@ import sys
 import types
 from typing import Any
 
-from ._adapt import root_as_output
+from ._adapt import refuse_name, root_as_output
 from ._axis_arguments import axes_checker
 from ._deferred import Deferred, pending
 from ._deferred_reads import as_built
@@ -64,6 +64,7 @@ def deferrable(fn=None, *, as_called=None):
     if fn is None:
         return functools.partial(deferrable, as_called=as_called)
     check, make, typed, note = pending, Deferred, as_built, note_call
+    refuse, op = refuse_name, fn.__name__
     as_operands = root_as_output
     axes_checked = axes_checker(fn)     # (CNTK's refusals of an axis argument, as called)
     given_name, name_of = _given_name, _name_of         # (its closure:
@@ -106,6 +107,8 @@ def deferrable(fn=None, *, as_called=None):
             given = set(call.arguments)
             call.apply_defaults()
             if named:
+                if "name" in given:             # (CNTK 2.7's refusal, waiting or not)
+                    refuse(call.arguments["name"], op)
                 name = name_of(call.arguments)
             shape = as_called(call.arguments)
             defaults = call.signature.parameters
@@ -117,6 +120,7 @@ def deferrable(fn=None, *, as_called=None):
             if bind is not None and not checked:
                 bound = bind(*args, **kwargs)
                 if named:
+                    refuse(bound.arguments.get("name", ""), op)
                     name = name_of(bound.arguments)
             if name is None:
                 name = given_name(signature, args, kwargs)

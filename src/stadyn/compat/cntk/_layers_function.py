@@ -19,7 +19,7 @@ import numpy as np
 from ... import layers as _L
 from ...graph import Variable
 from . import _graph as G
-from ._adapt import several_outputs_message, unwrap, wrap
+from ._adapt import refuse_name, several_outputs_message, unwrap, wrap
 from ._deferred import LAYER_CLASSES, Deferred, not_a_block
 from ._function_pure import refuse_parameters
 from ._layers_composite import Composite, CompositeLayer, flatten_steps
@@ -82,7 +82,14 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
     __eq__ = waiting_function_eq
     __hash__ = object.__hash__
 
+    _named_by_alias = False     # (a composite layer of CNTK's, named by alias: a subclass's)
+
     def __init__(self, layer: Any, op_name: str, name: str = ""):
+        # (CNTK 2.7 names a block layer by as_block, which takes no None; a composite one,
+        # Sequential, For, Recurrence, by alias where a name is given)
+        block = bool(op_name) and not self._named_by_alias
+        if name is not None or block:
+            refuse_name(name, "as_block" if block else "alias")
         if makes_parameters(layer):
             refuse_parameters()     # (inside a @Function body, as CNTK 2.7's layers)
         self.layer = layer

@@ -193,7 +193,8 @@ def close_loops(loops: dict, along: Variable | None = None) -> None:
 def clone_graph(roots: list, subs: dict, method: str) -> list:
     """``Function.clone``'s graph: ``roots`` rebuilt with ``subs`` (``{old: new}``), inputs
     cloned, parameters per ``method``, each random op with a stream of its own (CNTK 2.7's
-    clone starts the copy's stream from where the original's stood at its last save).  A
+    clone starts the copy's stream from where the original's stood at its last save), each
+    user function made again by its ``clone(cloned_inputs)``.  A
     substitute computed from this graph is cloned with
     it (one set of cloned inputs, as CNTK's clone does); the variable it replaces reads it
     through a placeholder, replaced afterwards: a loop if the substitute depends on what it
@@ -212,7 +213,7 @@ def clone_graph(roots: list, subs: dict, method: str) -> list:
             late_subs[ph] = new
             subs[old] = ph
     made = rebuild(list(roots) + list(late_subs.values()), subs, method, clone_inputs=True,
-                   own_streams=True)
+                   own_streams=True, user_clones=True)
     if late_subs:
         plain, loops = split_loops(dict(zip(late_subs, made[len(roots):])))
         for ph, new in plain.items():

@@ -28,7 +28,7 @@ from ._loss_targets import (_broadcast_target, _core, _cross_entropy_of,
                             _cross_entropy_of_whole_samples, _target_like, _topn_target)
 from ._mixins import GraphObject
 from ._adapt import (batched, binary, const, float_arrays, lead_axes, named, one_op, operand,
-                     swig_count,
+                     refuse_name, swig_count,
                      operands_dtype, same_dtype, sample_axes, sample_axis,
                      sample_shape, unwrap, wrap)
 from ._axis import Axis
@@ -299,6 +299,7 @@ def binary_cross_entropy(output, target, name: str = ""):
         ...                                    t: np.array([[1.0, 1.0]], np.float32)}).round(4)
         array([[13.8155,  0.6931]], dtype=float32)
     """
+    refuse_name(name, "BinaryCrossEntropy")
     refuse_mixed_axes("ElementTimes", (output, target), 0, "Log")
     o, t = operand(output), operand(target)
     # CNTK 2.7's block BinaryCrossEntropy over the ops its C++ builds, with its three scalar
@@ -409,6 +410,7 @@ def _loss_block(made, name: str, operands, root_op: str, one: bool = False):
     constant 1 (float32), listed first among its inputs (``ClassificationError``'s
     ``1 - TransposeTimes(labels, Hardmax(prediction))``)."""
     from . import _graph as G
+    refuse_name(name, root_op)
     v = made.variable if isinstance(made, GraphObject) else None
     if v is None or v.parent is None or v in G.BLOCKS:
         return made

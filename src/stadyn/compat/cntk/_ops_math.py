@@ -26,8 +26,8 @@ from ._elementwise_shapes import broadcast_checked
 from ._sparse_operands import pass_sparse_on, refuse_sparse_operands
 from . import _graph as G
 from ._adapt import (_FLOAT, _tensor, batched, binary, const, float_arrays, named, one_op, operand,
-                     operands_dtype, refuse_several_outputs, root_as_output, same_dtype, unwrap,
-                     wrap)
+                     operands_dtype, refuse_name, refuse_several_outputs, root_as_output,
+                     same_dtype, unwrap, wrap)
 from ._inferred_parameters import infer_nary
 from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
 from ._mixins import GraphObject
@@ -498,6 +498,7 @@ def _items(operands) -> list:
 def _n_ary_block(out, op_name: str, root_op: str, name: str, items: list):
     """``out`` shown as CNTK 2.7 builds ``sum``/``mean``: a block ``op_name`` over the
     operands around ``root_op``."""
+    refuse_name(name, op_name)
     v = out.variable
     if v.parent is None or v in G.BLOCKS:
         return named(out, name)

@@ -96,6 +96,10 @@ class StatesLayer(LayerFunction):
         [(3,), (3,)]
     """
 
+    # (CNTK 2.7's Recurrence, RecurrenceFrom and Fold are composites named by alias, which
+    # takes name=None as no name: no block's as_block)
+    _named_by_alias = True
+
     def __call__(self, *args):
         if self.kind == "RecurrenceFrom":       # (its initial states: CNTK 2.7's TypeError)
             refuse_values(args[:-1], _STATE_NAMES)

@@ -13,7 +13,7 @@ from ._graph import SPARSE_OUTPUTS
 from ._sparse_sequences import sparse_sequences
 from ._variables import dims_text
 
-__all__ = ["HandedValue", "NDArrayView", "Value", "arrays_of", "asarray", "asvalue",
+__all__ = ["HandedShape", "HandedValue", "NDArrayView", "Value", "arrays_of", "asarray", "asvalue",
            "output_value", "root_gradient"]
 
 
@@ -360,10 +360,88 @@ class Value:
 
 
 
+class HandedShape:
+    """The shape a :class:`HandedValue`'s ``shape()`` gives: SWIG's ``cntk_py.NDShape``, as
+    CNTK 2.7's binding shows it (``cntk_py.i``'s ``%extend CNTK::NDShape``): ``dimensions()``
+    (NumPy's order), ``rank()``, ``total_size()``, ``as_string()``, ``sub_shape(begin, end)``
+    over CNTK's own (reversed) axes, given as a tuple; indexing in NumPy's order whose
+    out-of-range index is the C++ vector's RuntimeError (so iterating it raises), no
+    ``len``, and ``==`` the binding's NameError (its ``NDShape_eq`` is missing).
+
+    Example:
+        >>> s = HandedShape((2, 3))
+        >>> s.dimensions(), s.rank(), s.total_size(), s.as_string(), s[-1], s.sub_shape(1)
+        ((2, 3), 2, 6, '[2 x 3]', 3, (2,))
+    """
+
+    __slots__ = ("_dims",)
+
+    def __init__(self, dims):
+        self._dims = tuple(int(d) for d in dims)
+
+    def dimensions(self) -> tuple:
+        return self._dims
+
+    def rank(self) -> int:
+        return len(self._dims)
+
+    def total_size(self) -> int:
+        return int(np.prod(self._dims, dtype=np.int64))
+
+    def is_scalar(self) -> bool:
+        return not self._dims
+
+    def is_unknown(self) -> bool:
+        return False
+
+    def has_inferred_dimension(self) -> bool:
+        return False
+
+    def has_free_dimension(self) -> bool:
+        return False
+
+    def has_unbound_dimension(self) -> bool:
+        return False
+
+    def as_string(self) -> str:
+        return "[" + " x ".join(map(str, self._dims)) + "]"
+
+    def sub_shape(self, begin_axis_id: int = 0, end_axis_id: "int | None" = None) -> tuple:
+        """The axes ``[begin, end)`` counted as CNTK stores them (the last of NumPy's first),
+        in NumPy's order; CNTK's ValueError for a range past the rank or reversed."""
+        rank = len(self._dims)
+        end = rank if end_axis_id is None else int(end_axis_id)
+        begin = int(begin_axis_id)
+        if end < begin or end > rank:
+            raise ValueError(f"NDShape::SubShape: The specified endAxisId ({end}) must not "
+                             f"exceed the rank ({rank}) of 'this' NDShape and must be >= than "
+                             f"the specified beginAxisId ({begin})")
+        return tuple(reversed(self._dims[::-1][begin:end]))
+
+    def __getitem__(self, i: int) -> int:
+        rank = len(self._dims)
+        at = -int(i) - 1 if i < 0 else rank - 1 - int(i)      # (CNTK's index, reversed)
+        if not 0 <= at < rank:
+            raise RuntimeError(f"vector::_M_range_check: __n (which is {at % 2 ** 64}) >= "
+                               f"this->size() (which is {rank})")
+        return self._dims[rank - 1 - at]
+
+    def __eq__(self, other):
+        raise NameError("name 'NDShape_eq' is not defined (CNTK 2.7's binding cannot compare "
+                        "an NDShape: compare its dimensions())")
+
+    def __hash__(self) -> int:
+        return hash(self._dims)
+
+    def __repr__(self) -> str:
+        return f"<cntk.cntk_py.NDShape; proxy of {self.as_string()}>"
+
+
 class HandedValue(Value):
     """The Value CNTK 2.7 hands a ``UserFunction`` made with ``as_numpy=False`` (its
     ``forward``'s arguments, its ``backward``'s root gradients): SWIG's ``cntk_py.Value``, not
-    ``cntk.core.Value``, so ``shape()``, ``device()`` and ``data()`` are methods, and
+    ``cntk.core.Value``, so ``shape()`` (an ``NDShape``: :class:`HandedShape`), ``device()``
+    and ``data()`` are methods, and
     ``deep_clone()`` gives another of its kind holding a copy (CNTK's BinaryConvolution
     example keeps one as its state and runs a CNTK graph on it).  Fed to a Function it is a
     Value; returned from ``forward`` or ``backward``, an array.
@@ -371,7 +449,7 @@ class HandedValue(Value):
     Example:
         >>> import numpy as np
         >>> v = HandedValue.of(np.ones((2, 3), np.float32))
-        >>> v, v.shape(), v.device(), float(v.deep_clone().asarray().sum())
+        >>> v, v.shape().dimensions(), v.device(), float(v.deep_clone().asarray().sum())
         (Value([2 x 3], CPU), (2, 3), CPU, 6.0)
     """
 
@@ -384,8 +462,10 @@ class HandedValue(Value):
         value.__class__ = HandedValue
         return value
 
-    def shape(self) -> tuple:
-        return tuple(self._data.shape)
+    def shape(self) -> HandedShape:
+        """Its shape as SWIG's ``NDShape`` (:class:`HandedShape`; ``dimensions()`` the
+        tuple)."""
+        return HandedShape(self._data.shape)
 
     def device(self):
         return Value.device.fget(self)

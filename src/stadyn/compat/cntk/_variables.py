@@ -19,6 +19,7 @@ from ._parameters import first_value, registered
 from ...layers import default_override_or
 from ._late import bind, late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
+from ._renaming import refuse_name
 from ._sequence_placeholders import mark_sequence_placeholder
 from ._variable_text import axis_mark, dims_text
 
@@ -445,6 +446,7 @@ def input_variable(shape, dtype=default_override_or(np.float32),
         >>> x.shape, x.variable.shape
         ((3, 32, 32), (1, 3, 32, 32))
     """
+    refuse_name(name, "input_variable")
     return Variable(shape, dtype, needs_gradient, is_sparse, dynamic_axes, name)
 
 
@@ -466,6 +468,7 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
         >>> q, (q + 1).shape
         (Placeholder('q', [???], [* x 3]), (-3, 3))
     """
+    refuse_name(name, "placeholder_variable")
     # (shapeless until bound, as CNTK 2.7's, which takes the shape of what it is bound to
     # whole -- an inferred axis, -1, a free one, -3 -- but shows the shape it was given)
     # every shaped placeholder but one on a sequence axis waits too: until bound, CNTK 2.7's
@@ -545,6 +548,7 @@ def output_variable(shape, dtype, dynamic_axes, needs_gradient: bool = True,
         >>> C.output_variable(2, s.dtype, s.dynamic_axes).dynamic_axes == s.dynamic_axes
         True
     """
+    refuse_name(name, "output_variable")
     shape = tuple(1 if d == FreeDimension else d for d in _shape(shape))
     if any(getattr(a, "is_sequence_axis", False) for a in dynamic_axes or ()):
         var = sequence_input(shape, need_grad=needs_gradient, dtype=dtype)
@@ -570,6 +574,7 @@ def parameter(shape=None, init=None, dtype=None, device=None, name: str = "") ->
         >>> C.parameter((3, 2), init=0.5, name="w").value.tolist()
         [[0.5, 0.5], [0.5, 0.5], [0.5, 0.5]]
     """
+    refuse_name(name, "new_Parameter")
     return Parameter(shape, init, parameter_dtype(init, dtype), device, name)
 
 
@@ -581,6 +586,7 @@ def constant(value=None, shape=None, dtype=None, device=None, name: str = "") ->
         >>> C.constant(2.5, shape=(3,), name="k").value.tolist()
         [2.5, 2.5, 2.5]
     """
+    refuse_name(name, "new_Constant")
     return Constant(value, shape, value_dtype(value, dtype), device, name)
 
 

@@ -22,7 +22,7 @@ from ...graph import (Variable, broadcast_like, format_location, mark_free_dimen
                       user_location)
 from ._deferrable import defer_module
 from ._sparse_operands import refuse_sparse_operands
-from ._adapt import (adapt, batched, const, float_arrays, named, one_op, operand,
+from ._adapt import (adapt, batched, const, float_arrays, named, one_op, operand, refuse_name,
                      refuse_several_outputs, unwrap, wrap)
 from ._adapt import operand as _as_operand
 from ._axis import Axis
@@ -56,6 +56,7 @@ def input_variable(shape, dtype=default_override_or(np.float32), needs_gradient:
         >>> C.sequence.input_variable(3, sequence_axis=C.Axis("words")).dynamic_axes
         (Axis('defaultBatchAxis'), Axis('words'))
     """
+    refuse_name(name, "input_variable")
     steps, free = free_until_fed((shape,) if isinstance(shape, int) else tuple(shape))
     v = S.input_variable(steps, dtype=input_dtype(dtype), need_grad=needs_gradient)
     mark_free_dimensions(v, [k + 2 for k in free])
@@ -112,6 +113,7 @@ def _block(out, op_name: str, root_op: str, name: str, *arguments):
     (``Sequence::Slice``) named ``name`` over ``arguments``, around the primitive ``root_op``
     (``GatherPacked``), so ``root_function.op_name``, ``is_block`` and ``block_root`` read
     as CNTK's.  A value the op returned as it was (an input, another block) is left alone."""
+    refuse_name(name, op_name)
     v = unwrap(out)
     args = [unwrap(a) for a in arguments]
     if v.parent is None or v in G.BLOCKS or any(v is a for a in args):

@@ -25,6 +25,7 @@ from .._ops_ctc import forward_backward, labels_to_graph
 from .._ops_sampling import random_sample, random_sample_inclusion_frequency
 from .._defaults import default_override_or, get_default_override
 from .._blocks import BlockFunction, as_block, as_composite
+from .._renaming import refuse_name
 from .._function import CloneMethod, Function, ModelFormat, combine_outputs, load_model
 from .._ops_losses import (binary_cross_entropy, classification_error, cosine_distance,
                           cross_entropy_with_softmax, fmeasure, squared_error,
@@ -95,6 +96,7 @@ def combine(*operands, name: str = ""):
         >>> len(g.outputs), len(g.eval(np.zeros((1, 2), np.float32)))
         (2, 2)
     """
+    refuse_name(name, "combine")
     items = []
     for op in operands:
         items.extend(op if isinstance(op, (list, tuple)) else [op])

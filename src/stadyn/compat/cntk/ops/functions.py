@@ -35,6 +35,8 @@ from ....serialize import register_user_function_loader
 from .. import _graph as G
 from .._adapt import operand, wrap
 from .._blocks import BlockFunction
+from .._deferred import Deferred as Waiting
+from .._deferred import pending as waits
 from .._function import CloneMethod, Function, ModelFormat, load_model
 from .._mixins import GraphObject
 from .._values import HandedValue, Value, arrays_of
@@ -95,6 +97,7 @@ class UserFunction(Function):
         G.set_uid(outs[0], G.new_uid("UserDefinedFunction"))
         G.mark_outputs(outs, "UserFunction")
         G.FUNCTION_NAMES[outs[0]] = name
+        self._call_outputs = outs       # (what a clone of a graph holding it takes)
         Function.__init__(self, outs[0], outs if len(outs) > 1 else None, view="op")
 
     @property
@@ -115,6 +118,35 @@ class UserFunction(Function):
     def infer_outputs(self) -> list:
         """The output's shape and type (``[output_variable(...)]``); override it."""
         raise NotImplementedError("UserFunction.infer_outputs: return [output_variable(...)]")
+
+    def clone(self, cloned_inputs):
+        """A copy of this function over ``cloned_inputs`` (its inputs in the clone of a graph
+        holding it: ``Function.clone``), as CNTK 2.7's default: ``type(self)(*cloned_inputs,
+        name=self.name)``; override it where ``__init__`` takes other arguments.  What it
+        raises, or a result that is no ``UserFunction``, makes the graph's ``clone`` raise
+        CNTK's ``RuntimeError``.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.cntk as C
+            >>> class Scaled(C.ops.functions.UserFunction):
+            ...     def __init__(self, arg, k=2.0, name="Scaled"):
+            ...         super().__init__([arg], name=name)
+            ...         self.k = k
+            ...     def forward(self, argument, device=None, outputs_to_retain=None):
+            ...         return None, argument * self.k
+            ...     def backward(self, state, root_gradients):
+            ...         return root_gradients * self.k
+            ...     def infer_outputs(self):
+            ...         x = self.inputs[0]
+            ...         return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
+            ...     def clone(self, cloned_inputs):
+            ...         return Scaled(cloned_inputs[0], self.k * 10, name=self.name)
+            >>> x, y = C.input_variable(2), C.input_variable(2)
+            >>> f = C.user_function(Scaled(x, 3.0))
+            >>> f.clone(C.CloneMethod.freeze, {x: y}).eval({y: np.ones((1, 2), np.float32)})
+            array([[30., 30.]], dtype=float32)
+        """
+        return self.__class__(*cloned_inputs, name=self.name)
 
     def serialize(self) -> dict:
         """The state a model file keeps (plain values): override it when the function has
@@ -170,6 +202,35 @@ class _Call:
         self.batched = [k for k, v in enumerate(operands) if G.BATCH(v)]
         self.axis_inputs = [self._axis_input(t.variable, operands)
                             for t in function._output_types]
+
+    def cloned(self, inputs: list) -> "_Call":
+        """This call for the clone of a graph, over its cloned ``inputs`` (the sequences'
+        lengths after the function's own): that of the function's ``clone(cloned_inputs)``,
+        built (its :attr:`outputs` the clone's), as CNTK 2.7's clone asks it through its SWIG
+        director, whose ``RuntimeError`` stands for what it raised or for a result of another
+        type."""
+        f = self.function
+        try:
+            new = f.clone([wrap(v) for v in inputs[:self.n_inputs]])
+        except Exception as error:
+            raise RuntimeError(
+                f"SWIG director method error. ({type(f).__name__}.clone(cloned_inputs) raised "
+                f"{type(error).__name__}: {error} -- CNTK 2.7's clone of a graph makes each "
+                "user function again by its clone, whose default calls type(self)("
+                "*cloned_inputs, name=self.name): override clone where __init__ takes other "
+                "arguments)") from error
+        if not isinstance(new, UserFunction):
+            raise RuntimeError(
+                "SWIG director type mismatch in output value of type 'CNTK::FunctionPtr' "
+                f"({type(f).__name__}.clone(cloned_inputs) gave a {type(new).__name__}, not a "
+                "UserFunction)")
+        new._build()
+        return new._call_outputs[0].parent.kwargs["function"]
+
+    @property
+    def outputs(self) -> list:
+        """The op's outputs (Stadyn Variables), as the function built them."""
+        return list(self.function._call_outputs)
 
     def _axis_input(self, declared, operands: list):
         """The input whose sequence axis an output declared on a sequence axis has (the first
@@ -282,7 +343,38 @@ def _batched(out, output_type) -> np.ndarray:
 
 
 def _user_function(user_func: UserFunction) -> Function:
-    """The Function of a :class:`UserFunction` instance (of all its outputs)."""
+    """The Function of a :class:`UserFunction` instance (of all its outputs).  Over a
+    placeholder that waits for its shape (one made without, or one with a shape not on a
+    sequence axis: Stadyn's placeholders wait until bound) or another waiting Function, the
+    op waits too, as the deferrable ops do (``_deferrable``), and is built over what binds
+    them (``as_block``, ``replace_placeholders``, a call), its ``infer_outputs`` asked then
+    as CNTK 2.7 asks it again as it validates the graph bound.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> class Twice(C.ops.functions.UserFunction):
+        ...     def __init__(self, arg, name="Twice"):
+        ...         super().__init__([arg], name=name)
+        ...     def forward(self, argument, device=None, outputs_to_retain=None):
+        ...         return None, 2 * argument
+        ...     def backward(self, state, root_gradients):
+        ...         return 2 * root_gradients
+        ...     def infer_outputs(self):
+        ...         x = self.inputs[0]
+        ...         return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
+        >>> p, x = C.placeholder(2, name="p"), C.input_variable(2)
+        >>> f = C.user_function(Twice(p))
+        >>> f(x).eval({x: np.ones((1, 2), np.float32)})
+        array([[2., 2.]], dtype=float32)
+    """
+    inputs = tuple(user_func._user_inputs)
+    if waits(inputs, {}, layers=False):
+        def user_function(*bound):
+            """The op built again over ``bound`` (what the placeholders were bound to)."""
+            user_func._user_inputs = list(bound)
+            user_func.__dict__.pop("_built", None)
+            return _user_function(user_func)
+        return Waiting(user_function, inputs, {}, name="")
     user_func._build()
     return Function(user_func.variable, user_func.members)
 
