@@ -89,6 +89,12 @@ class MinibatchSource(WorkerJobs):
             (:func:`start_epoch_at`) before the first chunk it still holds randomizes that
             sweep's sequences anew with the seed ``sweep`` alone (``_block_restore``).  The
             default, ``False``: it replays the order read before.
+        cntk_sweep_markers: a reader read as one partition whose deserializer CNTK 2.7 reads
+            with its local-timeline randomizer (``Deserializer.randomizer == "tumbling"``: a
+            Python ``UserDeserializer``) says ``end_of_sweep`` where CNTK's sweep-end marker is
+            met (``_local_timeline.single_sweep_end``: a minibatch ending with the sweep's last
+            sequence does not say it, the next one does); ``compat.cntk``'s source always
+            does.  The default, ``False``: the minibatch holding a sweep's last sample says it.
 
     Example:
         >>> import numpy as np
@@ -107,8 +113,8 @@ class MinibatchSource(WorkerJobs):
 
     #: partitions read as CNTK 2.7's MinibatchSource reads them (``_partitions.py``)
     _cntk_partitions = True
-    #: ``compat.cntk``'s source: a restore randomizes anew as CNTK 2.7's (``_block_restore``),
-    #: a local-timeline reader says sweep ends where it meets them (``_local_timeline``)
+    #: a restore randomizes anew as CNTK 2.7's (``_block_restore``; ``cntk_seeks``), a
+    #: local-timeline reader says sweep ends where it meets them (``cntk_sweep_markers``)
     _cntk_restore = _cntk_markers = False
 
     def __init__(self, deserializers: Deserializer | Sequence[Deserializer],
@@ -119,9 +125,12 @@ class MinibatchSource(WorkerJobs):
                  num_workers: int = 0, prefetch: int = 2, start_method: str | None = None,
                  worker_timeout: float = 300.0, num_data_partitions: int = 1,
                  partition_index: int = 0, frame_mode: bool = False,
-                 max_invalid_sequences: int | None = None, cntk_seeks: bool = False):
+                 max_invalid_sequences: int | None = None, cntk_seeks: bool = False,
+                 cntk_sweep_markers: bool = False):
         if cntk_seeks:
             self._cntk_restore = True
+        if cntk_sweep_markers:
+            self._cntk_markers = True
         self._composite = Composite(deserializers, max_invalid_sequences is not None)
         if frame_mode:
             self._composite = FrameComposite(self._composite)
