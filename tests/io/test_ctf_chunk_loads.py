@@ -82,3 +82,36 @@ def test_a_pickled_deserializer_leaves_the_parses_its_source_kept(tmp_path):
             np.testing.assert_array_equal(copy.read(i)[name], d.read(i)[name])
     with MinibatchSource(copy, max_sweeps=1, randomize=False, num_workers=1) as workers:
         assert workers.next_minibatch(7)["x"].num_samples == 7
+
+
+def _kept(src):
+    """The parsed values the source's text deserializer keeps for sequences not read yet."""
+    d = src._composite.deserializers[0]
+    return len(vars(d).get("_parsed", {})), vars(d).get("_kept", 0)
+
+
+@pytest.mark.parametrize("kw", [dict(randomize=False), dict(randomize=True)])
+def test_parses_kept_are_dropped_when_the_source_stops(tmp_path, kw):
+    # a source that stops mid-sweep held the parses of the rest of its window (up to 2**25
+    # values) for as long as its deserializer lived: now close() drops them, and so does a
+    # source whose data is done (max_samples) and a sweep's end
+    path = tmp_path / "d.ctf"
+    path.write_bytes(_text(40))
+    src = MinibatchSource(CTFDeserializer(path, STREAMS), max_sweeps=2, **kw)
+    src.next_minibatch(3)
+    assert _kept(src)[0] > 30 and _kept(src)[1] > 0
+    src.close()
+    assert _kept(src) == (0, 0)
+    np.testing.assert_array_equal(src.next_minibatch(3)["x"].data.shape[-1], 3)   # reads on
+
+    done = MinibatchSource(CTFDeserializer(path, STREAMS), max_samples=5, **kw)
+    while done.next_minibatch(3):
+        pass
+    assert _kept(done) == (0, 0)
+
+    swept = MinibatchSource(CTFDeserializer(path, STREAMS), max_sweeps=2, **kw)
+    total = 0
+    while total < 40:       # (sequences counted: the sweep's 40 end within a minibatch)
+        mb = swept.next_minibatch(4)
+        total += len(mb["x"].lengths)
+    assert mb["x"].end_of_sweep and _kept(swept) == (0, 0)

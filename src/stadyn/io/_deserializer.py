@@ -127,6 +127,10 @@ class Deserializer(abc.ABC):
         them, so a bad sequence in them raises here (a no-op unless
         :attr:`loads_whole_chunks`)."""
 
+    def release_chunks(self) -> None:
+        """Forget what :meth:`load_chunks` kept in memory for sequences not read yet (a
+        source calls it at each sweep's end and when it is closed); a no-op here."""
+
     def read_steps(self, ids: Sequence[int], steps: np.ndarray,
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         """Step ``steps[k]`` of sequence ``ids[k]`` of every stream, ``(N, *shape)`` (frame
