@@ -72,6 +72,8 @@ def test_a_pickled_deserializer_leaves_the_parses_its_source_kept(tmp_path):
     path.write_bytes(_text(40))
     d = CTFDeserializer(path, STREAMS)
     src = MinibatchSource(d, max_sweeps=1, randomize=False)
+    assert "_parsed" not in vars(d)      # (the source reads its own copy, as CNTK 2.7 its
+    d = src._composite.deserializers[0]  # reader made from the configuration)
     src.next_minibatch(3)                # (sequences 0 and 1: 1 and 2 lines)
     assert sorted(d._parsed) == list(range(2, 40))
     copy = pickle.loads(pickle.dumps(d))
@@ -115,3 +117,20 @@ def test_parses_kept_are_dropped_when_the_source_stops(tmp_path, kw):
         mb = swept.next_minibatch(4)
         total += len(mb["x"].lengths)
     assert mb["x"].end_of_sweep and _kept(swept) == (0, 0)
+
+
+def test_the_parses_go_with_the_source(tmp_path):
+    # the source reads its own copy of the deserializer, which holds the parses: a source
+    # dropped mid-sweep (not closed) takes them with it; the user's deserializer holds none
+    import gc
+    import weakref
+    path = tmp_path / "e.ctf"
+    path.write_bytes(_text(40))
+    d = CTFDeserializer(path, STREAMS)
+    src = MinibatchSource(d, max_sweeps=1, randomize=False)
+    src.next_minibatch(3)
+    own = weakref.ref(src._composite.deserializers[0])
+    assert own() is not d and len(own()._parsed) == 38
+    del src
+    gc.collect()
+    assert own() is None and "_parsed" not in vars(d)

@@ -52,6 +52,10 @@ DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = chunk_window_default
 _STATE_VERSION = 1
 
 
+def _copy_for_source(d):
+    return d.copy_for_source() if isinstance(d, Deserializer) else d
+
+
 class MinibatchSource(ChunkLoads, WorkerJobs):
     """Deliver minibatches from deserializers, as CNTK's ``cntk.io.MinibatchSource``.
 
@@ -133,6 +137,12 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
             self._cntk_restore = True
         if cntk_sweep_markers:
             self._cntk_markers = True
+        # (CNTK 2.7 makes its reader from its deserializers' configuration now: a key set on
+        # one later changes nothing under this source, case io41__settings_after_source)
+        if isinstance(deserializers, (list, tuple)):
+            deserializers = [_copy_for_source(d) for d in deserializers]
+        else:
+            deserializers = _copy_for_source(deserializers)
         self._composite = Composite(deserializers, max_invalid_sequences is not None)
         if frame_mode:
             self._composite = FrameComposite(self._composite)

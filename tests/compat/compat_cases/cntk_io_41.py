@@ -128,3 +128,55 @@ def io41_htk_chunk_errors_partitions_frames(C, r):
                     src, [60000] if frame_mode else [2], mode.split("_")[0], first)
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
+
+
+@cntk_case(name="io41__settings_after_source",
+           names=_NAMES + ["cntk.io.CTFDeserializer", "cntk.io.HTKFeatureDeserializer",
+                           "cntk.io.StreamDefs", "cntk.io.StreamDef"],
+           note="keys set on a deserializer after the MinibatchSource over it was made (CNTK "
+                "2.7 makes its reader from the deserializers' configuration then): "
+                "chunkSizeInBytes 30 on 12 lines '|x i' read randomized with a window of 1 "
+                "chunk, and on the same lines with line 8 bad read in file order (one chunk of "
+                "the default 32 MiB when the source was made: the first minibatch loads it); "
+                "maxSequenceSize 2 on an HTK script of utterances of 1, 3 and 2 frames; each "
+                "beside the key set before the source is made")
+def io41_settings_after_source(C, r):
+    import struct
+    import numpy as np
+    lines = ["|x %d\n" % i for i in range(12)]
+    _write("g.ctf", "".join(lines))
+    lines[7] = "|x a\n"
+    _write("b.ctf", "".join(lines))
+    frames = 6
+    data = np.zeros((frames, 1), ">f4")
+    data[:, 0] = np.arange(frames)
+    _write("f.htk", struct.pack(">iihh", frames, 100000, 4, 9) + data.tobytes())
+    _write("u.scp", "u0.mfc=f.htk[0,0]\nu1.mfc=f.htk[1,3]\nu2.mfc=f.htk[4,5]\n")
+
+    def ctf(path):
+        return C.io.CTFDeserializer(path, C.io.StreamDefs(x=C.io.StreamDef(field="x",
+                                                                           shape=1)))
+
+    def htk():
+        return C.io.HTKFeatureDeserializer(C.io.StreamDefs(x=C.io.StreamDef(shape=1,
+                                                                           scp="u.scp")))
+
+    def values(x):
+        return [float(v) for v in (x[0] if isinstance(x, list) else x).ravel()]
+    reads = [("ctf_window1", lambda: ctf("g.ctf"), "chunkSizeInBytes", 30,
+              dict(randomize=True, randomization_window_in_chunks=1), 3),
+             ("ctf_bad_line", lambda: ctf("b.ctf"), "chunkSizeInBytes", 30,
+              dict(randomize=False), 2),
+             ("htk_max_size", htk, "maxSequenceSize", 2, dict(randomize=False), 1)]
+    res = {}
+    for tag, make, key, value, kw, size in reads:
+        for when in ("before", "after"):
+            d = make()
+            if when == "before":
+                d[key] = value
+            src = C.io.MinibatchSource(d, max_sweeps=1, **kw)
+            if when == "after":
+                d[key] = value
+            res["%s_%s" % (tag, when)] = _read(src, [size], "one", values)
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
