@@ -10,6 +10,7 @@ same chunks (their frames).  Every case writes its files in its own working fold
 """
 
 import functools
+import os
 
 from compat_harness import cntk_case
 from compat_outcomes import as_raised, as_returned, outcome
@@ -178,5 +179,74 @@ def io41_settings_after_source(C, r):
             if when == "after":
                 d[key] = value
             res["%s_%s" % (tag, when)] = _read(src, [size], "one", values)
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
+
+
+@cntk_case(name="io41__base64_chunks_32mib",
+           names=_NAMES + ["cntk.io.Base64ImageDeserializer", "cntk.io.StreamDefs",
+                           "cntk.io.StreamDef"],
+           note="40 base64 lines of 1 MiB - 1 byte each ('[100+i<TAB>]i<TAB>' and a 2x2 PNG "
+                "padded with zeros), label i of 40: CNTK 2.7's text index cuts chunks of "
+                "32 MiB (lines 0-31, 32-39); after line 30 nothing, or a line of 1 MiB of "
+                "spaces; without and with sequence ids.  The labels of a sweep randomized "
+                "with a window of 1 chunk, seed 1 (the chunks' lines stay together), in "
+                "minibatches of 8.  The files (about 41 MiB each) are written by the case",
+           known={"ids_blank": "CNTK 2.7's index counts a line of spaces after a line with a "
+                               "sequence id into that sequence's bytes (IndexBuilder.cpp "
+                               "PopulateImpl: a sequence runs to the next id), so line 31 "
+                               "starts chunk 1, and it delivers 39 sequences (line 10 "
+                               "missing); Stadyn skips the blank line and counts only each "
+                               "image line's bytes (io/_base64_image.py _index): chunk 1 is "
+                               "lines 32-39, 40 sequences (SILENT: another order)",
+                  "noids_blank": "CNTK 2.7 indexes a line of spaces in a file without "
+                                 "sequence ids as a sequence (IndexBuilder.cpp "
+                                 "PopulateFromLines: its bytes fill chunk 0, line 31 starts "
+                                 "chunk 1) and raises at its label when it is read "
+                                 "(RuntimeError 'Cannot parse label value for sequence 31'); "
+                                 "Stadyn skips it (io/_base64_image.py _index): chunk 1 is "
+                                 "lines 32-39 and the sweep reads on"})
+def io41_base64_chunks_32mib(C, r):
+    import base64
+    import struct
+    import zlib
+    mib = 1 << 20
+
+    def part(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    png = (b"\x89PNG\r\n\x1a\n" + part(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+           + part(b"IDAT", zlib.compress((b"\0" + b"\x10\x20\x30" * 2) * 2)) + part(b"IEND", b""))
+    res = {}
+    for ids in (False, True):
+        lines = []
+        for i in range(40):
+            head = ("%d\t%d\t" % (100 + i, i)) if ids else ("%d\t" % i)
+            size = (mib - len(head) - 1) // 4 * 4
+            body = base64.b64encode(png + b"\0" * (size * 3 // 4)).decode()[:size]
+            lines.append(head + body + "\n")
+        for blank in (False, True):
+            tag = "%s_%s" % ("ids" if ids else "noids", "blank" if blank else "none")
+            with open(tag + ".txt", "w") as f:
+                f.write("".join(lines[:31]) + (" " * mib + "\n" if blank else "")
+                        + "".join(lines[31:]))
+            d = C.io.Base64ImageDeserializer(tag + ".txt", C.io.StreamDefs(
+                f=C.io.StreamDef(field="image", transforms=[]),
+                l=C.io.StreamDef(field="label", shape=40)))
+            src = C.io.MinibatchSource(d, max_sweeps=1, randomize=True,
+                                       randomization_window_in_chunks=1, randomization_seed=1)
+            order = []
+            for _ in range(8):
+                got = _result(lambda: src.next_minibatch(8))
+                if "raises" in got:
+                    order.append(got["raises"])
+                    break
+                mb = got["returns"]
+                if not mb:
+                    break
+                order += [int(v) for v in mb[src.streams.l].asarray().reshape(-1, 40).argmax(1)]
+                del mb, got
+            res[tag] = order
+            os.remove(tag + ".txt")
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
