@@ -111,5 +111,6 @@ def test_an_opened_configuration_is_kept_and_still_takes_settings(tmp_path):
     d["chunkSizeInBytes"] = 5
     assert made.chunk_bytes == 5 and d["chunkSizeInBytes"] == 5
     src = C.io.MinibatchSource(d, max_sweeps=1)
-    assert src._composite.deserializers[0] is made
+    read = src._composite.deserializers[0]   # (the source reads a copy of it, made now:
+    assert type(read) is type(made) and read.chunk_bytes == 5   # case io41__settings_after_source)
     assert len(src._composite.chunk_sizes()) == 8

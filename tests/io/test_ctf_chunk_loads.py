@@ -72,6 +72,8 @@ def test_a_pickled_deserializer_leaves_the_parses_its_source_kept(tmp_path):
     path.write_bytes(_text(40))
     d = CTFDeserializer(path, STREAMS)
     src = MinibatchSource(d, max_sweeps=1, randomize=False)
+    assert "_parsed" not in vars(d)      # (the source reads its own copy, as CNTK 2.7 its
+    d = src._composite.deserializers[0]  # reader made from the configuration)
     src.next_minibatch(3)                # (sequences 0 and 1: 1 and 2 lines)
     assert sorted(d._parsed) == list(range(2, 40))
     copy = pickle.loads(pickle.dumps(d))
@@ -82,3 +84,53 @@ def test_a_pickled_deserializer_leaves_the_parses_its_source_kept(tmp_path):
             np.testing.assert_array_equal(copy.read(i)[name], d.read(i)[name])
     with MinibatchSource(copy, max_sweeps=1, randomize=False, num_workers=1) as workers:
         assert workers.next_minibatch(7)["x"].num_samples == 7
+
+
+def _kept(src):
+    """The parsed values the source's text deserializer keeps for sequences not read yet."""
+    d = src._composite.deserializers[0]
+    return len(vars(d).get("_parsed", {})), vars(d).get("_kept", 0)
+
+
+@pytest.mark.parametrize("kw", [dict(randomize=False), dict(randomize=True)])
+def test_parses_kept_are_dropped_when_the_source_stops(tmp_path, kw):
+    # a source that stops mid-sweep held the parses of the rest of its window (up to 2**25
+    # values) for as long as its deserializer lived: now close() drops them, and so does a
+    # source whose data is done (max_samples) and a sweep's end
+    path = tmp_path / "d.ctf"
+    path.write_bytes(_text(40))
+    src = MinibatchSource(CTFDeserializer(path, STREAMS), max_sweeps=2, **kw)
+    src.next_minibatch(3)
+    assert _kept(src)[0] > 30 and _kept(src)[1] > 0
+    src.close()
+    assert _kept(src) == (0, 0)
+    np.testing.assert_array_equal(src.next_minibatch(3)["x"].data.shape[-1], 3)   # reads on
+
+    done = MinibatchSource(CTFDeserializer(path, STREAMS), max_samples=5, **kw)
+    while done.next_minibatch(3):
+        pass
+    assert _kept(done) == (0, 0)
+
+    swept = MinibatchSource(CTFDeserializer(path, STREAMS), max_sweeps=2, **kw)
+    total = 0
+    while total < 40:       # (sequences counted: the sweep's 40 end within a minibatch)
+        mb = swept.next_minibatch(4)
+        total += len(mb["x"].lengths)
+    assert mb["x"].end_of_sweep and _kept(swept) == (0, 0)
+
+
+def test_the_parses_go_with_the_source(tmp_path):
+    # the source reads its own copy of the deserializer, which holds the parses: a source
+    # dropped mid-sweep (not closed) takes them with it; the user's deserializer holds none
+    import gc
+    import weakref
+    path = tmp_path / "e.ctf"
+    path.write_bytes(_text(40))
+    d = CTFDeserializer(path, STREAMS)
+    src = MinibatchSource(d, max_sweeps=1, randomize=False)
+    src.next_minibatch(3)
+    own = weakref.ref(src._composite.deserializers[0])
+    assert own() is not d and len(own()._parsed) == 38
+    del src
+    gc.collect()
+    assert own() is None and "_parsed" not in vars(d)

@@ -52,3 +52,17 @@ def test_engine_keys_are_taken_and_others_kept_with_a_warning(tmp_path):
     assert d["type"] == "CNTKBinaryFormatDeserializer"
     # a key never set is None, as CNTK 2.7's dictionary gives it (case io40r__dict_unset_keys)
     assert d["maxErrors"] is None
+
+
+def test_a_key_set_after_the_source_is_made_changes_nothing_under_it(tmp_path, monkeypatch):
+    # CNTK 2.7 makes its reader from the configuration when the MinibatchSource is made (the
+    # text format's and HTK's keys: case io41__settings_after_source); before, grayscale set
+    # later changed the source's images to one channel under its 3-channel stream
+    from stadyn.io import MinibatchSource
+    d = _image(tmp_path, monkeypatch)
+    src = MinibatchSource(d, randomize=False, max_sweeps=1)
+    d["grayscale"] = True
+    assert src.next_minibatch(1)["x"].data[0, :, 0, 0].tolist() == [200, 100, 10]
+    assert d.read(0)["x"].tolist() == [[[84, 84], [84, 84]]]    # (the deserializer's own)
+    later = MinibatchSource(d, randomize=False, max_sweeps=1)
+    assert later.next_minibatch(1)["x"].data[0].tolist() == [[[84, 84], [84, 84]]]

@@ -180,11 +180,13 @@ def block_window_chunks(chunk_sequences, seed: int, window: int = chunk_window_d
     begin, end = _windows(len(sizes), window, window_in_samples,
                           _starts(samples[by_position]))
 
-    def chunks(positions) -> np.ndarray:
+    def chunks(positions, count: int = 1, index: int = 0) -> np.ndarray:
         at = np.searchsorted(starts, np.asarray(positions, dtype=np.int64), side="right") - 1
         if not len(at):
             return np.zeros(0, np.int64)
-        return np.sort(by_position[int(begin[at].min()):int(end[at].max())])
+        shuffled = np.arange(int(begin[at].min()), int(end[at].max()))
+        # (read as partition index of count, only the shuffled chunks that are its own)
+        return np.sort(by_position[shuffled[shuffled % count == index]])
     return chunks
 
 

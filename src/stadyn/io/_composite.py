@@ -180,6 +180,11 @@ class Composite:
         if self.loads_whole_chunks:
             self.deserializers[0].load_chunks(chunk_ids)
 
+    def release_chunks(self) -> None:
+        """Have every deserializer forget what loading chunks kept for sequences not read yet."""
+        for d in self.deserializers:
+            d.release_chunks()
+
     def chunk_sizes(self) -> np.ndarray:
         """Sequences per chunk: the first deserializer's chunks (CNTK bundles the others'
         sequences into them)."""

@@ -293,6 +293,9 @@ class CTFDeserializer(WholeChunkParses, Deserializer):
         {'x': [3.0, 4.0], 'y': [1.0, 0.0]}
     """
 
+    #: (a source reads a copy: a key set later changes nothing under it, as in CNTK 2.7)
+    copied_by_sources = True
+
     @text_format_errors
     def __init__(self, filename: str | os.PathLike, streams: dict[str, StreamDef],
                  max_errors: int = 0):

@@ -76,6 +76,22 @@ class WholeChunkParses:
             self._kept = kept
             done.add(chunk)
 
+    def release_chunks(self) -> None:
+        """Forget the parses :meth:`load_chunks` kept for sequences not yet read (a source
+        does at a sweep's end and when it is closed; a read parses such a sequence again).
+        The chunks stay known as read whole: they are not parsed whole again.
+
+        Example:
+            >>> from stadyn.io import CTFDeserializer, StreamDef, StreamDefs
+            >>> d = CTFDeserializer.from_bytes(b'|x 1\\n|x 2\\n', StreamDefs(x=StreamDef(shape=1)))
+            >>> d.load_chunks([0]); sorted(d._parsed)
+            [0, 1]
+            >>> d.release_chunks(); "_parsed" in vars(d), d.read(1)["x"].tolist()
+            (False, [2.0])
+        """
+        self.__dict__.pop("_parsed", None)
+        self.__dict__.pop("_kept", None)
+
     def _take(self, i: int, zeros: dict) -> dict[str, list[np.ndarray]]:
         """Sequence ``i`` parsed: the result its chunk's parse kept, else parsed now."""
         kept = self.__dict__.get("_parsed", {}).pop(i, None)

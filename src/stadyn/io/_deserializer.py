@@ -117,6 +117,24 @@ class Deserializer(abc.ABC):
         chunks its randomizer shuffles (``None``: the whole sweep is one chunk)."""
         return None
 
+    #: Whether a :class:`MinibatchSource` made over this deserializer reads a copy of it
+    #: (:meth:`copy_for_source`), as CNTK 2.7 makes the reader of one of its built-in
+    #: deserializers from its configuration when the source is made: ``d[key] = value``
+    #: later changes nothing under that source.  A deserializer of Python code (CNTK's
+    #: ``UserDeserializer``, which CNTK calls back) is read itself.
+    copied_by_sources: bool = False
+
+    def copy_for_source(self) -> "Deserializer":
+        """The deserializer a new source reads: a copy of it where :attr:`copied_by_sources`
+        (no open file, none of what loading chunks kept, settings of its own), else itself."""
+        if not self.copied_by_sources:
+            return self
+        copy = type(self).__new__(type(self))
+        copy.__setstate__(self.__getstate__())
+        if "_settings" in vars(copy):
+            copy._settings = dict(copy._settings)
+        return copy
+
     #: Whether this deserializer reads a chunk whole when CNTK 2.7 would load it
     #: (:meth:`load_chunks`): a randomized source then tells it the chunks of each
     #: minibatch's randomization window before reading the minibatch.
@@ -126,6 +144,10 @@ class Deserializer(abc.ABC):
         """Read chunks ``chunk_ids`` (of :meth:`chunk_sizes`) whole now, as CNTK 2.7 loads
         them, so a bad sequence in them raises here (a no-op unless
         :attr:`loads_whole_chunks`)."""
+
+    def release_chunks(self) -> None:
+        """Forget what :meth:`load_chunks` kept in memory for sequences not read yet (a
+        source calls it at each sweep's end and when it is closed); a no-op here."""
 
     def read_steps(self, ids: Sequence[int], steps: np.ndarray,
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:

@@ -95,6 +95,18 @@ class FrameComposite:
         bounds = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
         return np.diff(self._starts[bounds])
 
+    @property
+    def loads_whole_chunks(self) -> bool:
+        return self.inner.loads_whole_chunks
+
+    def load_chunks(self, chunk_ids) -> None:
+        """Have the joined data read chunks ``chunk_ids`` whole (a chunk's frames are its
+        sequences' frames: :meth:`chunk_sizes`), as CNTK 2.7 loads them in frame mode too."""
+        self.inner.load_chunks(chunk_ids)
+
+    def release_chunks(self) -> None:
+        self.inner.release_chunks()
+
     def materialize(self, ids: np.ndarray, sweeps: np.ndarray, positions: np.ndarray,
                     seed: int) -> dict[str, StreamBatch]:
         if self._starts is None and self._whole is None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import copy
+
 import os
 import warnings
 from typing import Sequence
@@ -207,7 +209,9 @@ class ImageDeserializer(DictSettings, Deserializer):
     def _set_grayscale(self, value) -> None:
         """``d["grayscale"] = True``: decode every image to one channel (luma), as CNTK
         2.7's image readers then do (``ImageDeserializerBase.cpp:72``)."""
-        self._pipeline.channels = 1 if value else 3
+        pipeline = copy.copy(self._pipeline)   # (a source's copy keeps the one it was made
+        pipeline.channels = 1 if value else 3   # with: CNTK 2.7 reads a later key nowhere)
+        self._pipeline = pipeline
 
     def _configure(self, streams: dict[str, StreamDef]) -> None:
         self._image_stream, self._pipeline, self._label_stream, self._num_classes = \

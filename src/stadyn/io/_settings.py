@@ -44,6 +44,8 @@ class DictSettings:
     """
 
     cntk_type: ClassVar[str] = ""
+    #: (a source reads a copy: a key set later changes nothing under it, as in CNTK 2.7)
+    copied_by_sources = True
     applied_keys: ClassVar[dict[str, str]] = {}
     refused_keys: ClassVar[dict[str, str]] = {}
     #: keys of this reader's besides the common ones that CNTK reads and that change nothing

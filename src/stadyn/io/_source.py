@@ -23,6 +23,7 @@ from typing import Any, Hashable, Mapping, Sequence
 import numpy as np
 
 from ._composite import Composite
+from .._errors import DataError
 from ._deserializer import Deserializer, StreamBatch, drop_invalid
 from ._frame_mode import FrameComposite, NonFrameSequenceError
 from ._minibatch_data import Minibatch, MinibatchData
@@ -30,9 +31,10 @@ from ._local_timeline import local_timeline_walk, marker_met, restore_marker, si
 from ._partitions import END_OF_ENDLESS, partition_walk
 from ._block_restore import BlockCursor
 from ._reader_errors import ReaderError
-from ._cntk_order import (block_layout, block_order, block_window_chunks, chunk_window_default,
+from ._cntk_order import (block_layout, block_order, chunk_window_default,
                           tumbling_order)
 from ._streams import Record, StreamInformation
+from ._chunk_loads import ChunkLoads
 from ._source_jobs import Job, WorkerJobs
 from ._workers import WorkerPool
 
@@ -50,7 +52,11 @@ DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS = chunk_window_default
 _STATE_VERSION = 1
 
 
-class MinibatchSource(WorkerJobs):
+def _copy_for_source(d):
+    return d.copy_for_source() if isinstance(d, Deserializer) else d
+
+
+class MinibatchSource(ChunkLoads, WorkerJobs):
     """Deliver minibatches from deserializers, as CNTK's ``cntk.io.MinibatchSource``.
 
     Args:
@@ -89,6 +95,12 @@ class MinibatchSource(WorkerJobs):
             (:func:`start_epoch_at`) before the first chunk it still holds randomizes that
             sweep's sequences anew with the seed ``sweep`` alone (``_block_restore``).  The
             default, ``False``: it replays the order read before.
+        cntk_sweep_markers: a reader read as one partition whose deserializer CNTK 2.7 reads
+            with its local-timeline randomizer (``Deserializer.randomizer == "tumbling"``: a
+            Python ``UserDeserializer``) says ``end_of_sweep`` where CNTK's sweep-end marker is
+            met (``_local_timeline.single_sweep_end``: a minibatch ending with the sweep's last
+            sequence does not say it, the next one does); ``compat.cntk``'s source always
+            does.  The default, ``False``: the minibatch holding a sweep's last sample says it.
 
     Example:
         >>> import numpy as np
@@ -107,8 +119,8 @@ class MinibatchSource(WorkerJobs):
 
     #: partitions read as CNTK 2.7's MinibatchSource reads them (``_partitions.py``)
     _cntk_partitions = True
-    #: ``compat.cntk``'s source: a restore randomizes anew as CNTK 2.7's (``_block_restore``),
-    #: a local-timeline reader says sweep ends where it meets them (``_local_timeline``)
+    #: a restore randomizes anew as CNTK 2.7's (``_block_restore``; ``cntk_seeks``), a
+    #: local-timeline reader says sweep ends where it meets them (``cntk_sweep_markers``)
     _cntk_restore = _cntk_markers = False
 
     def __init__(self, deserializers: Deserializer | Sequence[Deserializer],
@@ -119,9 +131,18 @@ class MinibatchSource(WorkerJobs):
                  num_workers: int = 0, prefetch: int = 2, start_method: str | None = None,
                  worker_timeout: float = 300.0, num_data_partitions: int = 1,
                  partition_index: int = 0, frame_mode: bool = False,
-                 max_invalid_sequences: int | None = None, cntk_seeks: bool = False):
+                 max_invalid_sequences: int | None = None, cntk_seeks: bool = False,
+                 cntk_sweep_markers: bool = False):
         if cntk_seeks:
             self._cntk_restore = True
+        if cntk_sweep_markers:
+            self._cntk_markers = True
+        # (CNTK 2.7 makes its reader from its deserializers' configuration now: a key set on
+        # one later changes nothing under this source, case io41__settings_after_source)
+        if isinstance(deserializers, (list, tuple)):
+            deserializers = [_copy_for_source(d) for d in deserializers]
+        else:
+            deserializers = _copy_for_source(deserializers)
         self._composite = Composite(deserializers, max_invalid_sequences is not None)
         if frame_mode:
             self._composite = FrameComposite(self._composite)
@@ -265,30 +286,6 @@ class MinibatchSource(WorkerJobs):
         return block_layout(self._chunks, self._seed + sweep, self._window[0],
                             **self._block_window())
 
-    def _load_windows(self, positions: np.ndarray) -> None:
-        """Have the data read whole the chunks CNTK 2.7 loads to deliver global
-        ``positions`` (in file order, their chunks; randomized, their chunks' randomization
-        windows: ``block_window_chunks``), where it reads chunks whole (the text format's: a
-        bad line then raises where CNTK's does)."""
-        # (a frame-mode composite's positions are frames: it has no chunks to load)
-        if not (len(positions) and self._composite.randomizer == "block"
-                and getattr(self._composite, "loads_whole_chunks", False)):
-            return
-        n = self._sweep_length
-        if not self._randomize:
-            ends = self.__dict__.get("_chunk_ends")
-            if ends is None:
-                ends = self._chunk_ends = np.cumsum(self._composite.chunk_sizes())
-            self._composite.load_chunks(np.unique(np.searchsorted(ends, positions % n,
-                                                                  side="right")))
-            return
-        for sweep in np.unique(positions // n).tolist():
-            kept = self.__dict__.get("_windows_of")
-            if kept is None or kept[0] != sweep:
-                kept = self._windows_of = (sweep, block_window_chunks(
-                    self._chunks, self._seed + sweep, self._window[0], **self._block_window()))
-            self._composite.load_chunks(kept[1](positions[positions // n == sweep] % n))
-
     def _sample_ids(self, positions: np.ndarray) -> np.ndarray:
         n = self._sweep_length
         within = positions % n
@@ -376,17 +373,22 @@ class MinibatchSource(WorkerJobs):
         if count > 1 and self._cntk_partitions and not self._randomize:
             return self._local_timeline_minibatch(n, count, index, targets)
         start, (end, taken) = self._position, self._plan(self._position, self._samples, n)
-        if end == start:
+        if end == start:    # (the data is done: no parse kept is delivered any more)
+            self._composite.release_chunks()
             return {}
         markers = self._cntk_markers and count == 1 and self._composite.randomizer == "tumbling"
         try:
             if self.num_workers == 0:
-                positions = self._partition_positions(self._position, end, count, index)
-                if count == 1:
-                    self._load_windows(positions)
-                batch = self._composite.materialize(*self._job(positions), self._seed)
+                batch = self._read_here(end, count, index)
             else:
-                batch = self._gather_from_workers(end, n, count, index)
+                try:
+                    batch = self._gather_from_workers(end, n, count, index)
+                except DataError:   # (a chunk a job's worker read whole may be a later
+                    self._reset_jobs()  # minibatch's: CNTK 2.7 raises at the first one
+                    try:                # that loads it; this one is read here to see)
+                        batch = self._read_here(end, count, index)
+                    finally:
+                        self._composite.release_chunks()
         except NonFrameSequenceError:   # (CNTK 2.7's packer has taken the minibatch it refuses:
             self._reset_jobs()          # the next one follows it, FramePacker.cpp:20-25)
             self._refused = self._refused or (self._position, self._samples)
@@ -441,6 +443,8 @@ class MinibatchSource(WorkerJobs):
     def _deliver(self, batch: dict[str, StreamBatch], end: int, taken: int,
                  targets: list[tuple[Hashable, StreamInformation]]) -> dict:
         end_of_sweep = end // self._sweep_length > self._position // self._sweep_length
+        if end_of_sweep:    # (the parses kept for a sweep's sequences are not kept past it)
+            self._composite.release_chunks()
         self._position, self._samples = end, self._samples + taken
         self._refused = None
         batch, invalid = drop_invalid(batch)
@@ -470,16 +474,28 @@ class MinibatchSource(WorkerJobs):
         if not len(positions):   # (the data ends before another of its own: CNTK 2.7's
             self._position, self._samples = end, self._samples + walked   # reader is there)
             return {}
+        # (CNTK 2.7 loads the chunks this partition reads from: NoRandomizer's, those of its
+        # own sequences; the block randomizer's, its own chunks in the windows of all it
+        # walked)
+        walked_over = np.arange(self._position, end, dtype=np.int64) \
+            if self._randomize else positions
         try:
             if self.num_workers == 0:
+                self._load_windows(walked_over, count, index)
                 batch = self._composite.materialize(*self._job(positions), self._seed)
             else:  # one job at a time: the next partition minibatch is not planned ahead
                 self._reset_jobs()
                 job_id = self._next_job_id
                 self._next_job_id += 1
                 pool = self._ensure_pool()
-                pool.submit(job_id, *self._job(positions))
-                batch = pool.wait(job_id)
+                chunks = self._chunks_to_send(walked_over, count, index)
+                pool.submit(job_id, *self._job(positions), chunks)
+                try:
+                    batch = pool.wait(job_id)
+                except DataError:   # (its chunks were not read: a later job reads them)
+                    self.__dict__["_chunks_sent"].difference_update(
+                        () if chunks is None else chunks.tolist())
+                    raise
         except NonFrameSequenceError:   # (taken and refused, as next_minibatch's: the
             self._reset_jobs()          # partition's next minibatch follows it)
             self._refused = self._refused or (self._position, self._samples)
@@ -590,6 +606,7 @@ class MinibatchSource(WorkerJobs):
             self._finalizer()
             self._finalizer = None
         self._pool = None
+        self._composite.release_chunks()
         self._composite.close()
 
     def __enter__(self) -> "MinibatchSource":

@@ -30,6 +30,7 @@ class Job:
     positions: np.ndarray  # this partition's positions in the range
     consumed: int = 0  # rows already handed out
     result: dict[str, StreamBatch] | None = None
+    chunks: np.ndarray | None = None  # the chunks its worker reads whole first
 
 
 class WorkerJobs:
@@ -55,6 +56,10 @@ class WorkerJobs:
     def _reset_jobs(self) -> None:
         if self._pool is not None and self._jobs:
             self._pool.cancel([j.job_id for j in self._jobs if j.result is None])
+        sent = self.__dict__.get("_chunks_sent")
+        for job in self._jobs:     # (a cancelled job's chunks go with a later job)
+            if job.result is None and job.chunks is not None and sent is not None:
+                sent.difference_update(job.chunks.tolist())
         self._jobs.clear()
         self._plan_at = None
         self._plan_key = None
@@ -65,11 +70,12 @@ class WorkerJobs:
         if end == position:
             return False
         positions = self._partition_positions(position, end, count, index)
-        job = Job(self._next_job_id, position, end, positions)
+        job = Job(self._next_job_id, position, end, positions,
+                  chunks=self._chunks_to_send(positions))
         self._next_job_id += 1
         self._jobs.append(job)
         self._plan_at = (end, samples + taken)
-        self._ensure_pool().submit(job.job_id, *self._job(positions))
+        self._ensure_pool().submit(job.job_id, *self._job(positions), job.chunks)
         return True
 
     def _gather_from_workers(self, end: int, n: int, count: int,

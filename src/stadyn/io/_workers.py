@@ -151,15 +151,20 @@ def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: in
                 return
             if job is None:
                 return
-            job_id, ids, sweeps, positions = job
+            job_id, ids, sweeps, positions, chunks = job
             slot = count % prefetch
             count += 1
             try:
+                if chunks is not None:      # (read whole first, as CNTK 2.7 loads them)
+                    composite.load_chunks(chunks)
                 batch = composite.materialize(ids, sweeps, positions, seed)
                 name, entries = _write_slot(slots, slot, batch)
                 message = ("ok", job_id, slot, name, entries)
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the main process
                 message = ("err", job_id, _pack_exception(exc))
+            finally:    # (the other workers read the rest of those chunks: keep no parses)
+                if chunks is not None:
+                    composite.release_chunks()
             try:
                 conn.send(message)
             except (BrokenPipeError, ConnectionResetError):
@@ -245,9 +250,11 @@ class WorkerPool:
     # -- jobs
 
     def submit(self, job_id: int, ids: np.ndarray, sweeps: np.ndarray,
-               positions: np.ndarray) -> None:
-        """Queue a job; it goes to a worker as soon as one has a free slot."""
-        self._pending.append((job_id, ids, sweeps, positions))
+               positions: np.ndarray, chunks: np.ndarray | None = None) -> None:
+        """Queue a job; it goes to a worker as soon as one has a free slot.  ``chunks``: the
+        chunks the worker has the data read whole first (``Composite.load_chunks``), so a bad
+        line in them raises from this job."""
+        self._pending.append((job_id, ids, sweeps, positions, chunks))
         self._dispatch()
 
     def cancel(self, job_ids) -> None:

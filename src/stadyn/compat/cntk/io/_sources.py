@@ -310,14 +310,15 @@ class MinibatchSource(_io.MinibatchSource):
             warnings.warn(f"max_errors={max_errors}: Stadyn stops at the first malformed "
                           f"sequence (an error naming the file and line) instead of skipping "
                           f"it", stacklevel=2)
-        self._cntk_markers = True      # (sweep ends where CNTK's local timeline meets them)
         # (CNTK 2.7 leaves out an image it cannot decode and counts it against max_errors)
         super().__init__(deserializers, max_samples, max_sweeps, randomization_window_in_chunks,
                          randomization_window_in_samples, randomization_seed, randomize,
                          frame_mode=frame_mode, max_invalid_sequences=int(max_errors),
                          # a restore randomizes anew as CNTK 2.7's block randomizer (not
                          # followed under the truncated packer, which reads on its own)
-                         cntk_seeks=not truncation_length, **kwargs)
+                         cntk_seeks=not truncation_length,
+                         # sweep ends where CNTK's local timeline meets them
+                         cntk_sweep_markers=True, **kwargs)
         # truncated back-propagation through time (CNTK's TruncatedBPTTPacker)
         self._packer = _io.TruncatedPacker(self, truncation_length) if truncation_length \
             else None
