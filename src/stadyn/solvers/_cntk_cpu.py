@@ -58,18 +58,20 @@ def _kind(params: Tensors, grads: Tensors, *states: Tensors):
     return _DTYPES[dtype]
 
 
-def _run(kernel, lists: list, scalars: list, scratch: int, kind, double: int = 0) -> None:
+def _run(kernel, lists: list, scalars: list, scratch: int, kind, double: int = 0,
+         writes: tuple[int, ...] | None = None) -> None:
     """:func:`for_blocks` with ``scratch`` temporaries of ``kind`` handed to
     ``kernel(arrays, tmp, wide, *scalars_i)`` as ``tmp`` (and ``double`` float64 ones as
-    ``wide`` for a float kernel's double step)."""
+    ``wide`` for a float kernel's double step); ``writes``: the lists an element-wise kernel
+    writes (:func:`for_blocks`)."""
     if kind is np.float32:
-        for_blocks(kernel, lists, scalars, scratch=scratch, wide=double)
+        for_blocks(kernel, lists, scalars, scratch=scratch, wide=double, writes=writes)
         return
 
     def wide_kernel(arrays, _tmp, wide, *args):
         kernel(arrays, wide[:scratch], wide[scratch:], *args)
 
-    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch + double)
+    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch + double, writes=writes)
 
 
 def _values(s: Scalar, n: int, kind) -> list:
@@ -85,20 +87,6 @@ def _doubles(s: Scalar, n: int) -> list:
     return [float(v.item() if isinstance(v, torch.Tensor) else v) for v in per_tensor(s, n)]
 
 
-def _by_size(lists: list, scalars: list) -> tuple:
-    """``(large, small)``: the tensors of ``lists`` (and their ``scalars``) of a block or more,
-    and those smaller, each as ``(lists, scalars)``.  The small ones of a plain axpy-like update
-    go through torch's multi-tensor ops, which round each product and sum once as NumPy does
-    (no fused multiply-add) and cost one C++ call for all of them where the blocks cost Python's
-    time per tensor (a model's biases and norms)."""
-    sizes = [p.numel() for p in lists[0]]
-    large = [i for i, k in enumerate(sizes) if k >= BLOCK]
-    small = [i for i, k in enumerate(sizes) if k < BLOCK]
-    return (([[ts[i] for i in large] for ts in lists], [[sc[i] for i in large] for sc in scalars]),
-            ([[ts[i] for i in small] for ts in lists],
-             [[float(sc[i]) for i in small] for sc in scalars]))
-
-
 def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
     """CNTK's L2 step, ``g = g + ElemType(rate) w`` (``Learner.cpp:165``, an unfused axpy)."""
     kind = _kind(params, grads, grads)
@@ -110,12 +98,8 @@ def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
         np.multiply(pc, r, out=tmp[0])
         np.add(gc, tmp[0], out=gc)
 
-    large, ((ps, _, gs), (rates,)) = _by_size([params, grads, grads],
-                                              [_values(rate, len(params), kind)])
-    if ps:
-        torch._foreach_add_(gs, torch._foreach_mul(ps, rates))
-    if large[0][0]:
-        _run(kernel, *large, 1, kind)
+    _run(kernel, [params, grads, grads], [_values(rate, len(params), kind)], 1, kind,
+         writes=(2,))
     return True
 
 
@@ -130,34 +114,8 @@ def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
         np.multiply(gc, step, out=tmp[0])
         np.add(pc, tmp[0], out=pc)
 
-    large, ((ps, gs), (steps,)) = _by_size(
-        [params, grads], [[-s for s in _values(lr, len(params), kind)]])
-    if ps:
-        torch._foreach_add_(ps, torch._foreach_mul(gs, steps))
-    if large[0][0]:
-        _run(kernel, *large, 1, kind)
-    return True
-
-
-def _momentum_small(ps, gs, vs, ms, alphas, kind, nesterov) -> bool:
-    """:func:`momentum_cntk`'s arithmetic through torch's multi-tensor ops (``False`` where the
-    momenta differ in kind: 1, 0 or another)."""
-    if len({1 if m == 1 else 0 if m == 0 else 2 for m in ms}) > 1:
-        return False
-    m0 = ms[0]
-    if m0 == 1:
-        torch._foreach_add_(vs, torch._foreach_mul(gs, alphas))
-    elif m0 == 0:
-        torch._foreach_copy_(vs, torch._foreach_mul(gs, alphas))
-    else:
-        torch._foreach_add_(vs, torch._foreach_mul(gs, [float(kind(a) / kind(m))
-                                                        for a, m in zip(alphas, ms)]))
-        torch._foreach_mul_(vs, ms)
-    if not nesterov:
-        torch._foreach_sub_(ps, vs)
-        return True
-    torch._foreach_add_(ps, torch._foreach_mul(vs, [-m for m in ms]))
-    torch._foreach_add_(ps, torch._foreach_mul(gs, [-a for a in alphas]))
+    _run(kernel, [params, grads], [[-s for s in _values(lr, len(params), kind)]], 1, kind,
+         writes=(0,))
     return True
 
 
@@ -195,12 +153,7 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
         np.multiply(gc, -alpha, out=a)
         np.add(pc, a, out=pc)
 
-    lists, scalars = [params, grads, velocities], [ms, alphas]
-    large, small = _by_size(lists, scalars)
-    if small[0][0] and _momentum_small(*small[0], *small[1], kind, nesterov):
-        lists, scalars = large
-    if lists[0]:
-        _run(kernel, lists, scalars, 1, kind)
+    _run(kernel, [params, grads, velocities], [ms, alphas], 1, kind, writes=(0, 2))
     return True
 
 
@@ -248,7 +201,7 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
 
     _run(kernel, [params, grads, m, v],
          [_values(lr, n, kind), _values(correction, n, kind), b1s, b2s, gains], 2, kind,
-         double=1 if kind is np.float32 else 0)
+         double=1 if kind is np.float32 else 0, writes=(0, 2, 3))
     return True
 
 
@@ -289,7 +242,7 @@ def fsadagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, l
 
     _run(kernel, [params, grads, v, m],
          [_values(lr, n, kind), moms, gains, _values(var_momentum, n, kind),
-          _values(ada_mul, n, kind)], 2, kind)
+          _values(ada_mul, n, kind)], 2, kind, writes=(0, 2, 3))
     return True
 
 
@@ -342,7 +295,10 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
         if average_multiplier:
             sums[k] = _running_sum(sums[k], np.divide(kind(1), a, out=a), True)
 
-    _run(pass1, [params, grads, v], [list(range(n))], 1, kind)
+    if average_multiplier:                      # (per tensor: its own running sum)
+        _run(pass1, [params, grads, v], [list(range(n))], 1, kind)
+    else:
+        _run(pass1, [params, grads, v], [[0] * n], 1, kind, writes=(2,))
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
@@ -352,7 +308,7 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    _run(pass2, [params, grads, v], [coefs], 1, kind)
+    _run(pass2, [params, grads, v], [coefs], 1, kind, writes=(0,))
     return True
 
 
@@ -406,7 +362,10 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
         if average_multiplier:
             sums[k] = _running_sum(sums[k], r, False)
 
-    _run(pass1, [params, grads, v, signs, steps], [list(range(n))], 2, kind)
+    if average_multiplier:                      # (per tensor: its own running sum)
+        _run(pass1, [params, grads, v, signs, steps], [list(range(n))], 2, kind)
+    else:
+        _run(pass1, [params, grads, v, signs, steps], [[0] * n], 2, kind, writes=(2, 3, 4))
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
@@ -416,7 +375,7 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    _run(pass2, [params, grads, v, signs, steps], [coefs], 2, kind)
+    _run(pass2, [params, grads, v, signs, steps], [coefs], 2, kind, writes=(0,))
     return True
 
 
@@ -452,7 +411,8 @@ def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, 
         np.multiply(a, rate, out=a)
         np.add(pc, a, out=pc)
 
-    _run(kernel, [params, grads, eg, ex], [_values(lr, len(params), kind)], 2, kind)
+    _run(kernel, [params, grads, eg, ex], [_values(lr, len(params), kind)], 2, kind,
+         writes=(0, 2, 3))
     return True
 
 

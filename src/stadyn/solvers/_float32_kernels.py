@@ -88,7 +88,7 @@ def weight_decay_blocks(grads: Tensors, params: Tensors, *, rate: float) -> bool
         np.multiply(pc, r, out=a)
         np.add(gc, a, out=gc)
 
-    for_blocks(kernel, [params, grads], [], scratch=1)
+    for_blocks(kernel, [params, grads], [], scratch=1, writes=(1,))
     _copy_back(back)
     return True
 
@@ -111,7 +111,7 @@ def sgd_blocks(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
         np.multiply(gc, rate, out=a)
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads], [_floats(lr, len(params))], scratch=1)
+    for_blocks(kernel, [params, grads], [_floats(lr, len(params))], scratch=1, writes=(0,))
     return True
 
 
@@ -141,7 +141,8 @@ def sgdw_blocks(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, mome
         np.subtract(pc, mc, out=pc)
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, m], [_floats(lr, n), _floats(decay, n)], scratch=1)
+    for_blocks(kernel, [params, grads, m], [_floats(lr, n), _floats(decay, n)], scratch=1,
+               writes=(0, 2))
     return True
 
 
@@ -170,7 +171,8 @@ def adagrad_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
         np.divide(b, a, out=b)
         np.subtract(pc, b, out=pc)
 
-    for_blocks(kernel, [params, grads, v], [_floats(lr, len(params))], scratch=2)
+    for_blocks(kernel, [params, grads, v], [_floats(lr, len(params))], scratch=2,
+               writes=(0, 2))
     return True
 
 
@@ -196,7 +198,8 @@ def rmsprop_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, d
         np.multiply(a, gc, out=a)
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, v], [_floats(lr, len(params))], scratch=1)
+    for_blocks(kernel, [params, grads, v], [_floats(lr, len(params))], scratch=1,
+               writes=(0, 2))
     return True
 
 
@@ -237,7 +240,7 @@ def adadelta_blocks(params: Tensors, grads: Tensors, e_grad: Tensors, e_delta: T
         np.subtract(pc, a, out=pc)
 
     for_blocks(kernel, [params, grads, e_grad, e_delta], [_floats(lr, len(params))],
-               scratch=2)
+               scratch=2, writes=(0, 2, 3))
     return True
 
 
@@ -273,7 +276,8 @@ def adamax_blocks(params: Tensors, grads: Tensors, m: Tensors, u: Tensors, *,
         np.divide(b, a, out=b)
         np.subtract(pc, b, out=pc)
 
-    for_blocks(kernel, [params, grads, m, u], [_floats(step_size, len(params))], scratch=2)
+    for_blocks(kernel, [params, grads, m, u], [_floats(step_size, len(params))], scratch=2,
+               writes=(0, 2, 3))
     return True
 
 
@@ -312,7 +316,7 @@ def lion_blocks(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, beta
         np.subtract(pc, b, out=pc)
 
     for_blocks(kernel, [params, grads, m], [_floats(lr, n), _floats(weight_decay, n)],
-               scratch=2)
+               scratch=2, writes=(0, 2))
     return True
 
 
@@ -390,7 +394,7 @@ def lamb_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta:
         np.subtract(pc, w1, out=w1)
         np.copyto(pc, w1, casting="unsafe")
 
-    for_blocks(update, [params, r], [factors], scratch=0, wide=1)
+    for_blocks(update, [params, r], [factors], scratch=0, wide=1, writes=(0,))
     return True
 
 
@@ -448,7 +452,7 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
         np.subtract(pc, vc, out=pc)                  # w = w - v
 
     grads, back = _written_back(grads)
-    for_blocks(update, [params, grads, v], [rates, decays], scratch=1)
+    for_blocks(update, [params, grads, v], [rates, decays], scratch=1, writes=(0, 1, 2))
     _copy_back(back)
     return True
 
@@ -501,6 +505,7 @@ def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:
         np.divide(gc, norm, out=gc)
 
     if clipped:
-        for_blocks(scale, [clipped], [[x for x in norms if x is not None]], scratch=0)
+        for_blocks(scale, [clipped], [[x for x in norms if x is not None]], scratch=0,
+                   writes=(0,))
         _copy_back(back)
     return True
