@@ -90,6 +90,38 @@ def _parameter_list(parameters: Any, owner: str) -> tuple[list[str], list[Variab
     return names, params
 
 
+def _end_to_end(params: list[torch.Tensor], value: float | None) -> list[torch.Tensor]:
+    """A tensor like each of ``params`` (filled with ``value``; ``None``: left uninitialised);
+    those of contiguous CPU floating-point parameters are views of one buffer per dtype, end to
+    end in the parameters' order: the exact CPU blocks (``solvers/_float32_blocks.py``) then
+    take those of a run of small parameters as one array, without copying them in and out on
+    every update."""
+    out: list = [None] * len(params)
+    runs: dict[torch.dtype, list[int]] = {}
+    for i, p in enumerate(params):
+        if p.is_cpu and p.is_contiguous() and p.dtype.is_floating_point:
+            runs.setdefault(p.dtype, []).append(i)
+        else:
+            out[i] = torch.empty_like(p) if value is None else torch.full_like(p, value)
+    for dtype, idx in runs.items():
+        n = sum(params[i].numel() for i in idx)
+        flat = torch.empty(n, dtype=dtype) if value is None else torch.full((n,), value,
+                                                                              dtype=dtype)
+        for i, view in zip(idx, flat.split([params[i].numel() for i in idx])):
+            out[i] = view.view(params[i].shape)
+    return out
+
+
+def _new_states(params: list[torch.Tensor], names, init: Mapping[str, float]) -> list[dict]:
+    """Each parameter's state tensors (``names``, filled with ``init``'s value, else 0), like
+    their parameters, each state's end to end (:func:`_end_to_end`)."""
+    states: list[dict] = [{} for _ in params]
+    for k in names:
+        for state, t in zip(states, _end_to_end(params, init.get(k, 0.0))):
+            state[k] = t
+    return states
+
+
 class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
     """Base class of CNTK's learners (use the factories: :func:`~stadyn.learners.sgd`, ...).
 
@@ -164,8 +196,8 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         self._lr_reset = False
         self._sweep_size: int | None = None
         self._scalar_state: dict[str, float] = {}
-        self._states = [{k: torch.full_like(data_of(p).detach(), self._state_init.get(k, 0.0))
-                         for k in self._state_names} for p in self._params]
+        self._states = _new_states([data_of(p).detach() for p in self._params],
+                                   self._state_names, self._state_init)
         self.foreach = True
         self.generator: torch.Generator | None = None   # for the Gaussian noise (None: torch's)
         # Where update() copies the gradients that clipping and L2 change: kept between steps
@@ -494,6 +526,10 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         """Parameter ``k``'s scratch buffer for a copy of its gradient ``g`` (made, or remade
         when ``g`` changed shape, dtype, device or layout)."""
         buffer = self._scratch[k]
+        if buffer is None and not any(b is not None for b in self._scratch):
+            # the first copies: all parameters' buffers end to end (the exact blocks' packs)
+            self._scratch = _end_to_end([data_of(v).detach() for v in self._params], None)
+            buffer = self._scratch[k]
         if buffer is None or buffer.shape != g.shape or buffer.dtype != g.dtype \
                 or buffer.device != g.device or buffer.stride() != g.stride():
             buffer = self._scratch[k] = torch.empty_like(g)
