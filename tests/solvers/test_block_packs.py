@@ -297,3 +297,30 @@ def test_an_empty_parameter_alone_is_no_error_as_in_nnabla():
     both.update()
     assert b.d.tolist() == [0.9990000128746033] * 3
     assert b.g.tolist() == [0.5773502588272095] * 3
+
+
+def test_parameters_set_anew_are_updated_as_by_a_fresh_solver():
+    import stadyn.solvers as S
+
+    def variables(seed):
+        rs = np.random.RandomState(seed)
+        vs = {"p%d" % k: sd.Variable.from_numpy_array(rs.randn(n).astype(np.float32),
+                                                      need_grad=True)
+              for k, n in enumerate((5, 7, 300, 2, 40))}
+        for v in vs.values():
+            v.g = rs.randn(*v.shape).astype(np.float32)
+        return vs
+
+    solver = S.Adam(alpha=0.01)
+    solver.set_parameters(variables(0))
+    solver.update()
+    fresh_vars = variables(1)
+    solver.set_parameters(fresh_vars)               # new parameters, states started afresh
+    solver.update()
+    B._PLANS.clear()
+    expected_vars = variables(1)
+    fresh = S.Adam(alpha=0.01)
+    fresh.set_parameters(expected_vars)
+    fresh.update()
+    for k in fresh_vars:
+        np.testing.assert_array_equal(fresh_vars[k].d, expected_vars[k].d)
