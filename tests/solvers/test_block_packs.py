@@ -324,3 +324,26 @@ def test_parameters_set_anew_are_updated_as_by_a_fresh_solver():
     fresh.update()
     for k in fresh_vars:
         np.testing.assert_array_equal(fresh_vars[k].d, expected_vars[k].d)
+
+
+def test_cntk_float_adam_divides_as_cntk_in_double():
+    """CNTK's float Adam takes ``(float)(1.0 / (sqrt(v) + eps))`` in double; the blocks divide
+    in float (the same bits for every float, tests/solvers/exhaustive_reciprocal.py).  Expected
+    here: the kernel's arithmetic in NumPy with the double division, on moments of random bit
+    patterns (every magnitude, subnormals, infinities, NaNs)."""
+    rs = np.random.RandomState(0)
+    n = 1 << 18
+    v = rs.randint(0, 1 << 32, n, dtype=np.uint64).astype(np.uint32).view(np.float32)
+    v = v.copy()
+    w, g, m = (rs.randn(n).astype(np.float32) for _ in range(3))
+    f = np.float32
+    b1, b2, eps, lr, corr = f(0.9), f(0.999), f(1e-8), f(0.01), f(0.3)
+    with np.errstate(all="ignore"):
+        v2 = v * b2 + (g * (f(1) - b2)) * g
+        r = (1.0 / (np.sqrt(v2) + eps).astype(np.float64)).astype(np.float32) * corr
+        m2 = m * b1 + g * (f(1) - b1)
+        expected = w - (m2 * r) * lr
+    tw, tg, tm, tv = (torch.from_numpy(x.copy()) for x in (w, g, m, v))
+    assert C.adam_cntk([tw], [tg], [tm], [tv], lr=float(lr), correction=float(corr),
+                       beta1=float(b1), beta2=float(b2), eps=1e-8, unit_gain=True)
+    _assert_bitwise([tw.numpy(), tv.numpy(), tm.numpy()], [expected, v2, m2])
