@@ -112,9 +112,11 @@ class _Plan:
     array (*packs*, by their first index): ``(i0, i1, total, arrays, gathers)``, ``arrays[j]``
     the pack's array of list ``j`` (a view over its tensors where they lie end to end in
     memory, else a buffer of the plan), ``gathers`` the ``(lists sharing the buffer, buffer,
-    views, bounds)`` to copy in before the kernel and back after it.  A plan holds NumPy views
-    over raw addresses, never a tensor, and is used only for tensors at the same addresses with
-    as many elements of the same dtype (:func:`_plan`'s key)."""
+    views, the buffer's piece of each)`` to copy in before the kernel and back after it.  A
+    plan holds NumPy views over raw addresses, never a tensor, and is used only for tensors at
+    the same addresses with as many elements of the same dtype (:func:`_plan`'s key).  Its
+    buffers are shared by the calls that use it: two threads updating the very same tensors at
+    once (a race in any case) would also share them."""
 
     __slots__ = ("views", "packs", "size")
 
@@ -141,7 +143,7 @@ class _Plan:
     def _pack(self, lists: list, sizes: list, i0: int, i1: int, buffers: dict) -> None:
         """Plan the pack of tensors ``i0:i1``."""
         total = sum(sizes[i0:i1])
-        bounds = np.cumsum([0] + sizes[i0:i1]).tolist()
+        bounds = np.cumsum([0] + sizes[i0:i1]).tolist()       # (each tensor's in the pack)
         arrays: list = [None] * len(lists)
         gathers: list = []
         first: dict[tuple, int] = {}
@@ -167,7 +169,8 @@ class _Plan:
                 if j not in buffers:
                     buffers[j] = np.empty(self.size, dtype)
                 arrays[j] = buffers[j][:total]
-                gathers.append(([j], arrays[j], views, bounds))
+                pieces = [arrays[j][bounds[k]:bounds[k + 1]] for k in range(len(views))]
+                gathers.append(([j], arrays[j], views, pieces))
         self.packs[i0] = (i0, i1, total, arrays, gathers)
 
 
@@ -208,7 +211,10 @@ def _plan(lists: list) -> _Plan | None:
     plan = _PLANS.get(key)
     if plan is None:
         if len(_PLANS) >= _PLANS_KEPT:
-            del _PLANS[next(iter(_PLANS))]
+            try:                                     # (another thread may have taken it)
+                _PLANS.pop(next(iter(_PLANS)), None)
+            except (StopIteration, RuntimeError):
+                pass
         plan = _PLANS[key] = _Plan(lists, list(key[2]))
     return plan
 
@@ -260,10 +266,10 @@ def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0,
                     np.concatenate(ins, out=buffer)
                 kernel(arrays, [t[:total] for t in tmps], [w[:total] for w in wides],
                        *[sc[i0] for sc in scalars])
-                for owners, buffer, outs, bounds in gathers:
+                for owners, _, outs, pieces in gathers:
                     if any(j in writes for j in owners):
-                        for k, out in enumerate(outs):
-                            np.copyto(out, buffer[bounds[k]:bounds[k + 1]])
+                        for out, piece in zip(outs, pieces):
+                            out[...] = piece
                 i = i1
                 continue
             if views is None:
