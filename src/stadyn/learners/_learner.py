@@ -33,6 +33,7 @@ from ..solvers import functional as Fn
 from ._checks import finite as _finite
 from ._learner_checkpoints import UPDATE_COUNT_OFFSET, LearnerCheckpoints
 from ._row_sparse import RowSparseUpdates
+from ._state_layout import end_to_end, new_states
 
 __all__ = ["Learner", "default_unit_gain_value", "set_default_unit_gain_value"]
 
@@ -88,38 +89,6 @@ def _parameter_list(parameters: Any, owner: str) -> tuple[list[str], list[Variab
     if len({id(p) for p in params}) != len(params):
         raise ParameterError(f"{owner}: the parameters contain duplicates")
     return names, params
-
-
-def _end_to_end(params: list[torch.Tensor], value: float | None) -> list[torch.Tensor]:
-    """A tensor like each of ``params`` (filled with ``value``; ``None``: left uninitialised);
-    those of contiguous CPU floating-point parameters are views of one buffer per dtype, end to
-    end in the parameters' order: the exact CPU blocks (``solvers/_float32_blocks.py``) then
-    take those of a run of small parameters as one array, without copying them in and out on
-    every update."""
-    out: list = [None] * len(params)
-    runs: dict[torch.dtype, list[int]] = {}
-    for i, p in enumerate(params):
-        if p.is_cpu and p.is_contiguous() and p.dtype.is_floating_point:
-            runs.setdefault(p.dtype, []).append(i)
-        else:
-            out[i] = torch.empty_like(p) if value is None else torch.full_like(p, value)
-    for dtype, idx in runs.items():
-        n = sum(params[i].numel() for i in idx)
-        flat = torch.empty(n, dtype=dtype) if value is None else torch.full((n,), value,
-                                                                              dtype=dtype)
-        for i, view in zip(idx, flat.split([params[i].numel() for i in idx])):
-            out[i] = view.view(params[i].shape)
-    return out
-
-
-def _new_states(params: list[torch.Tensor], names, init: Mapping[str, float]) -> list[dict]:
-    """Each parameter's state tensors (``names``, filled with ``init``'s value, else 0), like
-    their parameters, each state's end to end (:func:`_end_to_end`)."""
-    states: list[dict] = [{} for _ in params]
-    for k in names:
-        for state, t in zip(states, _end_to_end(params, init.get(k, 0.0))):
-            state[k] = t
-    return states
 
 
 class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
@@ -196,8 +165,8 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         self._lr_reset = False
         self._sweep_size: int | None = None
         self._scalar_state: dict[str, float] = {}
-        self._states = _new_states([data_of(p).detach() for p in self._params],
-                                   self._state_names, self._state_init)
+        self._states = new_states([data_of(p).detach() for p in self._params],
+                                  self._state_names, self._state_init)
         self.foreach = True
         self.generator: torch.Generator | None = None   # for the Gaussian noise (None: torch's)
         # Where update() copies the gradients that clipping and L2 change: kept between steps
@@ -528,7 +497,7 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         buffer = self._scratch[k]
         if buffer is None and not any(b is not None for b in self._scratch):
             # the first copies: all parameters' buffers end to end (the exact blocks' packs)
-            self._scratch = _end_to_end([data_of(v).detach() for v in self._params], None)
+            self._scratch = end_to_end([data_of(v).detach() for v in self._params], None)
             buffer = self._scratch[k]
         if buffer is None or buffer.shape != g.shape or buffer.dtype != g.dtype \
                 or buffer.device != g.device or buffer.stride() != g.stride():
