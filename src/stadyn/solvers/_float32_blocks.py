@@ -243,9 +243,10 @@ def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0,
     smaller than a block whose scalars are bit for bit equal then go through it as one array
     (the same operations on every element: the same numbers; Python's cost paid once for them,
     not per tensor), taken from their memory where they lie end to end, else copied in and the
-    written lists copied back."""
+    written lists copied back.  (Without ``writes`` no plan is made or kept: a reduction's lists
+    may hold scratch tensors made afresh on each call, whose plans would only push out others.)"""
     params = lists[0]
-    plan = _plan(lists) if params else None
+    plan = _plan(lists) if params and writes is not None else None
     if plan is None:
         sizes = [p.numel() for p in params]
         size = min(BLOCK, max(sizes, default=0))

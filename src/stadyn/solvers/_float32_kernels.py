@@ -395,7 +395,7 @@ def lamb_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta:
         np.subtract(pc, w1, out=w1)
         np.copyto(pc, w1, casting="unsafe")
 
-    for_blocks(update, [params, r], [factors], scratch=0, wide=1, writes=(0,))
+    for_blocks(update, [params, r], [factors], scratch=0, wide=1)    # (r: fresh, no plan)
     return True
 
 
