@@ -506,7 +506,7 @@ def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:
         np.divide(gc, norm, out=gc)
 
     if clipped:
-        for_blocks(scale, [clipped], [[x for x in norms if x is not None]], scratch=0,
-                   writes=(0,))
+        # (each its own norm: no packs; the clipped subset changes, so no plan either)
+        for_blocks(scale, [clipped], [[x for x in norms if x is not None]], scratch=0)
         _copy_back(back)
     return True
