@@ -75,6 +75,9 @@ CNTK = {
     "rmsprop": (3, lambda p, g, s: C.rmsprop_cntk(p, g, *s, lr=0.01, gamma=0.95, inc=1.2,
                                                   dec=0.7, max_step=10.0, min_step=0.001,
                                                   first=0.0, average_multiplier=False)),
+    "rmsprop_mean": (3, lambda p, g, s: C.rmsprop_cntk(p, g, *s, lr=0.01, gamma=0.95, inc=1.2,
+                                                       dec=0.7, max_step=10.0, min_step=0.001,
+                                                       first=0.0, average_multiplier=True)),
     "adadelta": (2, lambda p, g, s: C.adadelta_cntk(p, g, *s, lr=1.0, rho=0.95, eps=1e-6)),
 }
 

@@ -59,18 +59,19 @@ def _kind(params: Tensors, grads: Tensors, *states: Tensors):
 
 
 def _run(kernel, lists: list, scalars: list, scratch: int, kind,
-         writes: tuple[int, ...] | None = None) -> None:
+         writes: tuple[int, ...] | None = None, spans: bool = False) -> None:
     """:func:`for_blocks` with ``scratch`` temporaries of ``kind`` handed to
     ``kernel(arrays, tmp, wide, *scalars_i)`` as ``tmp``; ``writes``: the lists an
-    element-wise kernel writes (:func:`for_blocks`)."""
+    element-wise kernel writes, ``spans``: the tensors' spans handed to it
+    (:func:`for_blocks`)."""
     if kind is np.float32:
-        for_blocks(kernel, lists, scalars, scratch=scratch, writes=writes)
+        for_blocks(kernel, lists, scalars, scratch=scratch, writes=writes, spans=spans)
         return
 
     def wide_kernel(arrays, _tmp, wide, *args):
         kernel(arrays, wide, [], *args)
 
-    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch, writes=writes)
+    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch, writes=writes, spans=spans)
 
 
 def _values(s: Scalar, n: int, kind) -> list:
@@ -289,15 +290,14 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
         np.add(vc, floor, out=a)
         return np.sqrt(a, out=a)
 
-    def pass1(arrays, tmp, _wide, k):
+    def pass1(arrays, tmp, _wide, spans):
         a = root(arrays, tmp, True)
-        if average_multiplier:
-            sums[k] = _running_sum(sums[k], np.divide(kind(1), a, out=a), True)
+        if average_multiplier:                  # each tensor's own sum, over its span
+            np.divide(kind(1), a, out=a)
+            for k, start, stop in spans:
+                sums[k] = _running_sum(sums[k], a[start:stop], True)
 
-    if average_multiplier:                      # (per tensor: its own running sum)
-        _run(pass1, [params, grads, v], [list(range(n))], 1, kind)
-    else:
-        _run(pass1, [params, grads, v], [[0] * n], 1, kind, writes=(2,))
+    _run(pass1, [params, grads, v], [], 1, kind, writes=(2,), spans=True)
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
@@ -356,15 +356,13 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
         np.sqrt(a, out=a)
         return np.divide(stc, a, out=a)
 
-    def pass1(arrays, tmp, _wide, k):
+    def pass1(arrays, tmp, _wide, spans):
         r = ratio(arrays, tmp, True)
-        if average_multiplier:
-            sums[k] = _running_sum(sums[k], r, False)
+        if average_multiplier:                  # each tensor's own sum, over its span
+            for k, start, stop in spans:
+                sums[k] = _running_sum(sums[k], r[start:stop], False)
 
-    if average_multiplier:                      # (per tensor: its own running sum)
-        _run(pass1, [params, grads, v, signs, steps], [list(range(n))], 2, kind)
-    else:
-        _run(pass1, [params, grads, v, signs, steps], [[0] * n], 2, kind, writes=(2, 3, 4))
+    _run(pass1, [params, grads, v, signs, steps], [], 2, kind, writes=(2, 3, 4), spans=True)
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):

@@ -109,7 +109,8 @@ _data_ptr, _numel, _contiguous = torch.Tensor.data_ptr, torch.Tensor.numel, \
 class _Plan:
     """How :func:`for_blocks` walks one set of lists: every tensor's flat view (``views[j][i]``)
     and the runs of consecutive tensors smaller than a block that go through the kernel as one
-    array (*packs*, by their first index): ``(i0, i1, total, arrays, gathers)``, ``arrays[j]``
+    array (*packs*, by their first index): ``(i0, i1, total, arrays, gathers, spans)``,
+    ``spans`` each tensor's ``(index, start, stop)`` in the pack, ``arrays[j]``
     the pack's array of list ``j`` (a view over its tensors where they lie end to end in
     memory, else a buffer of the plan), ``gathers`` the ``(lists sharing the buffer, buffer,
     views, the buffer's piece of each)`` to copy in before the kernel and back after it.  A
@@ -171,7 +172,8 @@ class _Plan:
                 arrays[j] = buffers[j][:total]
                 pieces = [arrays[j][bounds[k]:bounds[k + 1]] for k in range(len(views))]
                 gathers.append(([j], arrays[j], views, pieces))
-        self.packs[i0] = (i0, i1, total, arrays, gathers)
+        self.packs[i0] = (i0, i1, total, arrays, gathers,
+                          [(i0 + k, bounds[k], bounds[k + 1]) for k in range(i1 - i0)])
 
 
 def _disjoint(lists: list) -> bool:
@@ -231,7 +233,7 @@ def _same(values: list) -> bool:
 
 
 def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0,
-               writes: tuple[int, ...] | None = None) -> None:
+               writes: tuple[int, ...] | None = None, spans: bool = False) -> None:
     """Run ``kernel(arrays, tmp, wide_tmp, *scalars_i)`` over every block of every tensor:
     ``arrays`` are the block's views of ``lists[j][i]`` (``None`` where ``lists[j]`` is
     ``None``; the second list, the gradients, read in the parameter's element order), ``tmp``
@@ -244,7 +246,10 @@ def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0,
     (the same operations on every element: the same numbers; Python's cost paid once for them,
     not per tensor), taken from their memory where they lie end to end, else copied in and the
     written lists copied back.  (Without ``writes`` no plan is made or kept: a reduction's lists
-    may hold scratch tensors made afresh on each call, whose plans would only push out others.)"""
+    may hold scratch tensors made afresh on each call, whose plans would only push out others.)
+    With ``spans`` the kernel also gets, last, the ``(i, start, stop)`` of each tensor ``i`` in
+    its arrays, for a reduction of its own per tensor (a tensor past a block: its blocks in
+    order, each ``(i, 0, length)``)."""
     params = lists[0]
     plan = _plan(lists) if params and writes is not None else None
     if plan is None:
@@ -262,11 +267,11 @@ def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0,
         while i < n_all:
             pack = packs.get(i)
             if pack is not None and all(_same(sc[i:pack[1]]) for sc in scalars):
-                i0, i1, total, arrays, gathers = pack
+                i0, i1, total, arrays, gathers, parts = pack
                 for _, buffer, ins, _ in gathers:
                     np.concatenate(ins, out=buffer)
                 kernel(arrays, [t[:total] for t in tmps], [w[:total] for w in wides],
-                       *[sc[i0] for sc in scalars])
+                       *[sc[i0] for sc in scalars], *([parts] if spans else []))
                 for owners, _, outs, pieces in gathers:
                     if any(j in writes for j in owners):
                         for out, piece in zip(outs, pieces):
@@ -285,12 +290,13 @@ def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0,
             if n == 0:                     # no element: nothing to compute (nor to index)
                 continue
             if n == size:                  # one block, as long as the scratch
-                kernel(flats, tmps, wides, *args)
+                kernel(flats, tmps, wides, *args, *([[(i - 1, 0, n)]] if spans else []))
                 continue
             for s in range(0, n, BLOCK):
                 k = min(BLOCK, n - s)
                 kernel([None if f is None else f[s:s + k] for f in flats],
-                       [t[:k] for t in tmps], [w[:k] for w in wides], *args)
+                       [t[:k] for t in tmps], [w[:k] for w in wides], *args,
+                       *([[(i - 1, 0, k)]] if spans else []))
     torch.autograd.graph.increment_version(list(params))
 
 
