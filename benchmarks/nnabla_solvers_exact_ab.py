@@ -2,11 +2,13 @@
 Lion two ways, alternating in one process: ``A`` the torch multi-tensor path (the
 ``solvers._float32_kernels`` blocks refused, as before nnsolv40), ``B`` NNabla 1.39's float32
 arithmetic in cache-sized NumPy blocks (``solvers/_float32_kernels.py``, the default on CPU
-since nnsolv40).  Sizes: 1 M parameters in one tensor and the digits CNN of ``stadyn demo``
-(10.4 M parameters in 52 tensors, ``benchmarks/nnabla_adam_exact_ab.py``'s).
+since nnsolv40).  Sizes: 1 M parameters in one tensor, the digits CNN of ``stadyn demo``
+(10.4 M parameters in 52 tensors, ``benchmarks/nnabla_adam_exact_ab.py``'s), and with
+``--sizes`` CNTK's CIFAR ConvNet (1.2 M in 14 tensors) and 200 tensors of 1000 values
+(``benchmarks/cntk_learner_exact_ab.py``'s: where the blocks' cost per tensor shows).
 
     PYTHONPATH=src python benchmarks/nnabla_solvers_exact_ab.py [--steps 3] [--rounds 5]
-        [--solver RMSprop ...]
+        [--solver RMSprop ...] [--sizes 1M "digits CNN" ConvNet 200x1K] [--threads 1]
 
 Prints, per solver and size, the median process CPU time and wall time of one update in ms
 (``solver.update()`` of ``stadyn.solvers``, the same call overhead on both sides) and the
@@ -22,9 +24,12 @@ import torch
 import stadyn.solvers as S
 import stadyn.solvers._solver as solver_base
 import stadyn.solvers._solver_nnabla as solver_nnabla
+from cntk_learner_exact_ab import SIZES as CNTK_SIZES
 from nnabla_adam_exact_ab import CNN, timed_rounds
 
-SIZES = {"1M": [(1000, 1000)], "digits CNN": CNN}
+SIZES = {"1M": [(1000, 1000)], "digits CNN": CNN, "ConvNet": CNTK_SIZES["ConvNet"],
+         "200x1K": CNTK_SIZES["200x1K"]}
+DEFAULT_SIZES = ["1M", "digits CNN"]
 SOLVERS = {"RMSprop": (solver_nnabla, "rmsprop_blocks", dict(lr=1e-3)),
            "Lamb": (solver_nnabla, "lamb_blocks", dict(eta=1e-3)),
            "Adamax": (solver_nnabla, "adamax_blocks", dict(alpha=1e-3)),
@@ -67,12 +72,17 @@ def main() -> None:
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--solver", action="append", choices=sorted(SOLVERS))
+    ap.add_argument("--sizes", nargs="*", choices=sorted(SIZES), default=DEFAULT_SIZES)
+    ap.add_argument("--threads", type=int, help="torch.set_num_threads (default: torch's)")
     args = ap.parse_args()
+    if args.threads:
+        torch.set_num_threads(args.threads)
     print("one update, ms (median of %d rounds of %d), torch %s, %d thread(s)"
           % (args.rounds, args.steps, torch.__version__, torch.get_num_threads()))
     for name in args.solver or SOLVERS:
         module, attr, kwargs = SOLVERS[name]
-        for size, shapes in SIZES.items():
+        for size in args.sizes:
+            shapes = SIZES[size]
             states = {k: _solver(name, kwargs, shapes) for k in "AB"}
 
             def update(kind, state):

@@ -33,6 +33,7 @@ from ..solvers import functional as Fn
 from ._checks import finite as _finite
 from ._learner_checkpoints import UPDATE_COUNT_OFFSET, LearnerCheckpoints
 from ._row_sparse import RowSparseUpdates
+from ._state_layout import end_to_end, new_states
 
 __all__ = ["Learner", "default_unit_gain_value", "set_default_unit_gain_value"]
 
@@ -164,8 +165,8 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         self._lr_reset = False
         self._sweep_size: int | None = None
         self._scalar_state: dict[str, float] = {}
-        self._states = [{k: torch.full_like(data_of(p).detach(), self._state_init.get(k, 0.0))
-                         for k in self._state_names} for p in self._params]
+        self._states = new_states([data_of(p).detach() for p in self._params],
+                                  self._state_names, self._state_init)
         self.foreach = True
         self.generator: torch.Generator | None = None   # for the Gaussian noise (None: torch's)
         # Where update() copies the gradients that clipping and L2 change: kept between steps
@@ -494,6 +495,10 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         """Parameter ``k``'s scratch buffer for a copy of its gradient ``g`` (made, or remade
         when ``g`` changed shape, dtype, device or layout)."""
         buffer = self._scratch[k]
+        if buffer is None and not any(b is not None for b in self._scratch):
+            # the first copies: all parameters' buffers end to end (the exact blocks' packs)
+            self._scratch = end_to_end([data_of(v).detach() for v in self._params], None)
+            buffer = self._scratch[k]
         if buffer is None or buffer.shape != g.shape or buffer.dtype != g.dtype \
                 or buffer.device != g.device or buffer.stride() != g.stride():
             buffer = self._scratch[k] = torch.empty_like(g)

@@ -59,18 +59,20 @@ def _kind(params: Tensors, grads: Tensors, *states: Tensors):
     return _DTYPES[dtype]
 
 
-def _run(kernel, lists: list, scalars: list, scratch: int, kind, double: int = 0) -> None:
+def _run(kernel, lists: list, scalars: list, scratch: int, kind,
+         writes: tuple[int, ...] | None = None, spans: bool = False) -> None:
     """:func:`for_blocks` with ``scratch`` temporaries of ``kind`` handed to
-    ``kernel(arrays, tmp, wide, *scalars_i)`` as ``tmp`` (and ``double`` float64 ones as
-    ``wide`` for a float kernel's double step)."""
+    ``kernel(arrays, tmp, wide, *scalars_i)`` as ``tmp``; ``writes``: the lists an
+    element-wise kernel writes, ``spans``: the tensors' spans handed to it
+    (:func:`for_blocks`)."""
     if kind is np.float32:
-        for_blocks(kernel, lists, scalars, scratch=scratch, wide=double)
+        for_blocks(kernel, lists, scalars, scratch=scratch, writes=writes, spans=spans)
         return
 
     def wide_kernel(arrays, _tmp, wide, *args):
-        kernel(arrays, wide[:scratch], wide[scratch:], *args)
+        kernel(arrays, wide, [], *args)
 
-    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch + double)
+    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch, writes=writes, spans=spans)
 
 
 def _values(s: Scalar, n: int, kind) -> list:
@@ -86,20 +88,6 @@ def _doubles(s: Scalar, n: int) -> list:
     return [float(v.item() if isinstance(v, torch.Tensor) else v) for v in per_tensor(s, n)]
 
 
-def _by_size(lists: list, scalars: list) -> tuple:
-    """``(large, small)``: the tensors of ``lists`` (and their ``scalars``) of a block or more,
-    and those smaller, each as ``(lists, scalars)``.  The small ones of a plain axpy-like update
-    go through torch's multi-tensor ops, which round each product and sum once as NumPy does
-    (no fused multiply-add) and cost one C++ call for all of them where the blocks cost Python's
-    time per tensor (a model's biases and norms)."""
-    sizes = [p.numel() for p in lists[0]]
-    large = [i for i, k in enumerate(sizes) if k >= BLOCK]
-    small = [i for i, k in enumerate(sizes) if k < BLOCK]
-    return (([[ts[i] for i in large] for ts in lists], [[sc[i] for i in large] for sc in scalars]),
-            ([[ts[i] for i in small] for ts in lists],
-             [[float(sc[i]) for i in small] for sc in scalars]))
-
-
 def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
     """CNTK's L2 step, ``g = g + ElemType(rate) w`` (``Learner.cpp:165``, an unfused axpy)."""
     kind = _kind(params, grads, grads)
@@ -111,12 +99,8 @@ def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
         np.multiply(pc, r, out=tmp[0])
         np.add(gc, tmp[0], out=gc)
 
-    large, ((ps, _, gs), (rates,)) = _by_size([params, grads, grads],
-                                              [_values(rate, len(params), kind)])
-    if ps:
-        torch._foreach_add_(gs, torch._foreach_mul(ps, rates))
-    if large[0][0]:
-        _run(kernel, *large, 1, kind)
+    _run(kernel, [params, grads, grads], [_values(rate, len(params), kind)], 1, kind,
+         writes=(2,))
     return True
 
 
@@ -131,34 +115,8 @@ def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
         np.multiply(gc, step, out=tmp[0])
         np.add(pc, tmp[0], out=pc)
 
-    large, ((ps, gs), (steps,)) = _by_size(
-        [params, grads], [[-s for s in _values(lr, len(params), kind)]])
-    if ps:
-        torch._foreach_add_(ps, torch._foreach_mul(gs, steps))
-    if large[0][0]:
-        _run(kernel, *large, 1, kind)
-    return True
-
-
-def _momentum_small(ps, gs, vs, ms, alphas, kind, nesterov) -> bool:
-    """:func:`momentum_cntk`'s arithmetic through torch's multi-tensor ops (``False`` where the
-    momenta differ in kind: 1, 0 or another)."""
-    if len({1 if m == 1 else 0 if m == 0 else 2 for m in ms}) > 1:
-        return False
-    m0 = ms[0]
-    if m0 == 1:
-        torch._foreach_add_(vs, torch._foreach_mul(gs, alphas))
-    elif m0 == 0:
-        torch._foreach_copy_(vs, torch._foreach_mul(gs, alphas))
-    else:
-        torch._foreach_add_(vs, torch._foreach_mul(gs, [float(kind(a) / kind(m))
-                                                        for a, m in zip(alphas, ms)]))
-        torch._foreach_mul_(vs, ms)
-    if not nesterov:
-        torch._foreach_sub_(ps, vs)
-        return True
-    torch._foreach_add_(ps, torch._foreach_mul(vs, [-m for m in ms]))
-    torch._foreach_add_(ps, torch._foreach_mul(gs, [-a for a in alphas]))
+    _run(kernel, [params, grads], [[-s for s in _values(lr, len(params), kind)]], 1, kind,
+         writes=(0,))
     return True
 
 
@@ -196,12 +154,7 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
         np.multiply(gc, -alpha, out=a)
         np.add(pc, a, out=pc)
 
-    lists, scalars = [params, grads, velocities], [ms, alphas]
-    large, small = _by_size(lists, scalars)
-    if small[0][0] and _momentum_small(*small[0], *small[1], kind, nesterov):
-        lists, scalars = large
-    if lists[0]:
-        _run(kernel, lists, scalars, 1, kind)
+    _run(kernel, [params, grads, velocities], [ms, alphas], 1, kind, writes=(0, 2))
     return True
 
 
@@ -220,7 +173,7 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
     gains = [kind(1) - b if unit_gain else kind(1) for b in b1s]
     e = kind(eps)
 
-    def kernel(arrays, tmp, wide, rate, corr, b1, b2, gain):
+    def kernel(arrays, tmp, _wide, rate, corr, b1, b2, gain):
         pc, gc, mc, vc = arrays
         a, b = tmp
         if adamax:
@@ -232,11 +185,11 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
             decayed_square(vc, gc, b2, kind(1) - b2, a)
             np.sqrt(vc, out=a)
             np.add(a, e, out=a)
-        if wide:                                           # (ElemType)(1.0 / (ada + eps))
-            np.divide(1.0, a, out=wide[0], dtype=np.float64)
-            np.copyto(a, wide[0], casting="unsafe")
-        else:
-            np.divide(1.0, a, out=a)
+        # (ElemType)(1.0 / (ada + eps)): the double quotient rounded to float is the float
+        # quotient, 53 >= 2*24 + 2 bits (double rounding of a division is then innocuous,
+        # Figueroa 1995), checked for all 2**32 floats (tests/solvers/
+        # exhaustive_reciprocal.py); the double one cost ~12x per block
+        np.divide(1.0, a, out=a)
         np.multiply(a, corr, out=a)
         np.multiply(mc, b1, out=mc)                        # m = b1 m + u g
         np.multiply(gc, gain, out=b)
@@ -247,7 +200,7 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
 
     _run(kernel, [params, grads, m, v],
          [_values(lr, n, kind), _values(correction, n, kind), b1s, b2s, gains], 2, kind,
-         double=1 if kind is np.float32 else 0)
+         writes=(0, 2, 3))
     return True
 
 
@@ -285,7 +238,7 @@ def fsadagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, l
 
     _run(kernel, [params, grads, v, m],
          [_values(lr, n, kind), moms, gains, _values(var_momentum, n, kind),
-          _values(ada_mul, n, kind)], 2, kind)
+          _values(ada_mul, n, kind)], 2, kind, writes=(0, 2, 3))
     return True
 
 
@@ -333,12 +286,14 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
         np.add(vc, floor, out=a)
         return np.sqrt(a, out=a)
 
-    def pass1(arrays, tmp, _wide, k):
+    def pass1(arrays, tmp, _wide, spans):
         a = root(arrays, tmp, True)
-        if average_multiplier:
-            sums[k] = _running_sum(sums[k], np.divide(kind(1), a, out=a), True)
+        if average_multiplier:                  # each tensor's own sum, over its span
+            np.divide(kind(1), a, out=a)
+            for k, start, stop in spans:
+                sums[k] = _running_sum(sums[k], a[start:stop], True)
 
-    _run(pass1, [params, grads, v], [list(range(n))], 1, kind)
+    _run(pass1, [params, grads, v], [], 1, kind, writes=(2,), spans=True)
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
@@ -348,7 +303,7 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    _run(pass2, [params, grads, v], [coefs], 1, kind)
+    _run(pass2, [params, grads, v], [coefs], 1, kind, writes=(0,))
     return True
 
 
@@ -394,12 +349,13 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
         np.sqrt(a, out=a)
         return np.divide(stc, a, out=a)
 
-    def pass1(arrays, tmp, _wide, k):
+    def pass1(arrays, tmp, _wide, spans):
         r = ratio(arrays, tmp, True)
-        if average_multiplier:
-            sums[k] = _running_sum(sums[k], r, False)
+        if average_multiplier:                  # each tensor's own sum, over its span
+            for k, start, stop in spans:
+                sums[k] = _running_sum(sums[k], r[start:stop], False)
 
-    _run(pass1, [params, grads, v, signs, steps], [list(range(n))], 2, kind)
+    _run(pass1, [params, grads, v, signs, steps], [], 2, kind, writes=(2, 3, 4), spans=True)
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
@@ -409,7 +365,7 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    _run(pass2, [params, grads, v, signs, steps], [coefs], 2, kind)
+    _run(pass2, [params, grads, v, signs, steps], [coefs], 2, kind, writes=(0,))
     return True
 
 
@@ -439,7 +395,8 @@ def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, 
         np.multiply(a, rate, out=a)
         np.add(pc, a, out=pc)
 
-    _run(kernel, [params, grads, eg, ex], [_values(lr, len(params), kind)], 2, kind)
+    _run(kernel, [params, grads, eg, ex], [_values(lr, len(params), kind)], 2, kind,
+         writes=(0, 2, 3))
     return True
 
 

@@ -24,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import ctypes
+import math
 import weakref
 
 import numpy as np
@@ -69,6 +70,8 @@ def _flat(t: torch.Tensor) -> np.ndarray:
     if entry is not None and entry[0]() is t and entry[1] == ptr and entry[2] == n \
             and entry[3] is dtype:
         return entry[4]
+    if not n and dtype in _CTYPES:
+        return np.empty(0, _CTYPES[dtype][1])      # (no memory to view, none kept alive)
     if not n or dtype not in _CTYPES or not t.is_contiguous():
         return t.detach().numpy().reshape(-1)      # (not contiguous: a copy, as before)
     ctype, npt = _CTYPES[dtype]
@@ -99,29 +102,201 @@ def _read(g: torch.Tensor) -> np.ndarray:
     return np.ascontiguousarray(g.detach().numpy()).reshape(-1)
 
 
-def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0) -> None:
+_data_ptr, _numel, _contiguous = torch.Tensor.data_ptr, torch.Tensor.numel, \
+    torch.Tensor.is_contiguous
+
+
+class _Plan:
+    """How :func:`for_blocks` walks one set of lists: every tensor's flat view (``views[j][i]``)
+    and the runs of consecutive tensors smaller than a block that go through the kernel as one
+    array (*packs*, by their first index): ``(i0, i1, total, arrays, gathers, spans)``,
+    ``spans`` each tensor's ``(index, start, stop)`` in the pack, ``arrays[j]``
+    the pack's array of list ``j`` (a view over its tensors where they lie end to end in
+    memory, else a buffer of the plan), ``gathers`` the ``(lists sharing the buffer, buffer,
+    views, the buffer's piece of each)`` to copy in before the kernel and back after it.  A
+    plan holds NumPy views over raw addresses, never a tensor, and is used only for tensors at
+    the same addresses with as many elements of the same dtype (:func:`_plan`'s key).  Its
+    buffers are shared by the calls that use it: two threads updating the very same tensors at
+    once (a race in any case) would also share them."""
+
+    __slots__ = ("views", "packs", "size")
+
+    def __init__(self, lists: list, sizes: list) -> None:
+        self.views = [None if ts is None else [_flat(t) for t in ts] for ts in lists]
+        self.packs: dict[int, tuple] = {}
+        self.size = min(BLOCK, max(sizes, default=0))
+        if not _disjoint(lists):
+            return
+        runs, run, total = [], [], 0
+        for i, n in enumerate(sizes + [BLOCK]):          # (the last run ends at the end)
+            if run and (n == 0 or n >= BLOCK or total + n > BLOCK):
+                runs.append((run[0], run[-1] + 1))
+                run, total = [], 0
+            if 0 < n < BLOCK:
+                run.append(i)
+                total += n
+        runs = [(i0, i1) for i0, i1 in runs if i1 - i0 > 1]
+        self.size = max([self.size] + [sum(sizes[i0:i1]) for i0, i1 in runs])
+        buffers: dict[int, np.ndarray] = {}          # one per list, shared by its packs
+        for i0, i1 in runs:
+            self._pack(lists, sizes, i0, i1, buffers)
+
+    def _pack(self, lists: list, sizes: list, i0: int, i1: int, buffers: dict) -> None:
+        """Plan the pack of tensors ``i0:i1``."""
+        total = sum(sizes[i0:i1])
+        bounds = np.cumsum([0] + sizes[i0:i1]).tolist()       # (each tensor's in the pack)
+        arrays: list = [None] * len(lists)
+        gathers: list = []
+        first: dict[tuple, int] = {}
+        for j, ts in enumerate(lists):
+            if ts is None:
+                continue
+            ptrs = tuple(map(_data_ptr, ts[i0:i1]))
+            if ptrs in first:                             # the same tensors as an earlier list
+                k = first[ptrs]
+                arrays[j] = arrays[k]
+                for owners, *_ in gathers:
+                    if k in owners:
+                        owners.append(j)
+                continue
+            first[ptrs] = j
+            views = self.views[j][i0:i1]
+            dtype = views[0].dtype
+            if all(ptrs[k] + sizes[i0 + k] * dtype.itemsize == ptrs[k + 1]
+                   for k in range(len(ptrs) - 1)):        # end to end: one view over them all
+                ctype = ctypes.c_float if dtype == np.float32 else ctypes.c_double
+                arrays[j] = np.frombuffer((ctype * total).from_address(ptrs[0]), dtype)
+            else:
+                if j not in buffers:
+                    buffers[j] = np.empty(self.size, dtype)
+                arrays[j] = buffers[j][:total]
+                pieces = [arrays[j][bounds[k]:bounds[k + 1]] for k in range(len(views))]
+                gathers.append(([j], arrays[j], views, pieces))
+        self.packs[i0] = (i0, i1, total, arrays, gathers,
+                          [(i0 + k, bounds[k], bounds[k + 1]) for k in range(i1 - i0)])
+
+
+def _disjoint(lists: list) -> bool:
+    """Whether the tensors of ``lists`` overlap nowhere in memory but where a list is another's
+    very tensors (a pack copies each list's tensors apart, so only those may be shared)."""
+    seen: set[tuple] = set()
+    spans = []
+    for ts in lists:
+        if ts is None:
+            continue
+        ptrs = tuple(map(_data_ptr, ts))
+        if ptrs in seen:
+            continue
+        seen.add(ptrs)
+        spans.extend((t.data_ptr(), t.data_ptr() + t.numel() * t.element_size()) for t in ts
+                     if t.numel())
+    spans.sort()
+    return all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
+
+
+#: The plans of the last lists :func:`for_blocks` walked, by their key (a few, oldest out).
+_PLANS: dict[tuple, _Plan] = {}
+_PLANS_KEPT = 16
+
+
+def _plan(lists: list) -> _Plan | None:
+    """The :class:`_Plan` of ``lists`` (made, or the one kept for tensors at the same addresses
+    of the same lengths and dtype); ``None`` where the gradients (``lists[1]``) are not all
+    contiguous (read through copies instead)."""
+    if len(lists) > 1 and lists[1] is not None and not all(map(_contiguous, lists[1])):
+        return None
+    key = [lists[0][0].dtype if lists[0] else None]
+    for ts in lists:
+        key.append(None if ts is None else tuple(map(_data_ptr, ts)))
+        key.append(None if ts is None else tuple(map(_numel, ts)))
+    key = tuple(key)
+    plan = _PLANS.get(key)
+    if plan is None:
+        if len(_PLANS) >= _PLANS_KEPT:
+            try:                                     # (another thread may have taken it)
+                _PLANS.pop(next(iter(_PLANS)), None)
+            except (StopIteration, RuntimeError):
+                pass
+        plan = _PLANS[key] = _Plan(lists, list(key[2]))
+    return plan
+
+
+def _same(values: list) -> bool:
+    """Whether the scalars ``values`` are one value bit for bit: of one type, equal (``==``:
+    a NaN only to itself), and for zeros of one sign, which ``==`` does not see."""
+    first = values[0]
+    if values.count(first) != len(values) or len(set(map(type, values))) != 1:
+        return False
+    if first != 0 or len(set(map(id, values))) == 1:
+        return True
+    return len({math.copysign(1.0, v) for v in values}) == 1
+
+
+def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0,
+               writes: tuple[int, ...] | None = None, spans: bool = False) -> None:
     """Run ``kernel(arrays, tmp, wide_tmp, *scalars_i)`` over every block of every tensor:
     ``arrays`` are the block's views of ``lists[j][i]`` (``None`` where ``lists[j]`` is
     ``None``; the second list, the gradients, read in the parameter's element order), ``tmp``
     ``scratch`` float32 and ``wide_tmp`` ``wide`` float64 arrays of the block's length, and
-    ``scalars_i`` the ``i``-th entry of each per-tensor list of ``scalars``."""
+    ``scalars_i`` the ``i``-th entry of each per-tensor list of ``scalars``.
+
+    With ``writes`` (the indices of the lists the kernel writes) the kernel is element-wise:
+    each output element depends on the same element of the inputs alone.  Consecutive tensors
+    smaller than a block whose scalars are bit for bit equal then go through it as one array
+    (the same operations on every element: the same numbers; Python's cost paid once for them,
+    not per tensor), taken from their memory where they lie end to end, else copied in and the
+    written lists copied back.  (Without ``writes`` no plan is made or kept: a reduction's lists
+    may hold scratch tensors made afresh on each call, whose plans would only push out others.)
+    With ``spans`` the kernel also gets, last, the ``(i, start, stop)`` of each tensor ``i`` in
+    its arrays, for a reduction of its own per tensor (a tensor past a block: its blocks in
+    order, each ``(i, 0, length)``)."""
     params = lists[0]
-    sizes = [p.numel() for p in params]
-    size = min(BLOCK, max(sizes, default=0))
+    plan = _plan(lists) if params and writes is not None else None
+    if plan is None:
+        sizes = [p.numel() for p in params]
+        size = min(BLOCK, max(sizes, default=0))
+        views = None
+    else:
+        sizes, size, views = None, plan.size, plan.views
+    packs = plan.packs if plan is not None and writes is not None else {}
     tmps = [np.empty(size, np.float32) for _ in range(scratch)]
     wides = [np.empty(size, np.float64) for _ in range(wide)]
+    n_all = len(params)
     with np.errstate(all="ignore"):        # inf and NaN as C++'s float gives them, unwarned
-        for i, n in enumerate(sizes):
-            flats = [None if ts is None else _read(ts[i]) if j == 1 else _flat(ts[i])
-                     for j, ts in enumerate(lists)]
+        i = 0
+        while i < n_all:
+            pack = packs.get(i)
+            if pack is not None and all(_same(sc[i:pack[1]]) for sc in scalars):
+                i0, i1, total, arrays, gathers, parts = pack
+                for _, buffer, ins, _ in gathers:
+                    np.concatenate(ins, out=buffer)
+                kernel(arrays, [t[:total] for t in tmps], [w[:total] for w in wides],
+                       *[sc[i0] for sc in scalars], *([parts] if spans else []))
+                for owners, _, outs, pieces in gathers:
+                    if any(j in writes for j in owners):
+                        for out, piece in zip(outs, pieces):
+                            out[...] = piece
+                i = i1
+                continue
+            if views is None:
+                flats = [None if ts is None else _read(ts[i]) if j == 1 else _flat(ts[i])
+                         for j, ts in enumerate(lists)]
+                n = sizes[i]
+            else:
+                flats = [None if vs is None else vs[i] for vs in views]
+                n = flats[0].size
             args = [sc[i] for sc in scalars]
+            i += 1
+            if n == 0:                     # no element: nothing to compute (nor to index)
+                continue
             if n == size:                  # one block, as long as the scratch
-                kernel(flats, tmps, wides, *args)
+                kernel(flats, tmps, wides, *args, *([[(i - 1, 0, n)]] if spans else []))
                 continue
             for s in range(0, n, BLOCK):
                 k = min(BLOCK, n - s)
                 kernel([None if f is None else f[s:s + k] for f in flats],
-                       [t[:k] for t in tmps], [w[:k] for w in wides], *args)
+                       [t[:k] for t in tmps], [w[:k] for w in wides], *args,
+                       *([[(i - 1, 0, k)]] if spans else []))
     torch.autograd.graph.increment_version(list(params))
 
 
@@ -204,7 +379,8 @@ def adam_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, step
         if d:
             np.subtract(pc, old, out=pc)             # AdamW: - eta_t*wd*w_old
 
-    for_blocks(kernel, [params, grads, m, v, v_max], [steps, decays], scratch=3)
+    for_blocks(kernel, [params, grads, m, v, v_max], [steps, decays], scratch=3,
+               writes=(0, 2, 3, 4))
     return True
 
 
@@ -271,7 +447,7 @@ def adabelief_blocks(params: Tensors, grads: Tensors, m: Tensors, s: Tensors, *,
         np.subtract(pc, b, out=pc)
 
     for_blocks(kernel, [params, grads, m, s, s_max], [steps, sgds, corrections, decays],
-               scratch=1, wide=2)
+               scratch=1, wide=2, writes=(0, 2, 3, 4))
     return True
 
 
@@ -317,7 +493,8 @@ def adabound_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *,
         np.multiply(a, mc, out=a)                    # w = w - eta*m
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, m, v, v_max], [steps, lows, highs], scratch=2)
+    for_blocks(kernel, [params, grads, m, v, v_max], [steps, lows, highs], scratch=2,
+               writes=(0, 2, 3, 4))
     return True
 
 
@@ -364,5 +541,5 @@ def rmsprop_graves_blocks(params: Tensors, grads: Tensors, n: Tensors, g: Tensor
         np.subtract(dc, b, out=dc)
         np.add(pc, dc, out=pc)                       # w += d
 
-    for_blocks(kernel, [params, grads, n, g, d], [rates], scratch=2)
+    for_blocks(kernel, [params, grads, n, g, d], [rates], scratch=2, writes=(0, 2, 3, 4))
     return True

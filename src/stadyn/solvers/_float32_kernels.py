@@ -112,7 +112,7 @@ def weight_decay_blocks(grads: Tensors, params: Tensors, *, rate: float) -> bool
         np.multiply(pc, r, out=a)
         np.add(gc, a, out=gc)
 
-    for_blocks(kernel, [params, grads], [], scratch=1)
+    for_blocks(kernel, [params, grads], [], scratch=1, writes=(1,))
     _copy_back(back)
     return True
 
@@ -135,7 +135,7 @@ def sgd_blocks(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
         np.multiply(gc, rate, out=a)
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads], [_floats(lr, len(params))], scratch=1)
+    for_blocks(kernel, [params, grads], [_floats(lr, len(params))], scratch=1, writes=(0,))
     return True
 
 
@@ -165,7 +165,8 @@ def sgdw_blocks(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, mome
         np.subtract(pc, mc, out=pc)
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, m], [_floats(lr, n), _floats(decay, n)], scratch=1)
+    for_blocks(kernel, [params, grads, m], [_floats(lr, n), _floats(decay, n)], scratch=1,
+               writes=(0, 2))
     return True
 
 
@@ -194,7 +195,8 @@ def adagrad_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
         np.divide(b, a, out=b)
         np.subtract(pc, b, out=pc)
 
-    for_blocks(kernel, [params, grads, v], [_floats(lr, len(params))], scratch=2)
+    for_blocks(kernel, [params, grads, v], [_floats(lr, len(params))], scratch=2,
+               writes=(0, 2))
     return True
 
 
@@ -217,7 +219,8 @@ def rmsprop_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, d
         np.multiply(a, gc, out=a)
         np.subtract(pc, a, out=pc)
 
-    for_blocks(kernel, [params, grads, v], [_floats(lr, len(params))], scratch=1)
+    for_blocks(kernel, [params, grads, v], [_floats(lr, len(params))], scratch=1,
+               writes=(0, 2))
     return True
 
 
@@ -252,7 +255,7 @@ def adadelta_blocks(params: Tensors, grads: Tensors, e_grad: Tensors, e_delta: T
         np.subtract(pc, a, out=pc)
 
     for_blocks(kernel, [params, grads, e_grad, e_delta], [_floats(lr, len(params))],
-               scratch=2)
+               scratch=2, writes=(0, 2, 3))
     return True
 
 
@@ -288,7 +291,8 @@ def adamax_blocks(params: Tensors, grads: Tensors, m: Tensors, u: Tensors, *,
         np.divide(b, a, out=b)
         np.subtract(pc, b, out=pc)
 
-    for_blocks(kernel, [params, grads, m, u], [_floats(step_size, len(params))], scratch=2)
+    for_blocks(kernel, [params, grads, m, u], [_floats(step_size, len(params))], scratch=2,
+               writes=(0, 2, 3))
     return True
 
 
@@ -313,21 +317,22 @@ def lion_blocks(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, beta
         pc, gc, mc = arrays
         a, b = tmp
         np.subtract(mc, gc, out=a)                   # m - g
-        np.multiply(a, b1, out=b)                    # u = sign(g + b1*(m - g))
+        np.multiply(a, b1, out=b)                    # v = g + b1*(m - g)
         np.add(gc, b, out=b)
-        np.sign(b, out=b)
         np.multiply(a, b2, out=a)                    # m = g + b2*(m - g)
         np.add(gc, a, out=mc)
-        mask = _mask(a)                              # C++'s sign: 0 for NaN
-        np.isnan(b, out=mask)
-        np.copyto(b, 0, where=mask)
+        flags = a.view(np.bool_)                     # u = (v > 0) - (v < 0): 0 for NaN
+        above, below = flags[:b.size], flags[b.size:2 * b.size]
+        np.greater(b, 0, out=above)                  # (NumPy's sign in place: ~15x slower)
+        np.less(b, 0, out=below)
+        np.subtract(above, below, out=b, dtype=np.float32)
         np.multiply(pc, wd, out=a)                   # w -= lr*(u + wd*w)
         np.add(b, a, out=b)
         np.multiply(b, rate, out=b)
         np.subtract(pc, b, out=pc)
 
     for_blocks(kernel, [params, grads, m], [_floats(lr, n), _floats(weight_decay, n)],
-               scratch=2)
+               scratch=2, writes=(0, 2))
     return True
 
 
@@ -399,7 +404,7 @@ def lamb_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta:
         np.subtract(pc, w1, out=w1)
         np.copyto(pc, w1, casting="unsafe")
 
-    for_blocks(update, [params, r], [factors], scratch=0, wide=1)
+    for_blocks(update, [params, r], [factors], scratch=0, wide=1)    # (r: fresh, no plan)
     return True
 
 
@@ -460,7 +465,7 @@ def lars_blocks(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, mome
         np.subtract(pc, vc, out=pc)                  # w = w - v
 
     grads, back = _written_back(grads)
-    for_blocks(update, [params, grads, v], [rates, decays], scratch=1)
+    for_blocks(update, [params, grads, v], [rates, decays], scratch=1, writes=(0, 1, 2))
     _copy_back(back)
     return True
 
@@ -518,6 +523,7 @@ def clip_grad_by_norm_blocks(grads: Tensors, *, clip_norm: float) -> bool:
         np.divide(gc, norm, out=gc)
 
     if clipped:
+        # (each its own norm: no packs; the clipped subset changes, so no plan either)
         for_blocks(scale, [clipped], [[x for x in norms if x is not None]], scratch=0)
         _copy_back(back)
     return True
