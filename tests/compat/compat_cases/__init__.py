@@ -113,7 +113,7 @@ MODULES = {
                "nnabla_review_mends_38c", "nnabla_fidelity_39", "nnabla_user_39",
                "nnabla_user_39b", "nnabla_fidelity_39b", "nnabla_half_40",
                "nnabla_arch_40", "nnabla_fidelity_40", "nnabla_half_40b",
-               "nnabla_half_40c"],
+               "nnabla_half_40c", "nnabla_half_41"],
 }
 
 
