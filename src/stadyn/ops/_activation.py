@@ -8,6 +8,7 @@ import torch.nn.functional as TF
 
 from . import _kernels as kernels
 from ._output_grads import nnabla_swish
+from . import _half_elementwise as _HE
 from ._registry import op
 from ._util import norm_axis
 
@@ -123,7 +124,7 @@ def relu6(x):
     return TF.hardtanh(x, 0.0, 6.0)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.ELU)
 def elu(x, alpha=1.0):
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.  Example: ``F.elu(x)``."""
     return TF.elu(x, alpha)
@@ -142,13 +143,13 @@ def gelu(x):
     return TF.gelu(x, approximate="tanh")
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.SIGMOID)
 def sigmoid(x):
     """``1 / (1 + exp(-x))``.  Example: ``F.sigmoid(x)``."""
     return torch.sigmoid(x)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.TANH)
 def tanh(x):
     """Hyperbolic tangent.  Example: ``F.tanh(x)``."""
     return kernels.tanh(x)
@@ -166,7 +167,7 @@ def swish(x, rule="torch"):
     return TF.silu(x)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.SOFTPLUS)
 def softplus(x, beta=1.0):
     """``log(1 + exp(beta x)) / beta``.  Example: ``F.softplus(x)``."""
     return TF.softplus(x, beta)

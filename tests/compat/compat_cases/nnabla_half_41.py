@@ -88,3 +88,88 @@ def half41__fused_batch_normalization(nn, F, r):
         nn.clear_parameters()
         nn.set_auto_forward(False)
     return res
+
+
+_UNARY = ["tanh", "sigmoid", "elu", "softplus", "pow_scalar", "r_div_scalar", "r_pow_scalar",
+          "tan", "asinh", "softsign", "tanh_shrink", "log_sigmoid", "erf"]
+_BINARY = ["div2", "pow2"]
+_ELEMENTWISE = (["nnabla.functions." + n for n in _UNARY + _BINARY]
+                + ["nnabla.Variable.__truediv__", "nnabla.Variable.__pow__"])
+
+
+@nnabla_case(names=_HALF + _ELEMENTWISE, rtol=0.0, atol=0.0,
+             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
+def half41__elementwise_in_half(nn, F, r):
+    """NNabla 1.39's unary functions made in ``cpu:half`` evaluate their expressions in
+    ``Half``, every operator rounding (base_transform_unary.hpp, half.cpp): ``Tanh``'s
+    gradient ``dy * ((T)1 - y * y)`` rounds three times, ``Sigmoid``'s forward ``(T)1 / ((T)1
+    + exp(-x))`` three times, ``PowScalar``'s gradient ``dy * (T)a0 * pow(x, (T)a0 - (T)1)``
+    four; its binary ones (``Div2``, ``Pow2``) evaluate in float and round once
+    (base_transform_binary.hpp, ``force_float``).  Stadyn's were torch's kernels and
+    autograd formulas in float16: tanh's gradient 193 of 400 values a unit off (up to 0.8 %),
+    sigmoid's output 128 and gradient 196, ``Div2``'s divisor gradient 124 (each step of
+    torch's ``-g * (a / b) / b`` rounded).  Static and dynamic, a float32 leaf: outputs
+    (dtype, values) and gradients for a seeded ``dy``; a Variable read by two functions
+    (its gradients added in float16); ``erf`` on ``|x| < 2.5`` (below, NNabla's conversion
+    of a float below float16's smallest subnormal gives 0)."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + _ELEMENTWISE))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4142)
+    n = 300
+    pos = (rs.rand(n) * 3 + 0.05).astype(np.float32)
+    sym = (rs.randn(n) * 1.5).astype(np.float32)
+    sym2 = (rs.randn(n) * 1.5).astype(np.float32)
+    dy = rs.randn(n).astype(np.float32)
+    unary = [("tanh", F.tanh, sym), ("sigmoid", F.sigmoid, sym),
+             ("elu", lambda v: F.elu(v, alpha=1.3), sym),
+             ("softplus", lambda v: F.softplus(v, beta=1.7), sym),
+             ("pow_scalar", lambda v: F.pow_scalar(v, 1.7), pos),
+             ("x ** 2.5", lambda v: v ** 2.5, pos),
+             ("r_div_scalar", lambda v: F.r_div_scalar(v, 0.7), pos),
+             ("r_pow_scalar", lambda v: F.r_pow_scalar(v, 1.3), sym),
+             ("tan", F.tan, sym * 0.3), ("asinh", F.asinh, sym), ("softsign", F.softsign, sym),
+             ("tanh_shrink", F.tanh_shrink, sym), ("log_sigmoid", F.log_sigmoid, sym),
+             ("erf", F.erf, np.clip(sym, -2.4, 2.4))]
+    binary = [("div2", F.div2, sym, pos), ("a / b", lambda a, b: a / b, sym2, pos),
+              ("pow2", F.pow2, pos, sym2), ("a ** b", lambda a, b: a ** b, pos, sym)]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        for name, fn, a in unary:
+            x = nn.Variable.from_numpy_array(a, need_grad=True)
+            with nn.context_scope(half):
+                y = fn(x)
+            y.forward()
+            x.grad.zero()
+            y.backward(dy)
+            res[k + name] = _array(y.d)
+            res[k + name + " x.g"] = _f32(x.g)
+            gdt.add(str(x.g.dtype))
+        for name, fn, a, b in binary:
+            x0 = nn.Variable.from_numpy_array(a, need_grad=True)
+            x1 = nn.Variable.from_numpy_array(b, need_grad=True)
+            with nn.context_scope(half):
+                y = fn(x0, x1)
+            y.forward()
+            x0.grad.zero()
+            x1.grad.zero()
+            y.backward(dy)
+            res[k + name] = _array(y.d)
+            res[k + name + " x0.g"] = _f32(x0.g)
+            res[k + name + " x1.g"] = _f32(x1.g)
+            gdt.update([str(x0.g.dtype), str(x1.g.dtype)])
+        x = nn.Variable.from_numpy_array(sym, need_grad=True)
+        with nn.context_scope(half):
+            h = F.mul_scalar(x, 1.0)
+            y = F.tanh(h) * F.sigmoid(h)
+        y.forward()
+        x.grad.zero()
+        y.backward(dy)
+        res[k + "tanh(h) * sigmoid(h)"] = _array(y.d)
+        res[k + "tanh(h) * sigmoid(h) x.g"] = _f32(x.g)
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res

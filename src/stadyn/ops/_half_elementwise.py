@@ -1,0 +1,239 @@
+"""NNabla 1.39's element-wise functions of float16 CPU values (a ``cpu:half`` context), as its
+``Half`` kernels compute them.
+
+NNabla's unary functions (``TransformUnary``: include/nbla/function/utils/
+base_transform_unary.hpp) evaluate their forward and gradient expressions in the function's
+type: for ``Half`` every operator rounds its result to float16 (``Half * Half`` is
+``Half(float(a) * float(b))``, ``std::exp(Half)`` is ``Half(std::exp(float(h)))``:
+src/nbla/half.cpp), so ``Tanh``'s gradient ``dy * ((T)1 - y * y)`` rounds ``y * y``, then
+``1 - y * y``, then the product, where torch's ``tanh_backward`` rounds once; ``Sigmoid``'s
+forward ``(T)1 / ((T)1 + std::exp(-x))`` rounds three times.  A scalar attribute enters as
+``(T)a0``, rounded to float16 (a ``double`` literal in an expression makes that step
+``double``: ``Erf``'s ``2.0 / sqrt(M_PI) * ...``).  The binary functions
+(``TransformBinary``: base_transform_binary.hpp) do the opposite: their expressions run in
+``float`` on the float16 inputs (``force_float``) and round once, so ``Div2``'s gradient
+``-dy * x0 / (x1 * x1)`` is one rounding where torch's ``div`` backward rounds each step.
+
+An op declares its expressions with :class:`HalfFormula` (``@op(..., nnabla_half=...)``);
+the declaration wraps its implementation with :func:`wrap_impl`, which runs the formula on
+float16 CPU inputs (one dtype test otherwise): the forward and backward of
+:class:`_HalfElementwise`, an autograd function whose backward is torch ops (differentiable
+again under ``create_graph``; a static plan's trace records them).  Torch computes a
+float16 CPU operation in float and rounds the result once, which is the ``Half`` operator's
+rounding; its transcendental functions may differ from glibc's ``float`` ones in the last
+float bit, which changes a float16 result only at a rounding tie (none seen in the cases).
+
+A binary function's gradient reduced over a broadcast axis is summed in float and rounded
+once here, where NNabla adds each element's float gradient into a float16 accumulator.
+
+Example:
+    >>> import torch
+    >>> y = torch.tensor([0.469482421875], dtype=torch.float16)
+    >>> dy = torch.tensor([1.6494140625], dtype=torch.float16)
+    >>> TANH.grads[0](dy, None, y).item()                  # three roundings, as NNabla's
+    1.28515625
+    >>> torch.ops.aten.tanh_backward(dy, y).item()        # one rounding, torch's
+    1.2861328125
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import math
+from typing import Callable
+
+import torch
+
+__all__ = ["HalfFormula", "wrap_impl", "TANH", "SIGMOID", "ELU", "SOFTPLUS", "POW_SCALAR",
+           "R_DIV_SCALAR", "R_POW_SCALAR", "TAN", "ASINH", "SOFTSIGN", "TANH_SHRINK", "ERF",
+           "LOG_SIGMOID", "DIV2", "POW2"]
+
+_F16 = torch.float16
+
+
+class HalfFormula:
+    """NNabla 1.39's expressions of an element-wise function in ``Half``.
+
+    ``forward(*xs, **attrs)`` (None: the op's own implementation, where it rounds as NNabla
+    does) and one gradient ``grad(dy, *xs, y, **attrs)`` per input, written with torch ops:
+    on float16 tensors each op rounds as a ``Half`` operator does.  ``attrs`` names the op's
+    attributes the expressions read, given to them rounded to float16 (``(T)a0``);
+    ``precise``: a binary transform's, evaluated in float from the float16 values and
+    rounded once.
+
+    Example:
+        >>> import torch
+        >>> square = HalfFormula(lambda x: x * x, (lambda dy, x, y: dy * 2 * x,))
+        >>> square.grads[0](torch.ones(1), torch.full((1,), 3.0), None).item()
+        6.0
+    """
+
+    __slots__ = ("forward", "grads", "attrs", "precise")
+
+    def __init__(self, forward: Callable | None, grads: tuple, attrs: tuple = (),
+                 precise: bool = False):
+        self.forward = forward
+        self.grads = grads
+        self.attrs = attrs
+        self.precise = precise
+
+
+def _half_value(v):
+    """``(T)a0``: a real number rounded to float16 (as a Python float)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return v
+    return float(torch.tensor(float(v), dtype=_F16))
+
+
+class _HalfElementwise(torch.autograd.Function):
+    """The formula's forward and gradients on float16 tensors (see the module docstring)."""
+
+    @staticmethod
+    def forward(ctx, formula, impl_call, attrs, *xs):
+        y = formula.forward(*xs, **attrs) if formula.forward is not None else impl_call()
+        ctx.formula, ctx.attrs = formula, attrs
+        ctx.save_for_backward(*xs, y)
+        return y
+
+    @staticmethod
+    def backward(ctx, dy):
+        *xs, y = ctx.saved_tensors
+        formula, attrs = ctx.formula, ctx.attrs
+        need = ctx.needs_input_grad[3:]
+        if formula.precise:
+            args = [dy.float()] + [x.float() for x in xs] + [y.float()]
+        else:
+            args = [dy] + xs + [y]
+        grads = []
+        for x, grad, needed in zip(xs, formula.grads, need):
+            if not needed:
+                grads.append(None)
+                continue
+            g = grad(*args, **attrs)
+            if g.shape != x.shape:                 # a broadcast input: summed (in float)
+                g = g.float().sum_to_size(x.shape)
+            grads.append(g.to(x.dtype))
+        return (None, None, None, *grads)
+
+
+def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
+    """``impl`` (an op's implementation, its first ``n_inputs`` parameters the tensors) computing
+    ``formula`` where every input is a float16 CPU tensor; else ``impl`` as it is.
+
+    Example:
+        >>> import torch
+        >>> run = wrap_impl(torch.tanh, 1, TANH)
+        >>> run(torch.zeros(2, dtype=torch.float16)).dtype
+        torch.float16
+    """
+    try:
+        sig = inspect.signature(impl)
+    except (TypeError, ValueError):
+        sig = None
+
+    @functools.wraps(impl)
+    def run(*args, **kwargs):
+        # the first input's dtype first: one attribute read for a float32 call
+        if (not args or getattr(args[0], "dtype", None) is not _F16 or len(args) < n_inputs
+                or not _all_half_cpu(args[:n_inputs])):
+            return impl(*args, **kwargs)
+        attrs = {}
+        if formula.attrs:
+            bound = sig.bind(*args, **kwargs)
+            bound.apply_defaults()
+            attrs = {name: _half_value(bound.arguments[name]) for name in formula.attrs}
+        return _HalfElementwise.apply(formula, lambda: impl(*args, **kwargs), attrs,
+                                      *args[:n_inputs])
+    return run
+
+
+def _all_half_cpu(xs) -> bool:
+    for x in xs:
+        if not isinstance(x, torch.Tensor) or x.dtype is not _F16 or x.device.type != "cpu":
+            return False
+    return True
+
+
+def _where(c, a, b):
+    return torch.where(c, a, b)
+
+
+def _rdiv(a: float, t: torch.Tensor) -> torch.Tensor:
+    """``(T)a / t``: one division (torch's ``a / t`` is ``t.reciprocal() * a``, two
+    roundings)."""
+    return torch.div(torch.tensor(a, dtype=t.dtype), t)
+
+
+def _in_float(fn):
+    """``fn`` as NNabla's ``std`` function of a ``Half``: computed in float on the value and
+    rounded to its type (``Half(std::exp(float(h)))``: half.cpp), where torch's own float16
+    kernel may not round so (its ``erf`` of float16 -0.1038 is -0.11676, ``erf`` in float
+    rounded -0.11670)."""
+    def run(t, *args):
+        if isinstance(t, torch.Tensor):
+            return fn(t.float(), *args).to(t.dtype)
+        other = args[0]                      # ``pow(scalar, tensor)``
+        return fn(t, other.float()).to(other.dtype)
+    return run
+
+
+_exp, _log, _tanh, _cos = (_in_float(f) for f in (torch.exp, torch.log, torch.tanh, torch.cos))
+_sqrt, _pow, _erf = (_in_float(f) for f in (torch.sqrt, torch.pow, torch.erf))
+
+
+def _half_log(v: float) -> float:
+    """``std::log((T)v)``: the float logarithm of the float16 value, rounded to float16."""
+    return float(torch.tensor(v, dtype=torch.float32).log().to(_F16))
+
+
+# --- unary: every step rounded (include/nbla/function/<name>.hpp) ----------------------------
+#: ``dy * ((T)1 - y * y)`` (tanh.hpp)
+TANH = HalfFormula(None, (lambda dy, x, y: dy * (1 - y * y),))
+#: ``(T)1 / ((T)1 + exp(-x))``; ``dy * y * ((T)1 - y)`` (sigmoid.hpp)
+SIGMOID = HalfFormula(lambda x: 1 / (1 + _exp(-x)),
+                      (lambda dy, x, y: dy * y * (1 - y),))
+#: ``x >= 0 ? x : (T)a0 * (exp(x) - (T)1)``; ``x >= 0 ? dy : dy * (T)a0 * exp(x)`` (elu.hpp)
+ELU = HalfFormula(lambda x, alpha: _where(x >= 0, x, alpha * (_exp(x) - 1)),
+                  (lambda dy, x, y, alpha: _where(x >= 0, dy, dy * alpha * _exp(x)),),
+                  ("alpha",))
+#: ``x > 0 ? x + log(exp(-x * (T)a0) + (T)1) / (T)a0 : log(exp(x * (T)a0) + (T)1) / (T)a0``;
+#: ``dy / ((T)1 + exp(-(T)a0 * x))`` (softplus.hpp)
+SOFTPLUS = HalfFormula(
+    lambda x, beta: _where(x > 0, x + _log(_exp(-x * beta) + 1) / beta,
+                           _log(_exp(x * beta) + 1) / beta),
+    (lambda dy, x, y, beta: dy / (1 + _exp(-beta * x)),), ("beta",))
+#: ``dy * (T)a0 * pow(x, (T)a0 - (T)1)`` (pow_scalar.hpp; the forward is torch's pow)
+POW_SCALAR = HalfFormula(
+    None, (lambda dy, x, y, val: dy * val * _pow(x, _half_value(val - 1)),), ("val",))
+#: ``dy * (-(T)a0 / (x * x))`` (r_div_scalar.hpp)
+R_DIV_SCALAR = HalfFormula(None, (lambda dy, x, y, val: dy * _rdiv(-val, x * x),), ("val",))
+#: ``dy * pow((T)a0, x) * log((T)a0)`` (r_pow_scalar.hpp)
+R_POW_SCALAR = HalfFormula(
+    None, (lambda dy, x, y, val: dy * _pow(val, x) * _half_log(val),), ("val",))
+#: ``dy / pow(cos(x), (T)2)`` (tan.hpp)
+TAN = HalfFormula(None, (lambda dy, x, y: dy / _pow(_cos(x), 2),))
+#: ``dy / sqrt(x * x + 1)`` (asinh.hpp)
+ASINH = HalfFormula(None, (lambda dy, x, y: dy / _sqrt(x * x + 1),))
+#: ``dy / pow(1 + abs(x), 2)`` (softsign.hpp)
+SOFTSIGN = HalfFormula(None, (lambda dy, x, y: dy / _pow(1 + torch.abs(x), 2),))
+#: ``x - tanh(x)``; ``dy * pow(tanh(x), (T)2)`` (tanh_shrink.hpp)
+TANH_SHRINK = HalfFormula(None, (lambda dy, x, y: dy * _pow(_tanh(x), 2),))
+#: ``erf(x)``; ``2.0 / sqrt(M_PI) * exp(-(x * x)) * dy``: a ``double`` product of the
+#: rounded ``exp``, made a ``Half`` through ``float`` (erf.hpp)
+ERF = HalfFormula(_erf, (lambda dy, x, y: (2.0 / math.sqrt(math.pi) * _exp(-(x * x))
+                                           .double() * dy.double()).float(),))
+#: ``x > 0 ? -log(exp(-x) + (T)1) : x - log(exp(x) + (T)1)``; ``dy / (exp(x) + (T)1)``
+#: (log_sigmoid.hpp)
+LOG_SIGMOID = HalfFormula(
+    lambda x: _where(x > 0, -_log(_exp(-x) + 1), x - _log(_exp(x) + 1)),
+    (lambda dy, x, y: dy / (_exp(x) + 1),))
+
+# --- binary: in float, rounded once (include/nbla/function/<name>.hpp) ------------------------
+#: ``dy / x1``, ``-dy * x0 / (x1 * x1)`` (div2.hpp)
+DIV2 = HalfFormula(None, (lambda dy, x0, x1, y: dy / x1,
+                          lambda dy, x0, x1, y: -dy * x0 / (x1 * x1)), precise=True)
+#: ``dy * x1 * pow(x0, x1 - 1)``, ``dy * log(x0) * pow(x0, x1)`` (pow2.hpp)
+POW2 = HalfFormula(None, (lambda dy, x0, x1, y: dy * x1 * _pow(x0, x1 - 1),
+                          lambda dy, x0, x1, y: dy * _log(x0) * _pow(x0, x1)),
+                   precise=True)
