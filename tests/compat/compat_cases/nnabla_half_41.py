@@ -173,3 +173,71 @@ def half41__elementwise_in_half(nn, F, r):
         res[k + "g dtype"] = sorted(gdt)
         nn.set_auto_forward(False)
     return res
+
+
+_NORMS = ["nnabla.functions.layer_normalization", "nnabla.functions.instance_normalization",
+          "nnabla.functions.group_normalization"]
+_PARAM_FOLD = ("NNabla 1.39's Mul2/Add2 backward adds each element's float gradient into the "
+               "broadcast parameter's float16 gradient one at a time, rounding after each "
+               "addition (base_transform_binary.hpp, transform_binary_grad1); Stadyn's "
+               "float16 autograd sums the reduction in float and rounds once "
+               "(ops/_normalization.py _affine): some values a unit off")
+_BROADCAST_FOLD = ("NNabla 1.39's InstanceNormalization broadcasts beta and gamma over the batch "
+                   "(Broadcast, instance_normalization.cpp:132-135) and reduces their "
+                   "gradients back in float16; Stadyn's per-sample expand sums them in float "
+                   "and rounds once (ops/_normalization.py _one_pass): some values a unit off")
+
+
+@nnabla_case(names=_HALF + _NORMS, rtol=0.0, atol=0.0,
+             known=dict([(k + "g dtype", _G_DTYPE) for k in ("static ", "dyn ")]
+                        + [(k + n, _PARAM_FOLD) for k in ("static ", "dyn ")
+                           for n in ("layer beta.g", "layer gamma.g", "group beta.g",
+                                     "group gamma.g")]
+                        + [(k + n, _BROADCAST_FOLD) for k in ("static ", "dyn ")
+                           for n in ("instance beta.g", "instance gamma.g")]))
+def half41__layer_instance_group_normalization(nn, F, r):
+    """NNabla 1.39's ``LayerNormalization``, ``InstanceNormalization`` and
+    ``GroupNormalization`` in ``cpu:half`` normalise with its ``BatchNormalization<Half>``
+    over the kept axes (``TensorNormalization``: every step rounded to float16, statistics
+    as float16 folds), then scale and shift with ``Mul2``/``Add2`` in float16.  Stadyn
+    computed them in float32 (float32 outputs up to 10 % off NNabla's where the mean is large
+    against the spread, ``x.g`` 12 %).  Static and dynamic, ``output_stat`` too: outputs
+    (dtype, values), the statistics, the gradients of float32 leaves for a seeded ``dy``."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + _NORMS))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4143)
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        specs = [("layer", (1, 6, 5), lambda x, b, g: F.layer_normalization(x, b, g)),
+                 ("instance", (1, 6, 1), lambda x, b, g: F.instance_normalization(x, b, g)),
+                 ("group", (1, 6, 1), lambda x, b, g: F.group_normalization(x, b, g, 3))]
+        for name, ps, fn in specs:
+            x = nn.Variable.from_numpy_array((rs.randn(4, 6, 5) * 2 + 3).astype(np.float32),
+                                             need_grad=True)
+            b = nn.Variable.from_numpy_array(rs.randn(*ps).astype(np.float32), need_grad=True)
+            g = nn.Variable.from_numpy_array((rs.rand(*ps) + 0.5).astype(np.float32),
+                                             need_grad=True)
+            with nn.context_scope(half):
+                y = fn(x, b, g)
+            y.forward()
+            for leaf in (x, b, g):
+                leaf.grad.zero()
+            y.backward(rs.randn(*y.shape).astype(np.float32))
+            res[k + name + " y"] = _array(y.d)
+            res[k + name + " x.g"] = _f32(x.g)
+            res[k + name + " beta.g"] = _f32(b.g)
+            res[k + name + " gamma.g"] = _f32(g.g)
+            gdt.update(str(v.g.dtype) for v in (x, b, g))
+        x = nn.Variable.from_numpy_array((rs.randn(3, 4, 5) + 2).astype(np.float32))
+        with nn.context_scope(half):
+            y, m, v = F.layer_normalization(x, None, None, batch_axis=[0, 1],
+                                            output_stat=True)
+        F.sink(y, m, v).forward() if not dyn else None
+        res[k + "output_stat"] = [_array(y.d), _array(m.d), _array(v.d)]
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res
