@@ -47,7 +47,7 @@ import torch
 
 __all__ = ["HalfFormula", "wrap_impl", "TANH", "SIGMOID", "ELU", "SOFTPLUS", "POW_SCALAR",
            "R_DIV_SCALAR", "R_POW_SCALAR", "TAN", "ASINH", "SOFTSIGN", "TANH_SHRINK", "ERF",
-           "LOG_SIGMOID", "DIV2", "POW2"]
+           "LOG_SIGMOID", "DIV2", "POW2", "BINARY_CROSS_ENTROPY", "HUBER_LOSS"]
 
 _F16 = torch.float16
 
@@ -58,9 +58,9 @@ class HalfFormula:
     ``forward(*xs, **attrs)`` (None: the op's own implementation, where it rounds as NNabla
     does) and one gradient ``grad(dy, *xs, y, **attrs)`` per input, written with torch ops:
     on float16 tensors each op rounds as a ``Half`` operator does.  ``attrs`` names the op's
-    attributes the expressions read, given to them rounded to float16 (``(T)a0``);
+    attributes the expressions read, given to them as ``(T)a0``: rounded to float16;
     ``precise``: a binary transform's, evaluated in float from the float16 values and
-    rounded once.
+    rounded once (its ``T`` is ``float``: the attributes rounded to float32).
 
     Example:
         >>> import torch
@@ -79,6 +79,14 @@ class HalfFormula:
         self.precise = precise
 
 
+def _float_value(v):
+    """``(T)a0`` in a binary transform, whose ``T`` is ``float``: a real number rounded to
+    float32 (as a Python float)."""
+    if isinstance(v, bool) or not isinstance(v, (int, float)):
+        return v
+    return float(torch.tensor(float(v), dtype=torch.float32))
+
+
 def _half_value(v):
     """``(T)a0``: a real number rounded to float16 (as a Python float)."""
     if isinstance(v, bool) or not isinstance(v, (int, float)):
@@ -91,7 +99,12 @@ class _HalfElementwise(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, formula, impl_call, attrs, *xs):
-        y = formula.forward(*xs, **attrs) if formula.forward is not None else impl_call()
+        if formula.forward is None:
+            y = impl_call()
+        elif formula.precise:
+            y = formula.forward(*[x.float() for x in xs], **attrs).to(xs[0].dtype)
+        else:
+            y = formula.forward(*xs, **attrs)
         ctx.formula, ctx.attrs = formula, attrs
         ctx.save_for_backward(*xs, y)
         return y
@@ -142,7 +155,8 @@ def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
         if formula.attrs:
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
-            attrs = {name: _half_value(bound.arguments[name]) for name in formula.attrs}
+            cast = _float_value if formula.precise else _half_value
+            attrs = {name: cast(bound.arguments[name]) for name in formula.attrs}
         return _HalfElementwise.apply(formula, lambda: impl(*args, **kwargs), attrs,
                                       *args[:n_inputs])
     return run
@@ -237,3 +251,40 @@ DIV2 = HalfFormula(None, (lambda dy, x0, x1, y: dy / x1,
 POW2 = HalfFormula(None, (lambda dy, x0, x1, y: dy * x1 * _pow(x0, x1 - 1),
                           lambda dy, x0, x1, y: dy * _log(x0) * _pow(x0, x1)),
                    precise=True)
+
+# --- losses (src/nbla/function/generic/binary_cross_entropy.cpp, huber_loss.hpp) -------------
+#: ``std::numeric_limits<Half>::min()``: float16's smallest normal number, 2 ** -14
+_TINY = 2.0 ** -14
+
+
+def _floor_tiny(t: torch.Tensor) -> torch.Tensor:
+    """``std::max(t, numeric_limits<T>::min())`` (NaN stays NaN)."""
+    return torch.clamp(t, min=_TINY)
+
+
+#: ``-(x1 * log(max(x0, min)) + (1 - x1) * log(max(1 - x0, min)))`` in ``Half`` steps; the
+#: gradients ``dy * (x0 - x1) / max(x0 - x0 * x0, min)`` and
+#: ``dy * (log(max(1 - x0, min)) - log(max(x0, min)))``
+BINARY_CROSS_ENTROPY = HalfFormula(
+    lambda x0, x1: -(x1 * _log(_floor_tiny(x0)) + (1 - x1) * _log(_floor_tiny(1 - x0))),
+    (lambda dy, x0, x1, y: dy * (x0 - x1) / _floor_tiny(x0 - x0 * x0),
+     lambda dy, x0, x1, y: dy * (_log(_floor_tiny(1 - x0)) - _log(_floor_tiny(x0)))))
+
+
+def _huber(d, a):
+    ad = torch.abs(d)
+    return torch.where(ad < a, ad * ad, a * (2 * ad - a))
+
+
+def _huber_slope(d, a):
+    return torch.where(torch.abs(d) < a, d, torch.where(d > 0, a, -a))
+
+
+#: a binary transform (in float, rounded once; ``(T)a0`` a float): ``|d| < (T)a0 ? |d| * |d|
+#: : (T)a0 * (2 |d| - (T)a0)`` with ``d = x0 - x1``; the gradients ``+-2 dy (|d| < (T)a0 ?
+#: d : sign(d) (T)a0)``
+HUBER_LOSS = HalfFormula(
+    lambda x0, x1, delta: _huber(x0 - x1, delta),
+    (lambda dy, x0, x1, y, delta: 2 * dy * _huber_slope(x0 - x1, delta),
+     lambda dy, x0, x1, y, delta: -2 * dy * _huber_slope(x0 - x1, delta)),
+    ("delta",), precise=True)

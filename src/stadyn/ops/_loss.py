@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as TF
 
+from . import _half_elementwise as _HE
 from ._registry import op
 from ._sequence_axis import from_base_axis, unless_class_axis
 from ._util import norm_axis
@@ -130,24 +131,27 @@ def sigmoid_cross_entropy(x, target, integer_target=False):
     return TF.binary_cross_entropy_with_logits(x, t, reduction="none")
 
 
-@op(2, category=_C, precision="float")
+def _nnabla_half(attrs: dict) -> bool:
+    """``OpSpec.computes_in_half`` of the losses NNabla 1.39 computes in ``Half`` on its CPU
+    (build-tools/code_generator/function_types.yaml: ``SquaredError``, ``AbsoluteError``,
+    ``BinaryCrossEntropy``, ``HuberLoss``)."""
+    return True
+
+
+@op(2, category=_C, precision="float", computes_in_half=_nnabla_half,
+    nnabla_half=_HE.BINARY_CROSS_ENTROPY)
 def binary_cross_entropy(x, target):
     """Element-wise ``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x``.
 
     As in NNabla, the logs' arguments are clamped at the smallest normal number and the loss is
-    differentiable w.r.t. a float ``target`` too, which has ``x``'s shape.  Example:
-    ``F.binary_cross_entropy(F.sigmoid(z), t)``."""
+    differentiable w.r.t. a float ``target`` too, which has ``x``'s shape.  Of float16 CPU
+    inputs (NNabla's ``cpu:half``) NNabla 1.39's ``Half`` formula, every step rounded
+    (``ops/_half_elementwise.py``).  Example: ``F.binary_cross_entropy(F.sigmoid(z), t)``."""
     _same_shape_target(x, target)
     t = target.to(x.dtype)
     tiny = torch.finfo(x.dtype).tiny
     return -(t * torch.log(torch.clamp(x, min=tiny))
              + (1 - t) * torch.log(torch.clamp(1 - x, min=tiny)))
-
-
-def _nnabla_half(attrs: dict) -> bool:
-    """``OpSpec.computes_in_half`` of the losses NNabla 1.39 computes in ``Half`` on its CPU
-    (build-tools/code_generator/function_types.yaml: ``SquaredError``, ``AbsoluteError``)."""
-    return True
 
 
 @op(2, category=_C, precision="float", computes_in_half=_nnabla_half)
@@ -169,10 +173,12 @@ def absolute_error(x0, x1):
     return torch.abs(x0 - x1)
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", computes_in_half=_nnabla_half,
+    nnabla_half=_HE.HUBER_LOSS)
 def huber_loss(x0, x1, delta=1.0):
     """NNabla's Huber loss: ``d ** 2`` where ``|d| < delta``, else ``delta * (2 |d| - delta)``,
-    with ``d = x0 - x1``.
+    with ``d = x0 - x1``; of float16 CPU inputs (``cpu:half``) NNabla 1.39's binary transform,
+    evaluated in float and rounded once (``ops/_half_elementwise.py``).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F

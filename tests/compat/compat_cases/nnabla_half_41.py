@@ -241,3 +241,54 @@ def half41__layer_instance_group_normalization(nn, F, r):
         res[k + "g dtype"] = sorted(gdt)
         nn.set_auto_forward(False)
     return res
+
+
+_LOSSES = ["nnabla.functions.binary_cross_entropy", "nnabla.functions.huber_loss",
+           "nnabla.functions.mean"]
+
+
+@nnabla_case(names=_HALF + _LOSSES, rtol=0.0, atol=0.0,
+             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
+def half41__binary_cross_entropy_and_huber_loss(nn, F, r):
+    """NNabla 1.39's ``BinaryCrossEntropy`` and ``HuberLoss`` run in ``Half`` in ``cpu:half``
+    (function_types.yaml): the former's forward and backward in ``Half`` steps, each rounded,
+    logs' arguments floored at float16's smallest normal number (binary_cross_entropy.cpp);
+    the latter a binary transform in float rounded once, ``delta`` a float
+    (huber_loss.hpp).  Stadyn computed both in float32 (float32 outputs, every value off
+    NNabla's float16 ones, gradients up to 0.9 %).  Static and dynamic: outputs (dtype,
+    values), both inputs' gradients for a seeded ``dy``, and ``F.mean`` of each."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + _LOSSES))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4144)
+    p0 = (rs.rand(6, 7) * 0.98 + 0.01).astype(np.float32)
+    p0[0, :3] = [0.0, 1.0, 2e-5]
+    t0 = rs.rand(6, 7).astype(np.float32)
+    a0 = (rs.randn(6, 7) * 2).astype(np.float32)
+    b0 = (rs.randn(6, 7) * 2).astype(np.float32)
+    calls = [("bce", lambda a, b: F.binary_cross_entropy(a, b), p0, t0),
+             ("huber", lambda a, b: F.huber_loss(a, b), a0, b0),
+             ("huber delta=1.3", lambda a, b: F.huber_loss(a, b, delta=1.3), a0, b0),
+             ("mean bce", lambda a, b: F.mean(F.binary_cross_entropy(a, b)), p0, t0),
+             ("mean huber", lambda a, b: F.mean(F.huber_loss(a, b, delta=0.7)), a0, b0)]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        for name, fn, a, b in calls:
+            x0 = nn.Variable.from_numpy_array(a, need_grad=True)
+            x1 = nn.Variable.from_numpy_array(b, need_grad=True)
+            with nn.context_scope(half):
+                y = fn(x0, x1)
+            y.forward()
+            x0.grad.zero()
+            x1.grad.zero()
+            y.backward(rs.randn(*y.shape).astype(np.float32) if y.shape else 1.7)
+            res[k + name] = _array(y.d)
+            res[k + name + " x0.g"] = _f32(x0.g)
+            res[k + name + " x1.g"] = _f32(x1.g)
+            gdt.update([str(x0.g.dtype), str(x1.g.dtype)])
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res
