@@ -130,13 +130,13 @@ def elu(x, alpha=1.0):
     return TF.elu(x, alpha)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.SELU)
 def selu(x, scale=1.05070098735548, alpha=1.673263242354377):
     """``scale * elu(x, alpha)`` with the self-normalising constants.  Example: ``F.selu(x)``."""
     return scale * TF.elu(x, alpha)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.GELU)
 def gelu(x):
     """GELU with NNabla's tanh approximation:
     ``x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))``.  Example: ``F.gelu(x)``."""

@@ -55,7 +55,7 @@ def round(x):  # noqa: A001 - NNabla's name
     return _straight_through(x, torch.sign(x) * torch.floor(x.abs() + 0.5))
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.HARD_SIGMOID)
 def hard_sigmoid(x):
     """``clip(0.2 x + 0.5, 0, 1)``; gradient 0.2 where ``|x| <= 2.5``.
     Example: ``F.hard_sigmoid(x)``."""

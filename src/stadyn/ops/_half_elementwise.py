@@ -45,9 +45,10 @@ from typing import Callable
 
 import torch
 
-__all__ = ["HalfFormula", "wrap_impl", "TANH", "SIGMOID", "ELU", "SOFTPLUS", "POW_SCALAR",
-           "R_DIV_SCALAR", "R_POW_SCALAR", "TAN", "ASINH", "SOFTSIGN", "TANH_SHRINK", "ERF",
-           "LOG_SIGMOID", "DIV2", "POW2", "BINARY_CROSS_ENTROPY", "HUBER_LOSS"]
+__all__ = ["HalfFormula", "wrap_impl", "half_sigmoid", "half_exp", "TANH", "SIGMOID", "ELU",
+           "SOFTPLUS", "POW_SCALAR", "R_DIV_SCALAR", "R_POW_SCALAR", "TAN", "ASINH",
+           "SOFTSIGN", "TANH_SHRINK", "ERF", "LOG_SIGMOID", "HARD_SIGMOID", "SELU", "GELU",
+           "DIV2", "POW2", "BINARY_CROSS_ENTROPY", "HUBER_LOSS"]
 
 _F16 = torch.float16
 
@@ -60,7 +61,8 @@ class HalfFormula:
     on float16 tensors each op rounds as a ``Half`` operator does.  ``attrs`` names the op's
     attributes the expressions read, given to them as ``(T)a0``: rounded to float16;
     ``precise``: a binary transform's, evaluated in float from the float16 values and
-    rounded once (its ``T`` is ``float``: the attributes rounded to float32).
+    rounded once (its ``T`` is ``float``: the attributes rounded to float32); ``raw_attrs``:
+    the attributes as the op received them (a formula that rounds them its own way).
 
     Example:
         >>> import torch
@@ -69,14 +71,19 @@ class HalfFormula:
         6.0
     """
 
-    __slots__ = ("forward", "grads", "attrs", "precise")
+    __slots__ = ("forward", "grads", "attrs", "precise", "raw_attrs")
 
     def __init__(self, forward: Callable | None, grads: tuple, attrs: tuple = (),
-                 precise: bool = False):
+                 precise: bool = False, raw_attrs: bool = False):
         self.forward = forward
         self.grads = grads
         self.attrs = attrs
         self.precise = precise
+        self.raw_attrs = raw_attrs
+
+
+def _same(v):
+    return v
 
 
 def _float_value(v):
@@ -155,7 +162,8 @@ def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
         if formula.attrs:
             bound = sig.bind(*args, **kwargs)
             bound.apply_defaults()
-            cast = _float_value if formula.precise else _half_value
+            cast = (_same if formula.raw_attrs else _float_value if formula.precise
+                    else _half_value)
             attrs = {name: cast(bound.arguments[name]) for name in formula.attrs}
         return _HalfElementwise.apply(formula, lambda: impl(*args, **kwargs), attrs,
                                       *args[:n_inputs])
@@ -193,7 +201,22 @@ def _in_float(fn):
 
 
 _exp, _log, _tanh, _cos = (_in_float(f) for f in (torch.exp, torch.log, torch.tanh, torch.cos))
+#: ``std::exp`` of a ``Half`` tensor: in float, rounded to its type
+half_exp = _exp
 _sqrt, _pow, _erf = (_in_float(f) for f in (torch.sqrt, torch.pow, torch.erf))
+
+
+def half_sigmoid(x: torch.Tensor) -> torch.Tensor:
+    """NNabla's ``(T)1 / ((T)1 + std::exp(-x))`` of a float16 tensor, three roundings (its
+    ``Sigmoid`` and the ``Swish`` gradient's term).
+
+    Example:
+        >>> import torch
+        >>> x = torch.tensor([-1.3174], dtype=torch.float16)
+        >>> half_sigmoid(x).item(), torch.sigmoid(x).item()          # NNabla's, torch's
+        (0.211181640625, 0.2113037109375)
+    """
+    return 1 / (1 + _exp(-x))
 
 
 def _half_log(v: float) -> float:
@@ -205,7 +228,7 @@ def _half_log(v: float) -> float:
 #: ``dy * ((T)1 - y * y)`` (tanh.hpp)
 TANH = HalfFormula(None, (lambda dy, x, y: dy * (1 - y * y),))
 #: ``(T)1 / ((T)1 + exp(-x))``; ``dy * y * ((T)1 - y)`` (sigmoid.hpp)
-SIGMOID = HalfFormula(lambda x: 1 / (1 + _exp(-x)),
+SIGMOID = HalfFormula(half_sigmoid,
                       (lambda dy, x, y: dy * y * (1 - y),))
 #: ``x >= 0 ? x : (T)a0 * (exp(x) - (T)1)``; ``x >= 0 ? dy : dy * (T)a0 * exp(x)`` (elu.hpp)
 ELU = HalfFormula(lambda x, alpha: _where(x >= 0, x, alpha * (_exp(x) - 1)),
@@ -242,6 +265,55 @@ ERF = HalfFormula(_erf, (lambda dy, x, y: (2.0 / math.sqrt(math.pi) * _exp(-(x *
 LOG_SIGMOID = HalfFormula(
     lambda x: _where(x > 0, -_log(_exp(-x) + 1), x - _log(_exp(x) + 1)),
     (lambda dy, x, y: dy / (_exp(x) + 1),))
+
+_H02, _H25 = 0.199951171875, 2.5             # (T)0.2, (T)2.5
+#: ``x > (T)2.5 ? (T)1 : x < (T)-2.5 ? (T)0 : (T)0.2 * x + (T)0.5``; ``dy * (T)0.2`` inside
+#: (hard_sigmoid.hpp)
+HARD_SIGMOID = HalfFormula(
+    lambda x: _where(x > _H25, 1.0, _where(x < -_H25, 0.0, _H02 * x + 0.5)),
+    (lambda dy, x, y: _where((x <= _H25) & (x >= -_H25), dy * _H02, 0.0),))
+
+
+def _selu_coef(scale, alpha) -> float:
+    """``const T coef = alpha_ * scale_``: the float members' float product, made a float16."""
+    f32 = torch.float32
+    return float((torch.tensor(alpha, dtype=f32) * torch.tensor(scale, dtype=f32)).to(_F16))
+
+
+def _f16_of_f32(v) -> float:
+    """``(T)scale_``: a float member made a float16."""
+    return _half_value(_float_value(v))
+
+
+#: ``x > 0 ? (T)scale_ * x : (T)coef * (exp(x) - (T)1)``; ``x > 0 ? (T)scale_ * dy :
+#: (T)coef * exp(x) * dy`` (selu.cpp; ``scale_``, ``alpha_`` floats)
+SELU = HalfFormula(
+    lambda x, scale, alpha: _where(x > 0, _f16_of_f32(scale) * x,
+                                   _selu_coef(scale, alpha) * (_exp(x) - 1)),
+    (lambda dy, x, y, scale, alpha: _where(x > 0, _f16_of_f32(scale) * dy,
+                                           _selu_coef(scale, alpha) * _exp(x) * dy),),
+    ("scale", "alpha"), raw_attrs=True)
+
+#: ``std::sqrt((T)(2 / M_PI))`` and ``(T)0.044715``
+_GELU_C = float(torch.tensor(_half_value(2 / math.pi), dtype=torch.float32).sqrt().to(_F16))
+_GELU_A = _half_value(0.044715)
+
+
+def _gelu_tanh(x):
+    return _tanh(_GELU_C * (x + _GELU_A * _pow(x, 3)))
+
+
+def _gelu_grad(dy, x, y):
+    """``dy * (0.5 * (1 + t) + 0.5 * x * (1 - pow(t, 2)) * sqrt((T)(2 / M_PI)) * (1 + 0.134145
+    * pow(x, 2)))``: the ``double`` literals make those steps ``double``."""
+    t = _gelu_tanh(x)
+    first = 0.5 * (1 + t).double()
+    second = 0.5 * x.double() * (1 - _pow(t, 2)).double() * _GELU_C
+    return (dy.double() * (first + second * (1 + 0.134145 * _pow(x, 2).double()))).float()
+
+
+#: ``(x / 2) * (1 + tanh(sqrt((T)(2 / M_PI)) * (x + (T)0.044715 * pow(x, 3))))`` (gelu.hpp)
+GELU = HalfFormula(lambda x: (x / 2) * (1 + _gelu_tanh(x)), (_gelu_grad,))
 
 # --- binary: in float, rounded once (include/nbla/function/<name>.hpp) ------------------------
 #: ``dy / x1``, ``-dy * x0 / (x1 * x1)`` (div2.hpp)

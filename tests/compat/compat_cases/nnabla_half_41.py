@@ -292,3 +292,49 @@ def half41__binary_cross_entropy_and_huber_loss(nn, F, r):
         res[k + "g dtype"] = sorted(gdt)
         nn.set_auto_forward(False)
     return res
+
+
+_ACTS = ["nnabla.functions.swish", "nnabla.functions.gelu", "nnabla.functions.selu",
+         "nnabla.functions.hard_sigmoid"]
+
+
+@nnabla_case(names=_HALF + _ACTS, rtol=0.0, atol=0.0,
+             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
+def half41__activations_in_half(nn, F, r):
+    """NNabla 1.39's ``Swish``, ``GELU``, ``SELU`` and ``HardSigmoid`` made in ``cpu:half``
+    evaluate their expressions in ``Half`` steps (swish.hpp, gelu.hpp, selu.cpp,
+    hard_sigmoid.hpp): ``Swish`` ``x / ((T)1 + exp(-x))``, ``SELU`` with ``(T)scale_`` and
+    ``coef = alpha_ * scale_`` made a ``Half``, ``HardSigmoid`` with ``(T)0.2`` =
+    0.199951171875, ``GELU``'s gradient partly in ``double`` (its literals).  Stadyn used
+    torch's float16 kernels: swish's output off in 145 of 400 values and its gradient up to
+    25 %, selu's output 135, gelu's output 178 (NNabla's ``x / 2 * (1 + tanh(...))`` rounds
+    each step), hard_sigmoid's 51 (``0.2`` in float).  Static and dynamic: outputs (dtype,
+    values) and gradients of a float32 leaf for a seeded ``dy``."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + _ACTS))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4145)
+    x0 = (rs.randn(300) * 2).astype(np.float32)
+    x0[:4] = [2.5, -2.5, 0.0, 2.4990234375]
+    dy = rs.randn(300).astype(np.float32)
+    fns = [("swish", F.swish), ("gelu", F.gelu), ("selu", F.selu),
+           ("selu scale=1.3 alpha=0.7", lambda v: F.selu(v, scale=1.3, alpha=0.7)),
+           ("hard_sigmoid", F.hard_sigmoid)]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        for name, fn in fns:
+            x = nn.Variable.from_numpy_array(x0, need_grad=True)
+            with nn.context_scope(half):
+                y = fn(x)
+            y.forward()
+            x.grad.zero()
+            y.backward(dy)
+            res[k + name] = _array(y.d)
+            res[k + name + " x.g"] = _f32(x.g)
+            gdt.add(str(x.g.dtype))
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res
