@@ -76,12 +76,23 @@ def softmax_cross_entropy(x, target, axis=None, rule="torch"):
     return torch.where(ids < 0, torch.zeros_like(loss), loss)
 
 
-@op(2, category=_C, precision="float", sequence=unless_class_axis)
+def _probabilities_in_half(attrs: dict) -> str:
+    """``OpSpec.computes_in_half`` of ``categorical_cross_entropy``: NNabla 1.39 computes it
+    in ``Half`` on its CPU (``CategoricalCrossEntropy<Half, int>``: function_types.yaml),
+    the probabilities float16, the class ids read as integers (``"mixed"``: a float target
+    stays float32, its ids above 2048 exact)."""
+    return "mixed"
+
+
+@op(2, category=_C, precision="float", sequence=unless_class_axis,
+    computes_in_half=_probabilities_in_half)
 def categorical_cross_entropy(x, target, axis=None, rule="torch"):
     """``-log(x[target])`` for probabilities ``x`` (see :func:`softmax_cross_entropy`).  As
     in NNabla, the log's argument is clamped at the smallest normal number, the gradient
     ``-dy / max(x, tiny)`` (not 0 below it), and a negative class id gives 0; ``rule``: as
-    there.  Example: ``F.categorical_cross_entropy(F.softmax(z), t)``."""
+    there.  Float16 probabilities (NNabla's ``cpu:half``) give a float16 loss, as NNabla's
+    ``Half`` kernel (``-log`` of the value, ``-dy / max(x, tiny)``, each rounded once).
+    Example: ``F.categorical_cross_entropy(F.softmax(z), t)``."""
     ids, a = _class_ids(x, target, axis, rule)
     p = torch.gather(x, a, ids.clamp(min=0))
     clamped = p.detach().clamp(min=torch.finfo(p.dtype).tiny)

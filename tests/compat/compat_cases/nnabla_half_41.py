@@ -338,3 +338,42 @@ def half41__activations_in_half(nn, F, r):
         res[k + "g dtype"] = sorted(gdt)
         nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=_HALF + ["nnabla.functions.categorical_cross_entropy"], rtol=0.0, atol=0.0,
+             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
+def half41__categorical_cross_entropy(nn, F, r):
+    """NNabla 1.39's ``CategoricalCrossEntropy<Half, int>`` in ``cpu:half``: ``-log(max(p,
+    min))`` of the float16 probability (a float16 output) and ``-dy / max(p, min)``, the
+    class ids read as integers (categorical_cross_entropy.cpp).  Stadyn computed in float32
+    (float32 outputs, every value off NNabla's float16 ones).  Float class ids above 2048
+    (not float16 numbers: 2049 would round to 2048) and a negative one (ignored).  Static and
+    dynamic: outputs (dtype, values) and the probabilities' gradients for a seeded ``dy``."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + ["nnabla.functions.categorical_cross_entropy"]))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4146)
+    small = rs.dirichlet(np.ones(5), 6).astype(np.float32)
+    small[0, 2] = 1e-6
+    small_t = np.array([[2], [0], [4], [-1], [1], [3]], np.float32)
+    big = (rs.rand(2, 3000) * 1e-3).astype(np.float32)
+    big_t = np.array([[2049], [2999]], np.float32)
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        for name, p0, t0 in (("small", small, small_t), ("3000 classes", big, big_t)):
+            p = nn.Variable.from_numpy_array(p0, need_grad=True)
+            t = nn.Variable.from_numpy_array(t0)
+            with nn.context_scope(half):
+                y = F.categorical_cross_entropy(p, t)
+            y.forward()
+            p.grad.zero()
+            y.backward(rs.randn(*y.shape).astype(np.float32))
+            res[k + name] = _array(y.d)
+            res[k + name + " p.g"] = _f32(p.g)
+            gdt.add(str(p.g.dtype))
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res
