@@ -6,7 +6,10 @@
   formula (what Stadyn computed before nnhalf41: its unwrapped ``impl``), ``B`` the wrapped
   implementation (NNabla's expressions, every ``Half`` step rounded);
 * float32: one call of the wrapped and of the unwrapped implementation on a float32 tensor of
-  8 elements (the wrapper's dtype test, all it adds outside float16 CPU inputs).
+  8 elements (the wrapper's dtype test, all it adds outside float16 CPU inputs);
+* a bias added to a (16, 16, 28, 28) float16 input, forward + backward: ``A`` torch's
+  (the bias gradient summed in float, rounded once), ``B`` NNabla's fold of 12,544 float
+  gradients per channel, rounded after each addition.
 
     PYTHONPATH=src python benchmarks/nnabla_half_elementwise_ab.py [--size 262144]
         [--rounds 7] [--threads 1]
@@ -73,6 +76,22 @@ def main():
         print(f"{name:11s} float16 fwd+bwd of {args.size}: A torch {statistics.median(a):7.2f} ms"
               f"  B NNabla Half {statistics.median(b):7.2f} ms | float32 call of 8: "
               f"A {fa:5.2f} us  B {fb:5.2f} us")
+    bias_add(args.rounds)
+
+
+def bias_add(rounds):
+    wrapped = CATALOG["add2"].impl
+    plain = wrapped.__wrapped__
+    x, = _inputs(1, 16 * 16 * 28 * 28, torch.float16)
+    x = x.detach().reshape(16, 16, 28, 28).requires_grad_()
+    b = torch.zeros(1, 16, 1, 1, dtype=torch.float16, requires_grad=True)
+    dy = torch.ones(16, 16, 28, 28, dtype=torch.float16)
+    a, c = [], []
+    for _ in range(rounds):
+        a.append(_median_ms(lambda: _step(plain, [x, b], {}, dy), 3))
+        c.append(_median_ms(lambda: _step(wrapped, [x, b], {}, dy), 3))
+    print(f"add2 bias   float16 fwd+bwd of (16, 16, 28, 28) + (1, 16, 1, 1): A torch "
+          f"{statistics.median(a):7.2f} ms  B NNabla fold {statistics.median(c):7.2f} ms")
 
 
 if __name__ == "__main__":

@@ -19,7 +19,7 @@ _A = "arithmetic"
 _M = "math"
 
 
-@op(2, category=_A, elementwise=True)
+@op(2, category=_A, elementwise=True, nnabla_half=_HE.ADD2)
 def add2(x0, x1, inplace=False):
     """Element-wise ``x0 + x1`` (NumPy broadcasting).
 
@@ -33,13 +33,13 @@ def add2(x0, x1, inplace=False):
     return x0 + x1
 
 
-@op(2, category=_A, elementwise=True)
+@op(2, category=_A, elementwise=True, nnabla_half=_HE.SUB2)
 def sub2(x0, x1, inplace=False):
     """Element-wise ``x0 - x1``.  Example: ``F.sub2(a, b)`` or ``a - b``."""
     return x0 - x1
 
 
-@op(2, category=_A, elementwise=True)
+@op(2, category=_A, elementwise=True, nnabla_half=_HE.MUL2)
 def mul2(x0, x1, inplace=False):
     """Element-wise ``x0 * x1``.  Example: ``F.mul2(a, b)`` or ``a * b``."""
     return x0 * x1

@@ -23,8 +23,8 @@ float16 CPU operation in float and rounds the result once, which is the ``Half``
 rounding; its transcendental functions may differ from glibc's ``float`` ones in the last
 float bit, which changes a float16 result only at a rounding tie (none seen in the cases).
 
-A binary function's gradient reduced over a broadcast axis is summed in float and rounded
-once here, where NNabla adds each element's float gradient into a float16 accumulator.
+A binary function's gradient of a broadcast input is NNabla's fold: each element's float
+gradient added into a float16 accumulator in turn (one operator, ``half_fold_float``).
 
 Example:
     >>> import torch
@@ -43,12 +43,15 @@ import inspect
 import math
 from typing import Callable
 
+import numpy as np
 import torch
+
+from ._kernel_op import kernel_op
 
 __all__ = ["HalfFormula", "wrap_impl", "half_sigmoid", "half_exp", "TANH", "SIGMOID", "ELU",
            "SOFTPLUS", "POW_SCALAR", "R_DIV_SCALAR", "R_POW_SCALAR", "TAN", "ASINH",
            "SOFTSIGN", "TANH_SHRINK", "ERF", "LOG_SIGMOID", "HARD_SIGMOID", "SELU", "GELU",
-           "DIV2", "POW2", "BINARY_CROSS_ENTROPY", "HUBER_LOSS"]
+           "ADD2", "SUB2", "MUL2", "DIV2", "POW2", "BINARY_CROSS_ENTROPY", "HUBER_LOSS"]
 
 _F16 = torch.float16
 
@@ -62,7 +65,9 @@ class HalfFormula:
     attributes the expressions read, given to them as ``(T)a0``: rounded to float16;
     ``precise``: a binary transform's, evaluated in float from the float16 values and
     rounded once (its ``T`` is ``float``: the attributes rounded to float32); ``raw_attrs``:
-    the attributes as the op received them (a formula that rounds them its own way).
+    the attributes as the op received them (a formula that rounds them its own way);
+    ``broadcast_only``: the formula only where the inputs' shapes differ (where torch's
+    kernels round as NNabla's do but its sum of a broadcast input's gradient does not).
 
     Example:
         >>> import torch
@@ -71,15 +76,16 @@ class HalfFormula:
         6.0
     """
 
-    __slots__ = ("forward", "grads", "attrs", "precise", "raw_attrs")
+    __slots__ = ("forward", "grads", "attrs", "precise", "raw_attrs", "broadcast_only")
 
     def __init__(self, forward: Callable | None, grads: tuple, attrs: tuple = (),
-                 precise: bool = False, raw_attrs: bool = False):
+                 precise: bool = False, raw_attrs: bool = False, broadcast_only: bool = False):
         self.forward = forward
         self.grads = grads
         self.attrs = attrs
         self.precise = precise
         self.raw_attrs = raw_attrs
+        self.broadcast_only = broadcast_only
 
 
 def _same(v):
@@ -131,8 +137,8 @@ class _HalfElementwise(torch.autograd.Function):
                 grads.append(None)
                 continue
             g = grad(*args, **attrs)
-            if g.shape != x.shape:                 # a broadcast input: summed (in float)
-                g = g.float().sum_to_size(x.shape)
+            if g.shape != x.shape:
+                g = _broadcast_grad(g, x)
             grads.append(g.to(x.dtype))
         return (None, None, None, *grads)
 
@@ -156,7 +162,8 @@ def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
     def run(*args, **kwargs):
         # the first input's dtype first: one attribute read for a float32 call
         if (not args or getattr(args[0], "dtype", None) is not _F16 or len(args) < n_inputs
-                or not _all_half_cpu(args[:n_inputs])):
+                or not _all_half_cpu(args[:n_inputs])
+                or (formula.broadcast_only and _same_shapes(args[:n_inputs]))):
             return impl(*args, **kwargs)
         attrs = {}
         if formula.attrs:
@@ -168,6 +175,46 @@ def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
         return _HalfElementwise.apply(formula, lambda: impl(*args, **kwargs), attrs,
                                       *args[:n_inputs])
     return run
+
+
+def _same_shapes(xs) -> bool:
+    shape = xs[0].shape
+    return all(x.shape == shape for x in xs[1:])
+
+
+def _fold_impl(cols: torch.Tensor) -> torch.Tensor:
+    """``cols`` ``(n, K)`` float32: for each of the ``K`` columns, the float16 sum from 0 of
+    its ``n`` values in order, each addition in float rounded to float16."""
+    a = cols.detach().contiguous().numpy()
+    acc = np.zeros(a.shape[1], np.float16)
+    for row in a:
+        acc = (acc.astype(np.float32) + row).astype(np.float16)
+    return torch.from_numpy(acc)
+
+
+_half_fold_float = kernel_op("stadyn_kernels::half_fold_float", "(Tensor cols) -> Tensor",
+                             _fold_impl,
+                             lambda cols: cols.new_empty((cols.shape[1],), dtype=_F16))
+
+
+def _broadcast_grad(g: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
+    """The gradient ``g`` (the output's shape) of the broadcast input ``x``: NNabla's
+    ``g0[idx0] = Half(float(g0[idx0]) + grad)`` over the output in order
+    (transform_binary_grad0), a fold from 0 of the float gradients over the broadcast axes
+    in row-major order, rounded after each addition; under ``create_graph`` (or off the
+    CPU) the float sum rounded once, differentiable."""
+    g = g.float()
+    if torch.is_grad_enabled() or g.device.type != "cpu":
+        return g.sum_to_size(x.shape)
+    nd = g.ndim
+    target = (1,) * (nd - x.ndim) + tuple(x.shape)
+    red = [a for a in range(nd) if target[a] == 1 and g.shape[a] != 1]
+    keep = [a for a in range(nd) if a not in red]
+    n = 1
+    for a in red:
+        n *= g.shape[a]
+    cols = g.permute(*red, *keep).reshape(n, -1)
+    return _half_fold_float(cols).reshape(x.shape)
 
 
 def _all_half_cpu(xs) -> bool:
@@ -316,6 +363,14 @@ def _gelu_grad(dy, x, y):
 GELU = HalfFormula(lambda x: (x / 2) * (1 + _gelu_tanh(x)), (_gelu_grad,))
 
 # --- binary: in float, rounded once (include/nbla/function/<name>.hpp) ------------------------
+#: ``dy``, ``dy`` / ``-dy`` / ``dy * x1``, ``dy * x0`` (bc_add2, sub2.hpp, mul2.hpp): torch's
+#: own kernels but for a broadcast input's gradient
+ADD2 = HalfFormula(None, (lambda dy, x0, x1, y: dy, lambda dy, x0, x1, y: dy), precise=True,
+                   broadcast_only=True)
+SUB2 = HalfFormula(None, (lambda dy, x0, x1, y: dy, lambda dy, x0, x1, y: -dy), precise=True,
+                   broadcast_only=True)
+MUL2 = HalfFormula(None, (lambda dy, x0, x1, y: dy * x1, lambda dy, x0, x1, y: dy * x0),
+                   precise=True, broadcast_only=True)
 #: ``dy / x1``, ``-dy * x0 / (x1 * x1)`` (div2.hpp)
 DIV2 = HalfFormula(None, (lambda dy, x0, x1, y: dy / x1,
                           lambda dy, x0, x1, y: -dy * x0 / (x1 * x1)), precise=True)

@@ -377,3 +377,56 @@ def half41__categorical_cross_entropy(nn, F, r):
         res[k + "g dtype"] = sorted(gdt)
         nn.set_auto_forward(False)
     return res
+
+
+_BC = ["nnabla.Variable.__add__", "nnabla.Variable.__sub__", "nnabla.Variable.__mul__",
+       "nnabla.Variable.__truediv__", "nnabla.functions.add2", "nnabla.functions.mul2",
+       "nnabla.functions.div2", "nnabla.functions.pow2"]
+
+
+@nnabla_case(names=_HALF + _BC, rtol=0.0, atol=0.0,
+             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
+def half41__broadcast_gradients(nn, F, r):
+    """NNabla 1.39's binary functions in ``cpu:half`` give a broadcast input's gradient as
+    ``g0[idx0] = Half(float(g0[idx0]) + grad)`` over the output in order
+    (base_transform_binary.hpp, transform_binary_grad0/1): a fold from 0 over the broadcast
+    positions, each float gradient added and the sum rounded to float16.  Stadyn's float16
+    autograd summed them in float and rounded once: ``(x + b)``'s ``b.g`` over 64 rows a
+    unit off in 3 of 5 values (12.8125 for NNabla's 12.8046875), ``x * w``, ``x - b``,
+    ``x / w`` alike.  Static and dynamic: a (64, 5) by (1, 5) and a (4, 3, 5, 5) by
+    (1, 3, 1, 1) input, the outputs and both inputs' gradients for a seeded ``dy``."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + _BC))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4147)
+    shapes = [((64, 5), (1, 5)), ((4, 3, 5, 5), (1, 3, 1, 1)), ((6, 5), (6, 1))]
+    fns = [("x + b", lambda a, b: a + b), ("x - b", lambda a, b: a - b),
+           ("x * b", lambda a, b: a * b), ("x / b", lambda a, b: a / b),
+           ("b * x", lambda a, b: b * a), ("F.add2", F.add2), ("F.mul2", F.mul2),
+           ("F.div2", F.div2), ("F.pow2", F.pow2)]
+    data = [((rs.rand(*sa) * 2 + 0.2).astype(np.float32),
+             (rs.rand(*sb) * 2 + 0.3).astype(np.float32),
+             (rs.randn(*sa) * 3).astype(np.float32)) for sa, sb in shapes]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        for i, (a0, b0, dy) in enumerate(data):
+            for name, fn in fns:
+                a = nn.Variable.from_numpy_array(a0, need_grad=True)
+                b = nn.Variable.from_numpy_array(b0, need_grad=True)
+                with nn.context_scope(half):
+                    y = fn(a, b)
+                y.forward()
+                a.grad.zero()
+                b.grad.zero()
+                y.backward(dy)
+                key = "%s%d %s" % (k, i, name)
+                res[key] = _array(y.d)
+                res[key + " x.g"] = _f32(a.g)
+                res[key + " b.g"] = _f32(b.g)
+                gdt.update([str(a.g.dtype), str(b.g.dtype)])
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res
