@@ -27,6 +27,7 @@ import math
 import torch
 
 from . import _kernels as kernels
+from ._arith import add2, mul2
 from ._half_batch_norm import half_batch_norm
 from ._registry import op
 from ._sequence_axis import unless_axes
@@ -126,11 +127,13 @@ def layer_normalization(x, beta, gamma, batch_axis=0, eps=1e-05, output_stat=Fal
 
 
 def _affine(out, beta, gamma, output_stat: bool):
+    """``y * gamma + beta`` as NNabla's ``Mul2`` and ``Add2`` (their declared implementations:
+    in float16 on the CPU a broadcast parameter's gradient is NNabla's fold)."""
     y = out[0] if output_stat else out
     if gamma is not None:
-        y = y * gamma
+        y = mul2.spec.impl(y, gamma)
     if beta is not None:
-        y = y + beta
+        y = add2.spec.impl(y, beta)
     return (y, out[1], out[2]) if output_stat else y
 
 

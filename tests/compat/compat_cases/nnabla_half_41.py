@@ -177,11 +177,6 @@ def half41__elementwise_in_half(nn, F, r):
 
 _NORMS = ["nnabla.functions.layer_normalization", "nnabla.functions.instance_normalization",
           "nnabla.functions.group_normalization"]
-_PARAM_FOLD = ("NNabla 1.39's Mul2/Add2 backward adds each element's float gradient into the "
-               "broadcast parameter's float16 gradient one at a time, rounding after each "
-               "addition (base_transform_binary.hpp, transform_binary_grad1); Stadyn's "
-               "float16 autograd sums the reduction in float and rounds once "
-               "(ops/_normalization.py _affine): some values a unit off")
 _BROADCAST_FOLD = ("NNabla 1.39's InstanceNormalization broadcasts beta and gamma over the batch "
                    "(Broadcast, instance_normalization.cpp:132-135) and reduces their "
                    "gradients back in float16; Stadyn's per-sample expand sums them in float "
@@ -190,9 +185,6 @@ _BROADCAST_FOLD = ("NNabla 1.39's InstanceNormalization broadcasts beta and gamm
 
 @nnabla_case(names=_HALF + _NORMS, rtol=0.0, atol=0.0,
              known=dict([(k + "g dtype", _G_DTYPE) for k in ("static ", "dyn ")]
-                        + [(k + n, _PARAM_FOLD) for k in ("static ", "dyn ")
-                           for n in ("layer beta.g", "layer gamma.g", "group beta.g",
-                                     "group gamma.g")]
                         + [(k + n, _BROADCAST_FOLD) for k in ("static ", "dyn ")
                            for n in ("instance beta.g", "instance gamma.g")]))
 def half41__layer_instance_group_normalization(nn, F, r):
@@ -201,8 +193,10 @@ def half41__layer_instance_group_normalization(nn, F, r):
     over the kept axes (``TensorNormalization``: every step rounded to float16, statistics
     as float16 folds), then scale and shift with ``Mul2``/``Add2`` in float16.  Stadyn
     computed them in float32 (float32 outputs up to 10 % off NNabla's where the mean is large
-    against the spread, ``x.g`` 12 %).  Static and dynamic, ``output_stat`` too: outputs
-    (dtype, values), the statistics, the gradients of float32 leaves for a seeded ``dy``."""
+    against the spread, ``x.g`` 12 %).  The parameters' gradients of ``Mul2``/``Add2`` are
+    folds over the batch (``half41__broadcast_gradients``).  Static and dynamic,
+    ``output_stat`` too: outputs (dtype, values), the statistics, the gradients of float32
+    leaves for a seeded ``dy``."""
     EU = r.module("nnabla.ext_utils")
     r.touch(*(_HALF + _NORMS))
     half = EU.get_extension_context("cpu", type_config="half")
