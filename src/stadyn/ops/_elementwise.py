@@ -81,7 +81,7 @@ def log_sigmoid(x):
     return TF.logsigmoid(x)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.MISH)
 def mish(x):
     """``x * tanh(softplus(x))``.  Example: ``F.mish(x)``."""
     return x * torch.tanh(TF.softplus(x))

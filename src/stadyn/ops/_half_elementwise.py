@@ -51,7 +51,8 @@ from ._kernel_op import kernel_op
 __all__ = ["HalfFormula", "wrap_impl", "half_sigmoid", "half_exp", "TANH", "SIGMOID", "ELU",
            "SOFTPLUS", "POW_SCALAR", "R_DIV_SCALAR", "R_POW_SCALAR", "TAN", "ASINH",
            "SOFTSIGN", "TANH_SHRINK", "ERF", "LOG_SIGMOID", "HARD_SIGMOID", "SELU", "GELU",
-           "ADD2", "SUB2", "MUL2", "DIV2", "POW2", "BINARY_CROSS_ENTROPY", "HUBER_LOSS"]
+           "MISH", "ADD2", "SUB2", "MUL2", "DIV2", "POW2", "BINARY_CROSS_ENTROPY",
+           "HUBER_LOSS"]
 
 _F16 = torch.float16
 
@@ -312,6 +313,18 @@ ERF = HalfFormula(_erf, (lambda dy, x, y: (2.0 / math.sqrt(math.pi) * _exp(-(x *
 LOG_SIGMOID = HalfFormula(
     lambda x: _where(x > 0, -_log(_exp(-x) + 1), x - _log(_exp(x) + 1)),
     (lambda dy, x, y: dy / (_exp(x) + 1),))
+
+def _mish_grad(dy, x, y):
+    e = _exp(x)
+    num = 4 * (x + 1) + 4 * _exp(2 * x) + _exp(3 * x) + e * (4 * x + 6)
+    return (dy * e * num) / _pow(2 * e + _exp(2 * x) + 2, 2)
+
+
+#: ``x * tanh(log(exp(x) + (T)1))``; ``(dy * exp(x) * ((T)4 * (x + (T)1) + (T)4 *
+#: exp((T)2 * x) + exp((T)3 * x) + exp(x) * ((T)4 * x + (T)6))) / pow((T)2 * exp(x) +
+#: exp((T)2 * x) + (T)2, (T)2)`` (mish.hpp): in float16 ``exp(3 x)`` overflows above
+#: x = 3.7, and the gradient is NaN there, as NNabla's
+MISH = HalfFormula(lambda x: x * _tanh(_log(_exp(x) + 1)), (_mish_grad,))
 
 _H02, _H25 = 0.199951171875, 2.5             # (T)0.2, (T)2.5
 #: ``x > (T)2.5 ? (T)1 : x < (T)-2.5 ? (T)0 : (T)0.2 * x + (T)0.5``; ``dy * (T)0.2`` inside

@@ -289,20 +289,22 @@ def half41__binary_cross_entropy_and_huber_loss(nn, F, r):
 
 
 _ACTS = ["nnabla.functions.swish", "nnabla.functions.gelu", "nnabla.functions.selu",
-         "nnabla.functions.hard_sigmoid"]
+         "nnabla.functions.hard_sigmoid", "nnabla.functions.mish"]
 
 
 @nnabla_case(names=_HALF + _ACTS, rtol=0.0, atol=0.0,
              known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
 def half41__activations_in_half(nn, F, r):
-    """NNabla 1.39's ``Swish``, ``GELU``, ``SELU`` and ``HardSigmoid`` made in ``cpu:half``
-    evaluate their expressions in ``Half`` steps (swish.hpp, gelu.hpp, selu.cpp,
-    hard_sigmoid.hpp): ``Swish`` ``x / ((T)1 + exp(-x))``, ``SELU`` with ``(T)scale_`` and
+    """NNabla 1.39's ``Swish``, ``GELU``, ``SELU``, ``HardSigmoid`` and ``Mish`` made in
+    ``cpu:half`` evaluate their expressions in ``Half`` steps (swish.hpp, gelu.hpp, selu.cpp,
+    hard_sigmoid.hpp, mish.hpp; Mish's gradient NaN above x = 3.7, where ``exp(3 x)``
+    overflows): ``Swish`` ``x / ((T)1 + exp(-x))``, ``SELU`` with ``(T)scale_`` and
     ``coef = alpha_ * scale_`` made a ``Half``, ``HardSigmoid`` with ``(T)0.2`` =
     0.199951171875, ``GELU``'s gradient partly in ``double`` (its literals).  Stadyn used
     torch's float16 kernels: swish's output off in 145 of 400 values and its gradient up to
     25 %, selu's output 135, gelu's output 178 (NNabla's ``x / 2 * (1 + tanh(...))`` rounds
-    each step), hard_sigmoid's 51 (``0.2`` in float).  Static and dynamic: outputs (dtype,
+    each step), hard_sigmoid's 51 (``0.2`` in float), mish's 156 (its gradient finite where
+    NNabla's is NaN).  Static and dynamic: outputs (dtype,
     values) and gradients of a float32 leaf for a seeded ``dy``."""
     EU = r.module("nnabla.ext_utils")
     r.touch(*(_HALF + _ACTS))
@@ -313,7 +315,7 @@ def half41__activations_in_half(nn, F, r):
     dy = rs.randn(300).astype(np.float32)
     fns = [("swish", F.swish), ("gelu", F.gelu), ("selu", F.selu),
            ("selu scale=1.3 alpha=0.7", lambda v: F.selu(v, scale=1.3, alpha=0.7)),
-           ("hard_sigmoid", F.hard_sigmoid)]
+           ("hard_sigmoid", F.hard_sigmoid), ("mish", F.mish)]
     res = {}
     for dyn in (False, True):
         k = "dyn " if dyn else "static "
