@@ -29,6 +29,7 @@ import torch
 from . import _kernels as kernels
 from ._arith import add2, mul2
 from ._half_batch_norm import half_batch_norm
+from ._half_sum import fold_sum
 from ._registry import op
 from ._sequence_axis import unless_axes
 from ._util import norm_axes
@@ -53,6 +54,23 @@ def _check_rule(name: str, rule: str) -> bool:
     return rule == "nnabla"
 
 
+class _HalfBroadcast(torch.autograd.Function):
+    """``p`` broadcast to ``shape`` with NNabla 1.39's ``Broadcast`` backward in ``Half``:
+    ``g[idx_x] += dy[i]`` over the output in order (broadcast.cpp), a float16 fold over the
+    broadcast axes (``ops/_half_sum.py``), where torch's sums in float and rounds once."""
+
+    @staticmethod
+    def forward(ctx, p, shape):
+        ctx.axes = [a for a in range(len(shape)) if p.shape[a] == 1 and shape[a] != 1]
+        return p.broadcast_to(shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        if not ctx.axes:
+            return g, None
+        return fold_sum(g, ctx.axes, True), None
+
+
 def _one_pass(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool):
     """NNabla 1.39's: batch normalisation over the kept axes (``TensorNormalization``), the
     variance ``sum(x * x) / n - m * m``, ``gamma`` and ``beta`` (per kept position) inside it,
@@ -64,8 +82,14 @@ def _one_pass(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool):
     rows = math.prod(moved.shape[:len(reduce)])
     kept = [1 if a in reduce else x.shape[a] for a in range(x.ndim)]
 
+    half = x.dtype == torch.float16 and x.device.type == "cpu"
+
     def per_kept(p):
-        return None if p is None else p.broadcast_to(kept).permute(*perm).reshape(-1)
+        if p is None:
+            return None
+        wide = _HalfBroadcast.apply(p, kept) if half and p.dtype == x.dtype else \
+            p.broadcast_to(kept)
+        return wide.permute(*perm).reshape(-1)
 
     flat = moved.reshape(rows, -1)
     back = sorted(range(x.ndim), key=perm.__getitem__)
