@@ -79,8 +79,9 @@ def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict
             precision = _half_context_cast(node)
         elif bound is not None and precision == "float":
             rule = node.spec.computes_in_half
-            if rule is not None and rule(node.attrs):
-                precision = "half"
+            how = rule(node.attrs) if rule is not None else False
+            if how:
+                precision = how if how == "mixed" else "half"
         return cast_arguments(precision, args, kwargs, half)
     # A float context bound (every NNabla function's): only a half argument is cast, and
     # there rarely is one: looked for before any list is made (the dynamic hot path).

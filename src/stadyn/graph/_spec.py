@@ -85,7 +85,9 @@ class OpSpec:
             (``attrs -> bool``) saying when a node bound to a half context (an NNabla
             function made in ``cpu:half``) computes in that half type instead
             (:func:`~stadyn.graph._precision.cast_for_node`): ``sum`` and ``mean`` with
-            ``rule="nnabla"``, whose fp16 fold is NNabla 1.39's CPU kernel.
+            ``rule="nnabla"``, whose fp16 fold is NNabla 1.39's CPU kernel; a rule may
+            return ``"mixed"`` instead of True: only the first input made half
+            (``categorical_cross_entropy``, whose float class ids stay exact).
         rule: a shape rule ``rule(meta_args, meta_kwargs) -> meta outputs | None`` that
             :meth:`infer` tries before running the implementation on meta tensors (None: it
             cannot decide); ``@op`` sets it after the spec is made, bound to ``spec.impl`` as

@@ -8,6 +8,7 @@ import torch.nn.functional as TF
 
 from . import _kernels as kernels
 from ._output_grads import nnabla_swish
+from . import _half_elementwise as _HE
 from ._registry import op
 from ._util import norm_axis
 
@@ -123,32 +124,32 @@ def relu6(x):
     return TF.hardtanh(x, 0.0, 6.0)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.ELU)
 def elu(x, alpha=1.0):
     """``x`` where positive, ``alpha * (exp(x) - 1)`` elsewhere.  Example: ``F.elu(x)``."""
     return TF.elu(x, alpha)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.SELU)
 def selu(x, scale=1.05070098735548, alpha=1.673263242354377):
     """``scale * elu(x, alpha)`` with the self-normalising constants.  Example: ``F.selu(x)``."""
     return scale * TF.elu(x, alpha)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.GELU)
 def gelu(x):
     """GELU with NNabla's tanh approximation:
     ``x/2 * (1 + tanh(sqrt(2/pi) * (x + 0.044715 x^3)))``.  Example: ``F.gelu(x)``."""
     return TF.gelu(x, approximate="tanh")
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.SIGMOID)
 def sigmoid(x):
     """``1 / (1 + exp(-x))``.  Example: ``F.sigmoid(x)``."""
     return torch.sigmoid(x)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.TANH)
 def tanh(x):
     """Hyperbolic tangent.  Example: ``F.tanh(x)``."""
     return kernels.tanh(x)
@@ -166,7 +167,7 @@ def swish(x, rule="torch"):
     return TF.silu(x)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.SOFTPLUS)
 def softplus(x, beta=1.0):
     """``log(1 + exp(beta x)) / beta``.  Example: ``F.softplus(x)``."""
     return TF.softplus(x, beta)

@@ -11,6 +11,7 @@ from ..graph import Variable
 from ._kernels import matmul as _matmul
 from ._output_grads import nnabla_mul_n
 from ._picks import cntk_sqrt, pick_max, pick_min
+from . import _half_elementwise as _HE
 from ._registry import op
 from ._sequence_axis import batch_matmul_rule
 
@@ -18,7 +19,7 @@ _A = "arithmetic"
 _M = "math"
 
 
-@op(2, category=_A, elementwise=True)
+@op(2, category=_A, elementwise=True, nnabla_half=_HE.ADD2)
 def add2(x0, x1, inplace=False):
     """Element-wise ``x0 + x1`` (NumPy broadcasting).
 
@@ -32,25 +33,25 @@ def add2(x0, x1, inplace=False):
     return x0 + x1
 
 
-@op(2, category=_A, elementwise=True)
+@op(2, category=_A, elementwise=True, nnabla_half=_HE.SUB2)
 def sub2(x0, x1, inplace=False):
     """Element-wise ``x0 - x1``.  Example: ``F.sub2(a, b)`` or ``a - b``."""
     return x0 - x1
 
 
-@op(2, category=_A, elementwise=True)
+@op(2, category=_A, elementwise=True, nnabla_half=_HE.MUL2)
 def mul2(x0, x1, inplace=False):
     """Element-wise ``x0 * x1``.  Example: ``F.mul2(a, b)`` or ``a * b``."""
     return x0 * x1
 
 
-@op(2, category=_A, elementwise=True)
+@op(2, category=_A, elementwise=True, nnabla_half=_HE.DIV2)
 def div2(x0, x1, inplace=False):
     """Element-wise ``x0 / x1``.  Example: ``F.div2(a, b)`` or ``a / b``."""
     return x0 / x1
 
 
-@op(2, category=_A, elementwise=True)
+@op(2, category=_A, elementwise=True, nnabla_half=_HE.POW2)
 def pow2(x0, x1, inplace=False):
     """Element-wise ``x0 ** x1``.  Example: ``F.pow2(a, b)`` or ``a ** b``."""
     return torch.pow(x0, x1)
@@ -99,7 +100,7 @@ def mul_scalar(x, val=1.0, inplace=False):
     return x * val
 
 
-@op(1, category=_A, shape="elementwise")
+@op(1, category=_A, shape="elementwise", nnabla_half=_HE.POW_SCALAR)
 def pow_scalar(x, val=1.0, inplace=False):
     """``x ** val``.  Example: ``F.pow_scalar(x, 2)`` or ``x ** 2``."""
     return torch.pow(x, val)
@@ -111,7 +112,7 @@ def r_sub_scalar(x, val=1.0):
     return val - x
 
 
-@op(1, category=_A, shape="elementwise")
+@op(1, category=_A, shape="elementwise", nnabla_half=_HE.R_DIV_SCALAR)
 def r_div_scalar(x, val=1.0):
     """``val / x``, divided in ``x``'s precision as NNabla's kernel divides (``val / x``
     of a Python number is torch's ``x.reciprocal() * val``, one rounding more: 6 / 7 came out
@@ -125,7 +126,7 @@ def r_div_scalar(x, val=1.0):
     return val / x
 
 
-@op(1, category=_A, shape="elementwise")
+@op(1, category=_A, shape="elementwise", nnabla_half=_HE.R_POW_SCALAR)
 def r_pow_scalar(x, val=1.0):
     """``val ** x``.  Example: ``F.r_pow_scalar(x, 2.0)`` or ``2.0 ** x``."""
     return torch.pow(val, x)

@@ -16,6 +16,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as TF
 
+from . import _half_elementwise as _HE
 from ._registry import op
 from ._util import norm_axis
 
@@ -54,7 +55,7 @@ def round(x):  # noqa: A001 - NNabla's name
     return _straight_through(x, torch.sign(x) * torch.floor(x.abs() + 0.5))
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.HARD_SIGMOID)
 def hard_sigmoid(x):
     """``clip(0.2 x + 0.5, 0, 1)``; gradient 0.2 where ``|x| <= 2.5``.
     Example: ``F.hard_sigmoid(x)``."""
@@ -68,25 +69,25 @@ def hard_tanh(x):
     return torch.where(x.abs() <= 1.0, x, torch.sign(x))
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.SOFTSIGN)
 def softsign(x):
     """``x / (1 + |x|)``.  Example: ``F.softsign(x)``."""
     return x / (1.0 + x.abs())
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.LOG_SIGMOID)
 def log_sigmoid(x):
     """``log(sigmoid(x))``, computed stably.  Example: ``F.log_sigmoid(x)``."""
     return TF.logsigmoid(x)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.MISH)
 def mish(x):
     """``x * tanh(softplus(x))``.  Example: ``F.mish(x)``."""
     return x * torch.tanh(TF.softplus(x))
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.TANH_SHRINK)
 def tanh_shrink(x):
     """``x - tanh(x)``.  Example: ``F.tanh_shrink(x)``."""
     return x - torch.tanh(x)
@@ -100,7 +101,7 @@ def sinc(x):
     return torch.where(zero, torch.ones_like(x), torch.sin(safe) / safe)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.ERF)
 def erf(x):
     """The error function.  Example: ``F.erf(x)``."""
     return torch.erf(x)

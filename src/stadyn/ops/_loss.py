@@ -5,6 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as TF
 
+from . import _half_elementwise as _HE
 from ._registry import op
 from ._sequence_axis import from_base_axis, unless_class_axis
 from ._util import norm_axis
@@ -75,12 +76,23 @@ def softmax_cross_entropy(x, target, axis=None, rule="torch"):
     return torch.where(ids < 0, torch.zeros_like(loss), loss)
 
 
-@op(2, category=_C, precision="float", sequence=unless_class_axis)
+def _probabilities_in_half(attrs: dict) -> str:
+    """``OpSpec.computes_in_half`` of ``categorical_cross_entropy``: NNabla 1.39 computes it
+    in ``Half`` on its CPU (``CategoricalCrossEntropy<Half, int>``: function_types.yaml),
+    the probabilities float16, the class ids read as integers (``"mixed"``: a float target
+    stays float32, its ids above 2048 exact)."""
+    return "mixed"
+
+
+@op(2, category=_C, precision="float", sequence=unless_class_axis,
+    computes_in_half=_probabilities_in_half)
 def categorical_cross_entropy(x, target, axis=None, rule="torch"):
     """``-log(x[target])`` for probabilities ``x`` (see :func:`softmax_cross_entropy`).  As
     in NNabla, the log's argument is clamped at the smallest normal number, the gradient
     ``-dy / max(x, tiny)`` (not 0 below it), and a negative class id gives 0; ``rule``: as
-    there.  Example: ``F.categorical_cross_entropy(F.softmax(z), t)``."""
+    there.  Float16 probabilities (NNabla's ``cpu:half``) give a float16 loss, as NNabla's
+    ``Half`` kernel (``-log`` of the value, ``-dy / max(x, tiny)``, each rounded once).
+    Example: ``F.categorical_cross_entropy(F.softmax(z), t)``."""
     ids, a = _class_ids(x, target, axis, rule)
     p = torch.gather(x, a, ids.clamp(min=0))
     clamped = p.detach().clamp(min=torch.finfo(p.dtype).tiny)
@@ -130,24 +142,27 @@ def sigmoid_cross_entropy(x, target, integer_target=False):
     return TF.binary_cross_entropy_with_logits(x, t, reduction="none")
 
 
-@op(2, category=_C, precision="float")
+def _nnabla_half(attrs: dict) -> bool:
+    """``OpSpec.computes_in_half`` of the losses NNabla 1.39 computes in ``Half`` on its CPU
+    (build-tools/code_generator/function_types.yaml: ``SquaredError``, ``AbsoluteError``,
+    ``BinaryCrossEntropy``, ``HuberLoss``)."""
+    return True
+
+
+@op(2, category=_C, precision="float", computes_in_half=_nnabla_half,
+    nnabla_half=_HE.BINARY_CROSS_ENTROPY)
 def binary_cross_entropy(x, target):
     """Element-wise ``-(t log x + (1 - t) log(1 - x))`` for probabilities ``x``.
 
     As in NNabla, the logs' arguments are clamped at the smallest normal number and the loss is
-    differentiable w.r.t. a float ``target`` too, which has ``x``'s shape.  Example:
-    ``F.binary_cross_entropy(F.sigmoid(z), t)``."""
+    differentiable w.r.t. a float ``target`` too, which has ``x``'s shape.  Of float16 CPU
+    inputs (NNabla's ``cpu:half``) NNabla 1.39's ``Half`` formula, every step rounded
+    (``ops/_half_elementwise.py``).  Example: ``F.binary_cross_entropy(F.sigmoid(z), t)``."""
     _same_shape_target(x, target)
     t = target.to(x.dtype)
     tiny = torch.finfo(x.dtype).tiny
     return -(t * torch.log(torch.clamp(x, min=tiny))
              + (1 - t) * torch.log(torch.clamp(1 - x, min=tiny)))
-
-
-def _nnabla_half(attrs: dict) -> bool:
-    """``OpSpec.computes_in_half`` of the losses NNabla 1.39 computes in ``Half`` on its CPU
-    (build-tools/code_generator/function_types.yaml: ``SquaredError``, ``AbsoluteError``)."""
-    return True
 
 
 @op(2, category=_C, precision="float", computes_in_half=_nnabla_half)
@@ -169,10 +184,12 @@ def absolute_error(x0, x1):
     return torch.abs(x0 - x1)
 
 
-@op(2, category=_C, precision="float")
+@op(2, category=_C, precision="float", computes_in_half=_nnabla_half,
+    nnabla_half=_HE.HUBER_LOSS)
 def huber_loss(x0, x1, delta=1.0):
     """NNabla's Huber loss: ``d ** 2`` where ``|d| < delta``, else ``delta * (2 |d| - delta)``,
-    with ``d = x0 - x1``.
+    with ``d = x0 - x1``; of float16 CPU inputs (``cpu:half``) NNabla 1.39's binary transform,
+    evaluated in float and rounded once (``ops/_half_elementwise.py``).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F

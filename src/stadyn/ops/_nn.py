@@ -481,7 +481,8 @@ def fused_batch_normalization(x, beta, gamma, mean, variance, z=None, axes=(1,),
                               output_stat=False, rule="torch"):
     """``relu(batch_normalization(x) + z)`` (NNabla's fused form; ``z`` may be None): the
     normalisation, its running statistics, ``output_stat`` and ``rule`` as
-    :func:`batch_normalization`.
+    :func:`batch_normalization`.  With ``rule="nnabla"`` and float16 CPU data (NNabla's
+    ``cpu:half``) ``z`` is added in float16 (NNabla's ``Add2<Half>``), the sum rounded.
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -496,6 +497,10 @@ def fused_batch_normalization(x, beta, gamma, mean, variance, z=None, axes=(1,),
                                         batch_stat, output_stat, rule=rule)
     y = out[0] if output_stat else out
     if z is not None:
+        if rule == "nnabla" and _half_cpu(y):
+            # NNabla's Add2 and ReLU in the function's type: ``z`` read as float16 and the
+            # sum rounded (fused_batch_normalization.cpp, forward_impl)
+            z = z.to(y.dtype)
         y = y + z
     y = torch.relu(y)
     return (y,) + tuple(out[1:]) if output_stat else y

@@ -7,7 +7,10 @@ Each normalises with the biased variance, ``(x - mean) / sqrt(var + eps)``, then
 ``rule="nnabla"`` takes the variance in one pass, ``mean(x * x) - mean(x) ** 2``, with
 NNabla's gradient formula on it, as NNabla 1.39 does (each of its three is its batch
 normalisation over the kept axes; ``stadyn.compat.nnabla`` passes it): ``[3.0, 3.001]``
-normalises to +-0.15810, not +-0.15616.
+normalises to +-0.15810, not +-0.15616.  Under that rule float16 CPU data (NNabla's
+``cpu:half``: the ops' ``computes_in_half`` rule keeps it float16) is normalised by NNabla's
+``BatchNormalization<Half>`` kernel (``ops/_half_batch_norm.py``), every step rounded, and
+scaled and shifted in float16.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -24,6 +27,9 @@ import math
 import torch
 
 from . import _kernels as kernels
+from ._arith import add2, mul2
+from ._half_batch_norm import half_batch_norm
+from ._half_sum import fold_sum
 from ._registry import op
 from ._sequence_axis import unless_axes
 from ._util import norm_axes
@@ -35,10 +41,34 @@ def _axes_of(value, ndim: int) -> list[int]:
     return norm_axes(value if isinstance(value, (list, tuple)) else [value], ndim)
 
 
+def _nnabla_rule(attrs: dict) -> bool:
+    """``OpSpec.computes_in_half`` of the three normalisations: NNabla's (``rule="nnabla"``),
+    which NNabla 1.39 computes in ``Half`` on its CPU (its batch normalisation's kernel, then
+    ``Mul2`` and ``Add2``)."""
+    return attrs.get("rule") == "nnabla"
+
+
 def _check_rule(name: str, rule: str) -> bool:
     if rule not in ("torch", "nnabla"):
         raise ValueError(f"{name}: rule={rule!r}: 'torch' or 'nnabla'")
     return rule == "nnabla"
+
+
+class _HalfBroadcast(torch.autograd.Function):
+    """``p`` broadcast to ``shape`` with NNabla 1.39's ``Broadcast`` backward in ``Half``:
+    ``g[idx_x] += dy[i]`` over the output in order (broadcast.cpp), a float16 fold over the
+    broadcast axes (``ops/_half_sum.py``), where torch's sums in float and rounds once."""
+
+    @staticmethod
+    def forward(ctx, p, shape):
+        ctx.axes = [a for a in range(len(shape)) if p.shape[a] == 1 and shape[a] != 1]
+        return p.broadcast_to(shape)
+
+    @staticmethod
+    def backward(ctx, g):
+        if not ctx.axes:
+            return g, None
+        return fold_sum(g, ctx.axes, True), None
 
 
 def _one_pass(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool):
@@ -52,13 +82,28 @@ def _one_pass(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool):
     rows = math.prod(moved.shape[:len(reduce)])
     kept = [1 if a in reduce else x.shape[a] for a in range(x.ndim)]
 
+    half = x.dtype == torch.float16 and x.device.type == "cpu"
+
     def per_kept(p):
-        return None if p is None else p.broadcast_to(kept).permute(*perm).reshape(-1)
+        if p is None:
+            return None
+        wide = _HalfBroadcast.apply(p, kept) if half and p.dtype == x.dtype else \
+            p.broadcast_to(kept)
+        return wide.permute(*perm).reshape(-1)
 
     flat = moved.reshape(rows, -1)
+    back = sorted(range(x.ndim), key=perm.__getitem__)
+    if flat.dtype == torch.float16 and flat.device.type == "cpu":
+        # NNabla's in cpu:half: its BatchNormalization<Half> kernel, every step rounded
+        y, m, v = half_batch_norm(flat.contiguous(), per_kept(gamma), per_kept(beta), None,
+                                  None, True, eps, 0.0)
+        y = y.reshape(moved.shape).permute(*back)
+        if not output_stat:
+            return y
+        return y, m.reshape(kept), v.reshape(kept)
     y, _, _ = kernels.batch_norm_nnabla(flat, per_kept(gamma), per_kept(beta), None, None,
                                         True, eps, True)
-    y = y.reshape(moved.shape).permute(*sorted(range(x.ndim), key=perm.__getitem__))
+    y = y.reshape(moved.shape).permute(*back)
     if not output_stat:
         return y
     mean = torch.mean(x, dim=reduce, keepdim=True)
@@ -81,7 +126,7 @@ def _normalize(x, beta, gamma, reduce: list[int], eps: float, output_stat: bool,
     return (y, mean, var) if output_stat else y
 
 
-@op(3, category=_C, precision="float")
+@op(3, category=_C, precision="float", computes_in_half=_nnabla_rule)
 def layer_normalization(x, beta, gamma, batch_axis=0, eps=1e-05, output_stat=False,
                         rule="torch"):
     """Normalise each sample over every axis but ``batch_axis`` (an axis or a list of them);
@@ -106,15 +151,17 @@ def layer_normalization(x, beta, gamma, batch_axis=0, eps=1e-05, output_stat=Fal
 
 
 def _affine(out, beta, gamma, output_stat: bool):
+    """``y * gamma + beta`` as NNabla's ``Mul2`` and ``Add2`` (their declared implementations:
+    in float16 on the CPU a broadcast parameter's gradient is NNabla's fold)."""
     y = out[0] if output_stat else out
     if gamma is not None:
-        y = y * gamma
+        y = mul2.spec.impl(y, gamma)
     if beta is not None:
-        y = y + beta
+        y = add2.spec.impl(y, beta)
     return (y, out[1], out[2]) if output_stat else y
 
 
-@op(3, category=_C, precision="float")
+@op(3, category=_C, precision="float", computes_in_half=_nnabla_rule)
 def instance_normalization(x, beta, gamma, channel_axis=1, batch_axis=0, eps=1e-05,
                            output_stat=False, rule="torch"):
     """Normalise each sample's each channel over the remaining (spatial) axes; ``beta`` and
@@ -127,7 +174,7 @@ def instance_normalization(x, beta, gamma, channel_axis=1, batch_axis=0, eps=1e-
     return _normalize(x, beta, gamma, reduce, eps, output_stat, one_pass)
 
 
-@op(3, category=_C, precision="float")
+@op(3, category=_C, precision="float", computes_in_half=_nnabla_rule)
 def group_normalization(x, beta, gamma, num_groups, channel_axis=1, batch_axis=0, eps=1e-05,
                         output_stat=False, rule="torch"):
     """Split the channels into ``num_groups`` groups and normalise each sample's each group

@@ -2,7 +2,9 @@
 "nnabla"`` of ``swish``, ``mul_n`` and ``prod``): NNabla's ``Swish`` backward computes ``dy * (y
 + sigmoid(x) * (1 - y))``, ``MulN``'s ``dy * y / x_i`` (``0 / 0``, NaN, where an ``x_i`` is 0)
 and ``Prod``'s ``dy * y / x`` (0 where ``x`` is 0), each from ``y``'s array -- so what a user
-wrote into ``y.d`` before the backward changes the gradient.
+wrote into ``y.d`` before the backward changes the gradient.  Of float16 CPU values (NNabla's
+``cpu:half``) ``Swish`` computes both in ``Half`` steps, each rounded
+(``ops/_half_elementwise.py``).
 
 Each backward is one operator of Stadyn's own (:func:`._kernel_op.kernel_op`) taking the output
 gradient, the input and ``y``: a static plan's trace records it as one call that needs the
@@ -26,13 +28,20 @@ from __future__ import annotations
 
 import torch
 
+from ._half_elementwise import half_exp, half_sigmoid
 from ._kernel_op import kernel_op
 
 __all__ = ["nnabla_swish", "nnabla_mul_n", "nnabla_prod"]
 
 
+def _half_cpu(x) -> bool:
+    return x.dtype == torch.float16 and x.device.type == "cpu"
+
+
 def _swish_grad(dy, x, y):
-    return dy * (y + torch.sigmoid(x) * (1 - y))
+    # in float16 on the CPU (cpu:half) NNabla's Half steps: its sigmoid rounded three times
+    s = half_sigmoid(x) if _half_cpu(x) else torch.sigmoid(x)
+    return dy * (y + s * (1 - y))
 
 
 def _quotient_grad(dy, x, y, zero_is_zero: bool):
@@ -64,7 +73,8 @@ def _quotient_grad_any(dy, x, y, zero_is_zero):
 class _Swish(torch.autograd.Function):
     @staticmethod
     def forward(ctx, x):
-        y = x * torch.sigmoid(x)
+        # NNabla's ``x / ((T)1 + exp(-x))``, in float16 every step rounded (swish.hpp)
+        y = x / (1 + half_exp(-x)) if _half_cpu(x) else x * torch.sigmoid(x)
         ctx.save_for_backward(x, y)
         return y
 

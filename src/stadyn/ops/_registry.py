@@ -14,6 +14,7 @@ import functools
 from typing import Any, Callable
 
 from ..graph import OpSpec, apply
+from ._half_elementwise import wrap_impl
 from ._shape_rules import rule_for
 
 __all__ = ["CATALOG", "op", "get_spec", "function_of"]
@@ -29,7 +30,8 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
        elementwise: bool = False, forwards_inputs: bool = False,
        seeds_inputs: Callable[[dict], bool] | None = None,
        keeps_input_dtype: Callable[[dict], bool] | None = None,
-       computes_in_half: Callable[[dict], bool] | None = None):
+       computes_in_half: Callable[[dict], bool] | None = None,
+       nnabla_half: Any = None):
     """Declare an op from its torch implementation (see :class:`stadyn.graph.OpSpec`).
 
     The decorated function's first ``n_inputs`` parameters are the tensor inputs (or ``*x`` for a
@@ -53,11 +55,15 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     (``sink(one_input_grad=False)``); ``keeps_input_dtype`` when its output is its input's
     array, which keeps a half input's dtype in a float context (``identity``, ``reshape``);
     ``computes_in_half`` when an op declared ``"float"`` computes in the half type in a node
-    bound to a half context (``sum``/``mean`` with ``rule="nnabla"``).  How
+    bound to a half context (``sum``/``mean`` with ``rule="nnabla"``); ``nnabla_half`` an
+    element-wise op's :class:`._half_elementwise.HalfFormula`, NNabla 1.39's expressions of
+    it in ``Half``, which float16 CPU inputs compute by (``ops/_half_elementwise.py``).  How
     the op is written to file formats (ONNX) is registered against its spec in
     ``stadyn.serialize``'s op rules, not here.
     """
     def declare(impl: Callable[..., Any]) -> Callable[..., Any]:
+        if nnabla_half is not None:
+            impl = wrap_impl(impl, n_inputs, nnabla_half)
         named = isinstance(shape, str)
         spec = OpSpec.from_function(impl, n_inputs, name=name, category=category,
                                     shape=None if named else shape,

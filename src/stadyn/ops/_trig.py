@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import torch
 
+from . import _half_elementwise as _HE
 from ._registry import op
 
 _C = "math"
@@ -40,7 +41,7 @@ def cos(x):
     return torch.cos(x)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.TAN)
 def tan(x):
     """``tan(x)`` element-wise.  Example: ``F.tan(x)``."""
     return torch.tan(x)
@@ -83,7 +84,7 @@ def cosh(x):
     return torch.cosh(x)
 
 
-@op(1, category=_C, shape="elementwise")
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.ASINH)
 def asinh(x):
     """``arcsinh(x)`` element-wise.  Example: ``F.asinh(x)``."""
     return torch.asinh(x)
