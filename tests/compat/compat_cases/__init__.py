@@ -68,6 +68,7 @@ MODULES = {
              "cntk_shared_schedules_40",
              "cntk_user_40",
              "cntk_small_40",
+             "cntk_passes_41",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],
