@@ -34,6 +34,43 @@ def _outside_dynamo(fn: Callable) -> Callable:
     return kernel
 
 
+def _addresses(values) -> list[int]:
+    """The addresses of the memory behind the tensors among ``values`` and in the lists or
+    tuples among them (one level: an op's arguments and results go no deeper); a tensor of no
+    bytes has none (address 0)."""
+    found = []
+    for v in values:
+        if isinstance(v, torch.Tensor):
+            found.append(v.untyped_storage().data_ptr())
+        elif isinstance(v, (list, tuple)):
+            found += [t.untyped_storage().data_ptr() for t in v if isinstance(t, torch.Tensor)]
+    return [address for address in found if address]
+
+
+def _fresh_results(qualname: str, fn: Callable) -> Callable:
+    """``fn``, checked on every call to return memory of its own: no result shares memory with
+    an argument or another result.  The schema ``kernel_op`` defines declares its results new
+    tensors (no ``Tensor(a)``), and the graph passes take them so (``graph/_aliases.py``): a
+    ReLU after a kernel that returned a view of its input ran in place over that input
+    (``reuse_dead_inputs``), with no error.  The error is torch ``custom_op``'s for the same
+    contract, a RuntimeError naming the operator and its kernel; torch checks every call of a
+    ``custom_op`` alike.  (7-9 us a call on a loaded 2-core machine, which a (4, 4) kernel
+    call of 20 us bears; ``benchmarks/kernel_op_fresh_check_ab.py``.)"""
+
+    @functools.wraps(fn)
+    def kernel(*args, **kwargs):
+        result = fn(*args, **kwargs)
+        produced = _addresses(result if isinstance(result, tuple) else (result,))
+        if produced and (len(set(produced)) < len(produced) or not set(produced).isdisjoint(
+                _addresses(args) + _addresses(kwargs.values()))):
+            raise RuntimeError(
+                f"{qualname} (kernel {fn.__module__}.{fn.__qualname__}): a result shares "
+                "memory with an argument or another result, but the operator's schema "
+                "declares its results new tensors; return a copy (x.clone()) instead")
+        return result
+    return kernel
+
+
 def kernel_op(qualname: str, schema: str, impl: Callable, fake: Callable,
               backward: Callable | None = None, setup_context: Callable | None = None,
               tags: tuple = ()):
@@ -42,7 +79,9 @@ def kernel_op(qualname: str, schema: str, impl: Callable, fake: Callable,
     ``setup_context`` its autograd formula (as :func:`torch.library.register_autograd` takes
     them), ``tags`` torch's operator tags (``torch.Tag.nondeterministic_seeded`` for an op
     that draws); returns the operator.  What ``torch.library.custom_op`` makes, but a first
-    call does not import ``torch._dynamo`` (see :func:`_outside_dynamo`).
+    call does not import ``torch._dynamo`` (see :func:`_outside_dynamo`).  As there, a kernel
+    whose schema returns new tensors must return memory of its own (not an argument, not a
+    view of one): a call that does raises RuntimeError (:func:`_fresh_results`).
 
     Example:
         >>> import torch
@@ -54,6 +93,9 @@ def kernel_op(qualname: str, schema: str, impl: Callable, fake: Callable,
     lib = torch.library.Library(namespace, "FRAGMENT")
     _LIBRARIES.append(lib)
     lib.define(name + schema, tags=tuple(tags))
+    returns = getattr(getattr(torch.ops, namespace), name).default._schema.returns
+    if not any(r.alias_info is not None for r in returns):
+        impl = _fresh_results(qualname, impl)
     lib.impl(name, _outside_dynamo(impl), "CompositeExplicitAutograd")
     torch.library.register_fake(qualname, fake, lib=lib)
     if backward is not None:
