@@ -367,3 +367,60 @@ def graphdef41_variable_instance(nn, F, PF, S, r):
     res["recorded"] = [p.variable_instance is xb, q.variable_instance is out,
                        rec.default_graph().variables[p.name] is p]
     return res
+
+
+@nnabla_case(names=["nnabla.ProtoVariable", "nnabla.Module", GD + "graph",
+                    GD + "get_default_graph", GD + "ProtoGraph.save", GD + "load"])
+def graphdef41_proto_variable_module(nn, F, PF, S, r):
+    """``nn.Module`` s called on ProtoVariables (rmnngd41): NNabla 1.39 records what a module
+    call records under its path (``@two/@a/Affine``, ``@two/@b/ReLU_out``), commits the
+    outermost call as a network named after the module (``two``; ``inner`` in the default
+    graph, with the flat ``Sigmoid`` recorded before it, and the ``Tanh`` after it in a new
+    network ``model``) and names its parameters by the module's ``get_parameters()``
+    (``@a/fc/affine/W``).  Stadyn named them as flat functions in ``model`` (``Affine``,
+    ``ReLU_out``; SILENT) and raised ExportError for two submodules both holding an
+    ``fc/affine/W``."""
+    GDm = r.module("nnabla.graph_def")
+    nn.clear_parameters()
+    GDm.reset_default_graph()
+
+    class Inner(nn.Module):
+        def call(self, x):
+            return F.relu(PF.affine(x, 3, name="fc"))
+
+    class Two(nn.Module):
+        def __init__(self):
+            self.a = Inner()
+            self.b = Inner()
+
+        def call(self, x):
+            return self.b(self.a(x))
+
+    r.touch(GD + "ProtoGraph.save")
+    two = Two()
+    with GDm.graph() as g:
+        y = two(nn.ProtoVariable((2, 3)))
+    r.set_params(two.get_parameters())
+    res = {"returned": _described(y), "networks": list(g.networks),
+           "network": _network(g.default_graph())}
+    x = nn.Variable.from_numpy_array(r.randn(2, 3))
+    direct = two(x)
+    direct.forward()
+    res["direct"] = direct.d.copy()
+    out = g(x)
+    out.forward()
+    res["called"] = out.d.copy()
+    g.save("two.nnp")
+    loaded = GDm.load("two.nnp")
+    res["loaded_parameters"] = sorted(loaded.get_parameters(grad_only=False))
+    out = loaded(x)
+    out.forward()
+    res["loaded_called"] = out.d.copy()
+    GDm.reset_default_graph()
+    inner = Inner()
+    h = F.sigmoid(nn.ProtoVariable((2, 3)))
+    w = F.tanh(inner(h))
+    default = GDm.get_default_graph()
+    res["default_networks"] = {k: _network(n) for k, n in default.networks.items()}
+    res["default_returned"] = [_described(v) for v in (h, w)]
+    return res

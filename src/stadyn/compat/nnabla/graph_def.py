@@ -44,7 +44,7 @@ from typing import Any, Iterator, Sequence
 from ..._errors import ModelFileError, ShapeError
 from ._graph_def_batch import as_saved, broadcast_at, check_batch, fed_at
 from ._graph_def_names import (described_as, named_functions, nnabla_names,
-                               recorded_parameter_names, renamed_parameters, take_arguments)
+                               recorded_parameter_names, take_arguments)
 from ._proto_recording import Recorder, current_recorder, set_current_recorder
 from ._proto_variable import ProtoVariable
 from ._variable import Variable, as_nnabla
@@ -229,13 +229,13 @@ class ProtoGraph:
         filename = os.fspath(filename)
         ext = os.path.splitext(filename)[1] or ".nnp"     # (NNabla's extension='.nnp')
         ctx = FileHandlerContext()
-        ctx.proto = create_proto(contents, include_parameter and ext != ".nnp",
-                                 variable_batch_size)
+        # the writer names a parameter by its graph_name; the graph's own name is written (a
+        # recording's BatchNormalization_3 for a batch normalisation's mean, an nn.Module's
+        # @inner/fc/affine/W where two submodules both hold an fc/affine/W)
+        with _written_as(self._parameters):
+            ctx.proto = create_proto(contents, include_parameter and ext != ".nnp",
+                                     variable_batch_size)
         ctx.parameters = None
-        # the writer names a parameter by its scope name; the graph's own name is written (a
-        # recording's BatchNormalization_3 for a batch normalisation's mean)
-        renamed_parameters(ctx.proto, {v.graph_name: k for k, v in self._parameters.items()
-                                       if getattr(v, "graph_name", None) not in (None, k)})
         described_as(ctx.proto, list(self.networks.values()))
         save_files(ctx, get_default_file_savers(), filename, ext)
         if variable_batch_size:     # NNabla's save rewrites the networks it writes
@@ -291,6 +291,20 @@ class ProtoGraph:
         return inputs, outputs
 
 
+@contextmanager
+def _written_as(parameters: "dict[str, Any]") -> Iterator[None]:
+    """Inside the block the writer names each of ``parameters`` (name -> ``nn.Variable``) by
+    its name there (the writer reads a parameter's ``graph_name``, its registry name)."""
+    kept = [(v, v.graph_name) for v in parameters.values()]
+    try:
+        for key, v in parameters.items():
+            v.graph_name = key
+        yield
+    finally:
+        for v, graph_name in kept:
+            v.graph_name = graph_name
+
+
 def _graph_of(recorder: Recorder) -> ProtoGraph:
     if recorder.graph is None:
         recorder.graph = ProtoGraph()
@@ -315,9 +329,14 @@ def _commit(recorder: Recorder) -> ProtoGraph:
     if not outputs:
         recorder.start_network()
         return graph
-    made = _from_variables(name, [pv._stand_in for pv in outputs],
-                           OrderedDict((pv.name, pv._stand_in) for pv in recorded), None,
-                           recorder)
+    # an nn.Module's network names its parameters by the module's get_parameters() (NNabla's
+    # commit: ``@inner/fc/affine/W`` in ``@outer``), the writer by their graph_name
+    module_parameters = getattr(recorder.module, "get_parameters", None)
+    scope = module_parameters(grad_only=False) if module_parameters is not None else None
+    with _written_as(scope or {}):
+        made = _from_variables(name, [pv._stand_in for pv in outputs],
+                               OrderedDict((pv.name, pv._stand_in) for pv in recorded), scope,
+                               recorder)
     named_functions(made.networks[name], recorder.functions, list(recorder.variables))
     recorder.start_network()
     network = made.networks[name]
