@@ -424,3 +424,34 @@ def graphdef41_proto_variable_module(nn, F, PF, S, r):
     res["default_networks"] = {k: _network(n) for k, n in default.networks.items()}
     res["default_returned"] = [_described(v) for v in (h, w)]
     return res
+
+
+@nnabla_case(names=[GD + "create_graph_from_variable", GD + "load", GD + "graph",
+                    "nnabla.ProtoVariable"])
+def graphdef41_intermediate_variable_instance(nn, F, PF, S, r):
+    """A call sets ``variable_instance`` of every buffer of the network, the intermediate
+    ones too, to the Variable the call built for it (NNabla 1.39's ``graph_call``): after
+    ``y = g(x); y.forward()`` the intermediate ``ProtoVariable`` s hold their values (a
+    loaded network's ``@net/Tanh_out``, a recorded one's ``Tanh_out``, ``Affine_out``).
+    Stadyn left them None (rmnngd41)."""
+    GDm = r.module("nnabla.graph_def")
+    nn.clear_parameters()
+    x = nn.Variable((2, 3))
+    y = F.relu(PF.affine(F.tanh(x), 2, name="fc"))
+    r.set_params(nn.get_parameters())
+    GDm.create_graph_from_variable("net", y, names={"x": x, "y": y}).save("iv.nnp")
+    g = GDm.load("iv.nnp")
+    out = g(nn.Variable.from_numpy_array(r.randn(3, 3)))
+    out.forward()
+    net = g.networks["net"]
+    res = {"loaded": [[k, v.variable_instance is None or v.variable_instance.d.copy()]
+                      for k, v in net.variables.items()]}
+    with GDm.graph() as rec:
+        p = nn.ProtoVariable((2, 3))
+        q = F.relu(PF.affine(F.tanh(p), 2, name="fc"))
+    out = rec(nn.Variable.from_numpy_array(r.randn(4, 3)))
+    out.forward()
+    res["recorded"] = [[k, v.variable_instance is None or v.variable_instance.d.copy()]
+                       for k, v in rec.default_graph().variables.items()]
+    res["returned_is"] = q.variable_instance is out
+    return res

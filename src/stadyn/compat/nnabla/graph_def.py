@@ -122,14 +122,15 @@ class ProtoNetwork:
         self.inputs: list[str] = list(legacy.inputs)
         self.outputs: list[str] = list(legacy.outputs)
         self._instances: list | None = None      # the inputs of the last call
+        self._built: "OrderedDict[str, Any]" = OrderedDict()    # its buffers, by name
 
     def __call__(self, *args: Any, batch_size: int | None = None) -> Any:
         """The network built over ``args`` (its inputs, in order; none: the inputs of the last
         call, as NNabla 1.39 keeps them, or at the first new input Variables of the network's
         shape, at ``batch_size`` or the network's), computing with the graph's parameters: the
-        output Variable, or a tuple of them.  The input, output and parameter
-        ``ProtoVariable`` s hold the call's Variables as ``variable_instance`` (intermediate
-        ones: None).  A Reshape or Broadcast to a shape of the batch axis stays at the
+        output Variable, or a tuple of them.  The network's ``ProtoVariable`` s (inputs,
+        intermediate buffers, outputs, parameters) hold the call's Variables as
+        ``variable_instance``.  A Reshape or Broadcast to a shape of the batch axis stays at the
         network's batch size, as NNabla's: a call at another that it cannot take raises
         NNabla's ``RuntimeError``, a Broadcast of a batch of 1 gives the network's batch."""
         if not args and self._instances is not None:
@@ -140,10 +141,10 @@ class ProtoNetwork:
         self._instances = list(inputs)
         # NNabla's: the Variables of the call, on the network's ProtoVariables
         # (g.networks[n].variables["x"].variable_instance.d = ... feeds a g() call)
-        for names, made in ((self.inputs, inputs), (self.outputs, outputs)):
-            for name, v in zip(names, made):
-                if name in self.variables:
-                    self.variables[name].variable_instance = v
+        for name, pv in self.variables.items():
+            v = self._built.get(name)
+            if v is not None:
+                pv.variable_instance = as_nnabla(v)
         for name, p in self.parameters.items():
             p.variable_instance = self._owner._parameters.get(name)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -249,6 +250,7 @@ class ProtoGraph:
         from ...parametric import ParameterRegistry
         from ...serialize import LegacyParameter, load_nnp
         from .utils._nnp_pass import substitute
+        from .utils.nnp_graph import _file_names
         if len(args) > len(network.inputs):
             raise ValueError(f"network {network.name!r} takes {len(network.inputs)} inputs "
                              f"({network.inputs}), not {len(args)}")
@@ -288,6 +290,11 @@ class ProtoGraph:
             substitute(inputs[k], given)
             inputs[k] = given
         outputs = [as_nnabla(built.outputs[k]) for k in network.outputs]
+        # every buffer the build made, by the file's names (NNabla's graph_call sets each
+        # ProtoVariable's variable_instance, intermediate ones too)
+        network._built = _file_names(built, legacy)
+        network._built.update(zip(network.inputs, inputs))
+        network._built.update(zip(network.outputs, outputs))
         return inputs, outputs
 
 
