@@ -455,3 +455,21 @@ def graphdef41_intermediate_variable_instance(nn, F, PF, S, r):
                        for k, v in rec.default_graph().variables.items()]
     res["returned_is"] = q.variable_instance is out
     return res
+
+
+@nnabla_case(names=["nnabla.ProtoVariable", GD + "graph",
+                    "nnabla.parametric_functions.mean_subtraction"])
+def graphdef41_proto_variable_mean_subtraction(nn, F, PF, S, r):
+    """``PF.mean_subtraction`` given a ProtoVariable records a ``MeanSubtraction`` as NNabla
+    1.39's (its running mean and counter, not trained, named ``MeanSubtraction_1`` and
+    ``_2``), and the graph called computes it.  Stadyn's was not wrapped: ShapeError
+    (``'ProtoVariable' object has no attribute 'dtype'``) (rmnngd41)."""
+    GDm = r.module("nnabla.graph_def")
+    nn.clear_parameters()
+    with GDm.graph() as g:
+        y = PF.mean_subtraction(nn.ProtoVariable((2, 3, 4)))
+    res = {"returned": _described(y), "network": _network(g.default_graph())}
+    out = g(nn.Variable.from_numpy_array(r.randn(2, 3, 4)))
+    out.forward()
+    res["called"] = out.d.copy()
+    return res
