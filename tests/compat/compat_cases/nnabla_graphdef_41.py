@@ -367,3 +367,109 @@ def graphdef41_variable_instance(nn, F, PF, S, r):
     res["recorded"] = [p.variable_instance is xb, q.variable_instance is out,
                        rec.default_graph().variables[p.name] is p]
     return res
+
+
+@nnabla_case(names=["nnabla.ProtoVariable", "nnabla.Module", GD + "graph",
+                    GD + "get_default_graph", GD + "ProtoGraph.save", GD + "load"])
+def graphdef41_proto_variable_module(nn, F, PF, S, r):
+    """``nn.Module`` s called on ProtoVariables (rmnngd41): NNabla 1.39 records what a module
+    call records under its path (``@two/@a/Affine``, ``@two/@b/ReLU_out``), commits the
+    outermost call as a network named after the module (``two``; ``inner`` in the default
+    graph, with the flat ``Sigmoid`` recorded before it, and the ``Tanh`` after it in a new
+    network ``model``) and names its parameters by the module's ``get_parameters()``
+    (``@a/fc/affine/W``).  Stadyn named them as flat functions in ``model`` (``Affine``,
+    ``ReLU_out``; SILENT) and raised ExportError for two submodules both holding an
+    ``fc/affine/W``."""
+    GDm = r.module("nnabla.graph_def")
+    nn.clear_parameters()
+    GDm.reset_default_graph()
+
+    class Inner(nn.Module):
+        def call(self, x):
+            return F.relu(PF.affine(x, 3, name="fc"))
+
+    class Two(nn.Module):
+        def __init__(self):
+            self.a = Inner()
+            self.b = Inner()
+
+        def call(self, x):
+            return self.b(self.a(x))
+
+    r.touch(GD + "ProtoGraph.save")
+    two = Two()
+    with GDm.graph() as g:
+        y = two(nn.ProtoVariable((2, 3)))
+    r.set_params(two.get_parameters())
+    res = {"returned": _described(y), "networks": list(g.networks),
+           "network": _network(g.default_graph())}
+    x = nn.Variable.from_numpy_array(r.randn(2, 3))
+    direct = two(x)
+    direct.forward()
+    res["direct"] = direct.d.copy()
+    out = g(x)
+    out.forward()
+    res["called"] = out.d.copy()
+    g.save("two.nnp")
+    loaded = GDm.load("two.nnp")
+    res["loaded_parameters"] = sorted(loaded.get_parameters(grad_only=False))
+    out = loaded(x)
+    out.forward()
+    res["loaded_called"] = out.d.copy()
+    GDm.reset_default_graph()
+    inner = Inner()
+    h = F.sigmoid(nn.ProtoVariable((2, 3)))
+    w = F.tanh(inner(h))
+    default = GDm.get_default_graph()
+    res["default_networks"] = {k: _network(n) for k, n in default.networks.items()}
+    res["default_returned"] = [_described(v) for v in (h, w)]
+    return res
+
+
+@nnabla_case(names=[GD + "create_graph_from_variable", GD + "load", GD + "graph",
+                    "nnabla.ProtoVariable"])
+def graphdef41_intermediate_variable_instance(nn, F, PF, S, r):
+    """A call sets ``variable_instance`` of every buffer of the network, the intermediate
+    ones too, to the Variable the call built for it (NNabla 1.39's ``graph_call``): after
+    ``y = g(x); y.forward()`` the intermediate ``ProtoVariable`` s hold their values (a
+    loaded network's ``@net/Tanh_out``, a recorded one's ``Tanh_out``, ``Affine_out``).
+    Stadyn left them None (rmnngd41)."""
+    GDm = r.module("nnabla.graph_def")
+    nn.clear_parameters()
+    x = nn.Variable((2, 3))
+    y = F.relu(PF.affine(F.tanh(x), 2, name="fc"))
+    r.set_params(nn.get_parameters())
+    GDm.create_graph_from_variable("net", y, names={"x": x, "y": y}).save("iv.nnp")
+    g = GDm.load("iv.nnp")
+    out = g(nn.Variable.from_numpy_array(r.randn(3, 3)))
+    out.forward()
+    net = g.networks["net"]
+    res = {"loaded": [[k, v.variable_instance is None or v.variable_instance.d.copy()]
+                      for k, v in net.variables.items()]}
+    with GDm.graph() as rec:
+        p = nn.ProtoVariable((2, 3))
+        q = F.relu(PF.affine(F.tanh(p), 2, name="fc"))
+    out = rec(nn.Variable.from_numpy_array(r.randn(4, 3)))
+    out.forward()
+    res["recorded"] = [[k, v.variable_instance is None or v.variable_instance.d.copy()]
+                       for k, v in rec.default_graph().variables.items()]
+    res["returned_is"] = q.variable_instance is out
+    return res
+
+
+@nnabla_case(names=["nnabla.ProtoVariable", GD + "graph",
+                    "nnabla.parametric_functions.mean_subtraction"])
+def graphdef41_proto_variable_mean_subtraction(nn, F, PF, S, r):
+    """``PF.mean_subtraction`` given a ProtoVariable records a ``MeanSubtraction`` as NNabla
+    1.39's (its running mean and counter, not trained, named ``MeanSubtraction_1`` and
+    ``_2``), and the graph called computes it.  Stadyn's was not wrapped: ShapeError
+    (``'ProtoVariable' object has no attribute 'dtype'``) (rmnngd41)."""
+    GDm = r.module("nnabla.graph_def")
+    nn.clear_parameters()
+    with GDm.graph() as g:
+        y = PF.mean_subtraction(nn.ProtoVariable((2, 3, 4)))
+    res = {"returned": _described(y), "network": _network(g.default_graph())}
+    out = g(nn.Variable.from_numpy_array(r.randn(2, 3, 4)))
+    out.forward()
+    res["called"] = out.d.copy()
+    return res

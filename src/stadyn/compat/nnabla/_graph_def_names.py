@@ -1,7 +1,7 @@
 """How ``nn.graph_def`` (``graph_def.py``) names and describes a network made from Variables as
 NNabla 1.39 does, over what Stadyn's ``.nnp`` writer writes: the buffers it was given no name
 for (``nnabla_names``), the parameters a proto-graph recording names after the function reading
-them (``recorded_parameter_names``, written so by ``renamed_parameters``), and each function's
+them (``recorded_parameter_names``), and each function's
 ``args`` (``take_arguments``).
 """
 
@@ -12,8 +12,8 @@ from typing import Any, Sequence
 
 from ._proto_recording import Recorder, unique_name
 
-__all__ = ["nnabla_names", "recorded_parameter_names", "renamed_parameters", "take_arguments",
-           "named_functions", "described_as"]
+__all__ = ["nnabla_names", "recorded_parameter_names", "take_arguments", "named_functions",
+           "described_as"]
 
 
 def nnabla_names(text: str, network: str, unnamed_outputs: dict[str, int],
@@ -94,39 +94,6 @@ def take_arguments(network: Any, outputs: Sequence[Any], built: bool = False) ->
                                 isinstance(v, (list, tuple)) and v and v[0] == -1)
                 f.args = args
                 break
-
-
-def _renamed_message(message: Any, renames: dict[str, str]) -> Any:
-    if isinstance(message, str):
-        return renames.get(message, message)
-    if isinstance(message, list) and all(isinstance(e, tuple) and len(e) == 2
-                                         for e in message):
-        return [(k, _renamed_message(v, renames)) for k, v in message]
-    return message
-
-
-def renamed_parameters(writer: Any, renames: dict[str, str]) -> None:
-    """Rename the parameters of ``writer`` (an ``NnpWriter`` whose sections are all added),
-    old name -> new, in its networks, parameter values and other sections (executors).
-
-    Example:
-        >>> from types import SimpleNamespace
-        >>> net = SimpleNamespace(message=[("function", [("input", "bn/mean")])],
-        ...                       parameters={"bn/mean": 1})
-        >>> w = SimpleNamespace(networks={"n": net}, parameters={"bn/mean": 1}, sections=[])
-        >>> renamed_parameters(w, {"bn/mean": "BatchNormalization_3"})
-        >>> net.message, list(w.parameters)
-        ([('function', [('input', 'BatchNormalization_3')])], ['BatchNormalization_3'])
-    """
-    if not renames:
-        return
-    for net in writer.networks.values():
-        net.message = _renamed_message(net.message, renames)
-        net.parameters = type(net.parameters)(
-            (renames.get(k, k), v) for k, v in net.parameters.items())
-    writer.parameters = type(writer.parameters)(
-        (renames.get(k, k), v) for k, v in writer.parameters.items())
-    writer.sections = [(kind, _renamed_message(m, renames)) for kind, m in writer.sections]
 
 
 def _ordered(items: list, key: Any, order: Sequence[str]) -> list:

@@ -33,16 +33,30 @@ from ...parametric import ParameterRegistry, parameter_registry
 from ._parameter import get_parameters
 from ...serialize import load_parameters as _load, save_parameters as _save
 from ._parameter import get_current_parameter_scope
+from ._proto_recording import current_recorder
 
 __all__ = ["Module", "Sequential"]
 
 
 def _in_own_scope(method):
-    """``method`` run with its module's registry current, at the root scope."""
+    """``method`` run with its module's registry current, at the root scope, and in its
+    module scope of the proto graph being recorded (NNabla 1.39's ``module_scope``: functions
+    given ``nn.ProtoVariable`` s are named under ``@name/``; the outermost module's call, if
+    it recorded any, is committed as a network named after the module)."""
     @functools.wraps(method)
     def wrapped(self, *args, **kwargs):
-        with self._own_scope():
-            return method(self, *args, **kwargs)
+        recorder = current_recorder()
+        recorder.begin_module(self)
+        done = False
+        try:
+            with self._own_scope():
+                out = method(self, *args, **kwargs)
+            done = True
+            return out
+        finally:
+            if recorder.end_module() and done and recorder.dirty:
+                from .graph_def import _commit      # (graph_def imports nothing of this)
+                _commit(recorder)
     return wrapped
 
 

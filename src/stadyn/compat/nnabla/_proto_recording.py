@@ -41,6 +41,18 @@ def unique_name(names: dict, prefix: str) -> str:
     return prefix
 
 
+class _FlatModule:
+    """NNabla's ``FlatModule``: the scope of functions recorded outside any ``nn.Module``
+    call, named after the graph (``model`` unless given), its path ``@NAME`` (none for
+    ``model``)."""
+
+    def __init__(self, name: str | None):
+        self.name = name or "model"
+
+    def get_path_name(self) -> str:
+        return "" if self.name == "model" else "@" + self.name
+
+
 class Recorder:
     """The proto graph being recorded: the graph's ``name`` (given to its first network),
     ``parameter_scope``, the network names used, the ``graph`` the networks are committed to
@@ -58,6 +70,7 @@ class Recorder:
         self.parameter_scope = parameter_scope
         self.network_names: dict = {}
         self.graph: Any = None
+        self.modules: list = []         # the nn.Module calls being recorded, outermost first
         self.start_network()
 
     def start_network(self) -> None:
@@ -66,13 +79,28 @@ class Recorder:
         self.variable_names: dict = {}
         self.variables: "OrderedDict[str, Any]" = OrderedDict()
         self.functions: "OrderedDict[str, list[str]]" = OrderedDict()   # -> output names
-        self.module: str | None = None
+        self.module: Any = None
         self.dirty = False
 
     def _path(self) -> str:
         if self.module is None:                   # NNabla's FlatModule, made at first use
-            self.module = self.graph_name or "model"
-        return "" if self.module == "model" else "@" + self.module
+            self.module = _FlatModule(self.graph_name)
+        return self.module.get_path_name()
+
+    def begin_module(self, module: Any) -> None:
+        """An ``nn.Module`` method starts: what it records is named under its path
+        (``@net/Affine``, ``@net/@inner/ReLU_out``), as NNabla 1.39's ``module_scope``."""
+        self.modules.append(module)
+        self.module = module
+
+    def end_module(self) -> bool:
+        """The ``nn.Module`` method begun last ends; gives whether it was the outermost one
+        (NNabla then commits the network, named after that module)."""
+        self.modules.pop()
+        if self.modules:
+            self.module = self.modules[-1]
+            return False
+        return True
 
     def _joined(self, name: str) -> str:
         path = self._path()
@@ -88,9 +116,9 @@ class Recorder:
 
     def network_name(self) -> str:
         """The name of the network committed now: the graph's name (once), else its module's
-        (``model``), made unique among the graph's networks."""
+        (``model``, an ``nn.Module``'s name), made unique among the graph's networks."""
         self._path()
-        name = self.graph_name or self.module or "model"
+        name = self.graph_name or self.module.name
         self.graph_name = None
         return unique_name(self.network_names, name)
 

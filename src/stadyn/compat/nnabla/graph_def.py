@@ -44,7 +44,7 @@ from typing import Any, Iterator, Sequence
 from ..._errors import ModelFileError, ShapeError
 from ._graph_def_batch import as_saved, broadcast_at, check_batch, fed_at
 from ._graph_def_names import (described_as, named_functions, nnabla_names,
-                               recorded_parameter_names, renamed_parameters, take_arguments)
+                               recorded_parameter_names, take_arguments)
 from ._proto_recording import Recorder, current_recorder, set_current_recorder
 from ._proto_variable import ProtoVariable
 from ._variable import Variable, as_nnabla
@@ -122,14 +122,15 @@ class ProtoNetwork:
         self.inputs: list[str] = list(legacy.inputs)
         self.outputs: list[str] = list(legacy.outputs)
         self._instances: list | None = None      # the inputs of the last call
+        self._built: "OrderedDict[str, Any]" = OrderedDict()    # its buffers, by name
 
     def __call__(self, *args: Any, batch_size: int | None = None) -> Any:
         """The network built over ``args`` (its inputs, in order; none: the inputs of the last
         call, as NNabla 1.39 keeps them, or at the first new input Variables of the network's
         shape, at ``batch_size`` or the network's), computing with the graph's parameters: the
-        output Variable, or a tuple of them.  The input, output and parameter
-        ``ProtoVariable`` s hold the call's Variables as ``variable_instance`` (intermediate
-        ones: None).  A Reshape or Broadcast to a shape of the batch axis stays at the
+        output Variable, or a tuple of them.  The network's ``ProtoVariable`` s (inputs,
+        intermediate buffers, outputs, parameters) hold the call's Variables as
+        ``variable_instance``.  A Reshape or Broadcast to a shape of the batch axis stays at the
         network's batch size, as NNabla's: a call at another that it cannot take raises
         NNabla's ``RuntimeError``, a Broadcast of a batch of 1 gives the network's batch."""
         if not args and self._instances is not None:
@@ -140,10 +141,10 @@ class ProtoNetwork:
         self._instances = list(inputs)
         # NNabla's: the Variables of the call, on the network's ProtoVariables
         # (g.networks[n].variables["x"].variable_instance.d = ... feeds a g() call)
-        for names, made in ((self.inputs, inputs), (self.outputs, outputs)):
-            for name, v in zip(names, made):
-                if name in self.variables:
-                    self.variables[name].variable_instance = v
+        for name, pv in self.variables.items():
+            v = self._built.get(name)
+            if v is not None:
+                pv.variable_instance = as_nnabla(v)
         for name, p in self.parameters.items():
             p.variable_instance = self._owner._parameters.get(name)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
@@ -229,13 +230,13 @@ class ProtoGraph:
         filename = os.fspath(filename)
         ext = os.path.splitext(filename)[1] or ".nnp"     # (NNabla's extension='.nnp')
         ctx = FileHandlerContext()
-        ctx.proto = create_proto(contents, include_parameter and ext != ".nnp",
-                                 variable_batch_size)
+        # the writer names a parameter by its graph_name; the graph's own name is written (a
+        # recording's BatchNormalization_3 for a batch normalisation's mean, an nn.Module's
+        # @inner/fc/affine/W where two submodules both hold an fc/affine/W)
+        with _written_as(self._parameters):
+            ctx.proto = create_proto(contents, include_parameter and ext != ".nnp",
+                                     variable_batch_size)
         ctx.parameters = None
-        # the writer names a parameter by its scope name; the graph's own name is written (a
-        # recording's BatchNormalization_3 for a batch normalisation's mean)
-        renamed_parameters(ctx.proto, {v.graph_name: k for k, v in self._parameters.items()
-                                       if getattr(v, "graph_name", None) not in (None, k)})
         described_as(ctx.proto, list(self.networks.values()))
         save_files(ctx, get_default_file_savers(), filename, ext)
         if variable_batch_size:     # NNabla's save rewrites the networks it writes
@@ -249,6 +250,7 @@ class ProtoGraph:
         from ...parametric import ParameterRegistry
         from ...serialize import LegacyParameter, load_nnp
         from .utils._nnp_pass import substitute
+        from .utils.nnp_graph import _file_names
         if len(args) > len(network.inputs):
             raise ValueError(f"network {network.name!r} takes {len(network.inputs)} inputs "
                              f"({network.inputs}), not {len(args)}")
@@ -288,7 +290,26 @@ class ProtoGraph:
             substitute(inputs[k], given)
             inputs[k] = given
         outputs = [as_nnabla(built.outputs[k]) for k in network.outputs]
+        # every buffer the build made, by the file's names (NNabla's graph_call sets each
+        # ProtoVariable's variable_instance, intermediate ones too)
+        network._built = _file_names(built, legacy)
+        network._built.update(zip(network.inputs, inputs))
+        network._built.update(zip(network.outputs, outputs))
         return inputs, outputs
+
+
+@contextmanager
+def _written_as(parameters: "dict[str, Any]") -> Iterator[None]:
+    """Inside the block the writer names each of ``parameters`` (name -> ``nn.Variable``) by
+    its name there (the writer reads a parameter's ``graph_name``, its registry name)."""
+    kept = [(v, v.graph_name) for v in parameters.values()]
+    try:
+        for key, v in parameters.items():
+            v.graph_name = key
+        yield
+    finally:
+        for v, graph_name in kept:
+            v.graph_name = graph_name
 
 
 def _graph_of(recorder: Recorder) -> ProtoGraph:
@@ -315,9 +336,14 @@ def _commit(recorder: Recorder) -> ProtoGraph:
     if not outputs:
         recorder.start_network()
         return graph
-    made = _from_variables(name, [pv._stand_in for pv in outputs],
-                           OrderedDict((pv.name, pv._stand_in) for pv in recorded), None,
-                           recorder)
+    # an nn.Module's network names its parameters by the module's get_parameters() (NNabla's
+    # commit: ``@inner/fc/affine/W`` in ``@outer``), the writer by their graph_name
+    module_parameters = getattr(recorder.module, "get_parameters", None)
+    scope = module_parameters(grad_only=False) if module_parameters is not None else None
+    with _written_as(scope or {}):
+        made = _from_variables(name, [pv._stand_in for pv in outputs],
+                               OrderedDict((pv.name, pv._stand_in) for pv in recorded), scope,
+                               recorder)
     named_functions(made.networks[name], recorder.functions, list(recorder.variables))
     recorder.start_network()
     network = made.networks[name]

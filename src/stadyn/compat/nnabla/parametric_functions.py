@@ -274,3 +274,10 @@ def mean_subtraction(inp, base_axis=1, update_running_mean=True, fix_parameters=
 
 
 _MEAN_SUBTRACTION = _counting_in_int32("mean_subtraction", _F.mean_subtraction)
+
+# the PF functions outside the catalog's list record themselves too, given nn.ProtoVariables
+# (NNabla's are made of recording F functions: PF.mean_subtraction records a MeanSubtraction)
+for _name in ("weight_normalization", "mean_subtraction", "multi_head_attention",
+              "transformer", "transformer_encode", "transformer_decode"):
+    globals()[_name] = _recording_proto_variables(globals()[_name])
+del _name

@@ -193,7 +193,8 @@ class NnpLoader:
 def _file_names(network: Any, legacy: LegacyNetwork) -> "OrderedDict[str, Variable]":
     """The built ``network``'s Variables by the names ``legacy`` (the file's network) gives
     them, in the file's order of variables: inputs, parameters and function outputs (found
-    through the origins the build recorded: a function's name and which of its outputs)."""
+    through the origins the build recorded: a function's name and which of its outputs).
+    (Also ``graph_def``'s, for the Variables a call of a ``ProtoNetwork`` built.)"""
     outputs = {f.name: f.outputs for f in legacy.all_functions()}
     found: dict[str, Any] = {}
     for var, origin in network.origins:
