@@ -155,6 +155,7 @@ def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureD
     line by line of their script files, as cntk.exe's reader did (HTKMLFReader.cpp:371,
     utterancesourcemulti.h:943), the others' by utterance key (CNTK 2's deserializers)."""
     legacy = str(reader.reader_type or "").lower() == "htkmlfreader"
+    legacy_list = str(reader.reader_type or "").lower() == "htkdeserializers"
     defs, limits = {}, []
     for s in d.streams:
         scp = _param(s, "scpFile")
@@ -164,14 +165,36 @@ def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureD
         context = _context(s, d)
         if context == (0, 0):
             context = None
-        limits.append(int(_param(s, "maxSequenceSize", 65535)))
+        if legacy_list:
+            limits.append(_param(s, "maxSequenceSize"))
         defs[s.name] = io.StreamDef(shape=s.dim, scp=str(scp), context=context,
                                     broadcast=_flag(s, "expandToUtterance", d))
     if not defs:
         raise config_error("HTKFeatureDeserializer defines no input streams", d.loc)
     return io.HTKFeatureDeserializer(io.StreamDefs(**defs),
                                      pairing="position" if legacy else "key",
-                                     max_sequence_size=min(limits))
+                                     max_sequence_size=None if legacy else
+                                     _max_sequence_size(d, reader, limits))
+
+
+def _max_sequence_size(d: DeserializerConfig, reader: ReaderConfig,
+                       streams: list[Any]) -> int | None:
+    """``maxSequenceSize``, the frame count above which cntk.exe's HTK deserializer skips an
+    utterance; by default none is skipped (``SIZE_MAX``).  A ``deserializers`` list's
+    HTKFeatureDeserializer reads it as ``input(L"maxSequenceSize", SIZE_MAX)``: from its
+    ``input`` block or a block around it (the deserializer's, the reader's, ...), not from a
+    stream's block, which CNTK 2.7 passes over (checked with its HTK library: a stream's
+    ``maxSequenceSize = 10`` delivers a 20-frame utterance, the deserializer's skips it).
+    ``readerType = "HTKDeserializers"`` reads it from each stream's block, else a block around
+    it (``feature(L"maxSequenceSize", SIZE_MAX)``; ``streams``, a value a stream, None where it
+    has none); the older ``readerType = "HTKMLFReader"`` has no such key."""
+    given = [v for v in streams if v is not None]
+    if given:
+        return min(whole_number("maxSequenceSize", v, d.loc) for v in given)
+    value = next((v for k, v in d.params.items() if k.lower() == "maxsequencesize"), None)
+    if value is None:
+        value = reader_setting(reader, "maxSequenceSize")
+    return None if value is None else whole_number("maxSequenceSize", value, d.loc)
 
 
 def _htk_labels(d: DeserializerConfig) -> io.HTKMLFDeserializer:

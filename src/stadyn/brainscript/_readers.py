@@ -57,16 +57,20 @@ _READER_NO_EFFECT = {"prefetch",
 _READER_NO_EFFECT |= {"randomizationwindow", "samplebasedrandomizationwindow", "chunksizeinbytes"}
 # and by _bptt_source (a deserializers list's truncated = true)
 _READER_NO_EFFECT |= {"truncationlength"}
+# and by _deserializer_builders (an HTK deserializer's limit on an utterance's frames)
+_READER_NO_EFFECT |= {"maxsequencesize"}
 # stream keys of the legacy readers' blocks that only described CNTK's own buffers or were
 # checked when the block was read (type = "real", labelType = "category", ...)
 _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize", "wrecords",
-                       "mapping", "category", "beginsequence", "endsequence"}
+                       "mapping", "category", "beginsequence", "endsequence", "maxsequencesize"}
 # what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
 _LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange",
                     "maxutterancelength", "truncated", "lmparallel", "lmblockwords",
                     "oneutteranceaminibatch"}
 # stream keys the HTK and binary deserializers read (beyond dim / labelDim / alias)
-_USED_STREAM_KEYS = {"scpfile", "contextwindow", "expandtoutterance", "maxsequencesize",
+# (a stream's maxSequenceSize: read by readerType = "HTKDeserializers" only, _LEGACY_STREAM_KEYS;
+# a deserializers list's HTK reader reads the deserializer block's, _deserializer_builders)
+_USED_STREAM_KEYS = {"scpfile", "contextwindow", "expandtoutterance",
                      "mlffile", "mlffilelist", "labelmappingfile", "phoneboundaries"}
 
 
