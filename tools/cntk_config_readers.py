@@ -103,12 +103,13 @@ def _reader_open_gaps(reader, pieces: bool) -> list[str]:
     block's streams (the reader's settings: ``frameMode``, ``truncated``, windows, seeds, ...).
     Each failure is labelled ``reader opened: <label>``."""
     from stadyn._errors import DataError
-    from stadyn.brainscript._readers import _deserializer, make_source
+    from stadyn.brainscript._deserializer_builders import open_deserializer
+    from stadyn.brainscript._readers import make_source
 
     gaps = []
     for d in reader.deserializers:
         try:
-            _deserializer(d, reader).close()
+            open_deserializer(d, reader).close()
         except (DataError, OSError):
             continue                # (no data here: the file is not there)
         except Exception as exc:  # noqa: BLE001 - any other failure is a finding

@@ -14,7 +14,7 @@ import pytest
 import stadyn as sd
 from stadyn._errors import ConfigError
 from stadyn.brainscript import build_network, parse_config, reader_config, run
-from stadyn.brainscript._readers import _lm_text
+from stadyn.brainscript._deserializer_builders import lm_text
 from stadyn.brainscript._stadyn_library import StadynLibrary
 from stadyn.train import feed
 
@@ -115,7 +115,7 @@ def test_lmsequencereader_class_rows_feed_it_as_sequences(tmp_path):
     # the reader's sentences (2, 3, 4 and 6 steps) in one minibatch: read from its deserializer
     # (LMSequenceReader itself, as cntk.exe's, puts only sentences of one length together)
     reader = reader_config(parse_config(LM_READER.format(dir=tmp_path))["reader"])
-    source = sd.io.MinibatchSource([_lm_text(reader.deserializers[0])], randomize=False,
+    source = sd.io.MinibatchSource([lm_text(reader.deserializers[0])], randomize=False,
                                    max_sweeps=1)
     mb = source.next_minibatch(100)
     rng = np.random.default_rng(2)

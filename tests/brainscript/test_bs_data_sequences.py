@@ -254,14 +254,14 @@ def test_a_command_opens_its_reader_once(tmp_path, monkeypatch):
     # the deserializers opened (indexed) to see the data's sequences are the source's: before
     # mendB33 each reader block was opened twice, by sequence_streams and by make_source (a
     # 59 MB CTF file: 8.0 s for both, 3.6-4.5 s once).  A train and a write command: two opens
-    from stadyn.brainscript import _readers
+    from stadyn.brainscript import _deserializer_builders
     opened = []
-    real = _readers._deserializers
+    real = _deserializer_builders.open_deserializers
 
     def counted(reader):
         opened.append(reader)
         return real(reader)
-    monkeypatch.setattr(_readers, "_deserializers", counted)
+    monkeypatch.setattr(_deserializer_builders, "open_deserializers", counted)
     data, _, frames = _data(tmp_path, [2, 3])
     reader = READER.replace("DATA", str(data))
     write = (f"out = {{\n    action = \"write\"\n    outputPath = \"{tmp_path}/w\"\n"

@@ -213,14 +213,14 @@ def test_the_cv_reader_is_opened_once_and_read_from_its_start_each_epoch(tmp_pat
     # reader and the cvReader, each indexed once by sequence_streams and read from there).
     # each validation is NumPy's cross entropy over the cv file's 9 steps (randomized or not)
     # of the parameters the epoch trained (one minibatch of the 4 training steps)
-    from stadyn.brainscript import _readers
+    from stadyn.brainscript import _deserializer_builders
     opened = []
-    real = _readers._deserializers
+    real = _deserializer_builders.open_deserializers
 
     def counted(reader):
         opened.append(reader)
         return real(reader)
-    monkeypatch.setattr(_readers, "_deserializers", counted)
+    monkeypatch.setattr(_deserializer_builders, "open_deserializers", counted)
     train, xt, yt = _data(tmp_path, [2, 2])
     cv_dir = tmp_path / "cv"
     cv_dir.mkdir()

@@ -14,7 +14,8 @@ import pytest
 from stadyn import io
 from stadyn._errors import ConfigError, DataError
 from stadyn.brainscript import load_config, parse_config, reader_config, run_config
-from stadyn.brainscript._readers import _lm_text, make_source
+from stadyn.brainscript._deserializer_builders import lm_text
+from stadyn.brainscript._readers import make_source
 
 from cntk_repo_files import cntk_file, copy_cntk_file
 
@@ -56,7 +57,7 @@ def test_lmsequencereader_sentence_and_sample_counts_are_cntk_exes(ptb):
     reads = [int(n) for n in re.findall(r"Reading epoch data\.\.\. (\d+) sequences", ptb["log"])]
     validated = {int(n) for n in re.findall(r"Finished Epoch\[.*\[Validate\].* \* (\d+)",
                                             ptb["log"])}
-    valid = _lm_text(cmd.cv_reader.deserializers[0])
+    valid = lm_text(cmd.cv_reader.deserializers[0])
     assert len(valid) == 3370 and 3370 in reads
     assert validated == {int(valid.sequence_lengths().sum())} == {73760}
     # through the source (whole sentences a minibatch; a sweep of 10,000-wide one-hot rows is
@@ -68,13 +69,13 @@ def test_lmsequencereader_sentence_and_sample_counts_are_cntk_exes(ptb):
         assert mb["labels"].num_samples == mb["features"].num_samples
         assert mb["features"].data.shape[-1] == 10000 and mb["labels"].data.shape[-1] == 4
     # the test command reads ptb.test.txt: "3760 sequences read."
-    assert len(_lm_text(_lm_reader(ptb, "test").reader.deserializers[0])) == 3760
+    assert len(lm_text(_lm_reader(ptb, "test").reader.deserializers[0])) == 3760
     assert 3760 in reads
 
 
 def test_lmsequencereader_word_ids_and_classes_by_hand(ptb):
     reader = _lm_reader(ptb, "train").cv_reader
-    deserializer = _lm_text(reader.deserializers[0])
+    deserializer = lm_text(reader.deserializers[0])
     first = [w for w in ptb["valid"].read_text().splitlines()[0].split()]
     ids = np.array([ptb["ids"].get(w, ptb["ids"]["<unk>"]) for w in first])
     sample = deserializer.read(0)
@@ -102,7 +103,7 @@ def test_lmsequencereader_softmax_mode_and_errors(tmp_path):
             labelIn = [ labelType = "category" ; labelDim = 4 ]
             labels = [ labelType = "{labels_type}" ] ]""", "lm.cntk")["reader"])
 
-    d = _lm_text(reader().deserializers[0])
+    d = lm_text(reader().deserializers[0])
     assert len(d) == 2 and d.sequence_lengths().tolist() == [3, 3]
     assert d.read(1)["words"].argmax(-1).tolist() == [0, 3, 1]        # zzz -> <unk>
     assert d.read(0)["labels"][:, 0].tolist() == [1, 2, np.float32(1e-6)]  # CNTK's 0 -> 1e-6
@@ -118,7 +119,7 @@ def test_lmsequencereader_softmax_mode_and_errors(tmp_path):
     # an existing labelMappingFile numbers the words (one a line), not the word-class file
     (tmp_path / "map.txt").write_text("b\n</s>\na\n<unk>\n")
     mapped = reader(extra=f'labelIn = [ labelMappingFile = "{tmp_path / "map.txt"}" ]')
-    assert _lm_text(mapped.deserializers[0]).tokens(0).tolist() == [1, 2, 0, 1]
+    assert lm_text(mapped.deserializers[0]).tokens(0).tolist() == [1, 2, 0, 1]
     (tmp_path / "t.txt").write_text("</s> a c </s>\n")
     (tmp_path / "v.txt").write_text("0 9 </s> 0\n1 5 a 0\n")
     with pytest.raises(DataError, match="'c' is not in the vocabulary") as err:
@@ -160,7 +161,7 @@ def test_lmsequencereader_fill_mode_by_hand(tmp_path):
         labelIn = [ labelType = "category" ; labelDim = 4 ]
         labels = [ labelType = "nextWord" ] ]""", "lm.cntk")["reader"])
     assert make_source(reader).parallel == 0
-    source = io.LMSentenceSource(_lm_text(reader.deserializers[0]), 0, randomize=False)
+    source = io.LMSentenceSource(lm_text(reader.deserializers[0]), 0, randomize=False)
     seen = []
     while mb := source.next_minibatch(9):
         words = mb["words"]

@@ -347,11 +347,21 @@ class Validation:
     chunks behind in the pass before seeks before them, which shuffles the sweep's sequences
     anew with the seed 0 in place of ``randomizationSeed`` (SequenceRandomizer.cpp:281-288):
     the second and later passes give another order than the first where ``randomizationSeed``
-    is not 0 (``make_source``'s ``set_back``).  :meth:`close` closes it."""
+    is not 0 (``make_source``'s ``set_back``).  :meth:`close` closes it.
+
+    ``shares``: the workers of a data-parallel job read the set distributed (cntk.exe's
+    evaluator, SimpleEvaluator.h:96-97).  The sums are the whole set's (each minibatch's are
+    aggregated over the workers, SimpleEvaluator.h:179-214), but the loop runs until an
+    aggregated minibatch holds no sample, and counts that one too (SimpleEvaluator.h:124-126,
+    234-235): ``Final Results: Minibatch[1-K+1]`` for the K minibatches of the set (cntk.exe's
+    ParallelCrossValidation baseline: 83,050 samples in minibatches of 64, 1299).  Rank 0
+    evaluates the whole set here and logs that count."""
 
     def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
-                 cmd: CommandConfig, log: CNTKLog, opened: list | None = None):
+                 cmd: CommandConfig, log: CNTKLog, opened: list | None = None, *,
+                 shares: bool = False):
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
+        self.shares = shares
         self._opened, self._source, self._start = opened, None, None
         self._carry: StateCarry | None = None     # a truncated cvReader's recurrent state
         self._inputs: InputSource | None = None       # of the source, made with it
@@ -394,7 +404,9 @@ class Validation:
         totals = counted_once([[t, result["samples"]] for t in result["sums"]], last,
                               self.accumulated)
         perplexity = [self.network.library.shows_perplexity(n) for n in self.nodes]
-        self.log(results_line(1, result["minibatches"], self.names, totals,
+        # (read distributed: the empty aggregated minibatch that ends the loop is counted)
+        minibatches = result["minibatches"] + (1 if self.shares else 0)
+        self.log(results_line(1, minibatches, self.names, totals,
                               [[0.0, 0]] * len(totals), perplexity, True))
         self.log(validation_line(epoch, cmd.sgd.max_epochs, self.names, totals))
         return {n: t / c if c else 0.0 for n, (t, c) in zip(self.names, totals)}

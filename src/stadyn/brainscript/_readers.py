@@ -1,20 +1,22 @@
 """A BrainScript ``reader`` block as a :class:`stadyn.io.MinibatchSource`.
 
-Deserializers: ``ImageDeserializer`` (a map file; the stream with ``labelDim`` is the one-hot
-label, the other the image with its ``transforms`` list: ``Crop``, ``Scale``, ``Mean``, ``Color``
-and ``Transpose`` — a no-op, Stadyn delivers C, H, W) and ``CNTKTextFormatDeserializer`` (also
-written ``readerType = "CNTKTextFormatReader"`` with ``file`` and ``input``; streams with ``dim``,
-``format = "dense" | "sparse"`` and an optional ``alias``, the name in the file),
-``CNTKBinaryFormatDeserializer`` (``file``; streams optionally renaming the file's inputs with
-``alias``), and the speech pair ``HTKFeatureDeserializer`` (streams with ``dim``, ``scpFile``,
-``contextWindow = 11`` or ``= 5:5``, ``expandToUtterance``, ``maxSequenceSize``) and
-``HTKMLFDeserializer`` (a stream with ``labelDim``, ``mlfFile`` or ``mlfFileList``,
-``labelMappingFile``, ``phoneBoundaries``).  Several deserializers are joined by sequence key.
+Deserializers (opened by ``_deserializer_builders``): ``ImageDeserializer`` (a map file; the
+stream with ``labelDim`` is the one-hot label, the other the image with its ``transforms`` list:
+``Crop``, ``Scale``, ``Mean``, ``Color`` and ``Transpose`` — a no-op, Stadyn delivers C, H, W)
+and ``CNTKTextFormatDeserializer`` (also written ``readerType = "CNTKTextFormatReader"`` with
+``file`` and ``input``; streams with ``dim``, ``format = "dense" | "sparse"`` and an optional
+``alias``, the name in the file), ``CNTKBinaryFormatDeserializer`` (``file``; streams optionally
+renaming the file's inputs with ``alias``), and the speech pair ``HTKFeatureDeserializer``
+(streams with ``dim``, ``scpFile``, ``contextWindow = 11`` or ``= 5:5``, ``expandToUtterance``,
+``maxSequenceSize``) and ``HTKMLFDeserializer`` (a stream with ``labelDim``, ``mlfFile`` or
+``mlfFileList``, ``labelMappingFile``, ``phoneBoundaries``).
+Several deserializers are joined by sequence key.
 ``randomize`` (CNTK's default: true) shuffles every sweep; ``frameMode = true`` makes every frame
 a sample.  CNTK's older ``readerType = "HTKMLFReader"`` blocks come here as that speech pair
 (with ``frameMode = false`` read by :class:`stadyn.io.UtteranceSource`, cntk.exe's whole-utterance
 minibatches), and ``readerType = "LMSequenceReader"`` as an ``LMSequenceReader`` deserializer
-(``_legacy_readers`` reads those blocks; this module opens the word-class and label mapping files).
+(``_legacy_readers`` reads those blocks; ``_deserializer_builders`` opens the word-class and label
+mapping files).
 
 Keys this module does not use are reported (as warnings through ``warn``), since CNTK accepted
 many reader keys that only tune its own engine.
@@ -22,21 +24,20 @@ many reader keys that only tune its own engine.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
 
 from .. import io
-from .._errors import DataError, StadynError
-from ..io import transforms as xforms
+from .._errors import StadynError
+from . import _deserializer_builders as _builders
 from ._ast import config_error
-from ._blocks import (CommandConfig, DeserializerConfig, ReaderConfig, StreamConfig,
-                      TransformConfig)
+from ._blocks import CommandConfig, ReaderConfig
 from ._bptt_source import TruncatedSequenceSource, truncation_length
+from ._deserializer_builders import HTK_LABEL_TYPES, LM_TYPES
 from ._htk_screening import screen_utterances
-from ._reader_windows import chunk_bytes, randomization_window, reader_setting, whole_number
+from ._reader_windows import randomization_window, reader_setting
 from ._legacy_readers import LEGACY_READERS
 
 __all__ = ["LM_DATA_PARALLEL", "OpenedReaders", "command_sequence_streams", "make_source",
@@ -56,22 +57,20 @@ _READER_NO_EFFECT = {"prefetch",
 _READER_NO_EFFECT |= {"randomizationwindow", "samplebasedrandomizationwindow", "chunksizeinbytes"}
 # and by _bptt_source (a deserializers list's truncated = true)
 _READER_NO_EFFECT |= {"truncationlength"}
+# and by _deserializer_builders (an HTK deserializer's limit on an utterance's frames)
+_READER_NO_EFFECT |= {"maxsequencesize"}
 # stream keys of the legacy readers' blocks that only described CNTK's own buffers or were
 # checked when the block was read (type = "real", labelType = "category", ...)
 _LEGACY_STREAM_KEYS = {"type", "labeltype", "sectiontype", "mode", "elementsize", "wrecords",
-                       "mapping", "category", "beginsequence", "endsequence"}
+                       "mapping", "category", "beginsequence", "endsequence", "maxsequencesize"}
 # what _legacy_readers passes on in ReaderConfig.extra (the utterance mode's settings)
 _LEGACY_SETTINGS = {"framemode", "parallelsequences", "randomizationrange",
                     "maxutterancelength", "truncated", "lmparallel", "lmblockwords",
                     "oneutteranceaminibatch"}
-_IMAGE_TYPES = {"imagedeserializer"}
-_TEXT_TYPES = {"cntktextformatdeserializer", "cntktextformatreader"}
-_BINARY_TYPES = {"cntkbinaryformatdeserializer"}
-_HTK_FEATURE_TYPES = {"htkfeaturedeserializer"}
-_HTK_LABEL_TYPES = {"htkmlfdeserializer"}
-_LM_TYPES = {"lmsequencereader"}
 # stream keys the HTK and binary deserializers read (beyond dim / labelDim / alias)
-_USED_STREAM_KEYS = {"scpfile", "contextwindow", "expandtoutterance", "maxsequencesize",
+# (a stream's maxSequenceSize: read by readerType = "HTKDeserializers" only, _LEGACY_STREAM_KEYS;
+# a deserializers list's HTK reader reads the deserializer block's, _deserializer_builders)
+_USED_STREAM_KEYS = {"scpfile", "contextwindow", "expandtoutterance",
                      "mlffile", "mlffilelist", "labelmappingfile", "phoneboundaries"}
 
 
@@ -94,202 +93,13 @@ def utterance_mode(reader: ReaderConfig) -> bool:
     return reader.extra.get("parallelSequences") is not None
 
 
-def _transform(t: TransformConfig) -> Any:
-    try:
-        return xforms.from_config({"type": t.type, **dict(t.params)})
-    except (ValueError, TypeError, DataError) as exc:
-        raise config_error(f"transform '{t.type}': {exc}", t.loc) from None
-
-
-def _image(d: DeserializerConfig) -> io.ImageDeserializer:
-    labels = [s for s in d.streams if s.is_label]
-    images = [s for s in d.streams if not s.is_label]
-    if len(labels) > 1 or len(images) > 1 or not images:
-        raise config_error(f"ImageDeserializer '{d.file}': expected one image stream and at most "
-                           "one label stream (labelDim = ...), got "
-                           f"{', '.join(s.name for s in d.streams) or 'none'}", d.loc)
-    image = images[0]
-    defs = {image.name: io.StreamDef(field="image",
-                                     transforms=[t for t in map(_transform, image.transforms)
-                                                 if t is not None])}
-    if labels:
-        defs[labels[0].name] = io.StreamDef(field="label", shape=labels[0].label_dim)
-    try:
-        return io.ImageDeserializer(d.file, io.StreamDefs(**defs))
-    except DataError:
-        raise
-    except (ValueError, TypeError) as exc:
-        raise config_error(f"ImageDeserializer '{d.file}': {exc}", d.loc) from None
-
-
-def _text_stream(s: StreamConfig, d: DeserializerConfig) -> io.StreamDef:
-    if s.dim is None:
-        raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a "
-                           "'dim'", d.loc)
-    if s.format is None:       # (the input's own block: ExistsCurrent, TextConfigHelper.cpp:63-66)
-        raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' needs a "
-                           "'format' (\"dense\" or \"sparse\"), as cntk.exe: 'Input section "
-                           f"for input '{s.name}' does not specify all the required "
-                           "parameters, \"dim\" and \"format\".'", d.loc)
-    fmt = s.format.lower()
-    if fmt not in ("dense", "sparse"):
-        raise config_error(f"CNTKTextFormatDeserializer '{d.file}': stream '{s.name}' has format "
-                   f"'{s.format}'; use dense or sparse", d.loc)
-    return io.StreamDef(field=s.alias or s.name, shape=s.dim, is_sparse=fmt == "sparse")
-
-
-def _max_errors(d: DeserializerConfig, reader: ReaderConfig) -> int:
-    """CNTK's ``maxErrors`` of a text deserializer: its block's, else the reader's, else a
-    block's around the reader (TextConfigHelper.cpp:125 reads it with ``config(key, 0)``, which
-    looks in the parent blocks, Config.h:971-989); 0."""
-    value = next((v for k, v in d.params.items() if k.lower() == "maxerrors"), None)
-    if value is None:
-        value = reader_setting(reader, "maxErrors")
-    return whole_number("maxErrors", 0 if value is None else value, d.loc)
-
-
-def _text(d: DeserializerConfig, reader: ReaderConfig) -> io.CTFDeserializer:
-    defs = io.StreamDefs(**{s.name: _text_stream(s, d) for s in d.streams})
-    chunk = chunk_bytes(reader, dict(d.params))
-    try:
-        made = io.CTFDeserializer(d.file, defs, max_errors=_max_errors(d, reader))
-    except DataError as exc:    # the file's first sequence is read now: say whose streams
-        if d.loc is None:
-            raise
-        block = f"{d.loc.path or '<string>'}:{d.loc.line}"
-        raise DataError(f"{exc.reason} (the streams of the reader block at {block}: "
-                        f"{', '.join(_tag(s) for s in d.streams)})", exc.path, exc.line,
-                        exc.record) from None
-    if chunk is not None:       # (the chunks the randomized order moves: CNTK's setting)
-        made.chunk_bytes = chunk
-    return made
-
-
-def _tag(s: StreamConfig) -> str:
-    return f"{s.name} = |{s.alias}" if s.alias and s.alias != s.name else f"|{s.name}"
-
-
-def _param(s: StreamConfig, key: str, default: Any = None) -> Any:
-    for k, v in s.params.items():
-        if k.lower() == key.lower():
-            return v
-    return default
-
-
-def _flag(s: StreamConfig, key: str, d: DeserializerConfig) -> bool:
-    value = _param(s, key, False)
-    if isinstance(value, bool):
-        return value
-    text = str(value).lower()
-    if text not in ("true", "false"):
-        raise config_error(f"{d.type}: stream '{s.name}': {key} must be true or false, got "
-                           f"'{value}'", d.loc)
-    return text == "true"
-
-
-def _context(s: StreamConfig, d: DeserializerConfig) -> tuple[int, int] | None:
-    """``contextWindow``: one odd frame count (symmetric) or ``left:right``."""
-    value = _param(s, "contextWindow")
-    if value is None:
-        return None
-    parts = value if isinstance(value, list) else [value]
-    try:
-        counts = [int(str(p)) for p in parts]
-    except ValueError:
-        counts = []
-    if len(counts) == 1 and counts[0] % 2 == 1 and counts[0] > 0:
-        return (counts[0] // 2, counts[0] // 2)
-    if len(counts) == 2 and min(counts) >= 0:
-        return (counts[0], counts[1])
-    raise config_error(f"HTKFeatureDeserializer: stream '{s.name}': contextWindow must be an odd "
-                       f"frame count or left:right, got '{value}'", d.loc)
-
-
-def _htk_features(d: DeserializerConfig, reader: ReaderConfig) -> io.HTKFeatureDeserializer:
-    """The feature streams of an HTK reader; those of ``readerType = "HTKMLFReader"`` paired
-    line by line of their script files, as cntk.exe's reader did (HTKMLFReader.cpp:371,
-    utterancesourcemulti.h:943), the others' by utterance key (CNTK 2's deserializers)."""
-    legacy = str(reader.reader_type or "").lower() == "htkmlfreader"
-    defs, limits = {}, []
-    for s in d.streams:
-        scp = _param(s, "scpFile")
-        if scp is None or s.dim is None:
-            raise config_error(f"HTKFeatureDeserializer: stream '{s.name}' needs 'dim' and "
-                               "'scpFile'", d.loc)
-        context = _context(s, d)
-        if context == (0, 0):
-            context = None
-        limits.append(int(_param(s, "maxSequenceSize", 65535)))
-        defs[s.name] = io.StreamDef(shape=s.dim, scp=str(scp), context=context,
-                                    broadcast=_flag(s, "expandToUtterance", d))
-    if not defs:
-        raise config_error("HTKFeatureDeserializer defines no input streams", d.loc)
-    return io.HTKFeatureDeserializer(io.StreamDefs(**defs),
-                                     pairing="position" if legacy else "key",
-                                     max_sequence_size=min(limits))
-
-
-def _htk_labels(d: DeserializerConfig) -> io.HTKMLFDeserializer:
-    if len(d.streams) != 1:
-        raise config_error(f"HTKMLFDeserializer: expected one input stream, got "
-                   f"{', '.join(s.name for s in d.streams) or 'none'}", d.loc)
-    s = d.streams[0]
-    dim = s.label_dim if s.label_dim is not None else s.dim
-    mlf = _param(s, "mlfFile")
-    listing = _param(s, "mlfFileList")
-    mapping = _param(s, "labelMappingFile")
-    if dim is None or (mlf is None and listing is None) or mapping is None:
-        raise config_error(f"HTKMLFDeserializer: stream '{s.name}' needs 'labelDim', 'mlfFile' (or "
-                   f"'mlfFileList') and 'labelMappingFile'", d.loc)
-    files = [str(mlf)] if mlf is not None else _file_list(str(listing))
-    return io.HTKMLFDeserializer(str(mapping), io.StreamDefs(
-        **{s.name: io.StreamDef(shape=dim, mlf=files)}), _flag(s, "phoneBoundaries", d))
-
-
-def _file_list(path: str) -> list[str]:
-    try:
-        with open(path, encoding="utf-8") as f:
-            files = [line.strip() for line in f if line.strip()]
-    except OSError as exc:
-        raise DataError(f"cannot read the MLF list: {exc.strerror or exc}", path) from None
-    if not files:
-        raise DataError("the MLF list names no files", path)
-    return files
-
-
-def _binary(d: DeserializerConfig) -> io.CBFDeserializer:
-    defs = {s.name: io.StreamDef(field=s.alias or s.name, shape=s.dim) for s in d.streams}
-    return io.CBFDeserializer(d.file, io.StreamDefs(**defs))
-
-
-def _lm_text(d: DeserializerConfig) -> io.LMSequenceDeserializer:
-    """``readerType = "LMSequenceReader"``: words numbered by the label mapping file when it
-    exists, else by ``wordclass`` (as CNTK; it wrote the mapping file when it was missing)."""
-    p = {k.lower(): v for k, v in d.params.items()}
-    classes = io.read_word_classes(str(p["wordclass"])) if p.get("wordclass") else None
-    mapping = p.get("labelmappingfile")
-    if mapping and os.path.exists(str(mapping)):
-        vocabulary = io.read_state_list(str(mapping))
-    elif classes is not None:
-        vocabulary = dict(classes.ids)
-    else:
-        raise config_error("LMSequenceReader: the words need numbers: give wordclass = \"...\" "
-                           "(lines 'id count word class') or an existing labelMappingFile", d.loc)
-    if p["mode"] == "class" and classes is None:
-        raise config_error("LMSequenceReader: mode = \"class\" (the default) needs wordclass = "
-                           "\"...\"", d.loc)
-    dim = max(int(p.get("labeldim") or 0), max(vocabulary.values()) + 1)
-    return io.LMSequenceDeserializer(d.file, vocabulary, d.streams[0].name, dim, p["output"],
-                                     output=p["mode"], classes=classes, unk=str(p["unk"]))
-
-
 def _unused(reader: ReaderConfig, warn: Callable[[str], None]) -> None:
     for key in reader.extra:
         if key.lower() not in _READER_NO_EFFECT | _LEGACY_SETTINGS:
             warn(f"WARNING: reader key '{key}' is not used by Stadyn")
     for d in reader.deserializers:
         for key in d.params:
-            if key.lower() not in _READER_NO_EFFECT and d.type.lower() not in _LM_TYPES:
+            if key.lower() not in _READER_NO_EFFECT and d.type.lower() not in LM_TYPES:
                 warn(f"WARNING: deserializer key '{key}' ({d.type}) is not used by Stadyn")
         legacy = d.module is not None and d.module.lower() in LEGACY_READERS
         for s in d.streams:
@@ -424,7 +234,7 @@ def reader_deserializers(reader: ReaderConfig, *,
     ([2], 2)
     """
     _check_block(reader)
-    return opened if opened is not None else _deserializers(reader)
+    return opened if opened is not None else _builders.open_deserializers(reader)
 
 
 def _check_block(reader: ReaderConfig) -> None:
@@ -443,7 +253,7 @@ def _source(reader: ReaderConfig, made: list[io.Deserializer], max_sweeps: int,
             set_back: bool = False) -> io.MinibatchSource:
     """:func:`make_source`'s source over the deserializers ``made``."""
     if str(reader.reader_type or "").lower() == "htkmlfreader":
-        made = screen_utterances(reader, made, _HTK_LABEL_TYPES, warn)
+        made = screen_utterances(reader, made, HTK_LABEL_TYPES, warn)
     # (the block's, else a block's around it: ReaderUtil.h:17-19, config(key, 0))
     seed = reader_setting(reader, "randomizationSeed") or 0
     try:
@@ -525,7 +335,7 @@ def sequence_streams(reader: ReaderConfig | None,
     try:
         if _frame_mode(reader):
             return frozenset()
-        made = _deserializers(reader)
+        made = _builders.open_deserializers(reader)
         found: set[str] = set()
         for d in made:
             lengths = d.sequence_lengths()
@@ -560,40 +370,6 @@ def command_sequence_streams(cmd: CommandConfig, commands: Sequence[CommandConfi
     # opened once a command
     return frozenset().union(*(sequence_streams(r, opened) for r in (cmd.reader, cmd.cv_reader)
                                if r is not None))
-
-
-def _deserializers(reader: ReaderConfig) -> list[io.Deserializer]:
-    """The deserializers of a reader block, in its order."""
-    made: list[io.Deserializer] = []
-    try:
-        for d in reader.deserializers:
-            made.append(_deserializer(d, reader))
-    except BaseException:       # (a later one failed: the files of those made are closed)
-        for m in made:
-            m.close()
-        raise
-    return made
-
-
-def _deserializer(d: DeserializerConfig, reader: ReaderConfig) -> io.Deserializer:
-    kind = d.type.lower()
-    if kind in _IMAGE_TYPES:
-        return _image(d)
-    if kind in _TEXT_TYPES:
-        return _text(d, reader)
-    if kind in _BINARY_TYPES:
-        return _binary(d)
-    if kind in _HTK_FEATURE_TYPES:
-        return _htk_features(d, reader)
-    if kind in _HTK_LABEL_TYPES:
-        return _htk_labels(d)
-    if kind in _LM_TYPES:
-        return _lm_text(d)
-    raise config_error(f"deserializer type '{d.type}' is not supported (use "
-                       "ImageDeserializer, CNTKTextFormatDeserializer, "
-                       "CNTKBinaryFormatDeserializer, HTKFeatureDeserializer or "
-                       "HTKMLFDeserializer, or readerType = \"HTKMLFReader\" or "
-                       "\"LMSequenceReader\")", d.loc)
 
 
 def _frame_mode(reader: ReaderConfig) -> bool:

@@ -1,0 +1,51 @@
+"""A cvReader under ``stadyn train --nproc 2`` with a ``ParallelTrain`` block: cntk.exe's
+workers read the validation set distributed (SimpleEvaluator.h:96-97), aggregate each
+minibatch's sums over the workers (SimpleEvaluator.h:179-214) and loop until an aggregated
+minibatch holds no sample; that last, empty one is counted too (SimpleEvaluator.h:124-126,
+234-235), so ``Final Results: Minibatch[1-K+1]`` over the whole set's samples (cntk.exe's
+Tests/EndToEndTests/Speech/DNN/ParallelCrossValidation baseline: 83,050 samples in minibatches
+of 64, 256 and 1024 give Minibatch[1-1299], [1-326], [1-83]).
+
+K here is CNTK 2.7's: its Python reader over the 11 samples 0-10 with minibatches of 4,
+``next_minibatch(4, num_data_partitions=2, partition_index=r)`` for r = 0, 1, gives 3
+minibatches that hold samples ([0, 2] + [1, 3], [4, 6] + [5, 7], [8, 10] + [9]), then none:
+cntk.exe logs Minibatch[1-4], the criterion (a sample's value; w stays ~0) averaged over all
+11 samples, 5.0.  Before bs41 Stadyn logged Minibatch[1-3]."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from stadyn.cli import main as cli_main
+
+
+def test_a_distributed_cv_pass_counts_the_empty_minibatch_that_ends_it(tmp_path, capsys):
+    (tmp_path / "data.txt").write_text("".join(f"|features {i}\n" for i in range(8)))
+    (tmp_path / "cv.txt").write_text("".join(f"|features {i}\n" for i in range(11)))
+    (tmp_path / "cmd.cntk").write_text(f"""command = train
+deviceId = -1 ; traceLevel = 1
+modelPath = "{tmp_path}/Models/net"
+train = [ action = "train"
+  BrainScriptNetworkBuilder = [
+    features = Input {{1}}
+    w = ParameterTensor {{1, initValue = 0}}
+    ce = ReduceSum (features + w)
+    criterionNodes = (ce) ; outputNodes = (ce) ]
+  SGD = [ minibatchSize = 4 ; learningRatesPerSample = 0.000001 ; maxEpochs = 1
+    ParallelTrain = [ parallelizationMethod = DataParallelSGD
+      DataParallelSGD = [ gradientBits = 32 ] ] ]
+  reader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/data.txt" ; randomize = false
+    input = [ features = [ dim = 1 ; format = "dense" ] ] ]
+  cvReader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/cv.txt" ; randomize = false
+    input = [ features = [ dim = 1 ; format = "dense" ] ] ] ]
+""")
+    assert cli_main(["train", str(tmp_path / "cmd.cntk"), "--nproc", "2",
+                     "--timeout", "120"]) == 0
+    out = capsys.readouterr().out
+    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)", out)
+    assert [(int(m), int(n)) for m, _, n in final] == [(4, 11)], out
+    assert float(final[0][1]) == pytest.approx(5.0, abs=1e-4)
+    validate = re.findall(r"\[Validate\] ce = (\S+) \* (\d+)", out)
+    assert [int(n) for _, n in validate] == [11]
