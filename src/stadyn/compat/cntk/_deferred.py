@@ -42,7 +42,32 @@ from ._deferred_reads import DeferredReads, found, parts_of, reads
 from ._deferred_shapes import probed_dynamic_axes, probed_shape
 from ._sequence_placeholders import note_call
 
-__all__ = ["Deferred", "UnknownOutput", "pending", "not_a_block", "LAYER_CLASSES", "PROBING"]
+__all__ = ["Deferred", "UnknownOutput", "pending", "not_a_block", "cloning", "LAYER_CLASSES",
+           "PROBING"]
+
+_CLONING = [0]      # how many calls or clones of a waiting Function are building its graph
+
+
+def cloning() -> bool:
+    """Whether the graph being built is that of a call or a clone of a waiting Function (CNTK
+    2.7's ``__call__`` clones the Function: each user function in it is made again by its
+    ``clone(cloned_inputs)``), not one bound in place (``replace_placeholders``,
+    ``as_block``).
+
+    Example:
+        >>> cloning()
+        False
+    """
+    return _CLONING[0] > 0
+
+
+@contextlib.contextmanager
+def _cloned():
+    _CLONING[0] += 1
+    try:
+        yield
+    finally:
+        _CLONING[0] -= 1
 
 
 def not_a_block(f) -> ValueError:
@@ -289,7 +314,8 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
         waiting = {id(p.variable) for p in self.placeholders}
         bound = dict(self._bound)
         bound.update((id(p.variable), a) for p, a in mapping.items() if id(p.variable) in waiting)
-        built = self._build(bound)
+        with _cloned():             # (CNTK 2.7's call is a clone: its user functions' clone)
+            built = self._build(bound)
         # the arguments of its parts built already (inputs bound before): replaced as a
         # Function's are, its parameters shared
         others = {p: a for p, a in mapping.items()
@@ -333,9 +359,10 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
                 "the substitutions: Stadyn builds an op on such a placeholder when it is "
                 "given one (substitute every placeholder by a value with a shape, or give "
                 "them shapes: placeholder(shape=...))")
-        built = self.bound_to(subs)
         if getattr(method, "value", method) == "share":
-            return built
+            with _cloned():         # (the clone of what is built: its user functions' clone)
+                return self.bound_to(subs)
+        built = self.bound_to(subs)     # (Function.clone below makes them again)
         return built.clone(method, {v: v for v in subs.values() if isinstance(v, GraphObject)})
 
     def replace_placeholders(self, substitutions: dict) -> "Deferred":

@@ -13,8 +13,8 @@ from ._graph import SPARSE_OUTPUTS
 from ._sparse_sequences import sparse_sequences
 from ._variables import dims_text
 
-__all__ = ["HandedShape", "HandedValue", "NDArrayView", "Value", "arrays_of", "asarray", "asvalue",
-           "output_value", "root_gradient"]
+__all__ = ["HandedArrayView", "HandedShape", "HandedValue", "NDArrayView", "Value", "arrays_of",
+           "asarray", "asvalue", "output_value", "root_gradient"]
 
 
 def _is_scipy_sparse(value) -> bool:
@@ -81,7 +81,7 @@ class NDArrayView:
             [[4.0, 5.0]]
         """
         start, ext = [int(i) for i in start_offset], [int(i) for i in extent]
-        shape = self.shape
+        shape = tuple(self._data.shape)
         if len(start) != len(shape) or len(ext) > len(shape):
             raise ValueError(f"NDArrayView.slice_view: the offset {start} must have one entry "
                              f"per axis of the shape {shape}, the extent {ext} at most as "
@@ -103,7 +103,7 @@ class NDArrayView:
         return self._data.copy() if dtype is None else self._data.astype(dtype)
 
     def __repr__(self) -> str:
-        return f"NDArrayView({self.shape})"
+        return f"NDArrayView({tuple(self._data.shape)})"
 
 
 #: the NumPy types CNTK 2.7's ``Value`` keeps (its C++ side refuses any other array)
@@ -437,6 +437,21 @@ class HandedShape:
         return f"<cntk.cntk_py.NDShape; proxy of {self.as_string()}>"
 
 
+class HandedArrayView(NDArrayView):
+    """The array a :class:`HandedValue`'s ``data()`` gives: SWIG's ``cntk_py.NDArrayView``,
+    whose ``shape()`` is a method giving an ``NDShape`` (:class:`HandedShape`), as CNTK 2.7's
+    binding shows it (``cntk.core.NDArrayView``'s ``shape`` is a property: the tuple).
+
+    Example:
+        >>> d = HandedValue.of(np.ones((2, 3), np.float32)).data()
+        >>> d.shape().dimensions(), d.shape().rank(), float(d.asarray().sum())
+        ((2, 3), 2, 6.0)
+    """
+
+    def shape(self) -> HandedShape:
+        return HandedShape(self._data.shape)
+
+
 class HandedValue(Value):
     """The Value CNTK 2.7 hands a ``UserFunction`` made with ``as_numpy=False`` (its
     ``forward``'s arguments, its ``backward``'s root gradients): SWIG's ``cntk_py.Value``, not
@@ -470,8 +485,10 @@ class HandedValue(Value):
     def device(self):
         return Value.device.fget(self)
 
-    def data(self) -> NDArrayView:
-        return NDArrayView(self._data)
+    def data(self) -> HandedArrayView:
+        """Its array as SWIG's ``NDArrayView`` (:class:`HandedArrayView`: ``shape()`` a
+        method)."""
+        return HandedArrayView(self._data)
 
     def deep_clone(self) -> "HandedValue":
         other = HandedValue.of(self._data.copy())

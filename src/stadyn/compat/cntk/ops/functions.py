@@ -36,6 +36,7 @@ from .. import _graph as G
 from .._adapt import operand, wrap
 from .._blocks import BlockFunction
 from .._deferred import Deferred as Waiting
+from .._deferred import cloning
 from .._deferred import pending as waits
 from .._function import CloneMethod, Function, ModelFormat, load_model
 from .._mixins import GraphObject
@@ -68,6 +69,11 @@ class UserFunction(Function):
     ``deep_clone()``; a sequence input's padded), which a CNTK graph's ``forward`` takes;
     what the two return may be a Value or an array (``_values.HandedValue``).
     """
+
+    def __new__(cls, *args, **kwargs):
+        # (a subclass is made on its inputs, which may be a waiting Function -- callable, as
+        # ``C.Function(python_function)`` takes one -- still an input here, as in CNTK 2.7)
+        return super(Function, cls).__new__(cls)
 
     def __init__(self, inputs, as_numpy: bool = True, attributes=None, name: str = ""):
         self._user_inputs = [i if isinstance(i, GraphObject) else i for i in inputs]
@@ -109,6 +115,18 @@ class UserFunction(Function):
     def __repr__(self) -> str:
         """As CNTK 2.7's: ``UserFunction: Input('x', [#], [2]) -> Output(...)``."""
         return repr(Function(self.variable, self.members, view="op"))
+
+    @property
+    def name(self) -> str:
+        """The name given to ``__init__`` (also before its op is built: one over a waiting
+        input, whose ``clone`` reads it as a call makes the function again)."""
+        if not self.__dict__.get("_built"):
+            return self._user_name
+        return Function.name.fget(self)
+
+    @name.setter
+    def name(self, value: str) -> None:
+        Function.name.fset(self, value)
 
     @property
     def inputs(self) -> list:
@@ -209,21 +227,7 @@ class _Call:
         built (its :attr:`outputs` the clone's), as CNTK 2.7's clone asks it through its SWIG
         director, whose ``RuntimeError`` stands for what it raised or for a result of another
         type."""
-        f = self.function
-        try:
-            new = f.clone([wrap(v) for v in inputs[:self.n_inputs]])
-        except Exception as error:
-            raise RuntimeError(
-                f"SWIG director method error. ({type(f).__name__}.clone(cloned_inputs) raised "
-                f"{type(error).__name__}: {error} -- CNTK 2.7's clone of a graph makes each "
-                "user function again by its clone, whose default calls type(self)("
-                "*cloned_inputs, name=self.name): override clone where __init__ takes other "
-                "arguments)") from error
-        if not isinstance(new, UserFunction):
-            raise RuntimeError(
-                "SWIG director type mismatch in output value of type 'CNTK::FunctionPtr' "
-                f"({type(f).__name__}.clone(cloned_inputs) gave a {type(new).__name__}, not a "
-                "UserFunction)")
+        new = _made_again(self.function, [wrap(v) for v in inputs[:self.n_inputs]])
         new._build()
         return new._call_outputs[0].parent.kwargs["function"]
 
@@ -370,13 +374,36 @@ def _user_function(user_func: UserFunction) -> Function:
     inputs = tuple(user_func._user_inputs)
     if waits(inputs, {}, layers=False):
         def user_function(*bound):
-            """The op built again over ``bound`` (what the placeholders were bound to)."""
+            """The op built again over ``bound`` (what the placeholders were bound to): in a
+            call or a clone, by the function's ``clone(bound)`` (CNTK 2.7's call clones)."""
+            if cloning():
+                return _user_function(_made_again(user_func, list(bound)))
             user_func._user_inputs = list(bound)
             user_func.__dict__.pop("_built", None)
             return _user_function(user_func)
         return Waiting(user_function, inputs, {}, name="")
     user_func._build()
     return Function(user_func.variable, user_func.members)
+
+
+def _made_again(f: UserFunction, inputs: list) -> UserFunction:
+    """``f.clone(inputs)``, as CNTK 2.7's clone asks it through its SWIG director, whose
+    ``RuntimeError`` stands for what it raised or for a result that is no UserFunction."""
+    try:
+        new = f.clone(inputs)
+    except Exception as error:
+        raise RuntimeError(
+            f"SWIG director method error. ({type(f).__name__}.clone(cloned_inputs) raised "
+            f"{type(error).__name__}: {error} -- CNTK 2.7's clone of a graph makes each "
+            "user function again by its clone, whose default calls type(self)("
+            "*cloned_inputs, name=self.name): override clone where __init__ takes other "
+            "arguments)") from error
+    if not isinstance(new, UserFunction):
+        raise RuntimeError(
+            "SWIG director type mismatch in output value of type 'CNTK::FunctionPtr' "
+            f"({type(f).__name__}.clone(cloned_inputs) gave a {type(new).__name__}, not a "
+            "UserFunction)")
+    return new
 
 
 def _rebuilt(form: dict, inputs: list) -> _Call:
