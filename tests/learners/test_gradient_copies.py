@@ -40,3 +40,24 @@ def test_clipping_reads_each_steps_gradient_through_the_kept_copy():
         learner.update(1)
         np.testing.assert_allclose(before - w.d, clipped, rtol=1e-6)
         assert w.g.tolist() == torch.tensor(g).tolist()
+
+
+def test_update_writes_the_values_in_place_and_keeps_them_leaves():
+    """``update`` hands the parameters' own value tensors to the maths (no detached alias per
+    step): they stay leaves that require grad, their memory is the one written, and a gradient
+    that carries a graph of its own (``create_graph``) is read as its values, as CNTK's
+    ``w - lr*g`` (hand computed: 1 - 0.5*3 = -0.5 per element)."""
+    for l2 in (0.0, 0.25):
+        w = sd.Variable.from_numpy_array(np.ones(3, np.float32), need_grad=True)
+        value = w.data
+        before = value.data_ptr()
+        x = torch.tensor([3.0, 3.0, 3.0], requires_grad=True)
+        w.grad = x * 1.0                                  # requires grad, has a grad_fn
+        learner = L.sgd([w], learning_parameter_schedule_per_sample(0.5),
+                        l2_regularization_weight=l2)
+        assert learner.update(1)
+        assert w.data is value and value.data_ptr() == before
+        assert value.requires_grad and value.grad_fn is None and value.is_leaf
+        expected = np.float32(1) - np.float32(0.5) * (np.float32(3) + np.float32(l2))
+        np.testing.assert_array_equal(w.d, np.full(3, expected, np.float32))
+        assert x.grad is None

@@ -476,13 +476,13 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
                 if g is None:
                     grads.append(torch.zeros_like(p))
                 elif copy:
-                    g = g.detach()
+                    g = g.detach() if g.requires_grad else g
                     target = self._scratch_for(k, g)
                     sources.append(g)
                     targets.append(target)
                     grads.append(target)
-                else:
-                    grads.append(g.detach())
+                else:           # (a gradient with a graph of its own: create_graph)
+                    grads.append(g.detach() if g.requires_grad else g)
             if targets:
                 torch._foreach_copy_(targets, sources)
         for name, g, p in zip(self._names, grads, params):
@@ -529,7 +529,7 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
             raise StadynError(f"{self.name}.update: cannot update with an empty minibatch "
                               "(sample_count=0)")
         scalars = self.step_scalars(None, M)
-        params = [data_of(v).detach() for v in self._params]
+        params = list(map(data_of, self._params))   # (written in place under no_grad)
         grads = self._gradients(gradient_values, params)
         states = {k: [s[k] for s in self._states] for k in self._state_names}
         if rows:

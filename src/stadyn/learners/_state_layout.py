@@ -1,8 +1,9 @@
 """Where a CNTK learner's per-parameter tensors lie: its states (momentum, Adam's moments, ...)
 and update()'s gradient copies of contiguous CPU floating-point parameters are views of one
-buffer per dtype, end to end in the parameters' order.  The exact CPU blocks
-(``solvers/_float32_blocks.py``) then take a run of small parameters' states as one array, read
-in place, instead of copying them in and out on every update.
+buffer per dtype, end to end in the parameters' order (:func:`stadyn.solvers.end_to_end`, which
+NNabla's solvers use too).  The exact CPU blocks (``solvers/_float32_blocks.py``) then take a run
+of small parameters' states as one array, read in place, instead of copying them in and out on
+every update.
 
 Example:
     >>> import torch
@@ -17,27 +18,9 @@ from typing import Mapping
 
 import torch
 
+from ..solvers import end_to_end
+
 __all__ = ["end_to_end", "new_states"]
-
-
-def end_to_end(params: list[torch.Tensor], value: float | None) -> list[torch.Tensor]:
-    """A tensor like each of ``params``, filled with ``value`` (``None``: left uninitialised);
-    those of contiguous CPU floating-point parameters views of one buffer per dtype, end to
-    end in the parameters' order, the others made alone (``full_like``, their layout)."""
-    out: list = [None] * len(params)
-    runs: dict[torch.dtype, list[int]] = {}
-    for i, p in enumerate(params):
-        if p.is_cpu and p.is_contiguous() and p.dtype.is_floating_point:
-            runs.setdefault(p.dtype, []).append(i)
-        else:
-            out[i] = torch.empty_like(p) if value is None else torch.full_like(p, value)
-    for dtype, idx in runs.items():
-        n = sum(params[i].numel() for i in idx)
-        flat = torch.empty(n, dtype=dtype) if value is None else torch.full((n,), value,
-                                                                              dtype=dtype)
-        for i, view in zip(idx, flat.split([params[i].numel() for i in idx])):
-            out[i] = view.view(params[i].shape)
-    return out
 
 
 def new_states(params: list[torch.Tensor], names, init: Mapping[str, float]) -> list[dict]:

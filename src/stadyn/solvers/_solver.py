@@ -32,6 +32,7 @@ from ._optimizer import Optimizer
 from ._scalars import float32
 from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
                              UnknownParameterError)
+from ._state_layout import end_to_end
 
 __all__ = ["Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGRAD",
            "AMSGrad"]
@@ -87,18 +88,23 @@ class Solver(SolverStates, Optimizer):
         if reset:
             self._params.clear()
             self._states.clear()
-        for name, var in param_dict.items():
-            if not isinstance(var, Variable):
-                raise ParameterError(f"solver parameter '{name}' is a {type(var).__name__}, not a "
-                                     "Variable")
-            old = self._params.get(name)
-            if old is not None and retain_state and name in self._states:
-                if old.shape != var.shape:  # NNabla's check: the state must fit the new one
-                    raise ParameterError(f"{self.name}.set_parameters: cannot retain the state "
-                                         f"of '{name}': shape {var.shape} != {old.shape}")
-                continue
-            self._params[name] = var = var if old is None else old
-            self._states[name] = self._init_state(data_of(var))
+        fresh: list[str] = []
+        try:
+            for name, var in param_dict.items():
+                if not isinstance(var, Variable):
+                    raise ParameterError(f"solver parameter '{name}' is a "
+                                         f"{type(var).__name__}, not a Variable")
+                old = self._params.get(name)
+                if old is not None and retain_state and name in self._states:
+                    if old.shape != var.shape:  # NNabla's check: the state must fit the new one
+                        raise ParameterError(f"{self.name}.set_parameters: cannot retain the "
+                                             f"state of '{name}': shape {var.shape} != "
+                                             f"{old.shape}")
+                    continue
+                self._params[name] = var if old is None else old
+                fresh.append(name)
+        finally:                   # (those set before an error keep their state, as before)
+            self._states.update(self._init_states(fresh))
 
     def remove_parameters(self, keys) -> None:
         for k in keys:
@@ -128,11 +134,19 @@ class Solver(SolverStates, Optimizer):
             raise StadynError(f"{self.name}: {key} must be finite, got {value}")
         return value
 
-    def _init_state(self, p: torch.Tensor) -> dict[str, Any]:
-        state: dict[str, Any] = {name: torch.zeros_like(p, dtype=torch.float32)
-                                 for name in self._state_names}
-        state["t"] = 0
-        return state
+    def _init_states(self, names: list[str]) -> dict[str, dict[str, Any]]:
+        """Fresh states (zeros, ``t`` 0) of parameters ``names``: float32 tensors shaped as
+        each parameter, each state name's tensors of contiguous CPU parameters end to end in
+        one buffer (:func:`~stadyn.solvers.end_to_end`: the exact blocks read a run of small
+        ones as one array instead of copying them in and out)."""
+        datas = [data_of(self._params[n]) for n in names]
+        states: dict[str, dict[str, Any]] = {n: {} for n in names}
+        for key in self._state_names:
+            for n, t in zip(names, end_to_end(datas, 0.0, torch.float32)):
+                states[n][key] = t
+        for n in names:
+            states[n]["t"] = 0
+        return states
 
     def _with_grad(self, allocate: bool = True
                    ) -> tuple[list[str], list[torch.Tensor], list[torch.Tensor]]:

@@ -1,0 +1,90 @@
+"""``Learner.update``'s own cost, before and after a change, in one process: ``A`` the
+``update`` and ``_gradients`` of ``learners/_learner.py`` as they were at ``--before`` (read with
+``git show`` into a module of their own and bound to the learner), ``B`` the working tree's; the
+rest is the working tree's on both sides, the rounds alternate A and B, and the parameters both
+leave must be bit for bit equal.
+
+    PYTHONPATH=src python benchmarks/learner_update_ab.py [--before 186e5b73] [--threads 1] \
+        [--rounds 9] [--steps 5] [--tensors 200] [--size 1000]
+
+Prints the median process CPU time of one ``learner.update(1)`` in ms and B/A for CNTK's sgd,
+momentum_sgd and adam, L2 off and on.
+"""
+
+import argparse
+import importlib.util
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import types
+from pathlib import Path
+
+import numpy as np
+import torch
+
+import stadyn as sd
+import stadyn.learners as L
+
+ROOT = Path(__file__).resolve().parent.parent
+LEARNERS = {"sgd": lambda p, l2: L.sgd(p, 0.01, l2_regularization_weight=l2),
+            "momentum_sgd": lambda p, l2: L.momentum_sgd(p, 0.01, 0.9,
+                                                         l2_regularization_weight=l2),
+            "adam": lambda p, l2: L.adam(p, 0.01, 0.9, l2_regularization_weight=l2)}
+
+
+def _old_learner(before):
+    source = subprocess.run(["git", "show", f"{before}:src/stadyn/learners/_learner.py"],
+                            cwd=ROOT, check=True, capture_output=True, text=True).stdout
+    path = Path(tempfile.mkdtemp()) / "_learner_before.py"
+    path.write_text(source)
+    spec = importlib.util.spec_from_file_location("stadyn.learners._learner_before", path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module.Learner
+
+
+def _make(kind, name, l2, old, n, size):
+    rng = np.random.default_rng(0)
+    vs = [sd.Variable.from_numpy_array(rng.standard_normal(size).astype(np.float32),
+                                       need_grad=True) for _ in range(n)]
+    for v in vs:
+        v.g = rng.standard_normal(size).astype(np.float32)
+    learner = LEARNERS[name](vs, l2)
+    if kind == "A":
+        learner.update = types.MethodType(old.update, learner)
+        learner._gradients = types.MethodType(old._gradients, learner)
+    return vs, learner
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--before", default="186e5b73")
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--rounds", type=int, default=9)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--tensors", type=int, default=200)
+    ap.add_argument("--size", type=int, default=1000)
+    args = ap.parse_args()
+    torch.set_num_threads(args.threads)
+    old = _old_learner(args.before)
+    for name in LEARNERS:
+        for l2 in (0.0, 1e-4):
+            states = {k: _make(k, name, l2, old, args.tensors, args.size) for k in "AB"}
+            cpu = {k: [] for k in states}
+            for _ in range(args.rounds):
+                for k, (_, learner) in states.items():
+                    t0 = time.process_time()
+                    for _ in range(args.steps):
+                        learner.update(1)
+                    cpu[k].append((time.process_time() - t0) / args.steps * 1e3)
+            a, b = (statistics.median(cpu[k]) for k in "AB")
+            assert all(x.d.tobytes() == y.d.tobytes()
+                       for x, y in zip(states["A"][0], states["B"][0])), name
+            print(f"{name:13s} L2 {l2:<7g} A {a:7.3f}  B {b:7.3f}  B/A {b / a:.2f}")
+
+
+if __name__ == "__main__":
+    main()
