@@ -14,6 +14,10 @@ inputs according to its declared ``precision``:
   context by NNabla's API (a node bound to it), fp32 inputs read as half, as NNabla computes
   every function of a ``cpu:half`` context in fp16 (``_half_context_cast``).
 
+An op declared with NNabla's ``Half`` expressions (``OpSpec.half_formula``) is told so by the
+keyword ``half_formula=True`` in a node bound to a float16 context only: Stadyn's own fp16
+graphs keep torch's kernels (and their cost).
+
 The same casts run in dynamic mode and in the traced static programs, so both modes compute the
 same thing.  The context is the one in effect at the run, or the one bound to an op's node when
 it was made (``FunctionNode.context``: NNabla's functions, :func:`cast_for_node`).  A cast's
@@ -82,7 +86,11 @@ def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict
             how = rule(node.attrs) if rule is not None else False
             if how:
                 precision = how if how == "mixed" else "half"
-        return cast_arguments(precision, args, kwargs, half)
+        args, kwargs = cast_arguments(precision, args, kwargs, half)
+        if bound is not None and half is torch.float16 and node.spec.half_formula:
+            # NNabla's Half expressions: only in its half context, not of any fp16 tensor
+            kwargs = {**kwargs, "half_formula": True}
+        return args, kwargs
     # A float context bound (every NNabla function's): only a half argument is cast, and
     # there rarely is one: looked for before any list is made (the dynamic hot path).
     if bound is None or not (_has_half(args) or (kwargs and _has_half(kwargs.values()))):

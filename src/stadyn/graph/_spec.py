@@ -88,6 +88,11 @@ class OpSpec:
             ``rule="nnabla"``, whose fp16 fold is NNabla 1.39's CPU kernel; a rule may
             return ``"mixed"`` instead of True: only the first input made half
             (``categorical_cross_entropy``, whose float class ids stay exact).
+        half_formula: whether the implementation takes the keyword ``half_formula=True``,
+            which :func:`~stadyn.graph._precision.cast_for_node` passes to a node bound to
+            a float16 context (an NNabla function made in ``cpu:half``): it then computes
+            NNabla's ``Half`` expressions of the op (``@op(..., nnabla_half=...)``); any
+            other call (Stadyn's own float16 graphs) computes torch's float16 kernels.
         rule: a shape rule ``rule(meta_args, meta_kwargs) -> meta outputs | None`` that
             :meth:`infer` tries before running the implementation on meta tensors (None: it
             cannot decide); ``@op`` sets it after the spec is made, bound to ``spec.impl`` as
@@ -117,6 +122,7 @@ class OpSpec:
     seeds_inputs: Callable[[dict], bool] | None = None
     keeps_input_dtype: Callable[[dict], bool] | None = None
     computes_in_half: Callable[[dict], bool] | None = None
+    half_formula: bool = False
     rule: Callable[[list, dict], Any] | None = None
     _signature: inspect.Signature | None = field(default=None, repr=False)
     sets_sequence_axis: bool = field(default=False, init=False, repr=False)

@@ -13,7 +13,9 @@ each sample's fold added to the running sum and rounded.  Matched bit for bit ag
 1.39 (groups, stride, dilation, padding, bias) before this kernel was written.
 
 Here the samples and groups are batched in one fold (they are independent), and the
-operator ``stadyn_kernels::half_fold_conv2d`` (``kernel_op``) carries the backward.
+operator ``stadyn_kernels::half_fold_conv2d`` (``kernel_op``) carries the backward, whose
+folds are each one operator too (``fold_matmul_op``: a static plan's trace records one call,
+not ``dW``'s fold one step per output position).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Optional
 import torch
 import torch.nn.functional as TF
 
-from ._half_matmul import fold_matmul
+from ._half_matmul import fold_matmul, fold_matmul_op
 from ._half_sum import fold_sum
 from ._kernel_op import kernel_op
 
@@ -68,7 +70,8 @@ def _image_grad(x, w, gg, stride, pad, dilation, group):
     """``col2im`` of the column gradient: each pixel adds its contributions in the order of
     the kernel offsets, rounding each addition."""
     wg = w.reshape(group, w.shape[0] // group, -1)
-    cols = fold_matmul(wg.transpose(1, 2).unsqueeze(0), gg)     # (N, G, rows, positions)
+    # (N, G, rows, positions)
+    cols = fold_matmul_op(wg.transpose(1, 2).unsqueeze(0).contiguous(), gg)
     n, c, h, wd = x.shape
     kh, kw = w.shape[2:]
     ho, wo = _out_size(x, w, stride, pad, dilation)
@@ -97,7 +100,7 @@ def _conv_backward(ctx, g):
     gw = None
     if need[1]:
         col, _ = _columns(x, w, stride, pad, dilation, group)
-        per_sample = fold_matmul(gg, col.transpose(-1, -2))     # (N, G, Co/G, rows)
+        per_sample = fold_matmul_op(gg, col.transpose(-1, -2).contiguous())     # (N, G, Co/G, rows)
         gw = fold_sum(per_sample.reshape(n, -1), [0], False).reshape(w.shape)
     gb = None
     if ctx.has_bias and need[2]:

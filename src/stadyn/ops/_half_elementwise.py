@@ -16,7 +16,9 @@ forward ``(T)1 / ((T)1 + std::exp(-x))`` rounds three times.  A scalar attribute
 
 An op declares its expressions with :class:`HalfFormula` (``@op(..., nnabla_half=...)``);
 the declaration wraps its implementation with :func:`wrap_impl`, which runs the formula on
-float16 CPU inputs (one dtype test otherwise): the forward and backward of
+float16 CPU inputs of a node bound to a float16 context (NNabla's ``cpu:half``: the graph
+passes ``half_formula=True``, ``OpSpec.half_formula``; Stadyn's own float16 values keep
+torch's kernels and their cost): the forward and backward of
 :class:`_HalfElementwise`, an autograd function whose backward is torch ops (differentiable
 again under ``create_graph``; a static plan's trace records them).  Torch computes a
 float16 CPU operation in float and rounds the result once, which is the ``Half`` operator's
@@ -146,13 +148,16 @@ class _HalfElementwise(torch.autograd.Function):
 
 def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
     """``impl`` (an op's implementation, its first ``n_inputs`` parameters the tensors) computing
-    ``formula`` where every input is a float16 CPU tensor; else ``impl`` as it is.
+    ``formula`` when called with ``half_formula=True`` (what the graph passes a node bound to
+    a float16 context: ``OpSpec.half_formula``) and every input is a float16 CPU tensor; else
+    ``impl`` as it is (torch's kernels, for Stadyn's own float16 values).
 
     Example:
         >>> import torch
-        >>> run = wrap_impl(torch.tanh, 1, TANH)
-        >>> run(torch.zeros(2, dtype=torch.float16)).dtype
-        torch.float16
+        >>> run = wrap_impl(torch.sigmoid, 1, SIGMOID)
+        >>> x = torch.tensor([-1.3174], dtype=torch.float16)
+        >>> run(x).item(), run(x, half_formula=True).item()       # torch's, NNabla's
+        (0.2113037109375, 0.211181640625)
     """
     try:
         sig = inspect.signature(impl)
@@ -160,9 +165,9 @@ def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
         sig = None
 
     @functools.wraps(impl)
-    def run(*args, **kwargs):
-        # the first input's dtype first: one attribute read for a float32 call
-        if (not args or getattr(args[0], "dtype", None) is not _F16 or len(args) < n_inputs
+    def run(*args, half_formula=False, **kwargs):
+        # only where the graph says so (a node bound to NNabla's cpu:half: OpSpec.half_formula)
+        if (not half_formula or len(args) < n_inputs
                 or not _all_half_cpu(args[:n_inputs])
                 or (formula.broadcast_only and _same_shapes(args[:n_inputs]))):
             return impl(*args, **kwargs)

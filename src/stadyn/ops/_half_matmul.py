@@ -28,7 +28,7 @@ import torch
 from ._half_sum import fold_sum
 from ._kernel_op import kernel_op
 
-__all__ = ["fold_matmul", "fold_affine", "depth_block", "MAX_DEPTH"]
+__all__ = ["fold_matmul", "fold_matmul_op", "fold_affine", "depth_block", "MAX_DEPTH"]
 
 
 def fold_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
@@ -60,6 +60,18 @@ def fold_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
         if start:
             total.add_(acc)                     # each block's fold added, rounded once
     return total
+
+
+def _matmul_fake(a, b):
+    batch = torch.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+    return a.new_empty(batch + (a.shape[-2], b.shape[-1]))
+
+
+#: :func:`fold_matmul` as one operator (``stadyn_kernels::half_fold_matmul``): a static plan's
+#: trace records one call, not the fold's step per inner-axis value (a convolution's ``dW``
+#: folds over every output position: 576 steps for a 28 x 28 image by a 5 x 5 kernel)
+fold_matmul_op = kernel_op("stadyn_kernels::half_fold_matmul", "(Tensor a, Tensor b) -> Tensor",
+                           fold_matmul, _matmul_fake)
 
 
 #: Eigen's most inner-axis values in one block of a ``Half`` product on NNabla's CPU: its

@@ -151,13 +151,14 @@ def layer_normalization(x, beta, gamma, batch_axis=0, eps=1e-05, output_stat=Fal
 
 
 def _affine(out, beta, gamma, output_stat: bool):
-    """``y * gamma + beta`` as NNabla's ``Mul2`` and ``Add2`` (their declared implementations:
-    in float16 on the CPU a broadcast parameter's gradient is NNabla's fold)."""
+    """``y * gamma + beta`` as NNabla's ``Mul2`` and ``Add2`` (their declared implementations
+    with NNabla's ``Half`` formulas, as the rule asks: in float16 on the CPU a broadcast
+    parameter's gradient is NNabla's fold)."""
     y = out[0] if output_stat else out
     if gamma is not None:
-        y = mul2.spec.impl(y, gamma)
+        y = mul2.spec.impl(y, gamma, half_formula=True)
     if beta is not None:
-        y = add2.spec.impl(y, beta)
+        y = add2.spec.impl(y, beta, half_formula=True)
     return (y, out[1], out[2]) if output_stat else y
 
 

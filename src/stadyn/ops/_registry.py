@@ -57,7 +57,9 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
     ``computes_in_half`` when an op declared ``"float"`` computes in the half type in a node
     bound to a half context (``sum``/``mean`` with ``rule="nnabla"``); ``nnabla_half`` an
     element-wise op's :class:`._half_elementwise.HalfFormula`, NNabla 1.39's expressions of
-    it in ``Half``, which float16 CPU inputs compute by (``ops/_half_elementwise.py``).  How
+    it in ``Half``, which float16 CPU inputs compute by in a node bound to a float16 context
+    (an NNabla function made in ``cpu:half``: ``OpSpec.half_formula``,
+    ``ops/_half_elementwise.py``).  How
     the op is written to file formats (ONNX) is registered against its spec in
     ``stadyn.serialize``'s op rules, not here.
     """
@@ -77,6 +79,7 @@ def op(n_inputs: int | None = None, *, category: str, name: str | None = None,
                                     computes_in_half=computes_in_half)
         # the rule probes the op's implementation as it is when it runs (a replaced
         # ``spec.impl`` -- a kernel whose import fails -- is the one probed and then raising)
+        spec.half_formula = nnabla_half is not None
         spec.rule = rule_for(lambda *a, **k: spec.impl(*a, **k), shape, elementwise)
         if spec.name in CATALOG:
             raise ValueError(f"op {spec.name!r} declared twice")
