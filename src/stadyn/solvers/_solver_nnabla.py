@@ -12,10 +12,11 @@ float32 constants (:mod:`stadyn.solvers._functional_nnabla`,
 (``tests/solvers/test_nnabla_torch_path_sweep.py``: six steps of the 18 solvers mixing
 ``weight_decay``, ``clip_grad_by_norm``, ``scale_grad``, ``set_learning_rate`` and a state
 round trip) except where NNabla sums a norm one float after another and torch in another
-order: Lamb's and Lars' norms, and on a compiled step's path ``clip_grad_by_norm``'s.  Over
-64,500 values Lamb stays within half an ulp of each array's largest value; Lars' local rate
-follows its norms, 1.5e-5 apart there (NNabla's sequential float32 sum of 51,000 squares is
-that far from torch's), and so do its ``v`` and step.
+order: on CUDA or a compiled step, Lamb's and Lars' norms and ``clip_grad_by_norm``'s (on CPU
+Lamb and Lars sum theirs as NNabla, :func:`~stadyn.solvers._float32_kernels.sequential_norms`:
+its bits).  Over 64,500 values Lamb stays within half an ulp of each array's largest
+value; Lars' local rate follows its norms, 1.5e-5 apart there (NNabla's sequential float32
+sum of 51,000 squares is that far from torch's), and so do its ``v`` and step.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.solvers as S
