@@ -25,13 +25,13 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from ._float32_blocks import (_adam_moments, _float, _mask, _usable, adam_constants, for_blocks,
-                              running_max)
+from ._float32_blocks import (_adam_moments, _float, _mask, _read, _usable, adam_constants,
+                              for_blocks, running_max)
 from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["decayed_square", "weight_decay_blocks", "sgd_blocks", "sgdw_blocks", "adagrad_blocks",
            "rmsprop_blocks", "adadelta_blocks", "adamax_blocks", "lion_blocks", "lamb_blocks",
-           "lars_blocks", "lars_error", "clip_grad_by_norm_blocks"]
+           "lars_blocks", "lars_error", "clip_grad_by_norm_blocks", "sequential_norms"]
 
 
 def _floats(s: Scalar, n: int) -> list[np.float32]:
@@ -65,6 +65,28 @@ def _written_back(grads: Tensors) -> tuple[list[torch.Tensor], list[tuple]]:
 def _copy_back(back: list[tuple]) -> None:
     for g, c in back:
         g.copy_(c)
+
+
+def sequential_norms(tensors: Tensors) -> list[torch.Tensor]:
+    """Each tensor's 2-norm as NNabla 1.39's Lamb and Lars take it on CPU: the squares summed
+    one float32 addition after another in the values' logical order (``std::accumulate``),
+    rooted in float; 0-d float32 tensors.  Plain float32 CPU tensors laid out as they may be
+    (outside a compiled trace); others (CUDA, a compiled step) get ``torch._foreach_norm``,
+    summed in torch's order.
+
+    Example:
+        >>> [n.item() for n in sequential_norms([torch.tensor([[3.0, 0.0], [4.0, 0.0]]).t()])]
+        [5.0]
+    """
+    if not _plain(tensors):
+        return list(torch._foreach_norm(list(tensors)))
+    out = []
+    with np.errstate(all="ignore"):
+        for t in tensors:
+            squares = np.square(_read(t))
+            total = np.add.accumulate(squares)[-1] if squares.size else np.float32(0)
+            out.append(torch.tensor(float(np.sqrt(np.float32(total))), dtype=torch.float32))
+    return out
 
 
 def decayed_square(acc: np.ndarray, x: np.ndarray, rho, gain, tmp: np.ndarray, *,

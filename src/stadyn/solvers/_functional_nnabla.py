@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from ._float32_blocks import adam_blocks, adam_constants
-from ._float32_kernels import lars_error
+from ._float32_kernels import lars_error, sequential_norms
 from ._scalars import (Scalar, Tensors, float32, mul_, nonzero, per_tensor, scaled, std_clip_,
                        std_max_)
 
@@ -214,8 +214,9 @@ def lamb(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta: Scalar
     arguments of :func:`~stadyn.solvers._float32_kernels.lamb_blocks`): :func:`nnabla_moments`;
     ``r = (m/c1) / (sqrt(v/c2) + eps) + wd*w`` in float; ``local_lr = clip(||w||, gamma_l,
     gamma_u) / ||r||``, 1 where ``||r|| <= eps`` (a zero gradient and no decay leave ``w`` as
-    it is, not NaN); ``w = float(w - (eta*local_lr)*r)`` in double.  The norms are torch's
-    (NNabla sums one float after another: the path's few units in the last place).
+    it is, not NaN); ``w = float(w - (eta*local_lr)*r)`` in double.  The norms are
+    :func:`~stadyn.solvers._float32_kernels.sequential_norms`: NNabla's on CPU, torch's
+    elsewhere (the path's few units in the last place there).
     ``correction1`` and ``correction2`` are NNabla's float bias corrections (1 without
     ``bias_correction``)."""
     constants = adam_constants(beta1, beta2, eps)
@@ -232,8 +233,7 @@ def lamb(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta: Scalar
             if isinstance(d, torch.Tensor) or d:
                 ri.add_(torch.mul(p, d, out=t))           # r = r + wd*w
             r.append(ri)
-        for p, ri, a, wn, rn in zip(ps, r, rates, torch._foreach_norm(ps),
-                                    torch._foreach_norm(r)):
+        for p, ri, a, wn, rn in zip(ps, r, rates, sequential_norms(ps), sequential_norms(r)):
             ratio = torch.where(rn > e, torch.clamp(wn, low, high) / rn, torch.ones_like(rn))
             wide = ri.double().mul_(ratio.double() * a)   # (eta*local_lr)*r in double
             p.copy_(torch.sub(p, wide))          # (6x an in-place sub_ that promotes)
@@ -251,8 +251,9 @@ def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: f
     ``x = ||g|| + wd*||w||`` per tensor (``x + eps`` only where ``x < eps``); the local rate
     ``lr_l = ((lr*coefficient)*||w||) / x``, ``lr`` where ``||w|| < eps``; ``g = g + wd*w`` (in
     place, as its ``weight_decay_cpu``: the decayed gradient stays); ``v = momentum*v +
-    lr_l*g; w = w - v``.  The norms are torch's (NNabla sums one float after another: the
-    path's few units in the last place).  ``RuntimeError`` where ``x`` is negative or NaN
+    lr_l*g; w = w - v``.  The norms are :func:`~stadyn.solvers._float32_kernels.
+    sequential_norms`: NNabla's on CPU, torch's elsewhere (the path's few units in the last
+    place there).  ``RuntimeError`` where ``x`` is negative or NaN
     (NNabla's check, ``lars.cpp:66``), before any tensor is updated (one host sync per call
     for the check).
 
@@ -265,7 +266,7 @@ def lars(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar, momentum: f
     n = len(params)
     mom, coef, e = float32(momentum), np.float32(coefficient), float32(eps)
     rates, decays = _floats(lr, n), _floats(weight_decay, n)
-    w_norms, g_norms = torch._foreach_norm(params), torch._foreach_norm(grads)
+    w_norms, g_norms = sequential_norms(params), sequential_norms(grads)
     xs = [gn + wn * d for wn, gn, d in zip(w_norms, g_norms, decays)]
     _check_lars(xs)
 

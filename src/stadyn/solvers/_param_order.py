@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 from typing import Iterable
 
-__all__ = ["hash_bytes", "nnabla_update_order"]
+__all__ = ["hash_bytes", "nnabla_update_order", "MapOrder"]
 
 _MASK = (1 << 64) - 1
 _MUL = (0xC6A4A793 << 32) + 0x5BD1E995
@@ -78,23 +78,81 @@ def _next_buckets(n: int) -> int:
 def nnabla_update_order(names: Iterable[str]) -> list[str]:
     """The order NNabla's ``unordered_map`` holds ``names`` in after inserting them, in the
     order given, into an empty map (``set_parameters`` of a new solver: the dictionary's
-    order).  A map that lost names or was cleared keeps its larger table, and its order may
-    differ from this one."""
-    nodes: list[tuple[str, int]] = []
-    buckets, next_resize, seen = 1, 0, set()
+    order); :class:`MapOrder` follows a map that also lost names or was cleared."""
+    order = MapOrder()
     for name in names:
-        if name in seen:
-            continue
-        seen.add(name)
-        code = hash_bytes(name.encode("utf-8"))
-        if len(nodes) + 1 > next_resize:
-            least = max(len(nodes) + 1, 0 if next_resize else 11)
-            if least >= buckets:
-                buckets = _next_buckets(max(least + 1, 2 * buckets))
-                nodes = _rebuilt(nodes, buckets)
-            next_resize = buckets
-        _insert(nodes, (name, code), buckets)
-    return [name for name, _ in nodes]
+        order.insert(name)
+    return order.order()
+
+
+def _grown(size: int, buckets: int, next_resize: int) -> tuple[int, int]:
+    """The table's ``(buckets, next_resize)`` for one more name in a map of ``size``
+    (``_M_need_rehash``: growing only)."""
+    if size + 1 > next_resize:
+        least = max(size + 1, 0 if next_resize else 11)
+        if least >= buckets:
+            buckets = _next_buckets(max(least + 1, 2 * buckets))
+        next_resize = buckets
+    return buckets, next_resize
+
+
+class MapOrder:
+    """NNabla's ``unordered_map`` of a solver's parameters through ``insert`` (a name it holds
+    stays where it is), ``erase`` and ``clear``: an erased name leaves the others in their
+    order, and neither erasing nor clearing shrinks the table, so a name added after
+    ``remove_parameters`` or a ``reset`` may land elsewhere than in a new map.  The work is
+    done when :meth:`order` is asked for (Lars' error), not on every ``set_parameters``.
+
+    Example:
+        >>> m = MapOrder()
+        >>> for name in ["p0", "p1", "p2"]:
+        ...     m.insert(name)
+        >>> m.erase("p1")
+        >>> m.order()
+        ['p2', 'p0']
+    """
+
+    def __init__(self) -> None:
+        self._buckets, self._next_resize = 1, 0
+        self._nodes: list[tuple[str, int]] = []      # the list as of the last order()
+        self._log: list[tuple[bool, str]] = []       # (inserted, name) since
+        self._names: set[str] = set()
+
+    def insert(self, name: str) -> None:
+        if name not in self._names:
+            self._names.add(name)
+            self._log.append((True, name))
+
+    def erase(self, name: str) -> None:
+        if name in self._names:
+            self._names.discard(name)
+            self._log.append((False, name))
+
+    def clear(self) -> None:
+        """No names; the table keeps the size the names since the last :meth:`order` grew it
+        to."""
+        size = len(self._nodes)
+        for inserted, _ in self._log:
+            if inserted:
+                self._buckets, self._next_resize = _grown(size, self._buckets,
+                                                          self._next_resize)
+            size += 1 if inserted else -1
+        self._nodes, self._log, self._names = [], [], set()
+
+    def order(self) -> list[str]:
+        """The names in the map's order."""
+        for inserted, name in self._log:
+            if not inserted:
+                self._nodes = [node for node in self._nodes if node[0] != name]
+                continue
+            buckets, self._next_resize = _grown(len(self._nodes), self._buckets,
+                                                self._next_resize)
+            if buckets != self._buckets:
+                self._buckets = buckets
+                self._nodes = _rebuilt(self._nodes, buckets)
+            _insert(self._nodes, (name, hash_bytes(name.encode("utf-8"))), buckets)
+        self._log = []
+        return [name for name, _ in self._nodes]
 
 
 def _insert(nodes: list, node: tuple[str, int], buckets: int) -> None:

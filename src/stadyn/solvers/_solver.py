@@ -29,6 +29,7 @@ from ._functional_nnabla import (adam_nnabla, clip_grad_by_norm_nnabla, momentum
 from ._functional_nnabla_plain import sgd_nnabla
 from ._hooks import hooked, updated
 from ._optimizer import Optimizer
+from ._param_order import MapOrder
 from ._scalars import float32
 from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
                              UnknownParameterError)
@@ -73,6 +74,7 @@ class Solver(SolverStates, Optimizer):
         self._initial_lr = self.hyper.get(self._lr_name, 0.0)
         self.foreach = True
         self._params: OrderedDict[str, Variable] = OrderedDict()
+        self._map_order = MapOrder()      # NNabla's order of them (Lars' error)
         self._states: dict[str, dict[str, Any]] = {}
         self._next_decay: float | None = None
         self._state_version = 0
@@ -86,8 +88,7 @@ class Solver(SolverStates, Optimizer):
         known name keeps its Variable (NNabla 1.39's) and, with ``retain_state``, its state.
         """
         if reset:
-            self._params.clear()
-            self._states.clear()
+            self.clear_parameters()
         fresh: list[str] = []
         try:
             for name, var in param_dict.items():
@@ -102,6 +103,7 @@ class Solver(SolverStates, Optimizer):
                                              f"{old.shape}")
                     continue
                 self._params[name] = var if old is None else old
+                self._map_order.insert(name)
                 fresh.append(name)
         finally:                   # (those set before an error keep their state, as before)
             self._states.update(self._init_states(fresh))
@@ -109,10 +111,12 @@ class Solver(SolverStates, Optimizer):
     def remove_parameters(self, keys) -> None:
         for k in keys:
             self._params.pop(k, None)
+            self._map_order.erase(k)
             self._states.pop(k, None)
 
     def clear_parameters(self) -> None:
         self._params.clear()
+        self._map_order.clear()
         self._states.clear()
 
     def get_parameters(self) -> "OrderedDict[str, Variable]":

@@ -12,10 +12,11 @@ float32 constants (:mod:`stadyn.solvers._functional_nnabla`,
 (``tests/solvers/test_nnabla_torch_path_sweep.py``: six steps of the 18 solvers mixing
 ``weight_decay``, ``clip_grad_by_norm``, ``scale_grad``, ``set_learning_rate`` and a state
 round trip) except where NNabla sums a norm one float after another and torch in another
-order: Lamb's and Lars' norms, and on a compiled step's path ``clip_grad_by_norm``'s.  Over
-64,500 values Lamb stays within half an ulp of each array's largest value; Lars' local rate
-follows its norms, 1.5e-5 apart there (NNabla's sequential float32 sum of 51,000 squares is
-that far from torch's), and so do its ``v`` and step.
+order: on CUDA or a compiled step, Lamb's and Lars' norms and ``clip_grad_by_norm``'s (on CPU
+Lamb and Lars sum theirs as NNabla, :func:`~stadyn.solvers._float32_kernels.sequential_norms`:
+its bits).  Over 64,500 values Lamb stays within half an ulp of each array's largest
+value; Lars' local rate follows its norms, 1.5e-5 apart there (NNabla's sequential float32
+sum of 51,000 squares is that far from torch's), and so do its ``v`` and step.
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F, stadyn.solvers as S
@@ -44,7 +45,6 @@ from ._float32_kernels import (adadelta_blocks, adagrad_blocks, adamax_blocks, l
                                lars_blocks, lars_error, lion_blocks, rmsprop_blocks,
                                sgdw_blocks)
 from ._hooks import updated
-from ._param_order import nnabla_update_order
 from ._scalars import float32
 from ._solver import Solver
 
@@ -469,8 +469,8 @@ class Lars(Solver):
     def step(self, sample_count: int = 1) -> bool:
         """:meth:`Solver.step`; where a parameter's ``||g|| + weight_decay ||w||`` is negative or
         NaN, NNabla 1.39's partial update, then its ``RuntimeError``: NNabla visits the
-        parameters in its ``unordered_map``'s order (:func:`~stadyn.solvers._param_order.
-        nnabla_update_order`) and raises at the first bad one, so those it visited before are
+        parameters in its ``unordered_map``'s order (:class:`~stadyn.solvers._param_order.
+        MapOrder`) and raises at the first bad one, so those it visited before are
         updated (their ``t`` counts the step), the rest are not, and a fused
         :meth:`weight_decay` stays for the next update (``solver.cpp:213-230``)."""
         try:
@@ -497,7 +497,7 @@ class Lars(Solver):
         """The parameters NNabla updates before its first bad one (``bad``: position in
         ``names`` to its ``x``), and that one's ``x``."""
         try:
-            order = nnabla_update_order(self._params)
+            order = self._map_order.order()
         except ValueError:                 # (more parameters than the primes kept)
             return None
         position = {name: i for i, name in enumerate(names)}
