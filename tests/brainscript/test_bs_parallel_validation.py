@@ -49,3 +49,48 @@ train = [ action = "train"
     assert float(final[0][1]) == pytest.approx(5.0, abs=1e-4)
     validate = re.findall(r"\[Validate\] ce = (\S+) \* (\d+)", out)
     assert [int(n) for _, n in validate] == [11]
+
+
+# Each worker's share as CNTK 2.7's Python reader gives it (``next_minibatch(4,
+# num_data_partitions=2, partition_index=r)``, max_sweeps=1;
+# tests/fixtures/bs_parallel_validation/cntk_shares.py prints them):
+# - the 11 samples 0-10 randomized: one chunk, which worker 0 takes whole: 6 minibatches of
+#   2, 2, 2, 2, 2, 1 samples, worker 1 none; cntk.exe's loop runs 6 + 1 (not 3 + 1).
+# - 9 sequences of 2, 1, 3, 1, 4, 4, 4, 4, 2 frames in order: worker 0 gets 5 minibatches,
+#   worker 1 3; 5 + 1 (the single-process reader gives 7 minibatches: not 7 + 1).
+_LENGTHS = [2, 1, 3, 1, 4, 4, 4, 4, 2]
+
+
+@pytest.mark.parametrize("randomize, lines, expected", [
+    ("true", [f"|features {i}\n" for i in range(11)], (7, 11, 5.0)),
+    ("false", [f"{s} |features {s * 10 + j}\n" for s, n in enumerate(_LENGTHS)
+               for j in range(n)], (6, 25, 1169 / 25)),
+])
+def test_a_distributed_cv_pass_counts_the_longest_share(tmp_path, capsys, randomize, lines,
+                                                        expected):
+    (tmp_path / "data.txt").write_text("".join(f"|features {i}\n" for i in range(8)))
+    (tmp_path / "cv.txt").write_text("".join(lines))
+    (tmp_path / "cmd.cntk").write_text(f"""command = train
+deviceId = -1 ; traceLevel = 1
+modelPath = "{tmp_path}/Models/net"
+train = [ action = "train"
+  BrainScriptNetworkBuilder = [
+    features = Input {{1}}
+    w = ParameterTensor {{1, initValue = 0}}
+    ce = ReduceSum (features + w)
+    criterionNodes = (ce) ; outputNodes = (ce) ]
+  SGD = [ minibatchSize = 4 ; learningRatesPerSample = 0.000001 ; maxEpochs = 1
+    ParallelTrain = [ parallelizationMethod = DataParallelSGD
+      DataParallelSGD = [ gradientBits = 32 ] ] ]
+  reader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/data.txt" ; randomize = false
+    input = [ features = [ dim = 1 ; format = "dense" ] ] ]
+  cvReader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/cv.txt"
+    randomize = {randomize}
+    input = [ features = [ dim = 1 ; format = "dense" ] ] ] ]
+""")
+    assert cli_main(["train", str(tmp_path / "cmd.cntk"), "--nproc", "2",
+                     "--timeout", "120"]) == 0
+    out = capsys.readouterr().out
+    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)", out)
+    assert [(int(m), int(n)) for m, _, n in final] == [expected[:2]], out
+    assert float(final[0][1]) == pytest.approx(expected[2], abs=1e-3)

@@ -349,17 +349,18 @@ class Validation:
     the second and later passes give another order than the first where ``randomizationSeed``
     is not 0 (``make_source``'s ``set_back``).  :meth:`close` closes it.
 
-    ``shares``: the workers of a data-parallel job read the set distributed (cntk.exe's
-    evaluator, SimpleEvaluator.h:96-97).  The sums are the whole set's (each minibatch's are
-    aggregated over the workers, SimpleEvaluator.h:179-214), but the loop runs until an
-    aggregated minibatch holds no sample, and counts that one too (SimpleEvaluator.h:124-126,
-    234-235): ``Final Results: Minibatch[1-K+1]`` for the K minibatches of the set (cntk.exe's
-    ParallelCrossValidation baseline: 83,050 samples in minibatches of 64, 1299).  Rank 0
-    evaluates the whole set here and logs that count."""
+    ``shares``: the number of workers of a data-parallel job that read the set distributed
+    (cntk.exe's evaluator, SimpleEvaluator.h:96-97), 0 where they do not.  The sums are the
+    whole set's (each minibatch's are aggregated over the workers, SimpleEvaluator.h:179-214),
+    but every worker loops until an aggregated minibatch holds no sample, and counts that one
+    too (SimpleEvaluator.h:124-126, 234-235): ``Final Results: Minibatch[1-M+1]``, M the most
+    minibatches any worker's share gives (a randomized set's chunks or sequences of several
+    lengths split unevenly: not the single-process count).  Rank 0 evaluates the whole set
+    here and counts M by reading each share (:func:`_most_shared_minibatches`)."""
 
     def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
                  cmd: CommandConfig, log: CNTKLog, opened: list | None = None, *,
-                 shares: bool = False):
+                 shares: int = 0):
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
         self.shares = shares
         self._opened, self._source, self._start = opened, None, None
@@ -404,8 +405,13 @@ class Validation:
         totals = counted_once([[t, result["samples"]] for t in result["sums"]], last,
                               self.accumulated)
         perplexity = [self.network.library.shows_perplexity(n) for n in self.nodes]
-        # (read distributed: the empty aggregated minibatch that ends the loop is counted)
-        minibatches = result["minibatches"] + (1 if self.shares else 0)
+        minibatches = result["minibatches"]
+        if self.shares > 1:
+            # (read distributed: the longest share, and the empty aggregated minibatch that
+            # ends the loop is counted)
+            minibatches = _most_shared_minibatches(
+                cmd, self.shares, per_epoch(cmd.sgd.minibatch_size, epoch),
+                not whole_sequences_instead(self.nodes)) + 1
         self.log(results_line(1, minibatches, self.names, totals,
                               [[0.0, 0]] * len(totals), perplexity, True))
         self.log(validation_line(epoch, cmd.sgd.max_epochs, self.names, totals))
@@ -418,3 +424,22 @@ class Validation:
         if self._source is not None:
             self._source.close()
         self._opened = self._source = self._inputs = self._carry = None
+
+
+def _most_shared_minibatches(cmd: CommandConfig, workers: int, minibatch_size: int,
+                             evaluating: bool) -> int:
+    """The most minibatches holding a sample that one of ``workers`` reads from its share of
+    ``cmd``'s cvReader, each share read by a source of its own (the pass's first order), as
+    ``next_minibatch(..., num_data_partitions=workers, partition_index=r)`` gives them."""
+    most = 0
+    for rank in range(workers):
+        source = make_source(cmd.cv_reader, max_sweeps=1, evaluating=evaluating)
+        try:
+            count = 0
+            while source.next_minibatch(minibatch_size, num_data_partitions=workers,
+                                        partition_index=rank):
+                count += 1
+        finally:
+            source.close()
+        most = max(most, count)
+    return most

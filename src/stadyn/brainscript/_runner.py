@@ -327,7 +327,8 @@ class _Runner:
         if cmd.cv_reader is not None:
             # (cntk.exe's workers read the cvReader distributed where they read the reader so
             # and the cvReader can: SGD.cpp:706, SimpleEvaluator.h:96)
-            shares = parallel.size > 1 and distributed_reading(sgd, cmd.cv_reader.reader_type)[0]
+            shares = parallel.size if parallel.size > 1 and \
+                distributed_reading(sgd, cmd.cv_reader.reader_type)[0] else 0
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
                                    cmd, log, self.opened.take(cmd.cv_reader), shares=shares)
             opened.callback(validate.close)
