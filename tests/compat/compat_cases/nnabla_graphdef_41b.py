@@ -41,7 +41,8 @@ def _recorded(nn, GDm, build, x_shape=(2, 3)):
     res["graph_parameters"] = [[k, v.d.copy(), bool(v.need_grad)]
                                for k, v in g.get_parameters(grad_only=False).items()]
     res["scope_after"] = sorted(nn.get_parameters(grad_only=False))
-    res["called_zeros"] = _called(g, nn.Variable.from_numpy_array(np.zeros(x_shape)))
+    res["called_zeros"] = _called(g, *[nn.Variable.from_numpy_array(np.zeros(x_shape))
+                                       for _ in g.default_graph().inputs])
     return res, g
 
 
@@ -110,4 +111,24 @@ def graphdef41b_affine_apply_w(nn, F, PF, S, r):
                                for k, v in g.get_parameters(grad_only=False).items()]
     res["scope"] = [[k, v.d.copy()] for k, v in nn.get_parameters(grad_only=False).items()]
     res["called_ones"] = _called(g, nn.Variable.from_numpy_array(np.ones((1, 3))))
+    return res
+
+
+@nnabla_case(names=["nnabla.ProtoVariable", GD + "graph", "nnabla.parameter_scope",
+                    "nnabla.parameter.get_parameter_or_create"])
+def graphdef41b_scope_parameters_and_operators(nn, F, PF, S, r):
+    """Beside a ProtoVariable: a scope parameter with ``need_grad`` keeps its scope name
+    (``s/w``); one without is renamed after the function (``Add2_1``: NNabla's commit looks
+    the scope up with ``grad_only=True``); ``x + v`` (an ``nn.Variable`` operand) is a second
+    unnamed input ``Add2_in_1``, no parameter."""
+    GDm = r.module("nnabla.graph_def")
+    res = {}
+    for ng in (True, False):
+        def scoped(x, ng=ng):
+            with nn.parameter_scope("s"):
+                w = nn.parameter.get_parameter_or_create("w", (2, 3), 3 * np.ones((2, 3)), ng)
+            return F.add2(x, w)
+        res["scope_ng_%s" % ng], _ = _recorded(nn, GDm, scoped)
+    res["operator"], _ = _recorded(
+        nn, GDm, lambda x: x + nn.Variable.from_numpy_array(np.ones((2, 3))))
     return res
