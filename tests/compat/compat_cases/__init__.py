@@ -119,7 +119,8 @@ MODULES = {
                "nnabla_arch_40", "nnabla_fidelity_40", "nnabla_half_40b",
                "nnabla_half_40c", "nnabla_passes_41",
                "nnabla_graphdef_41",
-               "nnabla_half_41"],
+               "nnabla_half_41",
+               "nnabla_graphdef_41b"],
 }
 
 

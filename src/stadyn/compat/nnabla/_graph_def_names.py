@@ -103,6 +103,28 @@ def _ordered(items: list, key: Any, order: Sequence[str]) -> list:
     return sorted(items, key=lambda item: rank.get(key(item), len(rank)))
 
 
+def _ordered_as_run(items: list, key: Any, order: Sequence[str]) -> list:
+    """``items`` in the order their ``key`` has in ``order``; one it lacks (a function a
+    parametric function calls on its parameter, ``apply_w``'s ``Tanh``, and its output) stays
+    before the item that followed it in ``items`` (the graph's order: ``Tanh`` runs before the
+    ``Affine`` reading it), those after the last listed one last, as they were.
+
+    Example:
+        >>> _ordered_as_run(["Tanh", "b", "a", "c"], lambda k: k, ["a", "b"])
+        ['a', 'Tanh', 'b', 'c']
+    """
+    rank = {name: k for k, name in enumerate(order)}
+    ranks: list = [None] * len(items)
+    following = (len(rank), 0)
+    for k in range(len(items) - 1, -1, -1):     # each unlisted item: the next listed one's
+        r = rank.get(key(items[k]))
+        if r is None:
+            ranks[k] = (following[0], -1)
+        else:
+            ranks[k] = following = (r, 0)
+    return [items[k] for k in sorted(range(len(items)), key=lambda k: (ranks[k], k))]
+
+
 def named_functions(network: Any, recorded: dict[str, Sequence[str]],
                     variables: Sequence[str]) -> None:
     """Give the functions of ``network`` (a ``ProtoNetwork`` made from a recording) the names
@@ -116,8 +138,8 @@ def named_functions(network: Any, recorded: dict[str, Sequence[str]],
         if name is not None:
             f.name = legacy.name = name
     network.functions = type(network.functions)(
-        (f.name, f) for f in _ordered(list(network.functions.values()), lambda f: f.name,
-                                      list(recorded)))
+        (f.name, f) for f in _ordered_as_run(list(network.functions.values()),
+                                             lambda f: f.name, list(recorded)))
     network.variables = type(network.variables)(
         _ordered(list(network.variables.items()), lambda kv: kv[0], list(variables)))
 

@@ -79,6 +79,8 @@ class Recorder:
         self.variable_names: dict = {}
         self.variables: "OrderedDict[str, Any]" = OrderedDict()
         self.functions: "OrderedDict[str, list[str]]" = OrderedDict()   # -> output names
+        # the nn.Variables of no scope a function was given, as parameters (name -> leaf)
+        self.parameters: "OrderedDict[str, Any]" = OrderedDict()
         self.module: Any = None
         self.dirty = False
 
@@ -113,6 +115,11 @@ class Recorder:
     def variable_name(self, base: str) -> str:
         """The name of the next unnamed variable called ``base`` (``ReLU_in``, ``ReLU_out``)."""
         return unique_name(self.variable_names, self._joined(base))
+
+    def variable_name_after(self, function: str, index: int) -> str:
+        """The name of the parameter NNabla makes of the ``nn.Variable`` that is input
+        ``index`` of ``function`` (a function's full name): ``Add2_1`` (``@net/Add2_1``)."""
+        return unique_name(self.variable_names, f"{function}_{index}")
 
     def network_name(self) -> str:
         """The name of the network committed now: the graph's name (once), else its module's

@@ -214,12 +214,22 @@ def record(fn: Callable, args: Sequence[Any], kwargs: dict) -> Any:
     """
     recorder = current_recorder()
     given: list[ProtoVariable] = []
+    loose: list[tuple[int, Variable]] = []    # (input index, the parameter's stand-in)
+    place = [0]                                # the index of the next variable input
 
     def stand_in(a: Any) -> Any:
         if isinstance(a, ProtoVariable):
             given.append(a)
+            place[0] += 1
             return a._variable()
-        if isinstance(a, (list, tuple)) and any(isinstance(e, ProtoVariable) for e in a):
+        if isinstance(a, Variable):
+            place[0] += 1
+            if a.graph_name is None:         # not a scope's parameter: see _loose_parameter
+                loose.append((place[0] - 1, _loose_parameter(a)))
+                return loose[-1][1]
+            return a
+        if isinstance(a, (list, tuple)) and any(isinstance(e, (ProtoVariable, Variable))
+                                                for e in a):
             return type(a)(stand_in(e) for e in a)
         return a
 
@@ -228,6 +238,9 @@ def record(fn: Callable, args: Sequence[Any], kwargs: dict) -> Any:
     node = getattr(outs[0], "parent", None) if outs else None
     kind = node.name if node is not None else getattr(fn, "__name__", "Function")
     fname = recorder.function_name(kind)
+    for index, leaf in loose:
+        leaf.graph_name = recorder.variable_name_after(fname, index)
+        recorder.parameters[leaf.graph_name] = leaf
     for pv in given:
         if not any(v is pv for v in recorder.variables.values()):
             if pv.name is None:
@@ -245,6 +258,16 @@ def record(fn: Callable, args: Sequence[Any], kwargs: dict) -> Any:
     recorder.functions[fname] = [pv.name for pv in made]
     recorder.dirty = True
     return made[0] if len(made) == 1 else tuple(made)
+
+
+def _loose_parameter(v: Variable) -> Variable:
+    """The parameter NNabla 1.39 makes of an ``nn.Variable`` (of no parameter scope) given to
+    a function with ``ProtoVariable`` s (its ``ProtoNetwork.resolve_function_parameters``): a
+    leaf of its shape and ``need_grad`` holding its array, a parameter of its own at each use
+    (``F.mul2(F.add2(x, v), v)``: ``Add2_1`` and ``Mul2_1``), named when the function is."""
+    leaf = Variable(tuple(v.shape), need_grad=bool(v.need_grad))
+    leaf.data = v.data
+    return leaf
 
 
 def recording_proto_variables(fn: Callable) -> Callable:

@@ -488,6 +488,8 @@ def _from_variables(name: str, variables: Any, names: dict | None, parameter_sco
         scope = _flatten(parameter_scope) if parameter_scope else {}
     else:
         scope = get_parameters(grad_only=False)
+    if recorder is not None and recorder.parameters:    # nn.Variables the recording was given
+        scope = {**scope, **recorder.parameters}
     params: "OrderedDict[str, Any]" = OrderedDict()
     for k, p in model.parameters.items():
         held = scope.get(renamed.get(k, k))
