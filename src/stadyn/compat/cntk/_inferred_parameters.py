@@ -8,8 +8,10 @@ the initializer is drawn then, as for a parameter made with the inferred shape. 
 parameter holds a stand-in Variable (:func:`pending`) until :func:`infer_elementwise` or
 :func:`infer_times` learns its shape; then the real parameter is made and every handle on the
 stand-in follows it (:func:`current`).  An op that cannot infer the axis is refused as it is
-made (:func:`refuse_pending`): CNTK 2.7 builds it and refuses the graph when it compiles it,
-with the same ``ValueError``.
+made with :class:`UnresolvedParameterError` (CNTK's ``ValueError``), which a deferrable op
+(``_deferrable``) takes as its cue to wait (``_deferred.Deferred``): CNTK 2.7 builds it, shows
+``-1`` for the axes it cannot know, and refuses the graph when it compiles it (an ``eval``,
+``forward``, ``grad``), unless another op has inferred the parameter since.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ._variable_text import dims_text
 
 __all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_nary",
            "infer_times", "infer_rnnstack",
-           "refuse_pending", "unresolved_value_error"]
+           "refuse_pending", "unresolved_value_error", "UnresolvedParameterError"]
 
 # stand-in Variable -> (the shape with -1 on each inferred axis, the maker of the parameter)
 _PENDING: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
@@ -85,20 +87,33 @@ def unresolved_value_error(obj: GraphObject) -> ValueError:
                       "uses it: times(x, W), W + x, W * x)")
 
 
+class UnresolvedParameterError(ValueError):
+    """CNTK 2.7's ValueError for a graph that reads a parameter whose inferred axes no op has
+    fixed, raised as the graph is built; a deferrable op raising it waits instead (CNTK 2.7
+    raises it when the graph is run).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> issubclass(UnresolvedParameterError, ValueError)
+        True
+    """
+
+
 def refuse_pending(obj: GraphObject, op: str = "") -> None:
-    """CNTK 2.7's ValueError for a parameter whose axes are still inferred where an op takes
-    its value (CNTK builds the op and refuses the graph as it compiles it; Stadyn refuses the
-    op as it is made)."""
+    """CNTK 2.7's ValueError (:class:`UnresolvedParameterError`) for a parameter whose axes are
+    still inferred where an op takes its value (CNTK builds the op and refuses the graph as it
+    compiles it: a deferrable op waits on it, ``_deferrable``)."""
     shape = pending_shape(obj)
     if shape is None:
         return
     name = G.name_of(obj.variable) or G.uid_of(obj.variable)
-    raise ValueError(
+    raise UnresolvedParameterError(
         f"Parameter or Constant 'Parameter('{name}', [], [{dims_text(shape)}])' with unresolved "
-        f"shape [{dims_text(shape)}] found{' in ' + op if op else ''} (CNTK 2.7 refuses it when "
-        "it compiles the graph): its inferred axes are fixed only by an op that meets it with "
-        "a known shape -- times(x, W) (W the right operand), W + x, W - x, W * x, a comparison "
-        "-- so apply one of those first or give the parameter its full shape")
+        f"shape [{dims_text(shape)}] found when compiling the Function graph.\n"
+        f"(Stadyn{': ' + op if op else ''}: its inferred axes are fixed only by an op that "
+        "meets it with a known shape -- times(x, W) (W the right operand), W + x, W - x, "
+        "W * x, a comparison -- so apply one of those first or give the parameter its full "
+        "shape)")
 
 
 def _infer(obj: GraphObject, known: tuple) -> None:
