@@ -117,3 +117,36 @@ def unresolved_parameter__inferred_after_the_op(C, r, np):
         "tanh, then p + x, grad": _outcome(later_grad),
         "relu(p) + x": _outcome(through_relu),
     }
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.ops.times", "cntk.Parameter.shape",
+                  "cntk.Function.shape"],
+           note="times(W, x) with W's last axis inferred, W the LEFT operand (CNTK's "
+                "Times(x, W): PrimitiveFunction.h TimesOpOutputShape matches W's trailing "
+                "axes with x's leading rank(x) - output_rank ones): x (4, 2) makes W (3, 4) "
+                "and the output (3, 2); x (3, 2, 5): W (3, 2), output (5,); x (4) reduces "
+                "nothing (output (3, -1, 4), W waits); x (4, 2, 5): ValueError. Stadyn "
+                "inferred the right operand only and refused the op (ValueError)")
+def unresolved_parameter__times_infers_its_left_operand(C, r, np):
+    r.touch("cntk.Parameter.shape")
+    r.touch("cntk.Function.shape")
+
+    def made(given):
+        def run():
+            W = C.parameter((3, C.InferredDimension), init=1.0, name="W")
+            x = C.input_variable(given)
+            z = C.times(W, x)
+            return {"shape": _shape(z), "W": _shape(W),
+                    "eval": z.eval({x: np.ones((1,) + given, np.float32)})}
+        return run
+
+    def waiting():
+        W = C.parameter((3, C.InferredDimension), init=1.0, name="W")
+        return {"shape": _shape(C.times(W, C.input_variable(4))), "W": _shape(W)}
+
+    return {
+        "x (4, 2)": _outcome(made((4, 2))),
+        "x (3, 2, 5)": _outcome(made((3, 2, 5))),
+        "x (4, 2, 5)": _outcome(made((4, 2, 5))),
+        "x (4)": _outcome(waiting),
+    }

@@ -229,8 +229,8 @@ def infer_nary(operands: tuple, op: str = "") -> None:
 
 def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
     """CNTK 2.7's ``times(left, W)``: the inferred axes among ``W``'s first ``rank(W) -
-    output_rank`` (those reduced) take ``left``'s trailing axes (CNTK infers its ``Times``'s
-    right operand only, ``W`` here).
+    output_rank`` (those reduced) take ``left``'s trailing axes; a ``left`` waiting for its
+    axes takes ``W``'s leading ones (``_infer_times_left``).
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -238,6 +238,7 @@ def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
         >>> infer_times(C.input_variable((2, 4)), W); W.shape
         (4, 3)
     """
+    _infer_times_left(left, right, int(output_rank))
     shape = pending_shape(right)
     known = _known_shape(left) if shape is not None else None
     if known is None:
@@ -246,6 +247,22 @@ def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
     if reduced <= 0 or reduced > len(known):
         return
     _infer(right, tuple(known[len(known) - reduced:]) + (-1,) * int(output_rank))
+
+
+def _infer_times_left(left: Any, right: Any, output_rank: int) -> None:
+    """``times(W, x)``, ``W`` the left operand (CNTK's ``Times(x, W)``, its right one: its
+    leading axes are matched with the reduced ones, ``PrimitiveFunction.h``'s
+    ``TimesOpOutputShape``): ``W``'s last ``rank(x) - output_rank`` axes, where inferred, take
+    ``x``'s first ones (``times(W (3, ?), x (4, 2))``: ``W`` (3, 4)); none where ``x`` has
+    no more axes than ``output_rank``."""
+    shape = pending_shape(left)
+    known = _known_shape(right) if shape is not None else None
+    if known is None:
+        return
+    reduced = len(known) - output_rank
+    if reduced <= 0 or reduced > len(shape):
+        return
+    _infer(left, (-1,) * (len(shape) - reduced) + tuple(known[:reduced]))
 
 
 def infer_rnnstack(operand: Any, weights: Any, hidden_size: int, num_layers: int = 1,
