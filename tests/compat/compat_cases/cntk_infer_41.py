@@ -150,3 +150,34 @@ def unresolved_parameter__times_infers_its_left_operand(C, r, np):
         "x (4, 2, 5)": _outcome(made((4, 2, 5))),
         "x (4)": _outcome(waiting),
     }
+
+
+def _view_refusal(exc):
+    """The built-in type, and whether the message is CNTK's for making a value of an unknown
+    shape (Stadyn adds its hint after CNTK's words)."""
+    return {"raises": as_raised(exc)["raises"],
+            "NDArrayView": str(exc).startswith("Cannot create an NDArrayView using a view "
+                                               "shape '[?]' that has unknown dimensions")}
+
+
+@cntk_case(names=["cntk.ops.parameter", "cntk.learners.sgd", "cntk.train.trainer.Trainer",
+                  "cntk.learners.learning_parameter_schedule", "cntk.ops.tanh"],
+           note="a learner over a parameter whose inferred axes no op has fixed: CNTK 2.7's "
+                "sgd (and a Trainer given one) raises ValueError 'Cannot create an NDArrayView "
+                "using a view shape '[?]' that has unknown dimensions for any of its axes.'; "
+                "Stadyn raised its ValueError for an unresolved parameter (another message)")
+def unresolved_parameter__learner_refuses_it(C, r, np):
+    refused = functools.partial(outcome, convert=as_returned, raised=_view_refusal)
+
+    def sgd():
+        p = C.parameter((C.InferredDimension,), init=0.5, name="p4")
+        C.sgd([p], C.learning_parameter_schedule(0.1))
+        return "made"
+
+    def trainer():
+        p = C.parameter((C.InferredDimension,), init=0.5, name="p4")
+        t = C.tanh(p)
+        C.Trainer(t, (t, None), [C.sgd(t.parameters, C.learning_parameter_schedule(0.1))])
+        return "made"
+
+    return {"sgd": refused(sgd), "Trainer": refused(trainer)}
