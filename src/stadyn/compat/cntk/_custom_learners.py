@@ -26,6 +26,7 @@ import numpy as np
 from ..._random import initializer_seed
 from ...learners import Learner
 from ._adapt import unwrap, wrap
+from ._inferred_parameters import pending_shape, unresolved_value_error
 from ._learner_api import CntkCounts
 from ._values import NDArrayView
 
@@ -48,8 +49,13 @@ class _Uncounted:
 def unique_parameters(parameters) -> list:
     """A learner's parameters as Stadyn's Variables, with CNTK 2.7's ValueError for a list
     holding one twice (its Learner constructor's: ``Learner's parameters list must not contain
-    duplicates.``)."""
-    params = list(unwrap(list(parameters)))
+    duplicates.``); one whose inferred axes no op has fixed is CNTK's ValueError for making
+    its value (``Cannot create an NDArrayView ...``)."""
+    parameters = list(parameters)
+    for p in parameters:
+        if pending_shape(p) is not None:
+            raise unresolved_value_error(p)
+    params = list(unwrap(parameters))
     if len({id(p) for p in params}) != len(params):
         raise ValueError("Learner's parameters list must not contain duplicates.")
     return params

@@ -1,6 +1,7 @@
 """CNTK's ops made to wait for their operands' shapes: :func:`deferrable` wraps one op so
 that a call on a placeholder without a shape, a waiting Function or a layer not applied yet
-is recorded as a :class:`~._deferred.Deferred` (built once the shapes arrive), and runs what
+is recorded as a :class:`~._deferred.Deferred` (built once the shapes arrive; a call over a
+parameter whose inferred axes are not known yet waits too, ``_parameter_waits``), and runs what
 CNTK 2.7 does as the op is called whatever its operands (its ``as_called`` hook: a seed
 drawn, an argument refused); :func:`defer_module` wraps a module's ops.
 
@@ -23,6 +24,8 @@ from ._adapt import refuse_name, root_as_output
 from ._axis_arguments import axes_checker
 from ._deferred import Deferred, pending
 from ._deferred_reads import as_built
+from ._inferred_parameters import UnresolvedParameterError
+from ._parameter_waits import follows_parameters, waiting_on_parameters
 from ._sequence_placeholders import note_call
 
 __all__ = ["deferrable", "defer_module"]
@@ -64,6 +67,8 @@ def deferrable(fn=None, *, as_called=None):
     if fn is None:
         return functools.partial(deferrable, as_called=as_called)
     check, make, typed, note = pending, Deferred, as_built, note_call
+    unresolved, on_parameters = UnresolvedParameterError, waiting_on_parameters
+    follows = follows_parameters
     refuse, op = refuse_name, fn.__name__
     as_operands = root_as_output
     axes_checked = axes_checker(fn)     # (CNTK's refusals of an axis argument, as called)
@@ -124,8 +129,14 @@ def deferrable(fn=None, *, as_called=None):
                     name = name_of(bound.arguments)
             if name is None:
                 name = given_name(signature, args, kwargs)
-            return make(fn, args, kwargs, name=name, shape=shape, check=recheck)
-        out = fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
+            return follows(make(fn, args, kwargs, name=name, shape=shape, check=recheck))
+        try:
+            out = fn(*typed(args), **dict(zip(kwargs, typed(tuple(kwargs.values())))))
+        except unresolved:      # (over a parameter whose axes no op has inferred: it waits,
+            if name is None:    # as CNTK 2.7 builds it and refuses it only when run)
+                name = given_name(signature, args, kwargs)
+            return on_parameters(make(fn, args, kwargs, name=name, shape=shape,
+                                      check=recheck), args, kwargs)
         note(again, args, kwargs, out)  # (on a placeholder made on a sequence axis: noted)
         return out
     new = types.FunctionType(wrapper.__code__, fn.__globals__, fn.__name__, None,

@@ -2,7 +2,8 @@
 CNTK 2.7 refuses it: ``eval`` or ``forward`` with no data is a ValueError
 (``function expects 1 arguments``), with data for a placeholder a RuntimeError
 (``Unknown DataType.``: a placeholder has no type until it is replaced), with data for some
-inputs and none for a placeholder a ValueError naming the placeholder.  Mixed into
+inputs and none for a placeholder a ValueError naming the placeholder.  One waiting on
+parameters with inferred axes alone is built as it is run (``_parameter_waits``).  Mixed into
 ``Deferred``.
 
 Example:
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 from ...graph import user_location
 from ._mixins import GraphObject
+from ._parameter_waits import built_on_parameters
 
 __all__ = ["DeferredRuns", "typeless_data", "refuse_run", "refuse_grad", "not_provided",
            "unbound_placeholders"]
@@ -31,7 +33,7 @@ class DeferredRuns:
     def eval(self, arguments=None, outputs=None, device=None, as_numpy: bool = True):
         """Refused, as CNTK 2.7 refuses it: its placeholders are not bound yet (bind them with
         ``replace_placeholders`` or by calling it on values with a shape)."""
-        typed = self.__dict__.get("_typed")
+        typed = self.__dict__.get("_typed") or built_on_parameters(self)
         if typed is not None:           # (built: its graph runs)
             return typed.eval(arguments, outputs, device, as_numpy)
         refuse_run(self, self._root_op(), arguments, "eval")
@@ -39,7 +41,7 @@ class DeferredRuns:
     def forward(self, arguments=None, outputs=None, keep_for_backward=None, device=None,
                 as_numpy: bool = True):
         """Refused, as :meth:`eval`."""
-        typed = self.__dict__.get("_typed")
+        typed = self.__dict__.get("_typed") or built_on_parameters(self)
         if typed is not None:
             return typed.forward(arguments, outputs, keep_for_backward, device, as_numpy)
         refuse_run(self, self._root_op(), arguments, "forward")
@@ -48,7 +50,7 @@ class DeferredRuns:
              grad_root=None):
         """Refused, as :meth:`eval`: without ``wrt``, first because no argument (a
         placeholder) needs a gradient."""
-        typed = self.__dict__.get("_typed")
+        typed = self.__dict__.get("_typed") or built_on_parameters(self)
         if typed is not None:
             return typed.grad(at, wrt, outputs, device, as_numpy, grad_root)
         refuse_grad(self, self._root_op(), at, wrt)

@@ -8,8 +8,10 @@ the initializer is drawn then, as for a parameter made with the inferred shape. 
 parameter holds a stand-in Variable (:func:`pending`) until :func:`infer_elementwise` or
 :func:`infer_times` learns its shape; then the real parameter is made and every handle on the
 stand-in follows it (:func:`current`).  An op that cannot infer the axis is refused as it is
-made (:func:`refuse_pending`): CNTK 2.7 builds it and refuses the graph when it compiles it,
-with the same ``ValueError``.
+made with :class:`UnresolvedParameterError` (CNTK's ``ValueError``), which a deferrable op
+(``_deferrable``) takes as its cue to wait (``_deferred.Deferred``): CNTK 2.7 builds it, shows
+``-1`` for the axes it cannot know, and refuses the graph when it compiles it (an ``eval``,
+``forward``, ``grad``), unless another op has inferred the parameter since.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from ._variable_text import dims_text
 
 __all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_nary",
            "infer_times", "infer_rnnstack",
-           "refuse_pending", "unresolved_value_error"]
+           "refuse_pending", "unresolved_value_error", "UnresolvedParameterError"]
 
 # stand-in Variable -> (the shape with -1 on each inferred axis, the maker of the parameter)
 _PENDING: "weakref.WeakKeyDictionary[Variable, tuple]" = weakref.WeakKeyDictionary()
@@ -85,20 +87,33 @@ def unresolved_value_error(obj: GraphObject) -> ValueError:
                       "uses it: times(x, W), W + x, W * x)")
 
 
+class UnresolvedParameterError(ValueError):
+    """CNTK 2.7's ValueError for a graph that reads a parameter whose inferred axes no op has
+    fixed, raised as the graph is built; a deferrable op raising it waits instead (CNTK 2.7
+    raises it when the graph is run).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> issubclass(UnresolvedParameterError, ValueError)
+        True
+    """
+
+
 def refuse_pending(obj: GraphObject, op: str = "") -> None:
-    """CNTK 2.7's ValueError for a parameter whose axes are still inferred where an op takes
-    its value (CNTK builds the op and refuses the graph as it compiles it; Stadyn refuses the
-    op as it is made)."""
+    """CNTK 2.7's ValueError (:class:`UnresolvedParameterError`) for a parameter whose axes are
+    still inferred where an op takes its value (CNTK builds the op and refuses the graph as it
+    compiles it: a deferrable op waits on it, ``_deferrable``)."""
     shape = pending_shape(obj)
     if shape is None:
         return
     name = G.name_of(obj.variable) or G.uid_of(obj.variable)
-    raise ValueError(
+    raise UnresolvedParameterError(
         f"Parameter or Constant 'Parameter('{name}', [], [{dims_text(shape)}])' with unresolved "
-        f"shape [{dims_text(shape)}] found{' in ' + op if op else ''} (CNTK 2.7 refuses it when "
-        "it compiles the graph): its inferred axes are fixed only by an op that meets it with "
-        "a known shape -- times(x, W) (W the right operand), W + x, W - x, W * x, a comparison "
-        "-- so apply one of those first or give the parameter its full shape")
+        f"shape [{dims_text(shape)}] found when compiling the Function graph.\n"
+        f"(Stadyn{': ' + op if op else ''}: its inferred axes are fixed only by an op that "
+        "meets it with a known shape -- times(x, W) (W the right operand), W + x, W - x, "
+        "W * x, a comparison -- so apply one of those first or give the parameter its full "
+        "shape)")
 
 
 def _infer(obj: GraphObject, known: tuple) -> None:
@@ -214,8 +229,8 @@ def infer_nary(operands: tuple, op: str = "") -> None:
 
 def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
     """CNTK 2.7's ``times(left, W)``: the inferred axes among ``W``'s first ``rank(W) -
-    output_rank`` (those reduced) take ``left``'s trailing axes (CNTK infers its ``Times``'s
-    right operand only, ``W`` here).
+    output_rank`` (those reduced) take ``left``'s trailing axes; a ``left`` waiting for its
+    axes takes ``W``'s leading ones (``_infer_times_left``).
 
     Example:
         >>> import stadyn.compat.cntk as C
@@ -223,6 +238,7 @@ def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
         >>> infer_times(C.input_variable((2, 4)), W); W.shape
         (4, 3)
     """
+    _infer_times_left(left, right, int(output_rank))
     shape = pending_shape(right)
     known = _known_shape(left) if shape is not None else None
     if known is None:
@@ -231,6 +247,22 @@ def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
     if reduced <= 0 or reduced > len(known):
         return
     _infer(right, tuple(known[len(known) - reduced:]) + (-1,) * int(output_rank))
+
+
+def _infer_times_left(left: Any, right: Any, output_rank: int) -> None:
+    """``times(W, x)``, ``W`` the left operand (CNTK's ``Times(x, W)``, its right one: its
+    leading axes are matched with the reduced ones, ``PrimitiveFunction.h``'s
+    ``TimesOpOutputShape``): ``W``'s last ``rank(x) - output_rank`` axes, where inferred, take
+    ``x``'s first ones (``times(W (3, ?), x (4, 2))``: ``W`` (3, 4)); none where ``x`` has
+    no more axes than ``output_rank``."""
+    shape = pending_shape(left)
+    known = _known_shape(right) if shape is not None else None
+    if known is None:
+        return
+    reduced = len(known) - output_rank
+    if reduced <= 0 or reduced > len(shape):
+        return
+    _infer(left, (-1,) * (len(shape) - reduced) + tuple(known[:reduced]))
 
 
 def infer_rnnstack(operand: Any, weights: Any, hidden_size: int, num_layers: int = 1,
