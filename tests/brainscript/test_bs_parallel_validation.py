@@ -21,9 +21,11 @@ import pytest
 from stadyn.cli import main as cli_main
 
 
-def test_a_distributed_cv_pass_counts_the_empty_minibatch_that_ends_it(tmp_path, capsys):
+def _train_two_workers(tmp_path, capsys, cv_lines, randomize):
+    """Trains 8 samples on 2 workers (DataParallelSGD) with ``cv_lines`` as the cvReader's
+    file, read with ``randomize``; returns what the command printed."""
     (tmp_path / "data.txt").write_text("".join(f"|features {i}\n" for i in range(8)))
-    (tmp_path / "cv.txt").write_text("".join(f"|features {i}\n" for i in range(11)))
+    (tmp_path / "cv.txt").write_text("".join(cv_lines))
     (tmp_path / "cmd.cntk").write_text(f"""command = train
 deviceId = -1 ; traceLevel = 1
 modelPath = "{tmp_path}/Models/net"
@@ -38,12 +40,17 @@ train = [ action = "train"
       DataParallelSGD = [ gradientBits = 32 ] ] ]
   reader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/data.txt" ; randomize = false
     input = [ features = [ dim = 1 ; format = "dense" ] ] ]
-  cvReader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/cv.txt" ; randomize = false
+  cvReader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/cv.txt"
+    randomize = {randomize}
     input = [ features = [ dim = 1 ; format = "dense" ] ] ] ]
 """)
     assert cli_main(["train", str(tmp_path / "cmd.cntk"), "--nproc", "2",
                      "--timeout", "120"]) == 0
-    out = capsys.readouterr().out
+    return capsys.readouterr().out
+
+
+def test_a_distributed_cv_pass_counts_the_empty_minibatch_that_ends_it(tmp_path, capsys):
+    out = _train_two_workers(tmp_path, capsys, [f"|features {i}\n" for i in range(11)], "false")
     final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)", out)
     assert [(int(m), int(n)) for m, _, n in final] == [(4, 11)], out
     assert float(final[0][1]) == pytest.approx(5.0, abs=1e-4)
@@ -68,29 +75,7 @@ _LENGTHS = [2, 1, 3, 1, 4, 4, 4, 4, 2]
 ])
 def test_a_distributed_cv_pass_counts_the_longest_share(tmp_path, capsys, randomize, lines,
                                                         expected):
-    (tmp_path / "data.txt").write_text("".join(f"|features {i}\n" for i in range(8)))
-    (tmp_path / "cv.txt").write_text("".join(lines))
-    (tmp_path / "cmd.cntk").write_text(f"""command = train
-deviceId = -1 ; traceLevel = 1
-modelPath = "{tmp_path}/Models/net"
-train = [ action = "train"
-  BrainScriptNetworkBuilder = [
-    features = Input {{1}}
-    w = ParameterTensor {{1, initValue = 0}}
-    ce = ReduceSum (features + w)
-    criterionNodes = (ce) ; outputNodes = (ce) ]
-  SGD = [ minibatchSize = 4 ; learningRatesPerSample = 0.000001 ; maxEpochs = 1
-    ParallelTrain = [ parallelizationMethod = DataParallelSGD
-      DataParallelSGD = [ gradientBits = 32 ] ] ]
-  reader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/data.txt" ; randomize = false
-    input = [ features = [ dim = 1 ; format = "dense" ] ] ]
-  cvReader = [ readerType = "CNTKTextFormatReader" ; file = "{tmp_path}/cv.txt"
-    randomize = {randomize}
-    input = [ features = [ dim = 1 ; format = "dense" ] ] ] ]
-""")
-    assert cli_main(["train", str(tmp_path / "cmd.cntk"), "--nproc", "2",
-                     "--timeout", "120"]) == 0
-    out = capsys.readouterr().out
+    out = _train_two_workers(tmp_path, capsys, lines, randomize)
     final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)", out)
     assert [(int(m), int(n)) for m, _, n in final] == [expected[:2]], out
     assert float(final[0][1]) == pytest.approx(expected[2], abs=1e-3)

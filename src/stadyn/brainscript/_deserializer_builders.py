@@ -5,16 +5,8 @@ is the one-hot label, the other the image with its ``transforms``), ``CNTKTextFo
 (also ``readerType = "CNTKTextFormatReader"``), ``CNTKBinaryFormatDeserializer``, the speech pair
 ``HTKFeatureDeserializer`` and ``HTKMLFDeserializer``, and ``LMSequenceReader``'s sentences.
 :func:`open_deserializers` opens those of a block, in its order; ``_readers`` makes the
-:class:`stadyn.io.MinibatchSource` over them.
-
->>> import os, tempfile
->>> from stadyn.brainscript import parse_config, reader_config
->>> path = os.path.join(tempfile.mkdtemp(), "t.txt")
->>> _ = open(path, "w").write("|x 1 2\\n|x 3 4\\n")
->>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
-...     file = "{path}" ; input = {{ x = {{ dim = 2 ; format = "dense" }} }} }}''')["reader"])
->>> [type(d).__name__ for d in open_deserializers(r)]
-['CTFDeserializer']
+:class:`stadyn.io.MinibatchSource` over them (its ``reader_deserializers`` has the example:
+a text reader block opens one ``CTFDeserializer``).
 """
 
 from __future__ import annotations

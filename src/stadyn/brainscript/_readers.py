@@ -230,6 +230,8 @@ def reader_deserializers(reader: ReaderConfig, *,
     >>> r = reader_config(parse_config(f'''reader = {{ readerType = "CNTKTextFormatReader"
     ...     file = "{path}" ; input = {{ x = {{ dim = 2 ; format = "dense" }} }} }}''')["reader"])
     >>> made = reader_deserializers(r)
+    >>> [type(d).__name__ for d in made]
+    ['CTFDeserializer']
     >>> [len(d) for d in made], make_source(r, opened=made).sweep_size
     ([2], 2)
     """

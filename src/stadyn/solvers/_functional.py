@@ -29,7 +29,8 @@ from ._scalars import root_denominator
 from ._scalars import std_max_ as _std_max_
 from ._scalars import scaled as _scaled
 
-from ._functional_nnabla import adabelief, adabound, lamb, lars, rmsprop_graves, sgdw
+from ._functional_nnabla import (_lion_direction, adabelief, adabound, lamb, lars,
+                                 rmsprop_graves, sgdw)
 from ._cntk_cpu import (adadelta_cntk, adagrad_cntk, adam_cntk, fsadagrad_cntk,  # noqa: F401
                         l2_cntk, momentum_cntk, rmsprop_cntk, sgd_cntk)
 
@@ -259,15 +260,7 @@ def lion(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, beta1: floa
     """
     decay = _nonzero(weight_decay)
     if foreach:
-        diff = torch._foreach_sub(m, grads)
-        update = torch._foreach_mul(diff, beta1)
-        torch._foreach_add_(update, grads)
-        torch._foreach_sign_(update)
-        for u in update:
-            u.nan_to_num_(nan=0.0)
-        torch._foreach_mul_(diff, beta2)
-        torch._foreach_add_(diff, grads)
-        torch._foreach_copy_(m, diff)
+        update = _lion_direction(m, grads, beta1, beta2)
         if decay:
             _add_scaled_(update, params, weight_decay)
         _add_scaled_(params, update, _neg(lr))

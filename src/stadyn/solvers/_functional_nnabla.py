@@ -91,6 +91,44 @@ def _products(ts: Tensors, scalars: list) -> list[torch.Tensor]:
     return [torch.mul(t, x) for t, x in zip(ts, scalars)]
 
 
+def _first_moment_(m: Tensors, grads: Tensors, b1: float, gain1: float) -> list[torch.Tensor]:
+    """``m = b1*m + gain1*g`` in place, each product rounded before the sum (NNabla's Adam
+    family and Adamax); returns the ``gain1*g`` tensors, for the caller's scratch.
+
+    Example:
+        >>> m = [torch.ones(1)]
+        >>> _ = _first_moment_(m, [torch.ones(1)], 0.5, 0.25)
+        >>> m[0].item()
+        0.75
+    """
+    torch._foreach_mul_(m, b1)
+    tmp = torch._foreach_mul(grads, gain1)
+    torch._foreach_add_(m, tmp)
+    return tmp
+
+
+def _lion_direction(m: Tensors, grads: Tensors, beta1, beta2) -> list[torch.Tensor]:
+    """Lion's direction ``u = sign(g + beta1*(m - g))`` (C++'s sign: 0 for NaN), then ``m = g +
+    beta2*(m - g)`` in place, each operation rounded (``lion.cpp:55-61``); returns ``u``.  The
+    betas are used as given (a caller rounds them to float32 or not).
+
+    Example:
+        >>> m = [torch.tensor([0.0, 4.0])]
+        >>> _lion_direction(m, [torch.tensor([1.0, float("nan")])], 0.5, 0.5)[0].tolist()
+        [1.0, 0.0]
+    """
+    diff = torch._foreach_sub(m, grads)
+    update = torch._foreach_mul(diff, beta1)
+    torch._foreach_add_(update, grads)
+    torch._foreach_sign_(update)
+    for u in update:
+        u.nan_to_num_(nan=0.0)
+    torch._foreach_mul_(diff, beta2)
+    torch._foreach_add_(diff, grads)
+    torch._foreach_copy_(m, diff)
+    return update
+
+
 def nnabla_moments(grads: Tensors, m: Tensors, v: Tensors, v_max: Tensors | None,
                    constants) -> list[torch.Tensor]:
     """Adam's moments in place as NNabla 1.39's C++ rounds them, one rounding per operation
@@ -107,9 +145,7 @@ def nnabla_moments(grads: Tensors, m: Tensors, v: Tensors, v_max: Tensors | None
         0.0009999871253967285
     """
     b1, b2, _, gain1, gain2 = map(float, constants)
-    torch._foreach_mul_(m, b1)
-    tmp = torch._foreach_mul(grads, gain1)
-    torch._foreach_add_(m, tmp)
+    tmp = _first_moment_(m, grads, b1, gain1)
     torch._foreach_mul_(v, b2)
     torch._foreach_copy_(tmp, grads)
     torch._foreach_mul_(tmp, gain2)

@@ -21,7 +21,8 @@ import numpy as np
 import torch
 
 from ._float32_blocks import adam_constants
-from ._functional_nnabla import _each, _floats, _operand, _products, sqrt_f32
+from ._functional_nnabla import (_each, _first_moment_, _floats, _lion_direction, _operand,
+                                 _products, sqrt_f32)
 from ._scalars import Scalar, Tensors, float32, std_max_
 
 __all__ = ["sgd_nnabla", "adagrad_nnabla", "rmsprop_nnabla", "adadelta_nnabla",
@@ -114,9 +115,7 @@ def adamax_nnabla(params: Tensors, grads: Tensors, m: Tensors, u: Tensors, *,
     b1, b2, e, gain1, _ = map(float, adam_constants(beta1, beta2, eps))
 
     def body(ps, gs, ms, us, steps):
-        torch._foreach_mul_(ms, b1)
-        tmp = torch._foreach_mul(gs, gain1)
-        torch._foreach_add_(ms, tmp)
+        tmp = _first_moment_(ms, gs, b1, gain1)
         torch._foreach_mul_(us, b2)
         std_max_(us, torch._foreach_abs(gs))
         step = _products(ms, steps)
@@ -137,15 +136,7 @@ def lion_nnabla(params: Tensors, grads: Tensors, m: Tensors, *, lr: Scalar, beta
     n = len(params)
 
     def body(ps, gs, ms, rates, decays):
-        diff = torch._foreach_sub(ms, gs)
-        update = torch._foreach_mul(diff, b1)
-        torch._foreach_add_(update, gs)
-        torch._foreach_sign_(update)
-        for u in update:
-            u.nan_to_num_(nan=0.0)
-        torch._foreach_mul_(diff, b2)
-        torch._foreach_add_(diff, gs)
-        torch._foreach_copy_(ms, diff)
+        update = _lion_direction(ms, gs, b1, b2)
         for p, u, a, d in zip(ps, update, rates, decays):
             p.sub_(u.add_(torch.mul(p, d)).mul_(a))
 

@@ -26,6 +26,17 @@ def _write(name, data):
     return name
 
 
+def _write_htk(name, data):
+    """An HTK feature file of the frames ``data`` (frames x dim, written as big-endian
+    float32): the 12-byte header (frames, a period of 100,000 x 100 ns, bytes a frame, kind 9
+    USER), then the frames."""
+    import struct
+    import numpy as np
+    data = np.asarray(data, ">f4")
+    return _write(name, struct.pack(">iihh", data.shape[0], 100000, 4 * data.shape[1], 9)
+                  + data.tobytes())
+
+
 def _read(src, sizes, mode, first):
     """For each minibatch size in ``sizes`` (the last repeated) until the data ends or a
     read raises: ``first(minibatch data)`` and the samples read; ``"empty"`` or the built-in
@@ -95,13 +106,12 @@ def io41_ctf_chunk_errors_partitions_frames(C, r):
                 "(seeds 0 and 1); frame mode in file order (minibatches of 60,000 frames, one "
                 "partition and partition 1) and randomized (one partition)")
 def io41_htk_chunk_errors_partitions_frames(C, r):
-    import struct
     import numpy as np
     frames = 93001
     data = np.zeros((frames, 2), ">f4")
     data[:, 0] = np.arange(frames)
     data[:, 1] = 1
-    _write("f.htk", struct.pack(">iihh", frames, 100000, 8, 9) + data.tobytes())
+    _write_htk("f.htk", data)
 
     def first(x):
         return float((x[0] if isinstance(x, list) else x).reshape(-1, 2)[0, 0])
@@ -142,7 +152,6 @@ def io41_htk_chunk_errors_partitions_frames(C, r):
                 "maxSequenceSize 2 on an HTK script of utterances of 1, 3 and 2 frames; each "
                 "beside the key set before the source is made")
 def io41_settings_after_source(C, r):
-    import struct
     import numpy as np
     lines = ["|x %d\n" % i for i in range(12)]
     _write("g.ctf", "".join(lines))
@@ -151,7 +160,7 @@ def io41_settings_after_source(C, r):
     frames = 6
     data = np.zeros((frames, 1), ">f4")
     data[:, 0] = np.arange(frames)
-    _write("f.htk", struct.pack(">iihh", frames, 100000, 4, 9) + data.tobytes())
+    _write_htk("f.htk", data)
     _write("u.scp", "u0.mfc=f.htk[0,0]\nu1.mfc=f.htk[1,3]\nu2.mfc=f.htk[4,5]\n")
 
     def ctf(path):

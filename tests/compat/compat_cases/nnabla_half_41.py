@@ -22,6 +22,21 @@ def _f32(a):
     return np.asarray(a, np.float32)
 
 
+def _static_and_dynamic(nn, one):
+    """The rows of ``one(dyn, k, res, gdt)`` run static (``k`` "static ") and then dynamic
+    ("dyn "), each adding to ``res`` and to ``gdt`` the dtypes of the gradients it read, which
+    make that mode's "g dtype" row; auto-forward is off again after each."""
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        one(dyn, k, res, gdt)
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res
+
+
 _FBN = ["nnabla.functions.fused_batch_normalization",
         "nnabla.parametric_functions.fused_batch_normalization", "nnabla.clear_parameters"]
 
@@ -42,11 +57,8 @@ def half41__fused_batch_normalization(nn, F, r):
     r.touch(*(_HALF + _FBN))
     half = EU.get_extension_context("cpu", type_config="half")
     rs = np.random.RandomState(4141)
-    res = {}
-    for dyn in (False, True):
-        k = "dyn " if dyn else "static "
-        nn.set_auto_forward(dyn)
-        gdt = set()
+
+    def one(dyn, k, res, gdt):
         for i, (with_z, batch_stat) in enumerate(((True, True), (False, True), (True, False))):
             x = nn.Variable.from_numpy_array((rs.randn(4, 3, 5, 2) * 2 + 0.5)
                                              .astype(np.float32), need_grad=True)
@@ -84,10 +96,8 @@ def half41__fused_batch_normalization(nn, F, r):
         res[k + "PF x.g"] = _f32(x.g)
         res[k + "PF z.g"] = _f32(z.g)
         gdt.update([str(x.g.dtype), str(z.g.dtype)])
-        res[k + "g dtype"] = sorted(gdt)
         nn.clear_parameters()
-        nn.set_auto_forward(False)
-    return res
+    return _static_and_dynamic(nn, one)
 
 
 _UNARY = ["tanh", "sigmoid", "elu", "softplus", "pow_scalar", "r_div_scalar", "r_pow_scalar",
@@ -133,11 +143,8 @@ def half41__elementwise_in_half(nn, F, r):
              ("erf", F.erf, np.clip(sym, -2.4, 2.4))]
     binary = [("div2", F.div2, sym, pos), ("a / b", lambda a, b: a / b, sym2, pos),
               ("pow2", F.pow2, pos, sym2), ("a ** b", lambda a, b: a ** b, pos, sym)]
-    res = {}
-    for dyn in (False, True):
-        k = "dyn " if dyn else "static "
-        nn.set_auto_forward(dyn)
-        gdt = set()
+
+    def one(dyn, k, res, gdt):
         for name, fn, a in unary:
             x = nn.Variable.from_numpy_array(a, need_grad=True)
             with nn.context_scope(half):
@@ -170,9 +177,7 @@ def half41__elementwise_in_half(nn, F, r):
         y.backward(dy)
         res[k + "tanh(h) * sigmoid(h)"] = _array(y.d)
         res[k + "tanh(h) * sigmoid(h) x.g"] = _f32(x.g)
-        res[k + "g dtype"] = sorted(gdt)
-        nn.set_auto_forward(False)
-    return res
+    return _static_and_dynamic(nn, one)
 
 
 _NORMS = ["nnabla.functions.layer_normalization", "nnabla.functions.instance_normalization",
@@ -196,11 +201,8 @@ def half41__layer_instance_group_normalization(nn, F, r):
     r.touch(*(_HALF + _NORMS))
     half = EU.get_extension_context("cpu", type_config="half")
     rs = np.random.RandomState(4143)
-    res = {}
-    for dyn in (False, True):
-        k = "dyn " if dyn else "static "
-        nn.set_auto_forward(dyn)
-        gdt = set()
+
+    def one(dyn, k, res, gdt):
         specs = [("layer", (1, 6, 5), lambda x, b, g: F.layer_normalization(x, b, g)),
                  ("instance", (1, 6, 1), lambda x, b, g: F.instance_normalization(x, b, g)),
                  ("group", (1, 6, 1), lambda x, b, g: F.group_normalization(x, b, g, 3))]
@@ -227,9 +229,7 @@ def half41__layer_instance_group_normalization(nn, F, r):
                                             output_stat=True)
         F.sink(y, m, v).forward() if not dyn else None
         res[k + "output_stat"] = [_array(y.d), _array(m.d), _array(v.d)]
-        res[k + "g dtype"] = sorted(gdt)
-        nn.set_auto_forward(False)
-    return res
+    return _static_and_dynamic(nn, one)
 
 
 _LOSSES = ["nnabla.functions.binary_cross_entropy", "nnabla.functions.huber_loss",
@@ -260,11 +260,8 @@ def half41__binary_cross_entropy_and_huber_loss(nn, F, r):
              ("huber delta=1.3", lambda a, b: F.huber_loss(a, b, delta=1.3), a0, b0),
              ("mean bce", lambda a, b: F.mean(F.binary_cross_entropy(a, b)), p0, t0),
              ("mean huber", lambda a, b: F.mean(F.huber_loss(a, b, delta=0.7)), a0, b0)]
-    res = {}
-    for dyn in (False, True):
-        k = "dyn " if dyn else "static "
-        nn.set_auto_forward(dyn)
-        gdt = set()
+
+    def one(dyn, k, res, gdt):
         for name, fn, a, b in calls:
             x0 = nn.Variable.from_numpy_array(a, need_grad=True)
             x1 = nn.Variable.from_numpy_array(b, need_grad=True)
@@ -278,9 +275,7 @@ def half41__binary_cross_entropy_and_huber_loss(nn, F, r):
             res[k + name + " x0.g"] = _f32(x0.g)
             res[k + name + " x1.g"] = _f32(x1.g)
             gdt.update([str(x0.g.dtype), str(x1.g.dtype)])
-        res[k + "g dtype"] = sorted(gdt)
-        nn.set_auto_forward(False)
-    return res
+    return _static_and_dynamic(nn, one)
 
 
 _ACTS = ["nnabla.functions.swish", "nnabla.functions.gelu", "nnabla.functions.selu",
@@ -311,11 +306,8 @@ def half41__activations_in_half(nn, F, r):
     fns = [("swish", F.swish), ("gelu", F.gelu), ("selu", F.selu),
            ("selu scale=1.3 alpha=0.7", lambda v: F.selu(v, scale=1.3, alpha=0.7)),
            ("hard_sigmoid", F.hard_sigmoid), ("mish", F.mish)]
-    res = {}
-    for dyn in (False, True):
-        k = "dyn " if dyn else "static "
-        nn.set_auto_forward(dyn)
-        gdt = set()
+
+    def one(dyn, k, res, gdt):
         for name, fn in fns:
             x = nn.Variable.from_numpy_array(x0, need_grad=True)
             with nn.context_scope(half):
@@ -326,9 +318,7 @@ def half41__activations_in_half(nn, F, r):
             res[k + name] = _array(y.d)
             res[k + name + " x.g"] = _f32(x.g)
             gdt.add(str(x.g.dtype))
-        res[k + "g dtype"] = sorted(gdt)
-        nn.set_auto_forward(False)
-    return res
+    return _static_and_dynamic(nn, one)
 
 
 @nnabla_case(names=_HALF + ["nnabla.functions.categorical_cross_entropy"], rtol=0.0, atol=0.0,
@@ -349,11 +339,8 @@ def half41__categorical_cross_entropy(nn, F, r):
     small_t = np.array([[2], [0], [4], [-1], [1], [3]], np.float32)
     big = (rs.rand(2, 3000) * 1e-3).astype(np.float32)
     big_t = np.array([[2049], [2999]], np.float32)
-    res = {}
-    for dyn in (False, True):
-        k = "dyn " if dyn else "static "
-        nn.set_auto_forward(dyn)
-        gdt = set()
+
+    def one(dyn, k, res, gdt):
         for name, p0, t0 in (("small", small, small_t), ("3000 classes", big, big_t)):
             p = nn.Variable.from_numpy_array(p0, need_grad=True)
             t = nn.Variable.from_numpy_array(t0)
@@ -365,9 +352,7 @@ def half41__categorical_cross_entropy(nn, F, r):
             res[k + name] = _array(y.d)
             res[k + name + " p.g"] = _f32(p.g)
             gdt.add(str(p.g.dtype))
-        res[k + "g dtype"] = sorted(gdt)
-        nn.set_auto_forward(False)
-    return res
+    return _static_and_dynamic(nn, one)
 
 
 _BC = ["nnabla.Variable.__add__", "nnabla.Variable.__sub__", "nnabla.Variable.__mul__",
@@ -398,11 +383,8 @@ def half41__broadcast_gradients(nn, F, r):
     data = [((rs.rand(*sa) * 2 + 0.2).astype(np.float32),
              (rs.rand(*sb) * 2 + 0.3).astype(np.float32),
              (rs.randn(*sa) * 3).astype(np.float32)) for sa, sb in shapes]
-    res = {}
-    for dyn in (False, True):
-        k = "dyn " if dyn else "static "
-        nn.set_auto_forward(dyn)
-        gdt = set()
+
+    def one(dyn, k, res, gdt):
         for i, (a0, b0, dy) in enumerate(data):
             for name, fn in fns:
                 a = nn.Variable.from_numpy_array(a0, need_grad=True)
@@ -418,6 +400,4 @@ def half41__broadcast_gradients(nn, F, r):
                 res[key + " x.g"] = _f32(a.g)
                 res[key + " b.g"] = _f32(b.g)
                 gdt.update([str(a.g.dtype), str(b.g.dtype)])
-        res[k + "g dtype"] = sorted(gdt)
-        nn.set_auto_forward(False)
-    return res
+    return _static_and_dynamic(nn, one)
