@@ -24,17 +24,40 @@ from ._streams import StreamDef, StreamDefs
 __all__ = ["Base64ImageDeserializer"]
 
 
-def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray, np.ndarray]:
+def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """(table of keys, labels and lines; byte offset and length of each line's image text;
-    bytes of each line, its end of line included)."""
+    bytes of each sequence, its end of line included; for a sequence that is a blank line, the
+    sequence whose label and image it reads, else -1).
+
+    Blank lines (only white space) are indexed as CNTK 2.7's text index
+    (``IndexBuilder.cpp``) indexes them: before the first line they are skipped; in a file with
+    sequence ids a sequence runs to the next line starting with an id (``PopulateImpl``), so a
+    blank line's bytes count into the sequence before it; without ids every line is a sequence
+    (``PopulateFromLines``), and a blank one reads the label and image of the next line, as
+    ``strtoull`` skips white space (``Base64ImageDeserializer.cpp``, ``GetSequence``)."""
     table = MapTable(path)
-    starts, sizes, labels, lines, line_bytes = [], [], [], [], []
+    starts, sizes, labels, lines, line_bytes, reads = [], [], [], [], [], []
+    with_ids = None
+    waiting: list[int] = []     # (blank sequences of a file without ids, before their line)
     with open(path, "rb") as f:
         offset = 0
         for number, raw in enumerate(f, 1):
             here, offset = offset, offset + len(raw)
             line = raw.rstrip(b"\r\n")
             if not line.strip():
+                if with_ids:
+                    line_bytes[-1] += len(raw)
+                elif with_ids is not None:
+                    waiting.append(len(starts))
+                    starts.append(0)
+                    sizes.append(0)
+                    line_bytes.append(len(raw))
+                    labels.append(0)
+                    lines.append(number)
+                    reads.append(-1)
+                    table.keys.append(None)
+                    table.paths.append(f"line {number}")
+                    table.members.append(None)
                 continue
             fields = line.split(b"\t")
             if len(fields) == 2:
@@ -44,6 +67,8 @@ def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray, np.ndarray]:
             else:
                 raise DataError(f"expected [sequenceId<TAB>]label<TAB>base64 image, found "
                                 f"{len(fields)} tab-separated fields", path, number)
+            if with_ids is None:
+                with_ids = key is not None
             try:
                 value = int(label)
             except ValueError:
@@ -54,18 +79,25 @@ def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray, np.ndarray]:
             if not data.strip():
                 raise DataError("the image field is empty", path, number)
             skip = len(line) - len(data)
+            for blank in waiting:
+                starts[blank], sizes[blank] = here + skip, len(data)
+                labels[blank], reads[blank] = value, len(starts)
+            waiting.clear()
             starts.append(here + skip)
             sizes.append(len(data))
             line_bytes.append(len(raw))
             labels.append(value)
             lines.append(number)
+            reads.append(-1)
             table.keys.append(None if key is None else key.decode("utf-8", "replace"))
             table.paths.append(f"line {number}")
             table.members.append(None)
+    for blank in waiting:       # (blank lines at the end: nothing after them to read)
+        reads[blank] = len(starts)
     table.labels = np.asarray(labels, dtype=np.int64)
     table.lines = np.asarray(lines, dtype=np.int64)
     return (table, np.asarray(starts, dtype=np.int64), np.asarray(sizes, dtype=np.int64),
-            np.asarray(line_bytes, dtype=np.int64))
+            np.asarray(line_bytes, dtype=np.int64), np.asarray(reads, dtype=np.int64))
 
 
 def _byte_chunks(sizes: np.ndarray, limit: int) -> np.ndarray:
@@ -111,7 +143,8 @@ class Base64ImageDeserializer(ImageDeserializer):
         self.path = os.path.abspath(self._given_file)
         refuse_special_file(self.path, DataError)
         try:
-            self._table, self._starts, self._sizes, self._line_bytes = _index(self.path)
+            (self._table, self._starts, self._sizes, self._line_bytes,
+             self._blank_reads) = _index(self.path)
         except FileNotFoundError:
             raise DataError("file does not exist", self.path) from None
         except IsADirectoryError:
@@ -167,17 +200,40 @@ class Base64ImageDeserializer(ImageDeserializer):
         time are checked first, as CNTK 2.7 checks them when it reads a chunk."""
         if self._label_stream is not None:
             self._check_chunk_labels(ids)
+        self._check_blank_lines(ids)
         return super().read_batch(ids, rngs)
 
-    def _check_chunk_labels(self, ids: Sequence[int]) -> None:
-        """Check the labels of the chunks of ``ids`` not checked yet (the chunks' ends and
-        those checked are kept for the chunk size they were cut with)."""
+    def _cut(self) -> tuple[int, np.ndarray, set]:
+        """(chunk size, the chunks' ends in sequences, the chunks whose labels are checked),
+        kept for the chunk size they were cut with."""
         cut = self.__dict__.get("_chunk_ends")
         if cut is None or cut[0] != self.chunk_bytes:
             cut = self._chunk_ends = (
                 self.chunk_bytes, np.cumsum(_byte_chunks(self._line_bytes, self.chunk_bytes)),
                 set())
-        _, ends, checked = cut
+        return cut
+
+    def _check_blank_lines(self, ids: Sequence[int]) -> None:
+        """Refuse a blank line of a file without sequence ids when no image line follows it
+        in its chunk: CNTK 2.7 reads its label from the lines after it within the chunk it
+        read (``Base64ImageDeserializer.cpp`` ``GetSequence``: RuntimeError "Cannot parse
+        label value for sequence ..."); one followed by an image line there reads that line."""
+        entries = np.asarray(ids, dtype=np.int64) // self._pipeline.views
+        reads = self._blank_reads[entries]
+        if not (reads >= 0).any():
+            return
+        ends = self._cut()[1]
+        for entry, target in zip(entries[reads >= 0].tolist(), reads[reads >= 0].tolist()):
+            if target >= len(self._table) or np.searchsorted(ends, target, side="right") != \
+                    np.searchsorted(ends, entry, side="right"):
+                raise DataError("cannot parse a label value: the line is blank and no image "
+                                "line follows it in its chunk (CNTK 2.7 reads a blank line as "
+                                "a sequence with the label and image of the next line in its "
+                                "chunk)", *self._where(entry))
+
+    def _check_chunk_labels(self, ids: Sequence[int]) -> None:
+        """Check the labels of the chunks of ``ids`` not checked yet."""
+        _, ends, checked = self._cut()
         if len(checked) == len(ends):
             return
         entries = np.asarray(ids, dtype=np.int64) // self._pipeline.views

@@ -41,6 +41,7 @@ def splice_frames(frames: np.ndarray, left: int, right: int) -> np.ndarray:
 _CHUNK_FRAMES = 15 * 60 * 100
 
 
+
 def _chunks_of(script_frames: list[int], kept: list[int] | None) -> np.ndarray:
     """Utterances per chunk: CNTK 2.7 counts off the frames of the script's utterances
     ``script_frames`` in order, a chunk taking them until it holds more than 90,000; then
@@ -350,31 +351,40 @@ class HTKFeatureDeserializer(DictSettings, Deserializer):
     @reader_errors
     def read_steps(self, ids: Sequence[int], steps: np.ndarray,
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
-        """Frame ``steps[k]`` of utterance ``ids[k]`` (spliced with its neighbours), reading
-        only the frames of its window."""
+        """Frame ``steps[k]`` of utterance ``ids[k]`` (spliced with its neighbours): per
+        utterance of the minibatch one read of the frames its steps' windows span."""
         out = {}
         if self._h_files is None:
             self._h_files = _OpenFiles()
+        ids = np.asarray(ids, dtype=np.int64).reshape(-1)
+        steps = np.asarray(steps, dtype=np.int64).reshape(-1)
+        unique, first, inverse = np.unique(ids, return_index=True, return_inverse=True)
         for k, s in enumerate(self._streams):
             rows = np.empty((len(ids), s.dim), dtype=np.float32)
-            for j, (i, t) in enumerate(zip(np.asarray(ids).tolist(),
-                                           np.asarray(steps).tolist())):
-                e = self._rows[k][i]
-                if s.broadcast:
-                    t = 0
-                if not 0 <= t < e.frames:
-                    raise DataError(f"stream {s.name!r}: utterance {e.key!r} has {e.frames} "
-                                    f"frame(s); frame mode reads frame {t}", e.script, e.line)
+            ts = np.zeros_like(steps) if s.broadcast else steps
+            frames = np.array([self._rows[k][i].frames for i in unique.tolist()],
+                              dtype=np.int64)[inverse]
+            bad = np.flatnonzero((ts < 0) | (ts >= frames))
+            if bad.size:
+                e, t = self._rows[k][int(ids[bad[0]])], int(ts[bad[0]])
+                raise DataError(f"stream {s.name!r}: utterance {e.key!r} has {e.frames} "
+                                f"frame(s); frame mode reads frame {t}", e.script, e.line)
+            span = np.arange(-s.left, s.right + 1)
+            for u in np.argsort(first, kind="stable").tolist():  # (in the order first read)
+                e = self._rows[k][int(unique[u])]
                 h = s.header_of(e)
-                lo, hi = max(t - s.left, 0), min(t + s.right, e.frames - 1)
+                where = np.flatnonzero(inverse == u)
+                t = ts[where]
+                lo = max(int(t.min()) - s.left, 0)
+                hi = min(int(t.max()) + s.right, e.frames - 1)
                 count = hi - lo + 1
-                start = h.data_offset + (e.first + lo) * h.frame_bytes
-                data = os.pread(self._h_files.fd(e.path), count * h.frame_bytes, start)
+                data = os.pread(self._h_files.fd(e.path), count * h.frame_bytes,
+                                h.data_offset + (e.first + lo) * h.frame_bytes)
                 if len(data) != count * h.frame_bytes:
                     raise DataError("HTK file changed while it was read (it is shorter)", e.path)
                 window = decode_frames(data, h, count)
-                index = np.clip(np.arange(t - s.left, t + s.right + 1), lo, hi) - lo
-                rows[j] = window[index].reshape(-1)
+                index = np.clip(t[:, None] + span, 0, e.frames - 1) - lo
+                rows[where] = window[index].reshape(len(where), -1)
             out[s.name] = StreamBatch(rows)
         return out
 

@@ -202,19 +202,14 @@ def io41_settings_after_source(C, r):
                 "with a window of 1 chunk, seed 1 (the chunks' lines stay together), in "
                 "minibatches of 8.  The files (about 41 MiB each) are written by the case",
            known={"ids_blank": "CNTK 2.7's index counts a line of spaces after a line with a "
-                               "sequence id into that sequence's bytes (IndexBuilder.cpp "
-                               "PopulateImpl: a sequence runs to the next id), so line 31 "
-                               "starts chunk 1, and it delivers 39 sequences (line 10 "
-                               "missing); Stadyn skips the blank line and counts only each "
-                               "image line's bytes (io/_base64_image.py _index): chunk 1 is "
-                               "lines 32-39, 40 sequences (SILENT: another order)",
-                  "noids_blank": "CNTK 2.7 indexes a line of spaces in a file without "
-                                 "sequence ids as a sequence (IndexBuilder.cpp "
-                                 "PopulateFromLines: its bytes fill chunk 0, line 31 starts "
-                                 "chunk 1) and raises at its label when it is read "
-                                 "(RuntimeError 'Cannot parse label value for sequence 31'); "
-                                 "Stadyn skips it (io/_base64_image.py _index): chunk 1 is "
-                                 "lines 32-39 and the sweep reads on"})
+                               "sequence id into that sequence's bytes and samples "
+                               "(IndexBuilder.cpp PopulateImpl: a sequence runs to the next "
+                               "id, each line a sample), so line 30 (0-based) is a sequence of "
+                               "2 samples that delivers one image; the sweep ends after 40 "
+                               "counted samples (Base64ImageDeserializer.cpp ChunkInfos: one "
+                               "per sequence), 39 sequences, the last of the order (line 10) "
+                               "left out; Stadyn delivers all 40 (its chunks are CNTK's: "
+                               "row ids_blank_first_39 equals)"})
 def io41_base64_chunks_32mib(C, r):
     import base64
     import struct
@@ -256,6 +251,71 @@ def io41_base64_chunks_32mib(C, r):
                 order += [int(v) for v in mb[src.streams.l].asarray().reshape(-1, 40).argmax(1)]
                 del mb, got
             res[tag] = order
+            if tag == "ids_blank":
+                res[tag + "_first_39"] = order[:39]
             os.remove(tag + ".txt")
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
+
+
+@cntk_case(name="io41__base64_blank_lines",
+           names=_NAMES + ["cntk.io.Base64ImageDeserializer", "cntk.io.StreamDefs",
+                           "cntk.io.StreamDef"],
+           note="Small base64 files (a 2x2 PNG per line, label i, '[100+i<TAB>]i<TAB>png') "
+                "with blank lines ('' or three spaces), read in file order in minibatches of "
+                "2: without sequence ids every line after the first image line is a sequence "
+                "(IndexBuilder.cpp PopulateFromLines) and a blank one reads the next line of "
+                "its chunk (strtoull skips white space), the last line of a chunk raises "
+                "RuntimeError 'Cannot parse label value'; blank lines before the first image "
+                "line are skipped.  With ids a blank line counts into the sequence before it",
+           known={"ids_middle": "CNTK 2.7 counts a blank line after a sequence as one more "
+                                "sample of it (IndexBuilder.cpp PopulateImpl: every line of "
+                                "a sequence is a sample) but delivers its one image; the "
+                                "sweep ends after 4 counted samples (one per sequence, "
+                                "Base64ImageDeserializer.cpp ChunkInfos): labels [0] [1], "
+                                "num_samples 1 and 1, sequences 2 and 3 never read; Stadyn "
+                                "reads [0, 1] [2, 3]"})
+def io41_base64_blank_lines(C, r):
+    import base64
+    import struct
+    import zlib
+
+    def part(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    png = base64.b64encode(
+        b"\x89PNG\r\n\x1a\n" + part(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+        + part(b"IDAT", zlib.compress((b"\0" + b"\x10\x20\x30" * 2) * 2))
+        + part(b"IEND", b"")).decode()
+    files = [("noids_empty", False, "0,E,1,2,3"), ("noids_spaces_empty", False, "0,S,E,1,2,3"),
+             ("noids_last_spaces", False, "0,1,2,S"), ("noids_last_empty", False, "0,1,2,E"),
+             ("noids_first_empty", False, "E,0,1,2"), ("ids_last_spaces", True, "0,1,2,S"),
+             ("ids_middle", True, "0,E,1,S,2,3")]
+    res = {}
+    for tag, ids, spec in files:
+        text = ""
+        for t in spec.split(","):
+            if t in ("E", "S"):
+                text += "   \n" if t == "S" else "\n"
+            else:
+                text += ("%d\t%s\t" % (100 + int(t), t) if ids else t + "\t") + png + "\n"
+        d = C.io.Base64ImageDeserializer(_write(tag + ".txt", text), C.io.StreamDefs(
+            f=C.io.StreamDef(field="image", transforms=[]),
+            l=C.io.StreamDef(field="label", shape=4)))
+        src = C.io.MinibatchSource(d, max_sweeps=1, randomize=False)
+        out = []
+        for _ in range(6):
+            got = _result(lambda: src.next_minibatch(2))
+            if "raises" in got:
+                out.append(got["raises"])
+                break
+            mb = got["returns"]
+            if not mb:
+                break
+            labels = mb[src.streams.l]
+            out.append([[int(v) for v in labels.asarray().reshape(-1, 4).argmax(1)],
+                        int(labels.num_samples)])
+            del labels, mb, got
+        res[tag] = out
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
