@@ -13,6 +13,60 @@ from compat_outcomes import as_raised, as_returned, outcome
 _outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)
 
 
+def _scale_classes(C):
+    UserFunction = C.ops.functions.UserFunction
+
+    class Scale(UserFunction):
+        def __init__(self, arg, k=2.0, name="Scale"):
+            super(Scale, self).__init__([arg], name=name)
+            self.k = k
+
+        def forward(self, argument, device=None, outputs_to_retain=None):
+            return None, argument * self.k
+
+        def backward(self, state, root_gradients):
+            return root_gradients * self.k
+
+        def infer_outputs(self):
+            x = self.inputs[0]
+            return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
+
+    class Scale10(Scale):
+        def clone(self, cloned_inputs):
+            return Scale10(cloned_inputs[0], k=self.k * 10, name=self.name)
+
+    return Scale, Scale10
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.user_function",
+                  "cntk.ops.functions.Function", "cntk.ops.functions.UserFunction.clone",
+                  "cntk.Function.eval"],
+           note="@C.Function of an untyped argument whose body makes a UserFunction "
+                "(k = 3 + the number of times the body ran): CNTK 2.7 runs the body once as "
+                "it is decorated (k 4) and each call clones it: the default clone makes the "
+                "class again with its default k (2.0: x2), a clone making ten times k x40, "
+                "on every call; Stadyn ran the body again per call (x5, x6, ...)")
+def function_decorator__user_function_cloned_per_call(C, r, np):
+    r.touch("cntk.Function.eval")
+    r.touch("cntk.ops.functions.UserFunction.clone")
+    r.touch("cntk.ops.functions.Function")
+    out = {}
+    for cls in _scale_classes(C):
+        runs = []
+
+        @C.Function
+        def f(x):
+            runs.append(1)
+            return C.user_function(cls(x, k=3.0 + len(runs)))
+
+        values = []
+        for _ in range(2):
+            y = C.input_variable(2)
+            values.append(f(y).eval({y: np.ones((1, 2), np.float32)}).tolist())
+        out[cls.__name__] = values
+    return out
+
+
 @cntk_case(names=["cntk.ops.times", "cntk.ops.parameter", "cntk.Parameter.shape",
                   "cntk.Function.shape", "cntk.Function.eval"],
            note="times(W (3, ?), x (4, 2, 5)) refused (ValueError, both): CNTK 2.7 leaves W "
