@@ -114,3 +114,24 @@ def times__refused_op_infers_nothing(C, r, np):
             lambda: C.parameter((inferred, 3, 5), init=1.0),
             lambda W: C.times(C.input_variable((4, 2)), W))),
     }
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.user_function",
+                  "cntk.Function.update_signature", "cntk.Function.eval"],
+           note="@C.Function of an untyped argument whose body makes a UserFunction (k = 4 + "
+                "the number of times the body ran), then update_signature(2): CNTK 2.7 binds "
+                "the graph its one run made in place (k 5: x5); Stadyn ran the body again "
+                "(x7)")
+def function_decorator__user_function_bound_in_place(C, r, np):
+    r.touch("cntk.Function.eval")
+    r.touch("cntk.Function.update_signature")
+    Scale = _scale_classes(C)[0]
+    runs = []
+
+    @C.Function
+    def f(x):
+        runs.append(1)
+        return C.user_function(Scale(x, k=4.0 + len(runs)))
+
+    f.update_signature(2)
+    return {"eval": f.eval({f.arguments[0]: np.ones((1, 2), np.float32)}).tolist()}

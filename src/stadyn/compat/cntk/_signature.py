@@ -232,7 +232,8 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
             self.__dict__.pop(made, None)
         if len(self._given) == len(self._placeholders):
             values = list(self.arguments)
-            self._typed = _in_signature_order(_as_function(self._built(values)), values)
+            self._typed = _in_signature_order(_as_function(self._built(values, "bound")),
+                                              values)
         return self
 
     def _file_graph(self):
@@ -242,12 +243,12 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
             return None
         return self.__dict__.get("_loaded_graph")
 
-    def _built(self, values: list, call: bool = False):
+    def _built(self, values: list, call: "bool | str" = False):
         """Its Python function's graph for ``values`` put in its arguments' place, its ops
         checked as CNTK 2.7 checks the ops it made over placeholders (an op of a sequence and
         a value without one: CNTK's RuntimeError); in a ``call``, each user function the
         clone of the one the first run made (``_user_clones``: CNTK 2.7 builds the body once
-        and clones it)."""
+        and clones it), with ``call="bound"`` that one itself (arguments bound in place)."""
         strict = STRICT_DYNAMIC_AXES[0]
         STRICT_DYNAMIC_AXES[0] = True
         try:
