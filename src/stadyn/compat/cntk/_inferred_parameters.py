@@ -246,7 +246,9 @@ def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
     reduced = len(shape) - int(output_rank)
     if reduced <= 0 or reduced > len(known):
         return
-    _infer(right, tuple(known[len(known) - reduced:]) + (-1,) * int(output_rank))
+    new = tuple(known[len(known) - reduced:])
+    _check_agree(shape[:reduced], new, shape, known)
+    _infer(right, new + (-1,) * int(output_rank))
 
 
 def _infer_times_left(left: Any, right: Any, output_rank: int) -> None:
@@ -262,7 +264,23 @@ def _infer_times_left(left: Any, right: Any, output_rank: int) -> None:
     reduced = len(known) - output_rank
     if reduced <= 0 or reduced > len(shape):
         return
-    _infer(left, (-1,) * (len(shape) - reduced) + tuple(known[:reduced]))
+    new = tuple(known[:reduced])
+    _check_agree(shape[len(shape) - reduced:], new, shape, known)
+    _infer(left, (-1,) * (len(shape) - reduced) + new)
+
+
+def _check_agree(waiting: tuple, known: tuple, shape: tuple, operand: tuple) -> None:
+    """Refuse the product unless a parameter's reduced axes (``waiting``, -1 where
+    inferred; the parameter's ``shape``) match the operand's ``known`` ones wherever both
+    are given, before any is inferred: CNTK 2.7's ``TimesOpOutputShape``
+    (``PrimitiveFunction.cpp``) raises ValueError and leaves the parameter's inferred axes as
+    they were (``times(W (3, ?), x (4, 2, 5))``: ``W`` stays (3, -1))."""
+    if all(w == -1 or k <= 0 or w == k for w, k in zip(waiting, known)):
+        return
+    shown = "(" + ", ".join("?" if d == -1 else str(int(d)) for d in shape) + ")"
+    raise ValueError(f"Times: the {len(known)} reduced axes {tuple(known)} of the operand of "
+                     f"shape {tuple(operand)} do not match those of the parameter of shape "
+                     f"{shown} (its inferred axes are left as they were)")
 
 
 def infer_rnnstack(operand: Any, weights: Any, hidden_size: int, num_layers: int = 1,

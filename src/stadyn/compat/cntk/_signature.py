@@ -36,6 +36,7 @@ from ._late import bind, late
 from ._mixins import GraphObject, TensorOpsMixin
 from ._model_file import ModelFormat
 from ._model_save import save_roots
+from ._user_clones import body_run
 from ._step_checks import check_function_result, constructing, waiting_result
 from ._variables import input_variable, placeholder
 
@@ -74,8 +75,9 @@ def _function_of_callable(f, types=(), named_types=None):
     arguments = [_argument(n, given.get(n)) for n in names]
     probing = PROBING[0]
     PROBING[0] = any(G.kind_of(unwrap(a)) == "placeholder" for a in arguments)
+    first: list = []        # (its user functions: those a call of a waiting one clones)
     try:
-        with constructing(arguments):
+        with constructing(arguments), body_run(first, cloned=False):
             out = f(*arguments)
     except ShapelessPlaceholderError:
         # untyped arguments an op needs the shape of: the graph is built when the Function is
@@ -84,7 +86,7 @@ def _function_of_callable(f, types=(), named_types=None):
         with constructing(arguments):
             waiting = waiting_result(f, arguments)
         check_function_result(f, names, arguments, waiting)
-        return _Deferred(f, arguments)
+        return _Deferred(f, arguments, first)
     finally:
         PROBING[0] = probing
     check_function_result(f, names, arguments, out)
@@ -151,8 +153,9 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
     # over placeholders does
     _operand_is_output = True
 
-    def __init__(self, fn, placeholders: list):
+    def __init__(self, fn, placeholders: list, first_user_functions: "list | None" = None):
         self._fn = fn
+        self._first_user_functions = list(first_user_functions or [])
         self._placeholders = list(placeholders)
         self._given: dict = {}      # {argument name: the Variable put in its place}
         self._typed = None          # the Function its graph is, once every argument has one
@@ -229,7 +232,8 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
             self.__dict__.pop(made, None)
         if len(self._given) == len(self._placeholders):
             values = list(self.arguments)
-            self._typed = _in_signature_order(_as_function(self._built(values)), values)
+            self._typed = _in_signature_order(_as_function(self._built(values, "bound")),
+                                              values)
         return self
 
     def _file_graph(self):
@@ -239,14 +243,17 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
             return None
         return self.__dict__.get("_loaded_graph")
 
-    def _built(self, values: list):
+    def _built(self, values: list, call: "bool | str" = False):
         """Its Python function's graph for ``values`` put in its arguments' place, its ops
         checked as CNTK 2.7 checks the ops it made over placeholders (an op of a sequence and
-        a value without one: CNTK's RuntimeError)."""
+        a value without one: CNTK's RuntimeError); in a ``call``, each user function the
+        clone of the one the first run made (``_user_clones``: CNTK 2.7 builds the body once
+        and clones it), with ``call="bound"`` that one itself (arguments bound in place)."""
         strict = STRICT_DYNAMIC_AXES[0]
         STRICT_DYNAMIC_AXES[0] = True
         try:
-            return self._fn(*values)
+            with body_run(self._first_user_functions, cloned=call):
+                return self._fn(*values)
         finally:
             STRICT_DYNAMIC_AXES[0] = strict
 
@@ -398,7 +405,7 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         self._check_types(mapping)
         values = [mapping[a] for a in self.signature]
         with joint_inference():          # CNTK infers the Function's graph with its operands
-            out = self._built(values)
+            out = self._built(values, call=True)
         applied = _in_signature_order(_as_function(out), values)
         # its parameters, not the graph (CNTK's Function is a graph over placeholders of its
         # own: the graphs it is applied into are the caller's to keep or drop)

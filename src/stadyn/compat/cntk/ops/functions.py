@@ -40,6 +40,7 @@ from .._deferred import cloning
 from .._deferred import pending as waits
 from .._function import CloneMethod, Function, ModelFormat, load_model
 from .._mixins import GraphObject
+from .._user_clones import as_cloned
 from .._values import HandedValue, Value, arrays_of
 from .._variables import Record, Variable
 from ..device import DeviceDescriptor, cpu
@@ -371,6 +372,7 @@ def _user_function(user_func: UserFunction) -> Function:
         >>> f(x).eval({x: np.ones((1, 2), np.float32)})
         array([[2., 2.]], dtype=float32)
     """
+    user_func = as_cloned(user_func, _made_again)     # (in a @C.Function's call: a clone)
     inputs = tuple(user_func._user_inputs)
     if waits(inputs, {}, layers=False):
         def user_function(*bound):
