@@ -26,7 +26,7 @@ from ._mode import _no_grad_now, is_auto_forward
 from ._numerics import _depth as _checking
 from ._numerics import check_outputs, probe_inputs
 from ._own_streams import seeded_arguments
-from ._precision import cast_for_node
+from ._precision import cast_for_node, note_cast_leaves
 from ._scope import current_scope
 from ._sequence import propagate
 from ._shape_cache import key as shape_key
@@ -252,7 +252,10 @@ def apply(spec, args: tuple, kwargs: dict):
         if "seed" in spec.attrs:    # the node's generator: a static run after it draws on
             targs, tkw = seeded_arguments(node, targs, tkw,
                                           tuple(tuple(v.shape) for v in inputs))
-        targs, tkw = cast_for_node(node, get_current_context().half_dtype, targs, tkw)
+        cast, tkw = cast_for_node(node, get_current_context().half_dtype, targs, tkw)
+        if cast is not targs and torch.is_grad_enabled():
+            note_cast_leaves(node, args, targs, cast)   # (a write since is refused: backward)
+        targs = cast
         checking = _checking[0] and torch.is_grad_enabled()
         if checking:
             targs, tkw = probe_inputs(node, targs, args, tkw, kwargs)

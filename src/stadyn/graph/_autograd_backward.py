@@ -33,6 +33,7 @@ from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
 from ._late_leaves import run_again_for_late_leaves
 from ._numerics import _depth as _checking
 from ._plan import check_gradients
+from ._precision import written_cast_leaf
 from ._reader_order import readers_before
 from ._shared_values import value_holder
 from ._subgraph import Subgraph
@@ -46,6 +47,9 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
     ``grad``, by torch's autograd (see the module docstring; the example there)."""
     seed = backward_seed(var, grad, data)
     nodes = topological_nodes([var])
+    stale = written_cast_leaf(nodes)    # torch saved a half copy: its check cannot see it
+    if stale is not None:
+        raise _refusal(*stale)
     inters = intermediates_of(var, nodes)
     # a leaf set need_grad=True after an op that took part used it: that op runs again
     late = run_again_for_late_leaves(_nodes_of(var, inters), data)
@@ -128,12 +132,18 @@ def _written_leaf(exc: RuntimeError, nodes: Sequence) -> StadynError | None:
             t = value_holder(u)._data
             if t is None or tuple(t.shape) != shape or t._version != version:
                 continue
-            name = repr(u.graph_name) if u.graph_name else f"of shape {tuple(u.shape)}"
-            line = node.where
-            return StadynError(
-                f"backward: the leaf Variable {name} read by {node.spec.name}"
-                + (f" (created at {line})" if line else "")
-                + " was written (.d, .data) after that op ran in dynamic mode; the backward "
-                "would need its new value, which NNabla 1.39 reads, and torch's autograd kept "
-                "only the old: run the forward again after writing it")
+            return _refusal(u, node)
     return None
+
+
+def _refusal(u: Variable, node: Any) -> StadynError:
+    """The error for a backward through ``node`` that would read the old value of the leaf
+    ``u``, written since ``node`` ran in dynamic mode."""
+    name = repr(u.graph_name) if u.graph_name else f"of shape {tuple(u.shape)}"
+    line = node.where
+    return StadynError(
+        f"backward: the leaf Variable {name} read by {node.spec.name}"
+        + (f" (created at {line})" if line else "")
+        + " was written (.d, .data) after that op ran in dynamic mode; the backward "
+        "would need its new value, which NNabla 1.39 reads, and torch's autograd kept "
+        "only the old: run the forward again after writing it")

@@ -17,6 +17,7 @@ that reads a storage therefore also depends on the last write to it before it
 
 from __future__ import annotations
 
+import torch
 import torch.fx as fx
 from torch.utils._pytree import tree_leaves
 
@@ -83,7 +84,8 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
     if forward & tangent_dependent:  # pragma: no cover - a forward value cannot need a tangent
         raise StadynError("internal error: forward values depend on the backward seed")
 
-    available = forward | set(primals)
+    primal_set = set(primals)
+    available = forward | primal_set
     backward_set: set[fx.Node] = set()
     residual_set: set[fx.Node] = set()
     stack = [n for n in bw_outs if isinstance(n, fx.Node)]
@@ -91,7 +93,7 @@ def partition(gm: fx.GraphModule, n_primals: int, n_fw_outputs: int
         n = stack.pop()
         if n in backward_set or n in residual_set:
             continue
-        if n in available:
+        if n in available and not _recast_of_primal(n, primal_set):
             residual_set.add(n)
             continue
         backward_set.add(n)
@@ -152,3 +154,21 @@ def _write_edges(graph: fx.Graph) -> dict[fx.Node, list[fx.Node]]:
                 if isinstance(a, fx.Node):
                     last_write[base.get(a, a)] = n
     return edges
+
+
+def _recast_of_primal(n: fx.Node, primals: set) -> bool:
+    """Whether ``n`` is a dtype cast of a primal on its own device (``aten._to_copy`` of a
+    leaf: the fp16 copy of an fp32 parameter that a ``cpu:half`` op reads).  The backward
+    casts such a value again from the primal rather than taking the forward's copy as a
+    residual: the primal is the leaf's own tensor, so a parameter a solver updated between
+    the forward and the backward is read with its new value, as NNabla 1.39's backward reads
+    the current array (cast to half when the backward runs) -- the forward's copy held the
+    old one (case ``nnabla_passes_41.passes41__backward_after_an_update_reads_the_new_weight``).
+    """
+    if n.op != "call_function" or n.target is not torch.ops.aten._to_copy.default:
+        return False
+    if len(n.args) != 1 or n.args[0] not in primals:
+        return False
+    source, value = n.args[0].meta.get("val"), n.meta.get("val")
+    return (isinstance(source, torch.Tensor) and isinstance(value, torch.Tensor)
+            and source.device == value.device and set(n.kwargs) <= {"dtype", "layout"})

@@ -26,9 +26,12 @@ backward converts the gradient back, so fp32 parameters get fp32 gradients.
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 
-__all__ = ["cast_arguments", "cast_for_node", "half_of", "PRECISIONS"]
+__all__ = ["cast_arguments", "cast_for_node", "half_of", "note_cast_leaves", "written_cast_leaf",
+           "PRECISIONS"]
 
 PRECISIONS = ("any", "half", "mixed", "float")
 _HALF = (torch.float16, torch.bfloat16)
@@ -147,3 +150,44 @@ def cast_arguments(precision: str, args: list, kwargs: dict, dtype: torch.dtype
                 break
         return out, kwargs
     return args, kwargs
+
+
+# node run in dynamic mode -> [(leaf Variable, its fp32 tensor, the tensor's version then)]
+# for the leaves it read through a half copy (torch's autograd saved the copy, whose version
+# a write to the leaf does not change)
+_cast_leaves: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def note_cast_leaves(node, variables: list, before: list, after: list) -> None:
+    """Record that ``node``, run in dynamic mode, read the leaf Variables among ``variables``
+    (its arguments, whose values were ``before``) as the half copies ``after``
+    (:func:`cast_for_node`), with each fp32 tensor's version: :func:`written_cast_leaf` finds
+    a leaf written since.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> w = sd.Variable((2,)); node = F.relu(w).parent; t = torch.zeros(2)
+        >>> note_cast_leaves(node, [w], [t], [t.half()]); t.add_(1)
+        tensor([1., 1.])
+        >>> written_cast_leaf([node]) == (w, node)
+        True
+    """
+    kept = [(v, b, b._version) for v, b, a in zip(variables, before, after)
+            if a is not b and isinstance(a, torch.Tensor) and a.dtype in _HALF
+            and isinstance(b, torch.Tensor) and getattr(v, "parent", 0) is None]
+    if kept:
+        _cast_leaves[node] = kept
+
+
+def written_cast_leaf(nodes) -> tuple | None:
+    """``(leaf, node)``: the first leaf Variable one of ``nodes`` read as a half copy in
+    dynamic mode (:func:`note_cast_leaves`) whose fp32 tensor was written in place since
+    (a solver's update, ``w.d = ...``); None where there is none.  A backward would use the
+    copy of the old value, where NNabla 1.39 casts the current one."""
+    if not _cast_leaves:
+        return None
+    for node in nodes:
+        for v, t, version in _cast_leaves.get(node, ()):
+            if t._version != version:
+                return v, node
+    return None
