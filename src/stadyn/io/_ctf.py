@@ -433,6 +433,9 @@ class CTFDeserializer(WholeChunkParses, Deserializer):
         # Validate the first sequence now, so a wrongly declared file fails at once; errors
         # maxErrors counts wait until it is read (maxErrors may still be set: d["maxErrors"])
         self._parse_sequence(0, counted=False)
+        # (the file that read opened reopens lazily on the next read: a source reads its own
+        # copy of this deserializer, so a handle kept here would stay open until collected)
+        self.close()
 
     def __len__(self) -> int:
         return len(self._index)
