@@ -68,8 +68,9 @@ def passes41__l2_of_parameters_sharing_a_gradient_v_first(C, r):
 
 
 _SECOND = ("CNTK 2.7's second backward of one state reads matrices its memory sharing reused "
-           "during the first (here it gives another gradient, with no error; on other graphs "
-           "it raises RuntimeError 'incorrect Value() matrix shape'); Stadyn's state keeps its "
+           "during the first (here, run alone, it gives another gradient with no error; after "
+           "other work in the process, or on other graphs, it raises RuntimeError 'incorrect "
+           "Value() matrix shape'); Stadyn's state keeps its "
            "values and returns the first backward's gradient again (docs/cntk-names.md)")
 
 
@@ -78,8 +79,9 @@ _SECOND = ("CNTK 2.7's second backward of one state reads matrices its memory sh
            known={"second backward w": _SECOND})
 def passes41__second_backward_of_one_forward_state(C, r):
     """``forward`` kept for backward, then two ``backward`` calls with the same state and
-    seed: the first gives ``w``'s gradient; the second is recorded as its gradient (or the
-    error's type)."""
+    seed: the first gives ``w``'s gradient; the second is recorded as whether it gave the
+    first's gradient again (CNTK 2.7 gives another, or raises RuntimeError after other work in
+    the process: both are "another gradient")."""
     r.touch("cntk.Function.backward")
     x = C.input_variable(_N)
     w = C.parameter(init=r.randn(_N, _N) * 0.1)
@@ -89,6 +91,10 @@ def passes41__second_backward_of_one_forward_state(C, r):
     first = np.asarray(f.backward(state, seed, set([w]))[w])
     try:
         second = np.asarray(f.backward(state, seed, set([w]))[w])
+        again = "the first's gradient" if np.array_equal(second, first) else "another gradient"
     except RuntimeError:
-        second = "RuntimeError"
-    return {"first backward w": first, "second backward w": second}
+        # What CNTK 2.7 does here depends on what its memory pools hold from earlier work in
+        # the process: run alone it gives another gradient, after the other cases it raised
+        # (the final CI's fresh run); both are recorded as one outcome.
+        again = "another gradient"
+    return {"first backward w": first, "second backward w": again}
