@@ -6,13 +6,13 @@ twice, before and after placing its buffers).
     PYTHONPATH=src python benchmarks/pass_aliasing_ab.py [--base 5136b170] [--layers 400]
                                                          [--rounds 5]
 
-Each tree runs in a worker process of its own (the two alternate, ``rounds`` times each),
-which traces the joint program of a residual stack (``layers`` steps of ``tanh(h @ w) + h``,
-with a (512, 512) weight, so its gradient is a product the backward writes into a buffer;
-about 12 ATen nodes a step) once and then times, by process CPU time, what a plan's build does
-after the trace: ``partition``, ``plan_passes`` of both programs and ``finish_backward``.
-Reports each tree's median over rounds, in milliseconds.  The results hold for the machine it
-runs on.
+Each tree runs in a worker process of its own (the two alternate, ``rounds`` times each), which
+traces the joint program of ``partition_write_edges_ab.py`` (imported from it: a residual stack
+of ``layers`` steps of ``tanh(h @ w) + h``, here with a (512, 512) weight, so its gradient is a
+product the backward writes into a buffer; about 12 ATen nodes a step) once and then times, by
+process CPU time, what a plan's build does after the trace: ``partition``, ``plan_passes`` of
+both programs and ``finish_backward``. Reports each tree's median over rounds, in milliseconds.
+The results hold for the machine it runs on.
 """
 
 import argparse
@@ -38,14 +38,10 @@ def _worker(layers: int) -> None:
     from stadyn.graph import partition, plan_passes
     from stadyn.graph._plan import finish_backward
 
-    def joint(x, w, g):
-        h = x
-        for _ in range(layers):
-            h = torch.tanh(h @ w) + h
-        y = h.sum()
-        dw, = torch.autograd.grad(y, w, g)
-        return y, dw
+    # The program partition_write_edges_ab.py splits (this script's folder is on sys.path).
+    from partition_write_edges_ab import _joint
 
+    joint = _joint(layers)
     x, w = torch.ones(8, 512), torch.ones(512, 512, requires_grad=True)
     gm = make_fx(joint, tracing_mode="fake")(x, w, torch.tensor(1.0))
     leaf = sd.Variable.from_numpy_array(w.detach().numpy(), need_grad=True)

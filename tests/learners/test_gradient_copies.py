@@ -61,3 +61,29 @@ def test_update_writes_the_values_in_place_and_keeps_them_leaves():
         expected = np.float32(1) - np.float32(0.5) * (np.float32(3) + np.float32(l2))
         np.testing.assert_array_equal(w.d, np.full(3, expected, np.float32))
         assert x.grad is None
+
+
+def test_a_gradient_written_in_place_and_then_replaced_is_read_each_step():
+    """The kept copy is checked against a gradient tensor once (``Learner._scratch_for``): the
+    same ``.grad`` written in place between steps (as a static plan's backward writes it) is
+    copied again each step, and a ``.grad`` replaced by a transposed (non-contiguous) tensor is
+    seen.  Expected: SGD with L2 by hand, w - lr * (g + l2 * M * w), in float64 over
+    float32 values (one rounding apart at most)."""
+    w0 = np.array([[0.5, -1.0, 2.0], [0.25, 3.0, -0.5]], np.float32)
+    w = sd.Variable.from_numpy_array(w0.copy(), need_grad=True)
+    lr, l2, M = 0.1, 0.01, 2
+    learner = L.sgd([w], learning_parameter_schedule_per_sample(lr), l2_regularization_weight=l2)
+    ref = w0.astype(np.float64)
+    rng = np.random.RandomState(1)
+    grad = torch.zeros(2, 3)
+    w.grad = grad
+    for step in range(4):
+        g = rng.randn(2, 3).astype(np.float32)
+        if step < 2:
+            w.grad.copy_(torch.from_numpy(g))      # the same tensor, written in place
+        else:                                       # a new, transposed (non-contiguous) one
+            w.grad = torch.from_numpy(g.T.copy()).t()
+        assert learner.update(M)
+        ref = ref - lr * (g + l2 * M * ref)
+        np.testing.assert_allclose(w.d, ref, rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(w.g, g)       # .grad is not modified

@@ -20,6 +20,7 @@ import contextvars
 import copy
 import math
 import numbers
+import weakref
 from typing import Any, Iterable, Mapping
 
 import torch
@@ -172,6 +173,9 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         # Where update() copies the gradients that clipping and L2 change: kept between steps
         # (a fresh copy of a large gradient costs page faults on every step).
         self._scratch: list[torch.Tensor | None] = [None] * len(self._params)
+        # the gradient each buffer was last checked against (weakly: a gradient set to None
+        # is not kept alive), so a step that reads the same gradients checks them no further
+        self._scratch_sources: list[weakref.ref | None] = [None] * len(self._params)
 
     # -- schedules ------------------------------------------------------------------------------
     def _set_schedule(self, key: str, value: Any, *, made: bool = True) -> None:
@@ -469,32 +473,45 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
             copy = self.gradient_clipping_threshold_per_sample != math.inf or \
                 self.l2_regularization_weight > 0 or self._mean_gradient
             sources, targets = [], []
-            for k, (var, p) in enumerate(zip(self._params, params)):
+            for k, (name, var, p) in enumerate(zip(self._names, self._params, params)):
                 g = grad_of(var)
                 # CNTK updates every parameter of a learner on every minibatch; one the loss
                 # does not reach has a zero gradient (its momentum still decays).
                 if g is None:
                     grads.append(torch.zeros_like(p))
-                elif copy:
-                    g = g.detach() if g.requires_grad else g
+                    continue
+                if g.requires_grad:     # (a gradient with a graph of its own: create_graph)
+                    g = g.detach()
+                if g.shape != p.shape:
+                    self._wrong_shape(name, g, p)
+                if copy:
                     target = self._scratch_for(k, g)
                     sources.append(g)
                     targets.append(target)
-                    grads.append(target)
-                else:           # (a gradient with a graph of its own: create_graph)
-                    grads.append(g.detach() if g.requires_grad else g)
+                    g = target
+                grads.append(g)
             if targets:
                 torch._foreach_copy_(targets, sources)
+            return grads
         for name, g, p in zip(self._names, grads, params):
             if g.shape != p.shape:
-                raise ParameterError(f"{self.name}.update: the gradient of parameter {name} has "
-                                     f"shape {tuple(g.shape)}, the parameter {tuple(p.shape)}")
+                self._wrong_shape(name, g, p)
         return grads
+
+    def _wrong_shape(self, name: str, g: torch.Tensor, p: torch.Tensor) -> None:
+        raise ParameterError(f"{self.name}.update: the gradient of parameter {name} has "
+                             f"shape {tuple(g.shape)}, the parameter {tuple(p.shape)}")
 
     def _scratch_for(self, k: int, g: torch.Tensor) -> torch.Tensor:
         """Parameter ``k``'s scratch buffer for a copy of its gradient ``g`` (made, or remade
-        when ``g`` changed shape, dtype, device or layout)."""
+        when ``g`` changed shape, dtype, device or layout).  The buffer is checked against a
+        gradient once: a step that copies the same tensor ``g`` again (a static plan's, or
+        ``.grad`` accumulated in place) takes it as it is (1 us a parameter less)."""
         buffer = self._scratch[k]
+        source = self._scratch_sources[k]
+        if buffer is not None and source is not None and source() is g \
+                and buffer.shape == g.shape and buffer.dtype == g.dtype:
+            return buffer
         if buffer is None and not any(b is not None for b in self._scratch):
             # the first copies: all parameters' buffers end to end (the exact blocks' packs)
             self._scratch = end_to_end([data_of(v).detach() for v in self._params], None)
@@ -502,6 +519,7 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         if buffer is None or buffer.shape != g.shape or buffer.dtype != g.dtype \
                 or buffer.device != g.device or buffer.stride() != g.stride():
             buffer = self._scratch[k] = torch.empty_like(g)
+        self._scratch_sources[k] = weakref.ref(g)
         return buffer
 
     @torch.no_grad()
