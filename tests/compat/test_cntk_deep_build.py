@@ -8,9 +8,12 @@ Expectations: CNTK 2.7's shapes for the same programs (run with the real CNTK:
 axes for the internal marks.
 """
 
+import gc
+
 import stadyn as sd
 import stadyn.compat.cntk as C
 import stadyn.functions as F
+from stadyn.compat.cntk._parameters import WeakParameterRegistry
 from stadyn.compat.cntk._seq_axes import free_steps, holds_no_free_axes, mark_free_axes
 from stadyn.graph import mark_free_dimensions
 
@@ -88,3 +91,20 @@ def test_a_deep_chain_is_answered_without_recursion():
         clean = clean + 1
     assert clean.shape == (3,)
 
+
+def test_a_claimed_scope_skips_one_with_living_parameters_only():
+    reg = WeakParameterRegistry()
+    w, v = sd.Variable((1,)), sd.Variable((1,))
+    reg.set("a/W", w)
+    reg.set("b/c/W", v)
+    assert reg.claim("a") == "a_1"          # (parameters below "a": taken)
+    assert reg.claim("b/c") == "b/c_1" and reg.claim("b") == "b_1"
+    assert reg.claim("b/c/W") == "b/c/W"    # (a parameter's own path: nothing below it)
+    dead = sd.Variable((1,))
+    reg.set("d/W", dead)
+    del dead
+    gc.collect()
+    assert reg.claim("d") == "d"            # (its parameter is gone)
+    reg.rename("a/W", "e/W")
+    assert reg.claim("e") == "e_1"          # (renamed: below "e" now)
+    assert reg.claim("a/") == "a/"          # (nothing below "a" any more)
