@@ -45,6 +45,7 @@ from ._base_axis import base_axis_kept
 from ._context import Context, context, context_scope, get_current_context, set_default_context
 from ._free_axes import (FREE_DIMENSION, FeedUndo, behind_free_dimensions, conform_for_op,
                          conform_unfed_inputs, fed_for_a_run, free_batch_input, free_dimensions,
+                         free_dimensions_marks,
                          has_free_batch, holds_free_stand_ins, mark_free_dimensions,
                          widen_free_dimensions)
 from ._grad_buffers import (eager_grad_out, is_released, is_zeroing, mark_zeroing,
@@ -146,7 +147,7 @@ __all__ = [
     # inputs whose batch axis and free dimensions the data sizes (CNTK's dynamic axes and
     # FreeDimension, _free_axes.py)
     "FREE_DIMENSION", "free_batch_input", "has_free_batch", "conform_unfed_inputs", "fed_for_a_run",
-    "mark_free_dimensions", "free_dimensions", "widen_free_dimensions",
+    "mark_free_dimensions", "free_dimensions", "widen_free_dimensions", "free_dimensions_marks",
     "holds_free_stand_ins", "behind_free_dimensions", "FeedUndo",
 ]
 

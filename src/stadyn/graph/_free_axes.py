@@ -49,7 +49,8 @@ from ._versions import layout_changed
 
 __all__ = ["FREE_DIMENSION", "free_batch_input", "has_free_batch", "conform_unfed_inputs",
            "fed_for_a_run", "mark_free_dimensions", "free_dimensions", "widen_free_dimensions",
-           "conform_for_op", "holds_free_stand_ins", "behind_free_dimensions", "FeedUndo"]
+           "conform_for_op", "holds_free_stand_ins", "behind_free_dimensions", "FeedUndo",
+           "free_dimensions_marks"]
 
 #: CNTK's ``FreeDimension``: how a sample's shape shows a free dimension (CNTK 2.7 writes it as
 #: ``-3``; a v2 model file stores its ``SIZE_MAX - 2``).  Every front end spells it so.
@@ -67,6 +68,8 @@ _FREE_DIMS: "weakref.WeakKeyDictionary[Variable, frozenset[int]]" = weakref.Weak
 # ... and the placeholder buffer they hold until fed, with its version (as _FREE's)
 _FREE_DIMS_UNFED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
     weakref.WeakKeyDictionary()
+# how many times mark_free_dimensions marked a leaf (free_dimensions_marks)
+_MARKS = [0]
 _WIDEST = 4096      # widen_free_dimensions doubles an unfed free dimension up to this length
 
 
@@ -116,6 +119,7 @@ def mark_free_dimensions(v: Variable, axes: Sequence[int]) -> Variable:
     marked = frozenset(int(a) % v.ndim for a in axes)
     if marked:
         _FREE_DIMS[v] = marked
+        _MARKS[0] += 1
         data = data_of(v)
         _FREE_DIMS_UNFED[v] = (data, data._version)
     return v
@@ -132,6 +136,22 @@ def free_dimensions(v: Variable) -> frozenset:
         frozenset()
     """
     return _FREE_DIMS.get(v, frozenset())
+
+
+def free_dimensions_marks() -> int:
+    """How many times :func:`mark_free_dimensions` has marked a leaf so far: what is worked out
+    from the leaves' free dimensions and kept (``compat.cntk``'s free axes of a value) holds
+    while it is unchanged.
+
+    Example:
+        >>> import stadyn as sd
+        >>> from stadyn.graph import free_dimensions_marks, mark_free_dimensions
+        >>> before = free_dimensions_marks()
+        >>> _ = mark_free_dimensions(sd.Variable((1, 1, 3)), [1])
+        >>> free_dimensions_marks() - before
+        1
+    """
+    return _MARKS[0]
 
 
 def _free_dims_unfed(v: Variable) -> bool:

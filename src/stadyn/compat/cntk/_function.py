@@ -365,10 +365,11 @@ class Function(GraphObject, TensorOpsMixin, FunctionRuns, FunctionRebuilding, Fu
     def parameters(self) -> tuple:
         """The learnable parameters the outputs depend on (the last layer's first); a root
         function's among its inputs."""
-        found = [v for v in self._own_leaves() if G.kind_of(v) == "parameter"]
-        if self._view == "composite" and G.has_parameter_order(found):
-            # (a loaded CNTK file's: in its walk's order where the walk enters its graph)
-            found = G.in_parameter_order(found, G.parameters_met_first(self._roots()))
+        with G.one_walk():      # (the second walk asks for the first's nodes' inputs again)
+            found = [v for v in self._own_leaves() if G.kind_of(v) == "parameter"]
+            if self._view == "composite" and G.has_parameter_order(found):
+                # (a loaded CNTK file's: in its walk's order where the walk enters its graph)
+                found = G.in_parameter_order(found, G.parameters_met_first(self._roots()))
         return tuple(wrap(v) for v in found)
 
     @property

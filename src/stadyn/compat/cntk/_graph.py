@@ -70,7 +70,7 @@ __all__ = ["INPUTS", "PLACEHOLDERS", "SHAPELESS", "INFERRED_SHAPES", "SPARSE", "
            "mark_spliced",
            "seen_through", "shown_inputs", "is_splice_leaf",
            "record_argument_order", "in_argument_order", "ARGUMENT_ORDER", "new_uid",
-           "record_parameter_order", "in_parameter_order", "carry_parameter_order",
+           "record_parameter_order", "in_parameter_order", "carry_parameter_order", "one_walk",
            "has_parameter_order", "carry_loaded_graph", "parameters_met_first",
            "first_output", "cntk_cell_order", "walk_operands", "shown_step_output",
            "step_output_of",
@@ -190,8 +190,18 @@ _WALK_MEMO: list = [None]
 
 
 @contextmanager
-def _one_walk():
-    """Keep :func:`node_inputs`' answers while the walks inside run (nested: the outermost's)."""
+def one_walk():
+    """Keep :func:`node_inputs`' answers while the walks inside run (nested: the outermost's):
+    for walks of a graph that does not change meanwhile (the searches of one
+    ``Function.parameters``).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> z = C.layers.Dense(2)(C.input_variable(3))
+        >>> with one_walk():
+        ...     [name_of(v) for v in walk_leaves([z.variable])]
+        ['W', 'b', '']
+    """
     if _WALK_MEMO[0] is not None:
         yield
         return
@@ -276,7 +286,7 @@ def search(root: "tuple[str, Variable] | list[tuple[str, Variable]]",
     # order, a block's arguments and inner root to the back)
     stack: deque[tuple[tuple[str, Variable], int]] = deque((r, depth) for r in starts)
     found, visited = [], set()
-    with _one_walk():
+    with one_walk():
         while stack:
             node, d = stack.popleft()
             kind, v = node
@@ -361,7 +371,7 @@ def walk_leaves(roots: list[Variable], stop: list[Variable] = (),
     (:func:`stored_inputs`)."""
     seen: set[int] = set()
     leaves = []
-    with _one_walk():
+    with one_walk():
         for depth in (0, -1):
             for root in roots:
                 for _, v in search(classify(root), lambda n: n[0] == "leaf", depth, stop=stop,
@@ -377,7 +387,7 @@ def parameters_met_first(roots: list[Variable]) -> set[int]:
     ``stored`` order) meets before it enters their file's graph, read by an op of the
     Function's own: CNTK 2.7's ``plus(times(h, H1), m(x))`` lists ``H1`` first, then the
     rest of ``m``'s in ``m``'s order (``G.in_parameter_order``)."""
-    with _one_walk():       # (the two searches ask for the same nodes' inputs, as walk_leaves')
+    with one_walk():       # (the two searches ask for the same nodes' inputs, as walk_leaves')
         walked = [v for depth in (0, -1) for root in roots
                   for _, v in search(classify(root), lambda n: True, depth, stored=True)]
     return met_before_loaded_graph(walked)

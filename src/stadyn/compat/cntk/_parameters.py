@@ -43,13 +43,39 @@ class WeakParameterRegistry(ParameterRegistry):
         super().__init__()
         self._params = weakref.WeakValueDictionary()     # (in insertion order, as a dict)
         self._next: dict[str, int] = {}
+        # each scope path above a parameter's -> the paths set below it (living or not: an
+        # entry is checked against the parameters), so that a claim need not read them all
+        self._under: dict[str, set[str]] = {}
+
+    def set(self, name: str, var) -> None:
+        super().set(name, var)
+        self._index(name)
+
+    def rename(self, old: str, new: str) -> None:
+        super().rename(old, new)
+        self._index(new)
+
+    def _index(self, name: str) -> None:
+        parts = name.split("/")
+        for k in range(1, len(parts)):
+            self._under.setdefault("/".join(parts[:k]), set()).add(name)
+
+    def _holds_under(self, scope: str) -> bool:
+        """Whether a living parameter's path is below ``scope`` (``items(scope)`` not empty)."""
+        if not scope.rstrip("/"):
+            return bool(self.items(scope))
+        names = self._under.get(scope.rstrip("/"))
+        if not names:
+            return False
+        names.intersection_update([n for n in names if n in self._params])    # (the dead go)
+        return bool(names)
 
     def claim(self, prefix: str) -> str:
         k = self._next.get(prefix, 0)
         while True:
             candidate = f"{prefix}_{k}" if k else prefix
             k += 1
-            if candidate not in self._claimed and not self.items(candidate):
+            if candidate not in self._claimed and not self._holds_under(candidate):
                 break
         self._next[prefix] = k
         self._claimed.add(candidate)

@@ -31,12 +31,14 @@ from __future__ import annotations
 import weakref
 
 from ... import cntk_semantics as S
-from ...graph import FREE_DIMENSION, Variable, free_dimensions
+from ...graph import (FREE_DIMENSION, Variable, free_dimensions, free_dimensions_marks,
+                     graph_version)
 from . import _graph as G
 from ._axis import Axis
 
 __all__ = ["FREE_DIMENSION", "value_uid", "name_new_axis", "on_derived_axis", "derived_axis_name",
-           "free_steps", "free_shown", "refuse_free_windows", "mark_free_axes"]
+           "free_steps", "holds_no_free_axes", "free_shown", "refuse_free_windows",
+           "mark_free_axes"]
 
 
 # op categories whose outputs line up with their inputs axis by axis (broadcasting aside)
@@ -107,10 +109,76 @@ def mark_free_axes(v: Variable, axes, inputs_own=()) -> None:
         (1, 4, -3)
     """
     _MARKED[v] = frozenset(int(a) for a in axes)
+    _MARKS[0] += 1
     if inputs_own:
         _INPUTS_OWN[v] = frozenset(int(a) for a in inputs_own)
     else:
         _INPUTS_OWN.pop(v, None)
+
+
+# how many times mark_free_axes marked a value
+_MARKS = [0]
+# Values known to hold no free axis (True) or that may hold some (False), kept while the graph
+# version, mark_free_axes' and mark_free_dimensions' counts are those of _CLEAN_STAMP: a value
+# holds none where no value it is computed from through ops that carry free axes
+# (:func:`_carries`) is a source of them: an unpack's output, a value mark_free_axes marked, a
+# leaf with free dimensions.  Which values a value is computed from changes only by a rewiring
+# (placeholders replaced, ``set_input``, ``clear_all_graph_links``: each moves the graph
+# version on), and which are sources only by a mark; shapes do not decide it.  So building a
+# deep graph asks each new value's inputs once, not the whole graph behind each ``.shape``.
+_CLEAN: "weakref.WeakKeyDictionary[Variable, bool]" = weakref.WeakKeyDictionary()
+_CLEAN_STAMP: list = [None]
+
+
+def _is_source(u: Variable) -> bool:
+    node = u.parent
+    return (bool(_MARKED) and u in _MARKED) or (node is None and bool(free_dimensions(u))) \
+        or (node is not None and node.spec.name == "sequence_unpack")
+
+
+def holds_no_free_axes(v: Variable) -> bool:
+    """Whether no axis of ``v`` is a free one (:func:`free_steps` is empty, whatever
+    ``of_inputs``) because no value it is computed from through ops that carry free axes is
+    an unpack's output, a value :func:`mark_free_axes` marked or a leaf with free dimensions;
+    kept per value until the graph is rewired or a value marked.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.sequence.input_variable(3)
+        >>> holds_no_free_axes(C.tanh(x).variable), holds_no_free_axes(
+        ...     C.tanh(C.sequence.unpack(x, 0.0, no_mask_output=True)).variable)
+        (True, False)
+    """
+    stamp = (graph_version(), _MARKS[0], free_dimensions_marks())
+    if _CLEAN_STAMP[0] != stamp:
+        _CLEAN.clear()
+        _CLEAN_STAMP[0] = stamp
+    known = _CLEAN.get(v)
+    if known is not None:
+        return known
+    stack, entered = [v], set()
+    while stack:        # (inputs first, without recursion: graphs thousands of ops deep)
+        u = stack[-1]
+        if u in _CLEAN:
+            stack.pop()
+            continue
+        node = u.parent
+        if _is_source(u):
+            _CLEAN[u] = False
+        elif node is None or not _carries(node):
+            _CLEAN[u] = True
+        else:
+            inputs = [i for i in node.inputs if isinstance(i, Variable)]
+            pending = [i for i in inputs if i not in _CLEAN]
+            if pending and id(u) not in entered:
+                entered.add(id(u))
+                stack.extend(pending)
+                continue
+            # (an input still pending the second time is one u is computed into: a cycle,
+            # which is not known to hold none)
+            _CLEAN[u] = not pending and all(_CLEAN[i] for i in inputs)
+        stack.pop()
+    return _CLEAN[v]
 
 
 def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
@@ -118,11 +186,16 @@ def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
     steps: those of an unpack's outputs, and of values without a sequence axis computed from
     them by ops that keep the axis (:func:`_kept_steps`, as CNTK 2.7 keeps its free dimension
     in ``.shape``); and (unless not ``of_inputs``) those an input's free dimensions give."""
+    if holds_no_free_axes(v):
+        return frozenset()
     found: dict[int, frozenset] = {}
     stack = [v]
     while stack:
         u = stack.pop()
         if id(u) in found:
+            continue
+        if _CLEAN.get(u):       # (nothing free behind it: holds_no_free_axes above)
+            found[id(u)] = frozenset()
             continue
         node = u.parent
         if _MARKED and u in _MARKED:

@@ -1,0 +1,110 @@
+"""What compat.cntk keeps to build deep graphs in linear time, and when it lets it go.
+
+``_seq_axes.holds_no_free_axes`` keeps, per value, that no free axis (an unpack's steps, an
+input's ``FreeDimension``) can reach it, so that a ``.shape`` read does not walk the whole
+graph behind it; a placeholder replaced, a value or a leaf marked afterwards must be seen.
+Expectations: CNTK 2.7's shapes for the same programs (run with the real CNTK:
+``benchmarks/cntk_deep_build_ab.py``'s note in ``docs/performance.md``), and hand-computed
+axes for the internal marks.
+"""
+
+import gc
+
+import stadyn as sd
+import stadyn.compat.cntk as C
+import stadyn.functions as F
+from stadyn.compat.cntk._parameters import WeakParameterRegistry
+from stadyn.compat.cntk._seq_axes import free_steps, holds_no_free_axes, mark_free_axes
+from stadyn.graph import mark_free_dimensions
+
+
+def _unpacked():
+    return C.sequence.unpack(C.sequence.input_variable(3), 0.0, no_mask_output=True)
+
+
+def test_a_replaced_placeholder_brings_its_free_axes():
+    # CNTK 2.7: (-2,) before, (-3, 3) after; a reduction over the row keeps the steps free
+    p = C.placeholder()
+    h = C.tanh(p) * 2
+    assert h.shape == (-2,)
+    h.replace_placeholders({p: _unpacked()})
+    assert h.shape == (-3, 3) and C.reduce_sum(h, axis=1).shape == (-3, 1)
+
+
+def test_a_placeholder_replaced_by_an_input_with_a_free_dimension():
+    q = C.placeholder()
+    d = C.tanh(q) + 1
+    d.replace_placeholders({q: C.input_variable((C.FreeDimension, 3))})
+    assert d.shape == (-3, 3)       # CNTK 2.7's
+    typed = C.placeholder((3,))
+    d = C.tanh(typed) * 2
+    assert d.shape == (3,)
+    d.replace_placeholders({typed: C.input_variable((C.FreeDimension, 3))})
+    assert d.shape == (-3, 3)       # CNTK 2.7's
+
+
+def test_a_clone_onto_unpacked_steps_shows_them_and_leaves_the_original():
+    e = C.input_variable(3)
+    k = C.tanh(e) * 2
+    assert k.shape == (3,)
+    cloned = k.clone("clone", {e: _unpacked()})
+    assert (k.shape, cloned.shape) == ((3,), (-3, 3))     # CNTK 2.7's
+
+
+def test_a_value_marked_after_it_was_read_shows_its_mark():
+    v = sd.Variable((1, 4, 4))
+    h = F.tanh(v * 2)
+    assert free_steps(h) == frozenset() and holds_no_free_axes(h)
+    mark_free_axes(v * 1, [2])                  # (another value: h's answer stands)
+    assert free_steps(h) == frozenset()
+    mark_free_axes(v, [2])
+    assert free_steps(h) == frozenset({2}) and not holds_no_free_axes(h)
+
+
+def test_a_leaf_marked_free_after_it_was_read_shows_it():
+    v = sd.Variable((1, 5, 3))
+    h = F.tanh(v) + 1
+    assert free_steps(h) == frozenset()
+    mark_free_dimensions(v, [1])
+    assert free_steps(h) == frozenset({1})
+    assert free_steps(h, of_inputs=False) == frozenset()
+
+
+def test_a_rewired_graph_is_read_again():
+    x, y = sd.Variable((1, 4, 4)), sd.Variable((1, 4, 4))
+    mark_free_axes(y, [1])
+    h = F.tanh(x)
+    z = h + 1
+    assert free_steps(z) == frozenset()
+    h.rewire_as(F.relu(y))
+    assert free_steps(z) == frozenset({1})
+
+
+def test_a_deep_chain_is_answered_without_recursion():
+    x = C.input_variable((C.FreeDimension, 3))
+    h = x
+    for _ in range(3000):           # (deeper than Python's recursion limit)
+        h = C.tanh(h)
+    assert h.shape == (-3, 3)
+    clean = C.input_variable(3)
+    for _ in range(3000):
+        clean = clean + 1
+    assert clean.shape == (3,)
+
+
+def test_a_claimed_scope_skips_one_with_living_parameters_only():
+    reg = WeakParameterRegistry()
+    w, v = sd.Variable((1,)), sd.Variable((1,))
+    reg.set("a/W", w)
+    reg.set("b/c/W", v)
+    assert reg.claim("a") == "a_1"          # (parameters below "a": taken)
+    assert reg.claim("b/c") == "b/c_1" and reg.claim("b") == "b_1"
+    assert reg.claim("b/c/W") == "b/c/W"    # (a parameter's own path: nothing below it)
+    dead = sd.Variable((1,))
+    reg.set("d/W", dead)
+    del dead
+    gc.collect()
+    assert reg.claim("d") == "d"            # (its parameter is gone)
+    reg.rename("a/W", "e/W")
+    assert reg.claim("e") == "e_1"          # (renamed: below "e" now)
+    assert reg.claim("a/") == "a/"          # (nothing below "a" any more)
