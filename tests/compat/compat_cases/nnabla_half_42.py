@@ -1,0 +1,84 @@
+"""NNabla 1.39 in a ``cpu:half`` context, mended in nnhalf42: a float32 leaf read by several
+functions has its gradients summed in float16."""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+_HALF = ["nnabla.context_scope", "nnabla.ext_utils.get_extension_context"]
+
+_G_DTYPE = ("a float32 leaf's gradient written by a function made in cpu:half is float16 on "
+            "NNabla 1.39 (the function's backward casts the grad array to Half) and float32 "
+            "in Stadyn, whose cast back to a leaf's dtype is autograd's (graph/_precision.py); "
+            "the values are the same")
+
+_THREE = ("three functions made in cpu:half reading one float32 leaf: each function's "
+          "gradient and the float16 sums are NNabla's, but NNabla 1.39 adds them up in its "
+          "backward's order (CgVariable::visit_function_backward: equal ranks in the order "
+          "found from the root, exp's, tanh's, then sigmoid's) and torch's autograd in the "
+          "order its readers' backwards run (the last made first: sigmoid's and exp's, then "
+          "tanh's); the sum is rounded to float16 twice, so 7 of 30 values differ by one "
+          "float16 step (up to 0.002)")
+
+
+def _f32(a):
+    return np.asarray(a, np.float32)
+
+
+@nnabla_case(names=_HALF + ["nnabla.functions.tanh", "nnabla.functions.sigmoid",
+                            "nnabla.functions.exp", "nnabla.functions.affine"],
+             rtol=0.0, atol=0.0,
+             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE,
+                    "static three x.g": _THREE, "dyn three x.g": _THREE})
+def half42__shared_leaf_gradients(nn, F, r):
+    """A float32 leaf read by several functions made in ``cpu:half``: NNabla 1.39 adds each
+    function's gradient into the leaf's grad array as ``Half`` (one float16 rounding per
+    addition), where Stadyn cast the leaf once per function and added the gradients of the
+    casts in float32 (``tanh(x) + sigmoid(x)``: x.g not a float16 number).  Stadyn now reads
+    one half copy of the leaf in all of them (``graph/_precision.HalfCopies``), whose
+    gradient autograd sums in float16.  Static and dynamic: two element-wise readers, the
+    same leaf read twice by one function (``x * x``), two affines sharing their input; three
+    readers differ by the order of the sums (a known row)."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*_HALF)
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(42)
+    xv = rs.randn(30).astype(np.float32)
+    av = rs.randn(4, 300).astype(np.float32)
+    w1v = (rs.randn(300, 5) * 0.3).astype(np.float32)
+    w2v = (rs.randn(300, 5) * 0.3).astype(np.float32)
+    dy = rs.randn(30).astype(np.float32)
+    da = rs.randn(4, 5).astype(np.float32)
+    exprs = [("two", lambda x: F.tanh(x) + F.sigmoid(x)),
+             ("square", lambda x: x * x * 0.7),
+             ("three", lambda x: F.tanh(x) + F.sigmoid(x) + F.exp(x))]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        for name, f in exprs:
+            x = nn.Variable.from_numpy_array(xv, need_grad=True)
+            with nn.context_scope(half):
+                y = f(x)
+            y.forward()
+            x.grad.zero()
+            y.backward(dy)
+            res[k + name + " y"] = _f32(y.d)
+            res[k + name + " x.g"] = _f32(x.g)
+            gdt.add(str(x.g.dtype))
+        a = nn.Variable.from_numpy_array(av, need_grad=True)
+        w1 = nn.Variable.from_numpy_array(w1v, need_grad=True)
+        w2 = nn.Variable.from_numpy_array(w2v, need_grad=True)
+        with nn.context_scope(half):
+            y = F.affine(a, w1) * F.affine(a, w2)
+        y.forward()
+        a.grad.zero()
+        y.backward(da)
+        res[k + "affine y"] = _f32(y.d)
+        res[k + "affine a.g"] = _f32(a.g)
+        res[k + "affine w1.g"] = _f32(w1.g)
+        gdt.add(str(a.g.dtype))
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res
