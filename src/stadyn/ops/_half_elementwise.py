@@ -26,7 +26,9 @@ rounding; its transcendental functions may differ from glibc's ``float`` ones in
 float bit, which changes a float16 result only at a rounding tie (none seen in the cases).
 
 A binary function's gradient of a broadcast input is NNabla's fold: each element's float
-gradient added into a float16 accumulator in turn (one operator, ``half_fold_float``).
+gradient added into a float16 accumulator in turn (one operator, ``half_fold_float``; float16
+gradients, ``add2``'s and ``sub2``'s, in one NumPy ``add.accumulate``), an overflow ``inf``
+without a warning.
 
 Example:
     >>> import torch
@@ -190,12 +192,37 @@ def _same_shapes(xs) -> bool:
 
 def _fold_impl(cols: torch.Tensor) -> torch.Tensor:
     """``cols`` ``(n, K)`` float32: for each of the ``K`` columns, the float16 sum from 0 of
-    its ``n`` values in order, each addition in float rounded to float16."""
+    its ``n`` values in order, each addition in float rounded to float16; an overflow gives
+    ``inf`` silently, as NNabla's ``Half`` does."""
     a = cols.detach().contiguous().numpy()
-    acc = np.zeros(a.shape[1], np.float16)
-    for row in a:
-        acc = (acc.astype(np.float32) + row).astype(np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = a.astype(np.float16)
+        if np.array_equal(h.astype(np.float32), a, equal_nan=True):
+            acc = _fold_half_values(h)
+        else:
+            acc = _fold_float_values(a)
     return torch.from_numpy(acc)
+
+
+def _fold_half_values(h: np.ndarray) -> np.ndarray:
+    """The fold of :func:`_fold_impl` where every value is a float16 number (the gradient of
+    ``add2``/``sub2``: ``dy`` itself): NumPy's float16 addition is ``Half(float(a) +
+    float(b))``, so ``add.accumulate`` along each column (made a row, after a zero) is the
+    fold, in C."""
+    rows = np.zeros((h.shape[1], h.shape[0] + 1), np.float16)
+    rows[:, 1:] = h.T
+    return np.ascontiguousarray(np.add.accumulate(rows, axis=1)[:, -1])
+
+
+def _fold_float_values(a: np.ndarray) -> np.ndarray:
+    """The fold of :func:`_fold_impl` of float values (a product's gradient, ``mul2``'s
+    ``dy * x1``): one float addition and one rounding per row, into buffers kept."""
+    acc = np.zeros(a.shape[1], np.float16)
+    total = np.empty(a.shape[1], np.float32)
+    for row in a:
+        np.add(acc, row, out=total)
+        acc[...] = total
+    return acc
 
 
 _half_fold_float = kernel_op("stadyn_kernels::half_fold_float", "(Tensor cols) -> Tensor",

@@ -82,3 +82,60 @@ def half42__shared_leaf_gradients(nn, F, r):
         res[k + "g dtype"] = sorted(gdt)
         nn.set_auto_forward(False)
     return res
+
+
+_BC = ["nnabla.Variable.__add__", "nnabla.Variable.__sub__", "nnabla.Variable.__mul__",
+       "nnabla.functions.add2", "nnabla.functions.mul2"]
+
+
+@nnabla_case(names=_HALF + _BC, rtol=0.0, atol=0.0,
+             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
+def half42__broadcast_gradient_overflow(nn, F, r):
+    """A broadcast input's gradient in ``cpu:half`` is NNabla's float16 fold
+    (``half41__broadcast_gradients``); where the fold passes 65504 NNabla 1.39's ``Half``
+    gives ``inf`` and says nothing, where Stadyn's fold also gave ``inf`` but NumPy warned
+    ("overflow encountered in cast", a RuntimeWarning per backward).  The row "warnings"
+    counts the RuntimeWarnings the backwards raised (NNabla: none).  Static and dynamic:
+    ``x + b``, ``x - b``, ``x * b``, ``F.add2``, ``F.mul2`` with ``b`` of shape
+    (1, 3, 1, 1) over (4, 3, 5, 5) and ``dy`` of 20000 (the fold reaches inf after four
+    rows), and one whose channels reach inf, -inf and no overflow."""
+    import warnings
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + _BC))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4242)
+    a0 = (rs.rand(4, 3, 5, 5) * 2 + 0.2).astype(np.float32)
+    b0 = (rs.rand(1, 3, 1, 1) * 2 + 0.3).astype(np.float32)
+    mixed = (rs.randn(4, 3, 5, 5) * 300).astype(np.float32)
+    mixed[:, 0] += 20000
+    mixed[:, 1] -= 20000
+    dys = [np.full((4, 3, 5, 5), 20000.0, np.float32), mixed]
+    fns = [("x + b", lambda a, b: a + b), ("x - b", lambda a, b: a - b),
+           ("x * b", lambda a, b: a * b), ("F.add2", F.add2), ("F.mul2", F.mul2)]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        caught = 0
+        for i, dy in enumerate(dys):
+            for name, fn in fns:
+                a = nn.Variable.from_numpy_array(a0, need_grad=True)
+                b = nn.Variable.from_numpy_array(b0, need_grad=True)
+                with nn.context_scope(half):
+                    y = fn(a, b)
+                y.forward()
+                a.grad.zero()
+                b.grad.zero()
+                with warnings.catch_warnings(record=True) as seen:
+                    warnings.simplefilter("always")
+                    y.backward(dy)
+                caught += sum(issubclass(w.category, RuntimeWarning) for w in seen)
+                key = "%s%d %s" % (k, i, name)
+                res[key + " x.g"] = _f32(a.g)
+                res[key + " b.g"] = _f32(b.g)
+                gdt.update([str(a.g.dtype), str(b.g.dtype)])
+        res[k + "warnings"] = caught
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res
