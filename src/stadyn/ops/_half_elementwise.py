@@ -52,8 +52,9 @@ import torch
 
 from ._kernel_op import kernel_op
 
-__all__ = ["HalfFormula", "wrap_impl", "half_sigmoid", "half_exp", "TANH", "SIGMOID", "ELU",
-           "SOFTPLUS", "POW_SCALAR", "R_DIV_SCALAR", "R_POW_SCALAR", "TAN", "ASINH",
+__all__ = ["HalfFormula", "OwnHalf", "wrap_impl", "half_sigmoid", "half_exp", "TANH",
+           "SIGMOID", "ELU", "SOFTPLUS", "POW_SCALAR", "R_DIV_SCALAR", "R_POW_SCALAR", "TAN",
+           "ASINH",
            "SOFTSIGN", "TANH_SHRINK", "ERF", "LOG_SIGMOID", "HARD_SIGMOID", "SELU", "GELU",
            "MISH", "ADD2", "SUB2", "MUL2", "DIV2", "POW2", "BINARY_CROSS_ENTROPY",
            "HUBER_LOSS"]
@@ -91,6 +92,28 @@ class HalfFormula:
         self.precise = precise
         self.raw_attrs = raw_attrs
         self.broadcast_only = broadcast_only
+
+
+class OwnHalf:
+    """An op's own implementation of NNabla's ``Half`` expressions, given where a
+    :class:`HalfFormula` would be (``@op(..., nnabla_half=OwnHalf(half))``): :func:`wrap_impl`
+    calls ``half(*args, **kwargs)`` instead of the op's implementation where it would compute
+    a formula (``half_formula=True``, every input a float16 CPU tensor): ``swish`` with
+    ``rule="nnabla"``, whose backward reads the output (``ops/_output_grads.py``).
+
+    Example:
+        >>> import torch
+        >>> run = wrap_impl(torch.neg, 1, OwnHalf(lambda x: x * 2))
+        >>> x = torch.ones(1, dtype=torch.float16)
+        >>> run(x).item(), run(x, half_formula=True).item()
+        (-1.0, 2.0)
+    """
+
+    __slots__ = ("half",)
+    broadcast_only = False
+
+    def __init__(self, half: Callable):
+        self.half = half
 
 
 def _same(v):
@@ -148,7 +171,7 @@ class _HalfElementwise(torch.autograd.Function):
         return (None, None, None, *grads)
 
 
-def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
+def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula | OwnHalf) -> Callable:
     """``impl`` (an op's implementation, its first ``n_inputs`` parameters the tensors) computing
     ``formula`` when called with ``half_formula=True`` (what the graph passes a node bound to
     a float16 context: ``OpSpec.half_formula``) and every input is a float16 CPU tensor; else
@@ -173,6 +196,8 @@ def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
                 or not _all_half_cpu(args[:n_inputs])
                 or (formula.broadcast_only and _same_shapes(args[:n_inputs]))):
             return impl(*args, **kwargs)
+        if isinstance(formula, OwnHalf):
+            return formula.half(*args, **kwargs)
         attrs = {}
         if formula.attrs:
             bound = sig.bind(*args, **kwargs)
