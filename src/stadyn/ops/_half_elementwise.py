@@ -50,6 +50,7 @@ from typing import Callable
 import numpy as np
 import torch
 
+from ._half_sum import fold_sum
 from ._kernel_op import kernel_op
 
 __all__ = ["HalfFormula", "OwnHalf", "wrap_impl", "half_sigmoid", "half_exp", "TANH",
@@ -259,14 +260,20 @@ def _broadcast_grad(g: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """The gradient ``g`` (the output's shape) of the broadcast input ``x``: NNabla's
     ``g0[idx0] = Half(float(g0[idx0]) + grad)`` over the output in order
     (transform_binary_grad0), a fold from 0 of the float gradients over the broadcast axes
-    in row-major order, rounded after each addition; under ``create_graph`` (or off the
-    CPU) the float sum rounded once, differentiable."""
+    in row-major order, rounded after each addition.  Under ``create_graph`` (``nn.grad``)
+    NNabla builds the gradient from its functions instead (backward_function/utils.py
+    ``sum_for_arithmetics``): the element-wise gradient as its function's ``Half`` output
+    (``Mul2``'s ``dy * x1``, rounded once) and then ``F.sum`` over the broadcast axes, its
+    ``Half`` fold (``_half_sum.fold_sum``, differentiable).  Off the CPU the float sum
+    rounded once."""
     g = g.float()
-    if torch.is_grad_enabled() or g.device.type != "cpu":
-        return g.sum_to_size(x.shape)
     nd = g.ndim
     target = (1,) * (nd - x.ndim) + tuple(x.shape)
     red = [a for a in range(nd) if target[a] == 1 and g.shape[a] != 1]
+    if g.device.type != "cpu":
+        return g.sum_to_size(x.shape)
+    if torch.is_grad_enabled():
+        return fold_sum(g.to(x.dtype), red, True).reshape(x.shape)
     keep = [a for a in range(nd) if a not in red]
     n = 1
     for a in red:

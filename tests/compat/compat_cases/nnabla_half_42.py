@@ -139,3 +139,70 @@ def half42__broadcast_gradient_overflow(nn, F, r):
         res[k + "g dtype"] = sorted(gdt)
         nn.set_auto_forward(False)
     return res
+
+
+_DIV_GRAD = (
+    "nn.grad through Div2 in cpu:half: NNabla 1.39 builds Div2's gradient from Half "
+    "functions (backward_function/div2.py: -dy * x0 / x1 ** 2, each step rounded to "
+    "float16) before F.sum's fold, and differentiates those; Stadyn's Div2 gradient is its "
+    "Half formula evaluated in float and rounded once (ops/_half_elementwise.py DIV2, as "
+    "NNabla's backward kernel computes it), differentiated by torch: b's gradient 2 of 3 "
+    "values one float16 step apart (41.96875 for 42.0), x's second-order gradient 61 of "
+    "300 (up to 0.0078)")
+
+
+_OPERATORS = ["nnabla.Variable.__add__", "nnabla.Variable.__sub__", "nnabla.Variable.__mul__",
+              "nnabla.Variable.__truediv__"]
+
+
+@nnabla_case(names=_HALF + _OPERATORS + ["nnabla.grad", "nnabla.functions.tanh",
+                                         "nnabla.functions.sum"],
+             rtol=0.0, atol=0.0,
+             known={"static x / b gb": _DIV_GRAD, "dyn x / b gb": _DIV_GRAD,
+                    "static x / b gx": _DIV_GRAD, "dyn x / b gx": _DIV_GRAD})
+def half42__grad_in_half(nn, F, r):
+    """``nn.grad`` in ``cpu:half``.  Of a float32 leaf: Stadyn's ``grad`` node read the leaf
+    through a half copy of its own, which the outputs do not depend on, so every gradient
+    was zeros (``nn.grad([F.tanh(x)], [x])``: 0 for NNabla's 0.786); it now reads the
+    leaf's one copy (``graph/_precision.HalfCopies``).  Of a broadcast input (``x * b``,
+    ``b`` of shape (1, 3, 1, 1)): NNabla 1.39 builds the gradient from its functions,
+    ``dy * x`` as ``Mul2``'s Half output and then ``F.sum``'s Half fold over the broadcast
+    axes (backward_function/utils.py ``sum_for_arithmetics``), where Stadyn summed the float
+    gradients and rounded once; and the gradient of ``sum(gb * w)`` with respect to ``x``
+    (second order).  Static and dynamic; ``x / b`` is a known row (NNabla's Div2 gradient
+    in Half steps)."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + _OPERATORS))
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4243)
+    xv = (rs.rand(4, 3, 5, 5) * 2 + 0.2).astype(np.float32)
+    bv = (rs.rand(1, 3, 1, 1) * 2 + 0.3).astype(np.float32)
+    dyv = (rs.randn(4, 3, 5, 5) * 3).astype(np.float32)
+    wv = rs.randn(1, 3, 1, 1).astype(np.float32)
+    tv = rs.randn(2, 7).astype(np.float32)
+    fns = [("x + b", lambda a, b: a + b), ("x - b", lambda a, b: a - b),
+           ("x * b", lambda a, b: a * b), ("b * x", lambda a, b: b * a),
+           ("x / b", lambda a, b: a / b)]
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        t = nn.Variable.from_numpy_array(tv, need_grad=True)
+        with nn.context_scope(half):
+            gt = nn.grad([F.tanh(t)], [t])[0]
+        gt.forward()
+        res[k + "tanh gt"] = _f32(gt.d)
+        for name, f in fns:
+            x = nn.Variable.from_numpy_array(xv, need_grad=True)
+            b = nn.Variable.from_numpy_array(bv, need_grad=True)
+            with nn.context_scope(half):
+                y = f(x, b)
+                gb = nn.grad([y], [b], grad_outputs=[dyv])[0]
+                z = F.sum(gb * nn.Variable.from_numpy_array(wv))
+                gx = nn.grad([z], [x])[0]
+            gb.forward()
+            gx.forward()
+            res[k + name + " gb"] = _f32(gb.d)
+            res[k + name + " gx"] = _f32(gx.d)
+        nn.set_auto_forward(False)
+    return res
