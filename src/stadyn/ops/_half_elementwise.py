@@ -53,10 +53,10 @@ import torch
 from ._half_sum import fold_sum
 from ._kernel_op import kernel_op
 
-__all__ = ["HalfFormula", "OwnHalf", "wrap_impl", "half_sigmoid", "half_exp", "TANH",
+__all__ = ["HalfFormula", "OwnHalf", "wrap_impl", "nnabla_half", "half_sigmoid", "half_exp", "TANH",
            "SIGMOID", "ELU", "SOFTPLUS", "POW_SCALAR", "R_DIV_SCALAR", "R_POW_SCALAR", "TAN",
            "ASINH",
-           "SOFTSIGN", "TANH_SHRINK", "ERF", "LOG_SIGMOID", "HARD_SIGMOID", "SELU", "GELU",
+           "SOFTSIGN", "TANH_SHRINK", "ERF", "EXP", "LOG_SIGMOID", "HARD_SIGMOID", "SELU", "GELU",
            "MISH", "ADD2", "SUB2", "MUL2", "DIV2", "POW2", "BINARY_CROSS_ENTROPY",
            "HUBER_LOSS"]
 
@@ -117,6 +117,35 @@ class OwnHalf:
         self.half = half
 
 
+def nnabla_half(t: torch.Tensor) -> torch.Tensor:
+    """The float32 ``t`` made float16 as NNabla 1.39's ``Half(float)`` does (float_bits.hpp
+    ``downconvert_to``, step 4: a value whose exponent is below the smallest subnormal's,
+    ``|v| < 2**-24``, is a zero of its sign; the rest rounded to nearest, ties to even, as
+    torch's cast), where torch rounds ``(2**-25, 2**-24)`` up to ``2**-24``.  Its gradient
+    is the cast's (passed through, a flushed value's too).
+
+    Example:
+        >>> nnabla_half(torch.tensor([4e-8, -5.3e-8, 7e-8])).tolist()
+        [0.0, -0.0, 5.960464477539063e-08]
+    """
+    return _NNablaHalf.apply(t)
+
+
+class _NNablaHalf(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        return torch.where(t.abs() < 2.0 ** -24, t * 0, t).to(_F16)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(torch.float32)
+
+
+def _round_as(v: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The float ``v`` in ``dtype``: NNabla's ``Half(float)`` for float16 (:func:`nnabla_half`)."""
+    return nnabla_half(v) if dtype == _F16 and v.dtype == torch.float32 else v.to(dtype)
+
+
 def _same(v):
     return v
 
@@ -144,7 +173,7 @@ class _HalfElementwise(torch.autograd.Function):
         if formula.forward is None:
             y = impl_call()
         elif formula.precise:
-            y = formula.forward(*[x.float() for x in xs], **attrs).to(xs[0].dtype)
+            y = _round_as(formula.forward(*[x.float() for x in xs], **attrs), xs[0].dtype)
         else:
             y = formula.forward(*xs, **attrs)
         ctx.formula, ctx.attrs = formula, attrs
@@ -168,7 +197,7 @@ class _HalfElementwise(torch.autograd.Function):
             g = grad(*args, **attrs)
             if g.shape != x.shape:
                 g = _broadcast_grad(g, x)
-            grads.append(g.to(x.dtype))
+            grads.append(_round_as(g, x.dtype))
         return (None, None, None, *grads)
 
 
@@ -306,9 +335,9 @@ def _in_float(fn):
     rounded -0.11670)."""
     def run(t, *args):
         if isinstance(t, torch.Tensor):
-            return fn(t.float(), *args).to(t.dtype)
+            return _round_as(fn(t.float(), *args), t.dtype)
         other = args[0]                      # ``pow(scalar, tensor)``
-        return fn(t, other.float()).to(other.dtype)
+        return _round_as(fn(t, other.float()), other.dtype)
     return run
 
 
@@ -372,6 +401,9 @@ TANH_SHRINK = HalfFormula(None, (lambda dy, x, y: dy * _pow(_tanh(x), 2),))
 #: rounded ``exp``, made a ``Half`` through ``float`` (erf.hpp)
 ERF = HalfFormula(_erf, (lambda dy, x, y: (2.0 / math.sqrt(math.pi) * _exp(-(x * x))
                                            .double() * dy.double()).float(),))
+#: ``std::exp(x)``; ``dy * y`` (exp.hpp): the product of two float16 numbers is exact in
+#: float, so its one rounding is NNabla's conversion (a product below 2**-24 is 0)
+EXP = HalfFormula(_exp, (lambda dy, x, y: nnabla_half(dy.float() * y.float()),))
 #: ``x > 0 ? -log(exp(-x) + (T)1) : x - log(exp(x) + (T)1)``; ``dy / (exp(x) + (T)1)``
 #: (log_sigmoid.hpp)
 LOG_SIGMOID = HalfFormula(

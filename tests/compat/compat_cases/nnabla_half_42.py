@@ -206,3 +206,54 @@ def half42__grad_in_half(nn, F, r):
             res[k + name + " gx"] = _f32(gx.d)
         nn.set_auto_forward(False)
     return res
+
+
+_LEAF_CAST = (
+    "a float32 leaf read by a function made in cpu:half: NNabla 1.39 casts its array to Half "
+    "as float_bits.hpp downconvert_to does (4e-8, 5.3e-8, 3e-8, -4e-8 become zeros), Stadyn "
+    "by torch's cast (graph/_precision.py _down: 5.96e-8), so x * 1.0 is 5.96e-8 in 4 of 7 "
+    "values; the flush in the cast would hide it from the static partition's recast of a "
+    "parameter (graph/_partition.py _recast_of_primal matches a plain _to_copy only)")
+
+
+@nnabla_case(names=_HALF + ["nnabla.functions.exp", "nnabla.functions.erf",
+                            "nnabla.Variable.__mul__"],
+             rtol=0.0, atol=0.0,
+             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE,
+                    "static x * 1 y": _LEAF_CAST, "dyn x * 1 y": _LEAF_CAST})
+def half42__below_smallest_subnormal(nn, F, r):
+    """NNabla 1.39's float -> ``Half`` conversion gives a value below the smallest float16
+    subnormal (``|v| < 2**-24``) a zero of its sign (float_bits.hpp ``downconvert_to``,
+    step 4), where torch rounds ``(2**-25, 2**-24)`` up to ``2**-24`` (5.96e-8): a float32
+    leaf of 4e-8 read in ``cpu:half`` (``x * 1.0``), ``F.exp(-17)`` (4.1e-8) and its
+    gradient, ``F.erf``'s gradient at 4.1 (5.6e-8) were 5.96e-8 in Stadyn and are 0 on
+    NNabla (now ``ops/_half_elementwise.nnabla_half`` where a ``Half`` step is computed in
+    float and converted; ``F.exp`` has NNabla's ``Half`` formula).  Static and dynamic; the
+    leaf's cast is a known row."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + ["nnabla.Variable.__mul__"]))
+    half = EU.get_extension_context("cpu", type_config="half")
+    tiny = np.array([4e-8, 5.3e-8, 3e-8, 7e-8, -4e-8, 2.9e-8, 1e-7], np.float32)
+    low = np.array([-17.0, -16.8, -16.7, -16.5, -17.5, -10.0, -16.6], np.float32)
+    far = np.array([4.0, 4.05, 4.1, 3.95, 3.9, -4.1, 4.2], np.float32)
+    dy = np.array([1.0, 0.5, 1e-3, 2.0, 1.0, 3e-4, 1.0], np.float32)
+    res = {}
+    for dyn in (False, True):
+        k = "dyn " if dyn else "static "
+        nn.set_auto_forward(dyn)
+        gdt = set()
+        for name, values, f in (("x * 1", tiny, lambda v: v * 1.0), ("exp", low, F.exp),
+                                ("erf", far, F.erf)):
+            v = nn.Variable.from_numpy_array(values, need_grad=True)
+            with nn.context_scope(half):
+                y = f(v)
+            y.forward()
+            v.grad.zero()
+            y.backward(dy)
+            res[k + name + " y"] = _f32(y.d)
+            res[k + name + " signs"] = np.signbit(np.asarray(y.d)).tolist()
+            res[k + name + " g"] = _f32(v.g)
+            gdt.add(str(v.g.dtype))
+        res[k + "g dtype"] = sorted(gdt)
+        nn.set_auto_forward(False)
+    return res
