@@ -11,6 +11,7 @@ import torch
 import stadyn as sd
 import stadyn.compat.nnabla as nn
 import stadyn.compat.nnabla.functions as F
+import stadyn.functions as SF
 from stadyn import StadynError
 from stadyn.compat.nnabla.ext_utils import get_extension_context
 from stadyn.graph import apply, auto_forward
@@ -68,3 +69,28 @@ def test_a_copy_made_without_history_is_not_read_by_an_op_that_needs_a_gradient(
         nn.set_auto_forward(False)
     t = np.tanh(xv.astype(np.float16).astype(np.float32)).astype(np.float16)
     np.testing.assert_allclose(x.g, 1 - t.astype(np.float32) ** 2, rtol=2e-3, atol=2e-3)
+
+
+def _weight_grad(dynamic, readers):
+    rs = np.random.RandomState(5)
+    inputs = [rs.randn(3, 40).astype(np.float32) for _ in range(2)]
+    wv = (rs.randn(40, 6) * 0.3).astype(np.float32)
+    dy = rs.randn(3, 6).astype(np.float32)
+    with sd.context_scope(_HALF), sd.auto_forward(dynamic):
+        w = sd.Variable.from_numpy_array(wv, need_grad=True)
+        ys = [SF.affine(sd.Variable.from_numpy_array(inputs[i]), w) for i in readers]
+        y = ys[0] if len(ys) == 1 else ys[0] + ys[1]
+        y.forward()
+        y.backward(dy)
+    return np.asarray(w.g, np.float32)
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_stadyns_own_half_context_sums_a_master_weights_gradients_in_float32(dynamic):
+    """Only NNabla's ``cpu:half`` functions share a leaf's half copy: in Stadyn's own float16
+    context each affine casts the fp32 weight itself, so the two readers' gradients add up in
+    fp32: the weight's gradient is the fp32 sum of each reader's alone."""
+    both = _weight_grad(dynamic, (0, 1))
+    alone = _weight_grad(dynamic, (0,)) + _weight_grad(dynamic, (1,))
+    np.testing.assert_array_equal(both, alone)
+    assert (both.astype(np.float16).astype(np.float32) != both).any()   # not an fp16 sum

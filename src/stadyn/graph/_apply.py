@@ -26,7 +26,7 @@ from ._mode import _no_grad_now, is_auto_forward
 from ._numerics import _depth as _checking
 from ._numerics import check_outputs, probe_inputs
 from ._own_streams import seeded_arguments
-from ._precision import cast_for_node, half_of, HalfCopies, note_cast_leaves
+from ._precision import cast_for_node, HalfCopies, note_cast_leaves
 from ._scope import current_scope
 from ._sequence import propagate
 from ._shape_cache import key as shape_key
@@ -263,7 +263,9 @@ def apply(spec, args: tuple, kwargs: dict):
             targs, tkw = seeded_arguments(node, targs, tkw,
                                           tuple(tuple(v.shape) for v in inputs))
         current = get_current_context().half_dtype
-        copies = _held_copies(args, targs, kwargs, tkw) if half_of(node, current) else None
+        bound = node.context          # (NNabla's cpu:half: one half copy per Variable)
+        copies = (_held_copies(args, targs, kwargs, tkw)
+                  if bound is not None and bound.half_dtype is not None else None)
         cast, ckw = cast_for_node(node, current, targs, tkw, copies)
         if cast is not targs and torch.is_grad_enabled():   # (a write since is refused: backward)
             note_cast_leaves(node, args, targs, cast, kwargs, tkw, ckw)

@@ -49,6 +49,9 @@ class HalfCopies:
     gave each gradient its own cast back and an fp32 sum (case
     ``nnabla_half_40b.half40b__shared_leaf_gradients``).
 
+    Only nodes bound to a half context (NNabla's functions) read shared copies
+    (:func:`cast_for_node`): in Stadyn's own ``bfloat16``/``float16`` contexts each op casts
+    its fp32 inputs itself, so a master weight's gradients add up in fp32.
     A static run keeps its copies itself (one object per run, :func:`interpret`); a dynamic
     op finds them on the Variables it reads (``owners``: ``id(tensor) -> Variable``, whose
     ``_half_copy`` holds one), so the next op made on the same leaf reads the same copy.  A
@@ -151,7 +154,10 @@ def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict,
             how = rule(node.attrs) if rule is not None else False
             if how:
                 precision = how if how == "mixed" else "half"
-        args, kwargs = cast_arguments(precision, args, kwargs, half, copies)
+        # (shared copies: NNabla's cpu:half only; Stadyn's own half contexts keep a cast per
+        # op, whose gradients add up in fp32 at the fp32 master weight)
+        args, kwargs = cast_arguments(precision, args, kwargs, half,
+                                      copies if bound is not None else None)
         if bound is not None and half is torch.float16 and node.spec.half_formula:
             # NNabla's Half expressions: only in its half context, not of any fp16 tensor
             kwargs = {**kwargs, "half_formula": True}
