@@ -12,7 +12,11 @@
   ``cpu:half``);
 * a bias added to a (16, 16, 28, 28) float16 input, forward + backward: ``A`` torch's
   (the bias gradient summed in float, rounded once), ``B`` NNabla's fold of 12,544 float
-  gradients per channel, rounded after each addition.
+  gradients per channel, rounded after each addition;
+* that fold alone (``_fold_impl``) on the bias's (12544, 16) gradients: ``A`` the row-by-row
+  NumPy loop Stadyn ran before nnhalf42, ``B`` the fold now (float16 values, ``add2``'s: one
+  ``add.accumulate``; float values, ``mul2``'s ``dy * x``: a row at a time into kept
+  buffers), checked bit for bit against ``A``.
 
     PYTHONPATH=src python benchmarks/nnabla_half_elementwise_ab.py [--size 262144]
         [--rounds 7] [--threads 1]
@@ -24,9 +28,11 @@ import argparse
 import statistics
 import time
 
+import numpy as np
 import torch
 
 from stadyn.ops import CATALOG
+from stadyn.ops._half_elementwise import _fold_impl
 
 OPS = {"tanh": (1, {}), "sigmoid": (1, {}), "pow_scalar": (1, {"val": 1.69921875}),
        "div2": (2, {})}
@@ -81,6 +87,32 @@ def main():
               f"  B NNabla Half {statistics.median(b):7.2f} ms | float32 call of 8: "
               f"A {fa:5.2f} us  B {fb:5.2f} us")
     bias_add(args.rounds)
+    fold(args.rounds)
+
+
+def _loop_fold(cols):
+    """The fold as Stadyn computed it before nnhalf42 (a row at a time, fresh arrays)."""
+    a = cols.detach().contiguous().numpy()
+    acc = np.zeros(a.shape[1], np.float16)
+    with np.errstate(over="ignore"):
+        for row in a:
+            acc = (acc.astype(np.float32) + row).astype(np.float16)
+    return torch.from_numpy(acc)
+
+
+def fold(rounds):
+    g = torch.Generator().manual_seed(1)
+    half = torch.randn(12544, 16, generator=g).half().float()
+    product = half * torch.randn(12544, 16, generator=g).half().float()
+    for name, cols in (("add2's float16", half), ("mul2's float", product)):
+        assert torch.equal(_fold_impl(cols).view(torch.int16),
+                           _loop_fold(cols).view(torch.int16))
+        a, b = [], []
+        for _ in range(rounds):
+            a.append(_median_ms(lambda: _loop_fold(cols), 3))
+            b.append(_median_ms(lambda: _fold_impl(cols), 3))
+        print(f"fold of (12544, 16) {name:14s} values: A loop {statistics.median(a):7.2f} ms"
+              f"  B now {statistics.median(b):7.2f} ms (same bits)")
 
 
 def bias_add(rounds):

@@ -65,3 +65,25 @@ class _nothing:
 
     def __exit__(self, *exc):
         return False
+
+
+@pytest.mark.parametrize("static", [False, True])
+@pytest.mark.parametrize("in_context", [False, True])
+def test_stadyn_float16_swish_nnabla_rule_computes_torchs_float16_kernels(static, in_context):
+    """``F.swish(x, rule="nnabla")`` of Stadyn's own float16 values: torch's float16
+    ``x * sigmoid(x)`` and the rule's backward ``dy * (y + sigmoid(x) * (1 - y))`` in torch's
+    float16 ops (it computed NNabla's ``Half`` steps for any float16 CPU input: 100 of the
+    240 values of ``y`` apart here); NNabla's ``cpu:half`` keeps them (case
+    ``nnabla_half_41.half41__activations_in_half``)."""
+    x, _, dy = _data()
+    context = sd.context("cpu", dtype="float16") if in_context else _nothing()
+    with context, sd.auto_forward(not static):
+        v = sd.Variable.from_numpy_array(x, need_grad=True)
+        y = F.swish(v, rule="nnabla")
+        y.forward()
+        y.backward(dy)
+    t, g = torch.from_numpy(x), torch.from_numpy(dy)
+    want_y = t * torch.sigmoid(t)
+    want_g = g * (want_y + torch.sigmoid(t) * (1 - want_y))
+    np.testing.assert_array_equal(y.d, want_y.numpy())
+    np.testing.assert_array_equal(v.g, want_g.numpy().astype(v.g.dtype))

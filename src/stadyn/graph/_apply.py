@@ -26,7 +26,7 @@ from ._mode import _no_grad_now, is_auto_forward
 from ._numerics import _depth as _checking
 from ._numerics import check_outputs, probe_inputs
 from ._own_streams import seeded_arguments
-from ._precision import cast_for_node, note_cast_leaves
+from ._precision import cast_for_node, HalfCopies, note_cast_leaves
 from ._scope import current_scope
 from ._sequence import propagate
 from ._shape_cache import key as shape_key
@@ -203,6 +203,16 @@ def _eager_value(v: Variable):
     return boundary_value(v, t)
 
 
+def _held_copies(args: tuple, targs: list, kwargs: dict, tkw: dict) -> HalfCopies:
+    """The half copies a dynamic op reads its input Variables' tensors through: each
+    Variable's own (``Variable._half_copy``), shared by every op made on it
+    (:class:`~stadyn.graph._precision.HalfCopies`)."""
+    owners = {id(t): a for a, t in zip(args, targs) if isinstance(a, Variable)}
+    if kwargs:
+        owners.update((id(tkw[k]), v) for k, v in kwargs.items() if isinstance(v, Variable))
+    return HalfCopies(owners)
+
+
 def infer_from_values(spec, args: tuple, kwargs: dict):
     """The output meta tensors of an op whose shape depends on its inputs' values
     (``spec.value_shape``), found by running it on the values its input Variables hold."""
@@ -252,10 +262,14 @@ def apply(spec, args: tuple, kwargs: dict):
         if "seed" in spec.attrs:    # the node's generator: a static run after it draws on
             targs, tkw = seeded_arguments(node, targs, tkw,
                                           tuple(tuple(v.shape) for v in inputs))
-        cast, tkw = cast_for_node(node, get_current_context().half_dtype, targs, tkw)
-        if cast is not targs and torch.is_grad_enabled():
-            note_cast_leaves(node, args, targs, cast)   # (a write since is refused: backward)
-        targs = cast
+        current = get_current_context().half_dtype
+        bound = node.context          # (NNabla's cpu:half: one half copy per Variable)
+        copies = (_held_copies(args, targs, kwargs, tkw)
+                  if bound is not None and bound.half_dtype is not None else None)
+        cast, ckw = cast_for_node(node, current, targs, tkw, copies)
+        if cast is not targs and torch.is_grad_enabled():   # (a write since is refused: backward)
+            note_cast_leaves(node, args, targs, cast, kwargs, tkw, ckw)
+        targs, tkw = cast, ckw
         checking = _checking[0] and torch.is_grad_enabled()
         if checking:
             targs, tkw = probe_inputs(node, targs, args, tkw, kwargs)

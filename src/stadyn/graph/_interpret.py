@@ -21,7 +21,7 @@ from ._labels import backward_label, label_backward, op_label
 from ._layout import channels_last_arguments
 from ._numerics import check_outputs, numerics_enabled, probe_inputs
 from ._own_streams import seeded_arguments
-from ._precision import cast_for_node, half_of
+from ._precision import cast_for_node, half_of, HalfCopies
 from ._shape_cache import key as shape_key
 from ._shared_values import drop_stale
 from ._subgraph import leaf_tensor, output_key, value_key
@@ -34,11 +34,12 @@ __all__ = ["interpret", "refresh_shapes", "Shapes", "release_points"]
 _current: list = [None]
 
 
-def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
-                    ) -> tuple[list, dict]:
+def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None,
+                    copies: HalfCopies | None = None) -> tuple[list, dict]:
     """``node``'s call arguments with Variables replaced by their tensors in ``env``, cast by
     the op's declared precision under a half-precision context (``half``: the one in effect;
-    one bound to the node is its own, :func:`cast_for_node`)."""
+    one bound to the node is its own, :func:`cast_for_node`; an fp32 value read in half is
+    the run's one copy of it, ``copies``)."""
     args = [env[value_key(a)] if isinstance(a, Variable) else a for a in node.args]
     kwargs = ({k: (env[value_key(v)] if isinstance(v, Variable) else v)
                for k, v in node.kwargs.items()} if node.kwargs else {})
@@ -46,7 +47,7 @@ def _node_arguments(node: FunctionNode, env: dict, half: torch.dtype | None
         kwargs["state"] = node.state
     if "seed" in node.spec.attrs:
         args, kwargs = _own_seed(node, args, kwargs, env)
-    return cast_for_node(node, half, args, kwargs)
+    return cast_for_node(node, half, args, kwargs, copies)
 
 
 def _own_seed(node: FunctionNode, args: list, kwargs: dict, env: dict) -> tuple[list, dict]:
@@ -156,8 +157,9 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     # reaches its inputs); what reads it in the graph reads it stopped.
     roots: dict[Any, torch.Tensor] = {}
     wanted_keys = {value_key(v) for v in wanted}
+    copies = HalfCopies()          # one half copy of each fp32 value, read by all its readers
     for i, node in enumerate(nodes):
-        args, kwargs = _node_arguments(node, env, half)
+        args, kwargs = _node_arguments(node, env, half, copies)
         if channels_last and id(node) in channels_last:
             args, kwargs = channels_last_arguments(node, args, kwargs)
         if probing:

@@ -26,21 +26,85 @@ backward converts the gradient back, so fp32 parameters get fp32 gradients.
 
 from __future__ import annotations
 
-import weakref
-
 import torch
 
-__all__ = ["cast_arguments", "cast_for_node", "half_of", "note_cast_leaves", "written_cast_leaf",
-           "PRECISIONS"]
+__all__ = ["cast_arguments", "cast_for_node", "half_of", "HalfCopies", "note_cast_leaves",
+           "written_cast_leaf", "PRECISIONS"]
 
 PRECISIONS = ("any", "half", "mixed", "float")
 _HALF = (torch.float16, torch.bfloat16)
 
 
-def _down(value, dtype):
+def _down(value, dtype, copies=None):
     if isinstance(value, torch.Tensor) and value.dtype == torch.float32:
-        return value.to(dtype)
+        return value.to(dtype) if copies is None else copies.half(value, dtype)
     return value
+
+
+class HalfCopies:
+    """One half copy of each fp32 tensor the ops of a run read in half precision, shared by
+    them all: a float32 leaf read by several functions made in NNabla's ``cpu:half`` has its
+    gradients summed in float16 (NNabla 1.39 accumulates each function's ``dx`` into the
+    leaf's grad array cast to ``Half``) and rounded to fp32 once, where a copy per function
+    gave each gradient its own cast back and an fp32 sum (case
+    ``nnabla_half_40b.half40b__shared_leaf_gradients``).
+
+    Only nodes bound to a half context (NNabla's functions) read shared copies
+    (:func:`cast_for_node`): in Stadyn's own ``bfloat16``/``float16`` contexts each op casts
+    its fp32 inputs itself, so a master weight's gradients add up in fp32.
+    A static run keeps its copies itself (one object per run, :func:`interpret`); a dynamic
+    op finds them on the Variables it reads (``owners``: ``id(tensor) -> Variable``, whose
+    ``_half_copy`` holds one), so the next op made on the same leaf reads the same copy.  A
+    copy is reused only for the same tensor, unwritten since (its version and data pointer),
+    of the same half type, and with the same need for a gradient (and, a dynamic one, whose
+    ``.d`` NumPy may have written, with the values a cast now gives).
+
+    Example:
+        >>> copies = HalfCopies()
+        >>> t = torch.ones(2, requires_grad=True)
+        >>> copies.half(t, torch.float16) is copies.half(t, torch.float16)
+        True
+        >>> with torch.no_grad(): copies.half(t, torch.float16).requires_grad
+        False
+    """
+
+    __slots__ = ("_held", "_owners")
+
+    def __init__(self, owners: dict | None = None):
+        self._held: dict = {}      # id(tensor) -> (tensor, version, pointer, dtype, grad, copy)
+        self._owners = owners
+
+    def half(self, t: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+        """``t`` in ``dtype``: the copy made before if it is still ``t``'s value, else a new
+        one, kept."""
+        owner = self._owners.get(id(t)) if self._owners else None
+        if owner is None:                     # a run's: nothing writes its values meanwhile
+            entry = self._held.get(id(t))
+            if entry is not None and self._current(entry, t, None, dtype):
+                return entry[5]
+            copy = t.to(dtype)
+            self._held[id(t)] = (t, t._version, None, dtype, self._grad(t), copy)
+            return copy
+        # A dynamic Variable's: a NumPy write into its ``.d`` changes neither the version nor
+        # the memory, so the copy is reused only where it holds the new cast's values.
+        entry = getattr(owner, "_half_copy", None)
+        copy = t.to(dtype)
+        if (entry is not None and self._current(entry, t, t.data_ptr(), dtype)
+                and torch.equal(entry[5], copy)):
+            return entry[5]
+        owner._half_copy = (t, t._version, t.data_ptr(), dtype, self._grad(t), copy)
+        return copy
+
+    @staticmethod
+    def _grad(t: torch.Tensor) -> bool:
+        return t.requires_grad and torch.is_grad_enabled()
+
+    @classmethod
+    def _current(cls, entry: tuple, t: torch.Tensor, pointer, dtype: torch.dtype) -> bool:
+        """Whether ``entry`` is a copy of ``t`` as it is now (tensor, version, memory) in
+        ``dtype``, with the history a copy made now would have."""
+        return (entry[0] is t and entry[1] == t._version and entry[2] == pointer
+                and entry[3] == dtype and entry[4] == cls._grad(t))
 
 
 def _up(value):
@@ -64,12 +128,13 @@ def half_of(node, current: torch.dtype | None) -> torch.dtype | None:
     return current if bound is None else bound.half_dtype
 
 
-def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict
-                  ) -> tuple[list, dict]:
+def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict,
+                  copies: HalfCopies | None = None) -> tuple[list, dict]:
     """``node``'s arguments cast as it computes them: by its op's precision in a half context
     (its bound one, else ``current``); a node bound to a float context reads half inputs as
     fp32, as an NNabla function made in a float context reads its inputs' arrays as float (a
-    loss made outside a ``cpu:half`` scope over an affine made inside it is fp32).
+    loss made outside a ``cpu:half`` scope over an affine made inside it is fp32).  An fp32
+    tensor cast to half is ``copies``' shared copy where given (:class:`HalfCopies`).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -89,7 +154,10 @@ def cast_for_node(node, current: torch.dtype | None, args: list, kwargs: dict
             how = rule(node.attrs) if rule is not None else False
             if how:
                 precision = how if how == "mixed" else "half"
-        args, kwargs = cast_arguments(precision, args, kwargs, half)
+        # (shared copies: NNabla's cpu:half only; Stadyn's own half contexts keep a cast per
+        # op, whose gradients add up in fp32 at the fp32 master weight)
+        args, kwargs = cast_arguments(precision, args, kwargs, half,
+                                      copies if bound is not None else None)
         if bound is not None and half is torch.float16 and node.spec.half_formula:
             # NNabla's Half expressions: only in its half context, not of any fp16 tensor
             kwargs = {**kwargs, "half_formula": True}
@@ -135,34 +203,34 @@ def _half_context_cast(node) -> str:
     return "any" if keeps is not None and keeps(node.attrs) else "half"
 
 
-def cast_arguments(precision: str, args: list, kwargs: dict, dtype: torch.dtype
-                   ) -> tuple[list, dict]:
-    """``args``/``kwargs`` cast for an op of ``precision`` in a context of half type ``dtype``."""
+def cast_arguments(precision: str, args: list, kwargs: dict, dtype: torch.dtype,
+                   copies: HalfCopies | None = None) -> tuple[list, dict]:
+    """``args``/``kwargs`` cast for an op of ``precision`` in a context of half type ``dtype``
+    (an fp32 tensor cast to half: ``copies``' shared copy where given)."""
     if precision == "half":
-        return [_down(a, dtype) for a in args], {k: _down(v, dtype) for k, v in kwargs.items()}
+        return ([_down(a, dtype, copies) for a in args],
+                {k: _down(v, dtype, copies) for k, v in kwargs.items()})
     if precision == "float":
         return [_up(a) for a in args], {k: _up(v) for k, v in kwargs.items()}
     if precision == "mixed":
         out = list(args)
         for i, a in enumerate(out):
             if isinstance(a, torch.Tensor):
-                out[i] = _down(a, dtype)
+                out[i] = _down(a, dtype, copies)
                 break
         return out, kwargs
     return args, kwargs
 
 
-# node run in dynamic mode -> [(leaf Variable, its fp32 tensor, the tensor's version then)]
-# for the leaves it read through a half copy (torch's autograd saved the copy, whose version
-# a write to the leaf does not change)
-_cast_leaves: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def note_cast_leaves(node, variables: list, before: list, after: list) -> None:
-    """Record that ``node``, run in dynamic mode, read the leaf Variables among ``variables``
-    (its arguments, whose values were ``before``) as the half copies ``after``
-    (:func:`cast_for_node`), with each fp32 tensor's version: :func:`written_cast_leaf` finds
-    a leaf written since.
+def note_cast_leaves(node, variables: list, before: list, after: list,
+                     kw_variables: dict | None = None, kw_before: dict | None = None,
+                     kw_after: dict | None = None) -> None:
+    """Record on ``node``, run in dynamic mode, the leaf Variables among ``variables`` (its
+    positional arguments, whose values were ``before``) and ``kw_variables`` (its keyword
+    ones, values ``kw_before``) that it read as the half copies ``after``/``kw_after``
+    (:func:`cast_for_node`), with each fp32 tensor's version (``node.cast_leaves``):
+    :func:`written_cast_leaf` finds a leaf written since.  (Torch's autograd saved the copy,
+    whose version a write to the leaf does not change.)
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
@@ -172,11 +240,19 @@ def note_cast_leaves(node, variables: list, before: list, after: list) -> None:
         >>> written_cast_leaf([node]) == (w, node)
         True
     """
-    kept = [(v, b, b._version) for v, b, a in zip(variables, before, after)
-            if a is not b and isinstance(a, torch.Tensor) and a.dtype in _HALF
-            and isinstance(b, torch.Tensor) and getattr(v, "parent", 0) is None]
+    kept = [(v, b, b._version) for v, b, a in zip(variables, before, after) if _read_cast(v, b, a)]
+    if kw_variables:
+        kept.extend((v, kw_before[k], kw_before[k]._version) for k, v in kw_variables.items()
+                    if _read_cast(v, kw_before.get(k), kw_after.get(k)))
     if kept:
-        _cast_leaves[node] = kept
+        node.cast_leaves = kept
+
+
+def _read_cast(v, before, after) -> bool:
+    """Whether a leaf Variable ``v`` whose tensor was ``before`` was read as the half copy
+    ``after``."""
+    return (after is not before and isinstance(after, torch.Tensor) and after.dtype in _HALF
+            and isinstance(before, torch.Tensor) and getattr(v, "parent", 0) is None)
 
 
 def written_cast_leaf(nodes) -> tuple | None:
@@ -184,10 +260,8 @@ def written_cast_leaf(nodes) -> tuple | None:
     dynamic mode (:func:`note_cast_leaves`) whose fp32 tensor was written in place since
     (a solver's update, ``w.d = ...``); None where there is none.  A backward would use the
     copy of the old value, where NNabla 1.39 casts the current one."""
-    if not _cast_leaves:
-        return None
     for node in nodes:
-        for v, t, version in _cast_leaves.get(node, ()):
+        for v, t, version in getattr(node, "cast_leaves", None) or ():
             if t._version != version:
                 return v, node
     return None

@@ -54,7 +54,7 @@ class Variable(VariableArrays):
 
     __slots__ = ("_data", "_grad", "_shape", "_dtype", "_need_grad", "_persistent", "parent",
                  "_index", "graph_name", "_plan", "_plans", "_alias", "_seq", "recompute",
-                 "_stops_grad", "_starts_grad", "_kept", "__weakref__")
+                 "_stops_grad", "_starts_grad", "_kept", "_half_copy", "__weakref__")
 
     #: Whether a static plan's backward reads the value an op output holds when the backward
     #: runs (memory the user was handed and may have written, or another run wrote) instead of
@@ -429,7 +429,7 @@ class FunctionNode:
     """
 
     __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location", "state",
-                 "ran_under", "context", "__weakref__")
+                 "ran_under", "context", "cast_leaves", "__weakref__")
 
     def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str,
                  location: tuple[str, int] | None = None):

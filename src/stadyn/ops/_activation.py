@@ -155,11 +155,22 @@ def tanh(x):
     return kernels.tanh(x)
 
 
-@op(1, category=_C, shape="elementwise")
+def _swish_in_half(x, rule="torch"):
+    """``swish`` in a node bound to NNabla's ``cpu:half``: ``rule="nnabla"`` in its ``Half``
+    steps (``_output_grads.nnabla_swish``)."""
+    return nnabla_swish(x, half=True) if rule == "nnabla" else _swish(x, rule)
+
+
+@op(1, category=_C, shape="elementwise", nnabla_half=_HE.OwnHalf(_swish_in_half))
 def swish(x, rule="torch"):
     """``x * sigmoid(x)``.  ``rule="nnabla"``: NNabla 1.39's backward, ``dy * (y + sigmoid(x)
-    * (1 - y))``, which reads the output (what a user wrote into it included).
+    * (1 - y))``, which reads the output (what a user wrote into it included); in NNabla's
+    ``cpu:half`` its ``Half`` steps, elsewhere torch's kernels.
     Example: ``F.swish(x)``."""
+    return _swish(x, rule)
+
+
+def _swish(x, rule):
     if rule == "nnabla":
         return nnabla_swish(x)
     if rule != "torch":

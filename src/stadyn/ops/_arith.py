@@ -259,7 +259,7 @@ def abs(x, rule="torch"):  # noqa: A001 - NNabla's name
     return torch.abs(x)
 
 
-@op(1, category=_M, shape="elementwise")
+@op(1, category=_M, shape="elementwise", nnabla_half=_HE.EXP)
 def exp(x):
     """``e ** x``.  Example: ``F.exp(x)``."""
     return torch.exp(x)

@@ -26,7 +26,9 @@ rounding; its transcendental functions may differ from glibc's ``float`` ones in
 float bit, which changes a float16 result only at a rounding tie (none seen in the cases).
 
 A binary function's gradient of a broadcast input is NNabla's fold: each element's float
-gradient added into a float16 accumulator in turn (one operator, ``half_fold_float``).
+gradient added into a float16 accumulator in turn (one operator, ``half_fold_float``; float16
+gradients, ``add2``'s and ``sub2``'s, in one NumPy ``add.accumulate``), an overflow ``inf``
+without a warning.
 
 Example:
     >>> import torch
@@ -48,11 +50,13 @@ from typing import Callable
 import numpy as np
 import torch
 
+from ._half_sum import fold_sum
 from ._kernel_op import kernel_op
 
-__all__ = ["HalfFormula", "wrap_impl", "half_sigmoid", "half_exp", "TANH", "SIGMOID", "ELU",
-           "SOFTPLUS", "POW_SCALAR", "R_DIV_SCALAR", "R_POW_SCALAR", "TAN", "ASINH",
-           "SOFTSIGN", "TANH_SHRINK", "ERF", "LOG_SIGMOID", "HARD_SIGMOID", "SELU", "GELU",
+__all__ = ["HalfFormula", "OwnHalf", "wrap_impl", "nnabla_half", "half_sigmoid", "half_exp", "TANH",
+           "SIGMOID", "ELU", "SOFTPLUS", "POW_SCALAR", "R_DIV_SCALAR", "R_POW_SCALAR", "TAN",
+           "ASINH",
+           "SOFTSIGN", "TANH_SHRINK", "ERF", "EXP", "LOG_SIGMOID", "HARD_SIGMOID", "SELU", "GELU",
            "MISH", "ADD2", "SUB2", "MUL2", "DIV2", "POW2", "BINARY_CROSS_ENTROPY",
            "HUBER_LOSS"]
 
@@ -91,6 +95,57 @@ class HalfFormula:
         self.broadcast_only = broadcast_only
 
 
+class OwnHalf:
+    """An op's own implementation of NNabla's ``Half`` expressions, given where a
+    :class:`HalfFormula` would be (``@op(..., nnabla_half=OwnHalf(half))``): :func:`wrap_impl`
+    calls ``half(*args, **kwargs)`` instead of the op's implementation where it would compute
+    a formula (``half_formula=True``, every input a float16 CPU tensor): ``swish`` with
+    ``rule="nnabla"``, whose backward reads the output (``ops/_output_grads.py``).
+
+    Example:
+        >>> import torch
+        >>> run = wrap_impl(torch.neg, 1, OwnHalf(lambda x: x * 2))
+        >>> x = torch.ones(1, dtype=torch.float16)
+        >>> run(x).item(), run(x, half_formula=True).item()
+        (-1.0, 2.0)
+    """
+
+    __slots__ = ("half",)
+    broadcast_only = False
+
+    def __init__(self, half: Callable):
+        self.half = half
+
+
+def nnabla_half(t: torch.Tensor) -> torch.Tensor:
+    """The float32 ``t`` made float16 as NNabla 1.39's ``Half(float)`` does (float_bits.hpp
+    ``downconvert_to``, step 4: a value whose exponent is below the smallest subnormal's,
+    ``|v| < 2**-24``, is a zero of its sign; the rest rounded to nearest, ties to even, as
+    torch's cast), where torch rounds ``(2**-25, 2**-24)`` up to ``2**-24``.  Its gradient
+    is the cast's (passed through, a flushed value's too).
+
+    Example:
+        >>> nnabla_half(torch.tensor([4e-8, -5.3e-8, 7e-8])).tolist()
+        [0.0, -0.0, 5.960464477539063e-08]
+    """
+    return _NNablaHalf.apply(t)
+
+
+class _NNablaHalf(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, t):
+        return torch.where(t.abs() < 2.0 ** -24, t * 0, t).to(_F16)
+
+    @staticmethod
+    def backward(ctx, g):
+        return g.to(torch.float32)
+
+
+def _round_as(v: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The float ``v`` in ``dtype``: NNabla's ``Half(float)`` for float16 (:func:`nnabla_half`)."""
+    return nnabla_half(v) if dtype == _F16 and v.dtype == torch.float32 else v.to(dtype)
+
+
 def _same(v):
     return v
 
@@ -118,7 +173,7 @@ class _HalfElementwise(torch.autograd.Function):
         if formula.forward is None:
             y = impl_call()
         elif formula.precise:
-            y = formula.forward(*[x.float() for x in xs], **attrs).to(xs[0].dtype)
+            y = _round_as(formula.forward(*[x.float() for x in xs], **attrs), xs[0].dtype)
         else:
             y = formula.forward(*xs, **attrs)
         ctx.formula, ctx.attrs = formula, attrs
@@ -142,11 +197,11 @@ class _HalfElementwise(torch.autograd.Function):
             g = grad(*args, **attrs)
             if g.shape != x.shape:
                 g = _broadcast_grad(g, x)
-            grads.append(g.to(x.dtype))
+            grads.append(_round_as(g, x.dtype))
         return (None, None, None, *grads)
 
 
-def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
+def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula | OwnHalf) -> Callable:
     """``impl`` (an op's implementation, its first ``n_inputs`` parameters the tensors) computing
     ``formula`` when called with ``half_formula=True`` (what the graph passes a node bound to
     a float16 context: ``OpSpec.half_formula``) and every input is a float16 CPU tensor; else
@@ -171,6 +226,8 @@ def wrap_impl(impl: Callable, n_inputs: int, formula: HalfFormula) -> Callable:
                 or not _all_half_cpu(args[:n_inputs])
                 or (formula.broadcast_only and _same_shapes(args[:n_inputs]))):
             return impl(*args, **kwargs)
+        if isinstance(formula, OwnHalf):
+            return formula.half(*args, **kwargs)
         attrs = {}
         if formula.attrs:
             bound = sig.bind(*args, **kwargs)
@@ -190,12 +247,37 @@ def _same_shapes(xs) -> bool:
 
 def _fold_impl(cols: torch.Tensor) -> torch.Tensor:
     """``cols`` ``(n, K)`` float32: for each of the ``K`` columns, the float16 sum from 0 of
-    its ``n`` values in order, each addition in float rounded to float16."""
+    its ``n`` values in order, each addition in float rounded to float16; an overflow gives
+    ``inf`` silently, as NNabla's ``Half`` does."""
     a = cols.detach().contiguous().numpy()
-    acc = np.zeros(a.shape[1], np.float16)
-    for row in a:
-        acc = (acc.astype(np.float32) + row).astype(np.float16)
+    with np.errstate(over="ignore", invalid="ignore"):
+        h = a.astype(np.float16)
+        if np.array_equal(h.astype(np.float32), a, equal_nan=True):
+            acc = _fold_half_values(h)
+        else:
+            acc = _fold_float_values(a)
     return torch.from_numpy(acc)
+
+
+def _fold_half_values(h: np.ndarray) -> np.ndarray:
+    """The fold of :func:`_fold_impl` where every value is a float16 number (the gradient of
+    ``add2``/``sub2``: ``dy`` itself): NumPy's float16 addition is ``Half(float(a) +
+    float(b))``, so ``add.accumulate`` along each column (made a row, after a zero) is the
+    fold, in C."""
+    rows = np.zeros((h.shape[1], h.shape[0] + 1), np.float16)
+    rows[:, 1:] = h.T
+    return np.ascontiguousarray(np.add.accumulate(rows, axis=1)[:, -1])
+
+
+def _fold_float_values(a: np.ndarray) -> np.ndarray:
+    """The fold of :func:`_fold_impl` of float values (a product's gradient, ``mul2``'s
+    ``dy * x1``): one float addition and one rounding per row, into buffers kept."""
+    acc = np.zeros(a.shape[1], np.float16)
+    total = np.empty(a.shape[1], np.float32)
+    for row in a:
+        np.add(acc, row, out=total)
+        acc[...] = total
+    return acc
 
 
 _half_fold_float = kernel_op("stadyn_kernels::half_fold_float", "(Tensor cols) -> Tensor",
@@ -207,14 +289,20 @@ def _broadcast_grad(g: torch.Tensor, x: torch.Tensor) -> torch.Tensor:
     """The gradient ``g`` (the output's shape) of the broadcast input ``x``: NNabla's
     ``g0[idx0] = Half(float(g0[idx0]) + grad)`` over the output in order
     (transform_binary_grad0), a fold from 0 of the float gradients over the broadcast axes
-    in row-major order, rounded after each addition; under ``create_graph`` (or off the
-    CPU) the float sum rounded once, differentiable."""
+    in row-major order, rounded after each addition.  Under ``create_graph`` (``nn.grad``)
+    NNabla builds the gradient from its functions instead (backward_function/utils.py
+    ``sum_for_arithmetics``): the element-wise gradient as its function's ``Half`` output
+    (``Mul2``'s ``dy * x1``, rounded once) and then ``F.sum`` over the broadcast axes, its
+    ``Half`` fold (``_half_sum.fold_sum``, differentiable).  Off the CPU the float sum
+    rounded once."""
     g = g.float()
-    if torch.is_grad_enabled() or g.device.type != "cpu":
-        return g.sum_to_size(x.shape)
     nd = g.ndim
     target = (1,) * (nd - x.ndim) + tuple(x.shape)
     red = [a for a in range(nd) if target[a] == 1 and g.shape[a] != 1]
+    if g.device.type != "cpu":
+        return g.sum_to_size(x.shape)
+    if torch.is_grad_enabled():
+        return fold_sum(g.to(x.dtype), red, True).reshape(x.shape)
     keep = [a for a in range(nd) if a not in red]
     n = 1
     for a in red:
@@ -247,9 +335,9 @@ def _in_float(fn):
     rounded -0.11670)."""
     def run(t, *args):
         if isinstance(t, torch.Tensor):
-            return fn(t.float(), *args).to(t.dtype)
+            return _round_as(fn(t.float(), *args), t.dtype)
         other = args[0]                      # ``pow(scalar, tensor)``
-        return fn(t, other.float()).to(other.dtype)
+        return _round_as(fn(t, other.float()), other.dtype)
     return run
 
 
@@ -313,6 +401,9 @@ TANH_SHRINK = HalfFormula(None, (lambda dy, x, y: dy * _pow(_tanh(x), 2),))
 #: rounded ``exp``, made a ``Half`` through ``float`` (erf.hpp)
 ERF = HalfFormula(_erf, (lambda dy, x, y: (2.0 / math.sqrt(math.pi) * _exp(-(x * x))
                                            .double() * dy.double()).float(),))
+#: ``std::exp(x)``; ``dy * y`` (exp.hpp): the product of two float16 numbers is exact in
+#: float, so its one rounding is NNabla's conversion (a product below 2**-24 is 0)
+EXP = HalfFormula(_exp, (lambda dy, x, y: nnabla_half(dy.float() * y.float()),))
 #: ``x > 0 ? -log(exp(-x) + (T)1) : x - log(exp(x) + (T)1)``; ``dy / (exp(x) + (T)1)``
 #: (log_sigmoid.hpp)
 LOG_SIGMOID = HalfFormula(

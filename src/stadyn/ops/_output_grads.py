@@ -2,9 +2,10 @@
 "nnabla"`` of ``swish``, ``mul_n`` and ``prod``): NNabla's ``Swish`` backward computes ``dy * (y
 + sigmoid(x) * (1 - y))``, ``MulN``'s ``dy * y / x_i`` (``0 / 0``, NaN, where an ``x_i`` is 0)
 and ``Prod``'s ``dy * y / x`` (0 where ``x`` is 0), each from ``y``'s array -- so what a user
-wrote into ``y.d`` before the backward changes the gradient.  Of float16 CPU values (NNabla's
-``cpu:half``) ``Swish`` computes both in ``Half`` steps, each rounded
-(``ops/_half_elementwise.py``).
+wrote into ``y.d`` before the backward changes the gradient.  Of float16 CPU values in a node
+bound to NNabla's ``cpu:half`` (``half=True``: the op's ``OpSpec.half_formula``) ``Swish``
+computes both in ``Half`` steps, each rounded (``ops/_half_elementwise.py``); Stadyn's own
+float16 values compute them with torch's float16 kernels.
 
 Each backward is one operator of Stadyn's own (:func:`._kernel_op.kernel_op`) taking the output
 gradient, the input and ``y``: a static plan's trace records it as one call that needs the
@@ -38,9 +39,9 @@ def _half_cpu(x) -> bool:
     return x.dtype == torch.float16 and x.device.type == "cpu"
 
 
-def _swish_grad(dy, x, y):
-    # in float16 on the CPU (cpu:half) NNabla's Half steps: its sigmoid rounded three times
-    s = half_sigmoid(x) if _half_cpu(x) else torch.sigmoid(x)
+def _swish_grad(dy, x, y, half):
+    # in NNabla's cpu:half (half) its Half steps: its sigmoid rounded three times
+    s = half_sigmoid(x) if half else torch.sigmoid(x)
     return dy * (y + s * (1 - y))
 
 
@@ -50,8 +51,8 @@ def _quotient_grad(dy, x, y, zero_is_zero: bool):
 
 
 _swish_grad_op = kernel_op("stadyn_kernels::nnabla_swish_grad",
-                           "(Tensor dy, Tensor x, Tensor y) -> Tensor", _swish_grad,
-                           lambda dy, x, y: torch.empty_like(x))
+                           "(Tensor dy, Tensor x, Tensor y, bool half) -> Tensor", _swish_grad,
+                           lambda dy, x, y, half: torch.empty_like(x))
 _quotient_grad_op = kernel_op(
     "stadyn_kernels::nnabla_quotient_grad",
     "(Tensor dy, Tensor x, Tensor y, bool zero_is_zero) -> Tensor",
@@ -59,9 +60,11 @@ _quotient_grad_op = kernel_op(
     lambda dy, x, y, z: torch.empty_like(x))
 
 
-def _swish_grad_any(dy, x, y):
+def _swish_grad_any(dy, x, y, half):
     """The opaque operator, or the differentiable torch ops under ``create_graph``."""
-    return _swish_grad(dy, x, y) if torch.is_grad_enabled() else _swish_grad_op(dy, x, y)
+    if torch.is_grad_enabled():
+        return _swish_grad(dy, x, y, half)
+    return _swish_grad_op(dy, x, y, half)
 
 
 def _quotient_grad_any(dy, x, y, zero_is_zero):
@@ -72,16 +75,17 @@ def _quotient_grad_any(dy, x, y, zero_is_zero):
 
 class _Swish(torch.autograd.Function):
     @staticmethod
-    def forward(ctx, x):
+    def forward(ctx, x, half):
         # NNabla's ``x / ((T)1 + exp(-x))``, in float16 every step rounded (swish.hpp)
-        y = x / (1 + half_exp(-x)) if _half_cpu(x) else x * torch.sigmoid(x)
+        y = x / (1 + half_exp(-x)) if half else x * torch.sigmoid(x)
+        ctx.half = half
         ctx.save_for_backward(x, y)
         return y
 
     @staticmethod
     def backward(ctx, dy):
         x, y = ctx.saved_tensors
-        return _swish_grad_any(dy, x, y)
+        return _swish_grad_any(dy, x, y, ctx.half), None
 
 
 class _MulN(torch.autograd.Function):
@@ -123,15 +127,20 @@ class _Prod(torch.autograd.Function):
         return _quotient_grad_any(dy.reshape(shape), x, y.reshape(shape), True), None, None
 
 
-def nnabla_swish(x: torch.Tensor) -> torch.Tensor:
-    """``x * sigmoid(x)`` with NNabla's backward, which reads the output.
+def nnabla_swish(x: torch.Tensor, half: bool = False) -> torch.Tensor:
+    """``x * sigmoid(x)`` with NNabla's backward, which reads the output; ``half``: NNabla's
+    ``Half`` expressions of a float16 CPU ``x`` (a node bound to its ``cpu:half``), else
+    torch's kernels.
 
     Example:
         >>> import torch
         >>> nnabla_swish(torch.zeros(2)).tolist()
         [0.0, 0.0]
+        >>> x = torch.tensor([0.978515625], dtype=torch.float16)
+        >>> nnabla_swish(x).item(), nnabla_swish(x, half=True).item()    # torch's, NNabla's
+        (0.71142578125, 0.7109375)
     """
-    return _Swish.apply(x)
+    return _Swish.apply(x, bool(half) and _half_cpu(x))
 
 
 def nnabla_mul_n(*xs: torch.Tensor) -> torch.Tensor:
