@@ -95,6 +95,13 @@ class Deserializer(abc.ABC):
         """Samples per sequence (``None`` when every sequence is one sample)."""
         return None
 
+    def counted_lengths(self) -> np.ndarray | None:
+        """Samples CNTK 2.7's randomizers count for each sequence where that is not what the
+        sequence delivers (``None``: what it delivers), while its sweep holds one sample a
+        sequence: a base64 image sequence of several lines (``_base64_image.py``).  A source
+        fills its minibatches and ends its sweeps by these counts."""
+        return None
+
     #: Whether frame mode cuts this deserializer's sequences into frames, as CNTK 2.7's HTK
     #: feature and MLF deserializers do (their ``frameMode``).  Every other CNTK reader gives
     #: its sequences whole there, and CNTK's frame packer refuses a minibatch holding one of

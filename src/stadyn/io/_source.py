@@ -148,6 +148,9 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
             self._composite = FrameComposite(self._composite)
         self._sweep_length = len(self._composite)
         self._lengths = self._composite.sample_counts if frame_mode else self._composite.lengths
+        # samples CNTK 2.7 counts for sequences that deliver one (a base64 sequence of several
+        # lines): minibatches fill, and sweeps of one sample a sequence end, by these
+        self._counted = None if frame_mode else self._composite.counted_lengths
         if max_samples == FULL_DATA_SWEEP:
             max_samples, max_sweeps = INFINITELY_REPEAT, min(max_sweeps, 1)
         if max_samples < 0 or max_sweeps < 0:
@@ -301,8 +304,10 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
     def _exhausted(self, position: int, samples: int) -> bool:
         if self._sweep_length == 0 or samples >= min(END_OF_ENDLESS, self._epoch_end):
             return True     # (no data; a partition at the end of endless data; the epoch's end)
+        # (with counted lengths CNTK's sweeps end where the samples counted reach theirs)
+        swept = position if self._counted is None else samples
         if self._max_sweeps != INFINITELY_REPEAT and \
-                position >= self._max_sweeps * self._sweep_length:
+                swept >= self._max_sweeps * self._sweep_length:
             return True
         return self._max_samples != INFINITELY_REPEAT and samples >= self._max_samples
 
@@ -310,6 +315,8 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
         """(end position, samples taken) of a minibatch of n samples starting at ``position``."""
         if self._exhausted(position, samples):
             return position, 0
+        if self._counted is not None:
+            return self._plan_counted(position, samples, n)
         if self._lengths is None:
             take = n
             if self._max_sweeps != INFINITELY_REPEAT:
@@ -333,6 +340,38 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
             if taken >= n:
                 break
         return end, taken
+
+    def _plan_counted(self, position: int, samples: int, n: int) -> tuple[int, int]:
+        """``_plan`` where sequences count other samples than they deliver
+        (``_counted``): a minibatch fills by the counts, and a sweep ends where the samples
+        counted reach the sweep's (one a sequence), its last sequences then not read.
+        Randomized, the next sweep starts at its first sequence (CNTK 2.7's block randomizer
+        starts a sweep by the sample position, BlockRandomizer.cpp:103-121: see
+        :meth:`_counted_start`), and the minibatch ends at the sweep's end (CNTK's goes on
+        into the next sweep); in file order the cursor goes on to the next sequence
+        (NoRandomizer.cpp:69-83)."""
+        sweep = self._sweep_length
+        end, taken = position, 0
+        while not self._exhausted(end, samples + taken):
+            length = int(self._counted[self._sample_ids(np.array([end]))[0]])
+            if taken and taken + length > n:
+                break
+            if taken and self._max_samples != INFINITELY_REPEAT and \
+                    samples + taken + length > self._max_samples:
+                break
+            taken += length
+            end += 1
+            if taken >= n or self._randomize and \
+                    (samples + taken) // sweep > (samples + taken - length) // sweep:
+                break
+        return end, taken
+
+    def _counted_start(self, position: int, samples: int) -> int:
+        """Where a randomized source with counted lengths reads next: the first position of
+        the sweep its counted ``samples`` are in, where the sweep before ended early."""
+        if self._counted is None or not self._randomize:
+            return position
+        return max(position, samples // self._sweep_length * self._sweep_length)
 
     # -- the public reading API
 
@@ -442,10 +481,13 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
 
     def _deliver(self, batch: dict[str, StreamBatch], end: int, taken: int,
                  targets: list[tuple[Hashable, StreamInformation]]) -> dict:
-        end_of_sweep = end // self._sweep_length > self._position // self._sweep_length
+        end_of_sweep = end // self._sweep_length > self._position // self._sweep_length \
+            if self._counted is None else \
+            (self._samples + taken) // self._sweep_length > self._samples // self._sweep_length
         if end_of_sweep:    # (the parses kept for a sweep's sequences are not kept past it)
             self._composite.release_chunks()
         self._position, self._samples = end, self._samples + taken
+        self._position = self._counted_start(end, self._samples)
         self._refused = None
         batch, invalid = drop_invalid(batch)
         self._invalid += invalid
