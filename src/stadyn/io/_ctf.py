@@ -435,9 +435,7 @@ class CTFDeserializer(WholeChunkParses, Deserializer):
         self._parse_sequence(0, counted=False)
         # (the file that read opened reopens lazily on the next read: a source reads its own
         # copy of this deserializer, so a handle kept here would stay open until collected)
-        if self._h_file is not None:
-            self._h_file.close()
-            self._h_file = None
+        self._close_handles()
 
     def __len__(self) -> int:
         return len(self._index)

@@ -211,6 +211,11 @@ class Deserializer(abc.ABC):
 
     def close(self) -> None:
         """Close files this process opened (they reopen lazily on the next read)."""
+        self._close_handles()
+
+    def _close_handles(self) -> None:
+        """Close the open files and archives kept in ``_h_*`` attributes (:meth:`close`'s
+        work, for a deserializer that closes what it opened while it was being made)."""
         for name in [k for k in vars(self) if k.startswith("_h_")]:
             handle = vars(self)[name]
             if handle is not None:
