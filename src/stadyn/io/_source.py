@@ -148,7 +148,9 @@ class MinibatchSource(SourcePlan, ChunkLoads, WorkerJobs):
         self._lengths = self._composite.sample_counts if frame_mode else self._composite.lengths
         # samples CNTK 2.7 counts for sequences that deliver one (a base64 sequence of several
         # lines): minibatches fill, and sweeps of one sample a sequence end, by these
-        self._counted = None if frame_mode else self._composite.counted_lengths
+        # (in frame mode too: such data is not cut into frames, its sequences are its frames)
+        self._counted = None if self._lengths is not None else \
+            (self._composite.inner if frame_mode else self._composite).counted_lengths
         if max_samples == FULL_DATA_SWEEP:
             max_samples, max_sweeps = INFINITELY_REPEAT, min(max_sweeps, 1)
         if max_samples < 0 or max_sweeps < 0:

@@ -149,7 +149,8 @@ def io42_base64_sequence_ids(C, r):
                 "and 3 samples, a sweep 6 (one a sequence).  Labels, samples and sweep ends of "
                 "minibatches of 1 and 2: in file order over 3 sweeps (CNTK's cursor goes on "
                 "to the next sequence at a sweep's end) and randomized, seeds 0 and 3, window "
-                "of 1 chunk, 1 sweep")
+                "of 1 chunk, 1 sweep; the labels of minibatches of 2 in frame mode and as "
+                "data partitions 0 and 1 of 2, in file order and randomized (seed 0), 1 sweep")
 def io42_base64_counted_sweeps(C, r):
     png = _png_base64()
     text = ""
@@ -171,5 +172,24 @@ def io42_base64_counted_sweeps(C, r):
                 l=C.io.StreamDef(field="label", shape=6)))
             src = C.io.MinibatchSource(d, **kw)
             res["%s_mb%d" % (tag, size)] = _reads(src, src.streams.l, size, 6, 20)
+    # frame mode (the sequences are their own frames) and data partitions 0 and 1 of 2
+    for tag, kw in (("frames", dict(randomize=False, frame_mode=True)),
+                    ("frames_randomized", dict(randomize=True, frame_mode=True)),
+                    ("partitions", dict(randomize=False)),
+                    ("partitions_randomized", dict(randomize=True))):
+        for part in (0, 1) if tag.startswith("partitions") else (0,):
+            d = C.io.Base64ImageDeserializer("s.txt", C.io.StreamDefs(
+                f=C.io.StreamDef(field="image", transforms=[]),
+                l=C.io.StreamDef(field="label", shape=6)))
+            src = C.io.MinibatchSource(d, max_sweeps=1, **kw)
+            out = []
+            for _ in range(8):
+                mb = src.next_minibatch(2, num_data_partitions=2, partition_index=part) \
+                    if tag.startswith("partitions") else src.next_minibatch(2)
+                if not mb:
+                    break
+                out.append([int(v) for v in mb[src.streams.l].asarray().reshape(-1, 6).argmax(1)])
+                del mb
+            res["%s_%d" % (tag, part)] = out
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
