@@ -193,3 +193,44 @@ def io42_base64_counted_sweeps(C, r):
             res["%s_%d" % (tag, part)] = out
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
+
+
+@cntk_case(name="io42__ctf_max_errors_per_source",
+           names=_NAMES + ["cntk.io.CTFDeserializer",
+                           "cntk.io.MinibatchSource.get_checkpoint_state",
+                           "cntk.io.MinibatchSource.restore_from_checkpoint"],
+           note="40 sequences of 2 lines '|x v |y w', x not a number on the second line of "
+                "sequences 3 and 30, maxErrors 1, chunks of 200 bytes: a source reads 4 "
+                "minibatches of 8 samples (one malformed input, sequence 3), a second source "
+                "over the same deserializer restored to its position reads on (sequence 30's): "
+                "each CNTK 2.7 reader counts its own errors, so the second one reads to the end")
+def io42_ctf_max_errors_per_source(C, r):
+    import warnings
+    lines = []
+    for i in range(40):
+        lines.append("%d |x %d |y 1\n%d |x %s |y 2\n"
+                     % (i, i, i, "a" if i in (3, 30) else str(i)))
+    with open("w.ctf", "w") as f:
+        f.write("".join(lines))
+    d = C.io.CTFDeserializer("w.ctf", C.io.StreamDefs(
+        x=C.io.StreamDef(field="x", shape=1), y=C.io.StreamDef(field="y", shape=1)))
+    d["maxErrors"] = 1
+    d["chunkSizeInBytes"] = 200
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        first = C.io.MinibatchSource(d, max_sweeps=1, randomize=False)
+        read = [int(first.next_minibatch(8)[first.streams.x].num_samples) for _ in range(4)]
+        second = C.io.MinibatchSource(d, max_sweeps=1, randomize=False)
+        second.restore_from_checkpoint(first.get_checkpoint_state())
+        for _ in range(10):
+            got = _result(lambda: second.next_minibatch(8))
+            if "raises" in got:
+                read.append(got["raises"])
+                break
+            if not got["returns"]:
+                break
+            read.append(int(got["returns"][second.streams.x].num_samples))
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    r.touch("cntk.io.MinibatchSource.get_checkpoint_state")
+    r.touch("cntk.io.MinibatchSource.restore_from_checkpoint")
+    return {"samples": read}
