@@ -149,7 +149,8 @@ def io42_base64_sequence_ids(C, r):
                 "and 3 samples, a sweep 6 (one a sequence).  Labels, samples and sweep ends of "
                 "minibatches of 1 and 2: in file order over 3 sweeps (CNTK's cursor goes on "
                 "to the next sequence at a sweep's end) and randomized, seeds 0 and 3, window "
-                "of 1 chunk, 1 sweep; the labels of minibatches of 2 in frame mode and as "
+                "of 1 chunk, 1 sweep, and seed 0 over 3 sweeps (minibatches of 2 and 3); the "
+                "labels of minibatches of 2 in frame mode and as "
                 "data partitions 0 and 1 of 2, in file order and randomized (seed 0), 1 sweep")
 def io42_base64_counted_sweeps(C, r):
     png = _png_base64()
@@ -163,10 +164,11 @@ def io42_base64_counted_sweeps(C, r):
             ("randomized_seed0", dict(randomize=True, max_sweeps=1, randomization_seed=0)),
             ("randomized_seed3_window1", dict(randomize=True, max_sweeps=1,
                                               randomization_seed=3,
-                                              randomization_window_in_chunks=1))]
+                                              randomization_window_in_chunks=1)),
+            ("randomized_3_sweeps", dict(randomize=True, max_sweeps=3))]
     res = {}
     for tag, kw in runs:
-        for size in (1, 2):
+        for size in (2, 3) if tag == "randomized_3_sweeps" else (1, 2):
             d = C.io.Base64ImageDeserializer("s.txt", C.io.StreamDefs(
                 f=C.io.StreamDef(field="image", transforms=[]),
                 l=C.io.StreamDef(field="label", shape=6)))
