@@ -104,15 +104,16 @@ class _Index:
                     raise DataError("expected [sequenceId<TAB>]label<TAB>base64 image, found "
                                     "1 tab-separated field", path, number)
                 label, data = fields
-                value = self._label(label, path, number)
+                value, why = self._label(label, path, number, str(number - 1))
                 if not data.strip():
                     raise DataError("the image field is empty", path, number)
                 for blank in waiting:
                     self.starts[blank] = here + len(line) - len(data)
                     self.sizes[blank], self._labels[blank] = len(data), value
-                    self.reads[blank] = len(self.starts)
+                    self.reads[blank], self.unreadable[blank] = len(self.starts), why
                 waiting.clear()
-                self._add(here + len(line) - len(data), len(data), len(raw), value, number, None)
+                self._add(here + len(line) - len(data), len(data), len(raw), value, number, None,
+                          why)
         for blank in waiting:       # (blank lines at the end: nothing after them to read)
             self.reads[blank] = len(self.starts)
         table.labels = np.asarray(self._labels, dtype=np.int64)
@@ -146,22 +147,25 @@ class _Index:
                       f"after its sequence id (CNTK: Cannot parse label value for sequence "
                       f"'{key}')")
             return
-        value = self._label(fields[1], self.path, number)
+        value, why = self._label(fields[1], self.path, number, key)
         data = fields[2]
         if not data.strip():
             raise DataError("the image field is empty", self.path, number)
-        self._add(here + len(line) - len(data), len(data), len(raw), value, number, key)
+        self._add(here + len(line) - len(data), len(data), len(raw), value, number, key, why)
 
     @staticmethod
-    def _label(label: bytes, path: str, number: int) -> int:
+    def _label(label: bytes, path: str, number: int, key: str) -> tuple[int, str | None]:
+        """(the label, None), or (0, why) for a label that is not an integer, which CNTK 2.7
+        refuses when it reads the sequence ("Cannot parse label value"); a negative one is
+        refused now."""
         try:
             value = int(label)
         except ValueError:
-            raise DataError(f"label {label[:20].decode('utf-8', 'replace')!r} is not an "
-                            f"integer", path, number) from None
+            return 0, (f"label {label[:20].decode('utf-8', 'replace')!r} is not an integer "
+                       f"(CNTK: Cannot parse label value for sequence '{key}')")
         if value < 0:
             raise DataError(f"label {value} is negative", path, number)
-        return value
+        return value, None
 
 
 def _byte_chunks(sizes: np.ndarray, limit: int) -> np.ndarray:

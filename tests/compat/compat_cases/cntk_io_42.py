@@ -95,8 +95,9 @@ def io42_ctf_sequence_ids(C, r):
                 "id and later ones without (a line 'label<TAB>png' starts a sequence keyed by "
                 "its label that cannot be read: 'Cannot parse label value'); in file order in "
                 "minibatches of 2 and 1 (without ids 2 only), one sweep.  A first line "
-                "'k1<TAB>2<TAB>png' (CNTK reads numeric ids only) and a line of four fields in "
-                "a file without ids")
+                "'k1<TAB>2<TAB>png' (CNTK reads numeric ids only), a line of four fields in "
+                "a file without ids (minibatches of 2), a label 'x' with and without ids "
+                "(refused when read; minibatches of 1)")
 def io42_base64_sequence_ids(C, r):
     png = _png_base64()
     files = [("ids_001112", "0,0,1,1,1,2"), ("ids_010", "0,1,0"),
@@ -125,8 +126,11 @@ def io42_base64_sequence_ids(C, r):
     # a first line of three fields whose first is not digits (CNTK 2.7 reads numeric ids
     # only: RuntimeError when the source is made), and a line of four fields in a file
     # without ids (its image, all after the first tab, is not base64: left out and counted)
-    for tag, text in (("symbolic_id", "k1\t2\t%s\n1\t%s\n" % (png, png)),
-                      ("four_fields", "0\t%s\n1\t2\t3\t4\n" % png)):
+    for tag, size, text in (
+            ("symbolic_id", 2, "k1\t2\t%s\n1\t%s\n" % (png, png)),
+            ("four_fields", 2, "0\t%s\n1\t2\t3\t4\n" % png),
+            ("word_label_ids", 1, "0\t0\t%s\n1\tx\t%s\n2\t2\t%s\n" % (png, png, png)),
+            ("word_label", 1, "0\t%s\nx\t%s\n2\t%s\n" % (png, png, png))):
         with open(tag + ".txt", "w") as f:
             f.write(text)
 
@@ -137,7 +141,7 @@ def io42_base64_sequence_ids(C, r):
             return C.io.MinibatchSource(d, max_sweeps=1, randomize=False)
         got = _result(source)
         res[tag] = [got["raises"]] if "raises" in got else \
-            _reads(got["returns"], got["returns"].streams.l, 2, 10)
+            _reads(got["returns"], got["returns"].streams.l, size, 10)
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
 
