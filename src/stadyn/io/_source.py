@@ -176,7 +176,8 @@ class MinibatchSource(SourcePlan, ChunkLoads, WorkerJobs):
         self._chunks = self._composite.chunk_sizes() if self._randomize else None
         # CNTK 2.7's block randomizer's state, which decides how a restore randomizes anew
         self._cursor = BlockCursor(self._seed, self._sweep_length, self._block_layout,
-                                   self._sweep_order, self._lengths) \
+                                   self._sweep_order,
+                                   self._lengths if self._counted is None else self._counted) \
             if self._cntk_restore and self._randomize and self._sweep_length and \
             self._composite.randomizer != "tumbling" else None
         # the (position, offset) CNTK's next read sets its reader to after its StartEpoch: the
@@ -335,8 +336,13 @@ class MinibatchSource(SourcePlan, ChunkLoads, WorkerJobs):
             if self._restore_to is not None:
                 self._cntk_start()
             elif self._reader_config is not None:   # (a new minibatch size: SetConfiguration
-                self._position, moved = self._cursor.set_state(self._position)  # seeks)
+                self._position, moved = self._cursor.set_state(  # seeks)
+                    self._position, None if self._counted is None
+                    else self._samples % self._sweep_length)
                 self._samples += moved
+        elif self._counted is not None and not self._randomize and \
+                (config is None or self._reader_config is not None):
+            self._position, self._samples = self._seek_counted(self._samples)
         self._reader_config = config
         sweep = max(self._sweep_length, 1)
         self._partition_base = self._position // sweep * sweep

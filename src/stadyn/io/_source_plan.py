@@ -143,3 +143,19 @@ class SourcePlan:
         if self._counted is None or not self._randomize:
             return position
         return max(position, samples // self._sweep_length * self._sweep_length)
+
+    def _seek_counted(self, samples: int) -> tuple[int, int]:
+        """(position, samples) where CNTK 2.7's ``NoRandomizer::SetState`` sets a reader of
+        counted sequences for ``samples`` (a new minibatch size, a restore): the sweep's chunk
+        holding that sample (a sample a sequence), then its sequences walked by their counts
+        until they reach it; the samples move on to the end of the sequence reached
+        (NoRandomizer.cpp:252-290)."""
+        sweep = self._sweep_length
+        base, within = divmod(int(samples), sweep)
+        bounds = np.concatenate([[0], np.cumsum(self._composite.chunk_sizes())])
+        first = int(bounds[np.searchsorted(bounds, within, side="right") - 1])
+        got, k = 0, first
+        while got < within - first:
+            got += int(self._counted[k % sweep])
+            k += 1
+        return base * sweep + k, int(samples) - (within - first) + got

@@ -147,7 +147,9 @@ def io42_base64_sequence_ids(C, r):
 
 
 @cntk_case(name="io42__base64_counted_sweeps",
-           names=_NAMES + ["cntk.io.Base64ImageDeserializer"],
+           names=_NAMES + ["cntk.io.Base64ImageDeserializer",
+                           "cntk.io.MinibatchSource.get_checkpoint_state",
+                           "cntk.io.MinibatchSource.restore_from_checkpoint"],
            note="Base64 image lines with ids 'i<TAB>i<TAB>png' for i in 0..5, a blank line "
                 "(three spaces) after line 1 and two after line 4: sequences 1 and 4 count 2 "
                 "and 3 samples, a sweep 6 (one a sequence).  Labels, samples and sweep ends of "
@@ -155,7 +157,9 @@ def io42_base64_sequence_ids(C, r):
                 "to the next sequence at a sweep's end) and randomized, seeds 0 and 3, window "
                 "of 1 chunk, 1 sweep, and seed 0 over 3 sweeps (minibatches of 2 and 3); the "
                 "labels of minibatches of 2 in frame mode and as "
-                "data partitions 0 and 1 of 2, in file order and randomized (seed 0), 1 sweep")
+                "data partitions 0 and 1 of 2, in file order and randomized (seed 0), 1 sweep; "
+                "minibatch sizes 2, 3, 1, 2, 4, 1, ... over 2 sweeps and again after a restore "
+                "to the 5th minibatch, in file order and randomized")
 def io42_base64_counted_sweeps(C, r):
     png = _png_base64()
     text = ""
@@ -197,6 +201,30 @@ def io42_base64_counted_sweeps(C, r):
                 out.append([int(v) for v in mb[src.streams.l].asarray().reshape(-1, 6).argmax(1)])
                 del mb
             res["%s_%d" % (tag, part)] = out
+    # minibatch sizes changing (CNTK's reader is set to its sample position again: its
+    # cursor goes to the sequence that sample falls in), and a restore to the 5th minibatch
+    sizes = [2, 3, 1, 2, 4, 1, 3, 2, 2, 2, 2, 2]
+    for tag, randomize in (("size_changes", False), ("size_changes_randomized", True)):
+        d = C.io.Base64ImageDeserializer("s.txt", C.io.StreamDefs(
+            f=C.io.StreamDef(field="image", transforms=[]),
+            l=C.io.StreamDef(field="label", shape=6)))
+        src = C.io.MinibatchSource(d, max_sweeps=2, randomize=randomize)
+        state = None
+        for part, reads in (("", sizes), ("_restored", sizes[4:])):
+            if state is not None:
+                src.restore_from_checkpoint(state)
+            out = []
+            for k, size in enumerate(reads):
+                if k == 4 and not part:
+                    state = src.get_checkpoint_state()
+                mb = src.next_minibatch(size)
+                if not mb:
+                    break
+                out.append([int(v) for v in mb[src.streams.l].asarray().reshape(-1, 6).argmax(1)])
+                del mb
+            res[tag + part] = out
+    r.touch("cntk.io.MinibatchSource.get_checkpoint_state")
+    r.touch("cntk.io.MinibatchSource.restore_from_checkpoint")
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
 
