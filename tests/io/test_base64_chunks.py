@@ -63,3 +63,39 @@ def test_a_label_outside_the_classes_raises_when_its_chunk_is_first_read(tmp_pat
     with pytest.raises(RuntimeError, match=r"labels\.txt:4: label 7 is outside the 2 classes"):
         d.read(2)
     assert d.read(4)["l"].tolist() == [1.0, 0.0]
+
+
+@pytest.mark.parametrize("randomize", [False, True])
+def test_counted_sequences_read_the_same_through_worker_processes(tmp_path, randomize):
+    """Sequences of several lines (a file with ids: the lines of one id, blank lines after
+    a line) count their lines as samples while a sweep holds one a sequence, as CNTK 2.7's
+    do (cases io42__base64_counted_sweeps, io42__base64_sequence_ids): the sweep ends early.
+    The worker processes' plan is the source's own: the same minibatches as without them.
+    By hand, in file order: counts 2, 1, 3, 1, 1 (6 lines, 5 sequences), minibatches of 2
+    give [0] [1] [2] (6 counted samples: the sweep of 5 ends after sequence 2) and then, the
+    cursor going on, [3, 4] [0] (10 counted: the second sweep ends, and the data)."""
+    from stadyn.io import MinibatchSource
+    png = base64.b64encode(encode_image(np.zeros((2, 2, 3), np.uint8))).decode()
+    text = "".join(f"{k}\t{label}\t{png}\n" for k, label in
+                   [(0, 0), (0, 9), (1, 1), (2, 2), (2, 9), (2, 9), (3, 3), (4, 4)])
+    path = tmp_path / "ids.txt"
+    path.write_text(text)
+
+    def labels(workers):
+        d = Base64ImageDeserializer(str(path), StreamDefs(
+            f=StreamDef(field="image", transforms=[]), l=StreamDef(field="label", shape=10)))
+        assert d.counted_lengths().tolist() == [2, 1, 3, 1, 1]
+        with MinibatchSource(d, max_sweeps=2, randomize=randomize, randomization_seed=1,
+                             num_workers=workers) as src:
+            out = []
+            while True:
+                mb = src.next_minibatch(2)
+                if not mb:
+                    return out
+                out.append((mb["l"].data.argmax(1).tolist(), mb["l"].end_of_sweep))
+    here = labels(0)
+    if not randomize:
+        assert here == [([0], False), ([1], False), ([2], True), ([3, 4], False),
+                        ([0], True)]
+    assert sum(len(b) for b, _ in here) < 10        # (two sweeps of 5 ended early)
+    assert labels(2) == here

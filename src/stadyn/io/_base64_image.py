@@ -6,6 +6,7 @@ import base64
 import binascii
 import copy
 import os
+import re
 
 from typing import Sequence
 
@@ -24,80 +25,147 @@ from ._streams import StreamDef, StreamDefs
 __all__ = ["Base64ImageDeserializer"]
 
 
-def _index(path: str) -> tuple[MapTable, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """(table of keys, labels and lines; byte offset and length of each line's image text;
-    bytes of each sequence, its end of line included; for a sequence that is a blank line, the
-    sequence whose label and image it reads, else -1).
+_ID = re.compile(rb"[0-9]+")
 
-    Blank lines (only white space) are indexed as CNTK 2.7's text index
-    (``IndexBuilder.cpp``) indexes them: before the first line they are skipped; in a file with
-    sequence ids a sequence runs to the next line starting with an id (``PopulateImpl``), so a
-    blank line's bytes count into the sequence before it; without ids every line is a sequence
-    (``PopulateFromLines``), and a blank one reads the label and image of the next line, as
-    ``strtoull`` skips white space (``Base64ImageDeserializer.cpp``, ``GetSequence``)."""
-    table = MapTable(path)
-    starts, sizes, labels, lines, line_bytes, reads = [], [], [], [], [], []
-    with_ids = None
-    waiting: list[int] = []     # (blank sequences of a file without ids, before their line)
-    with open(path, "rb") as f:
-        offset = 0
-        for number, raw in enumerate(f, 1):
-            here, offset = offset, offset + len(raw)
-            line = raw.rstrip(b"\r\n")
-            if not line.strip():
+
+def _has_sequence_ids(first_line: bytes) -> bool:
+    """Whether CNTK 2.7 reads a base64 file as one with sequence ids: its literal first line
+    (a blank one too) has three tab-separated fields, the last not empty
+    (``Base64ImageDeserializer.cpp`` ``HasSequenceKeys``, ``std::getline`` thrice)."""
+    parts = first_line.split(b"\t", 2)
+    return len(parts) == 3 and parts[2] != b""
+
+
+class _Index:
+    """The sequences of a base64 file as CNTK 2.7's text index finds them (``IndexBuilder.cpp``).
+
+    Whether the file has sequence ids is decided by its first line alone
+    (:func:`_has_sequence_ids`).  Blank lines (only white space) before the first text are
+    skipped.  With ids (``PopulateImpl``) a sequence runs from a line starting with an id
+    (its leading digits, a number) up to the next line starting with another id: a line
+    starting with the same id, a blank line or one starting with no digits is a line of the
+    sequence before it, counted as one of its samples, though the sequence delivers only its
+    first line's label and image (:meth:`Base64ImageDeserializer.counted_lengths`).  Without
+    ids (``PopulateFromLines``) every line is a sequence: its label is the text before the
+    first tab, its image all after it (a line of three fields then holds no image CNTK can
+    decode), and a blank one reads the label and image of the next line, as ``strtoull``
+    skips white space (``GetSequence``).
+
+    Per sequence: ``starts``/``sizes`` (byte offset and length of its image text),
+    ``line_bytes`` (its bytes, ends of lines included), ``reads`` (for a blank line of a file
+    without ids, the sequence whose label and image it reads, else -1), ``counted`` (the lines
+    CNTK counts as its samples) and ``unreadable`` (why CNTK cannot read its label, or None).
+    """
+
+    def __init__(self, path: str):
+        self.path = path
+        self.table = table = MapTable(path)
+        self.starts: list[int] = []
+        self.sizes: list[int] = []
+        self.line_bytes: list[int] = []
+        self.reads: list[int] = []
+        self.counted: list[int] = []
+        self.unreadable: list[str | None] = []
+        self._labels: list[int] = []
+        self._lines: list[int] = []
+        waiting: list[int] = []     # (blank sequences of a file without ids, before their line)
+        with_ids = prev_id = None
+        with open(path, "rb") as f:
+            offset = 0
+            for number, raw in enumerate(f, 1):
+                here, offset = offset, offset + len(raw)
+                if with_ids is None:
+                    with_ids = _has_sequence_ids(raw[:-1] if raw.endswith(b"\n") else raw)
+                line = raw.rstrip(b"\r\n")
                 if with_ids:
-                    line_bytes[-1] += len(raw)
-                elif with_ids is not None:
-                    waiting.append(len(starts))
-                    starts.append(0)
-                    sizes.append(0)
-                    line_bytes.append(len(raw))
-                    labels.append(0)
-                    lines.append(number)
-                    reads.append(-1)
-                    table.keys.append(None)
-                    table.paths.append(f"line {number}")
-                    table.members.append(None)
-                continue
-            fields = line.split(b"\t")
-            if len(fields) == 2:
-                key, label, data = None, fields[0], fields[1]
-            elif len(fields) == 3:
-                key, label, data = fields
-            else:
-                raise DataError(f"expected [sequenceId<TAB>]label<TAB>base64 image, found "
-                                f"{len(fields)} tab-separated fields", path, number)
-            if with_ids is None:
-                with_ids = key is not None
-            try:
-                value = int(label)
-            except ValueError:
-                raise DataError(f"label {label[:20].decode('utf-8', 'replace')!r} is not an "
-                                f"integer", path, number) from None
-            if value < 0:
-                raise DataError(f"label {value} is negative", path, number)
-            if not data.strip():
-                raise DataError("the image field is empty", path, number)
-            skip = len(line) - len(data)
-            for blank in waiting:
-                starts[blank], sizes[blank] = here + skip, len(data)
-                labels[blank], reads[blank] = value, len(starts)
-            waiting.clear()
-            starts.append(here + skip)
-            sizes.append(len(data))
-            line_bytes.append(len(raw))
-            labels.append(value)
-            lines.append(number)
-            reads.append(-1)
-            table.keys.append(None if key is None else key.decode("utf-8", "replace"))
-            table.paths.append(f"line {number}")
-            table.members.append(None)
-    for blank in waiting:       # (blank lines at the end: nothing after them to read)
-        reads[blank] = len(starts)
-    table.labels = np.asarray(labels, dtype=np.int64)
-    table.lines = np.asarray(lines, dtype=np.int64)
-    return (table, np.asarray(starts, dtype=np.int64), np.asarray(sizes, dtype=np.int64),
-            np.asarray(line_bytes, dtype=np.int64), np.asarray(reads, dtype=np.int64))
+                    m = _ID.match(line if self.starts else line.lstrip())
+                    if self.starts and (m is None or int(m.group()) == prev_id):
+                        self.line_bytes[-1] += len(raw)
+                        self.counted[-1] += 1
+                        continue
+                    if m is None:
+                        if not line.strip():
+                            continue    # (white space before the first text)
+                        raise DataError("expected a sequence id (digits) at the start of the "
+                                        "file's first text: its first line has three "
+                                        "tab-separated fields, so CNTK 2.7 reads the file as "
+                                        "one with ids (CNTK: Expected a sequence id)",
+                                        path, number)
+                    prev_id = int(m.group())
+                    self._sequence_with_id(line, here, raw, number, str(prev_id))
+                    continue
+                if not line.strip():
+                    if self.starts:
+                        waiting.append(len(self.starts))
+                        self._add(0, 0, len(raw), 0, number, None)
+                    continue
+                fields = line.split(b"\t", 1)
+                if len(fields) < 2:
+                    raise DataError("expected [sequenceId<TAB>]label<TAB>base64 image, found "
+                                    "1 tab-separated field", path, number)
+                label, data = fields
+                value, why = self._label(label, path, number, str(number - 1))
+                if not data.strip():
+                    raise DataError("the image field is empty", path, number)
+                for blank in waiting:
+                    self.starts[blank] = here + len(line) - len(data)
+                    self.sizes[blank], self._labels[blank] = len(data), value
+                    self.reads[blank], self.unreadable[blank] = len(self.starts), why
+                waiting.clear()
+                self._add(here + len(line) - len(data), len(data), len(raw), value, number, None,
+                          why)
+        for blank in waiting:       # (blank lines at the end: nothing after them to read)
+            self.reads[blank] = len(self.starts)
+        table.labels = np.asarray(self._labels, dtype=np.int64)
+        table.lines = np.asarray(self._lines, dtype=np.int64)
+
+    def _add(self, start: int, size: int, line_bytes: int, label: int, number: int,
+             key: str | None, unreadable: str | None = None) -> None:
+        self.starts.append(start)
+        self.sizes.append(size)
+        self.line_bytes.append(line_bytes)
+        self.reads.append(-1)
+        self.counted.append(1)
+        self.unreadable.append(unreadable)
+        self._labels.append(label)
+        self._lines.append(number)
+        self.table.keys.append(key)
+        self.table.paths.append(f"line {number}")
+        self.table.members.append(None)
+
+    def _sequence_with_id(self, line: bytes, here: int, raw: bytes, number: int,
+                          key: str) -> None:
+        """A sequence's first line in a file with ids: CNTK reads its label after the first
+        tab and its image after the next one; without them the sequence cannot be read."""
+        fields = line.split(b"\t")
+        if len(fields) > 3:
+            raise DataError(f"expected [sequenceId<TAB>]label<TAB>base64 image, found "
+                            f"{len(fields)} tab-separated fields", self.path, number)
+        if len(fields) < 3:
+            self._add(0, 0, len(raw), 0, number, key,
+                      "cannot parse a label value: the line has no label and image fields "
+                      f"after its sequence id (CNTK: Cannot parse label value for sequence "
+                      f"'{key}')")
+            return
+        value, why = self._label(fields[1], self.path, number, key)
+        data = fields[2]
+        if not data.strip():
+            raise DataError("the image field is empty", self.path, number)
+        self._add(here + len(line) - len(data), len(data), len(raw), value, number, key, why)
+
+    @staticmethod
+    def _label(label: bytes, path: str, number: int, key: str) -> tuple[int, str | None]:
+        """(the label, None), or (0, why) for a label that is not an integer, which CNTK 2.7
+        refuses when it reads the sequence ("Cannot parse label value"); a negative one is
+        refused now."""
+        try:
+            value = int(label)
+        except ValueError:
+            return 0, (f"label {label[:20].decode('utf-8', 'replace')!r} is not an integer "
+                       f"(CNTK: Cannot parse label value for sequence '{key}')")
+        if value < 0:
+            raise DataError(f"label {value} is negative", path, number)
+        return value, None
 
 
 def _byte_chunks(sizes: np.ndarray, limit: int) -> np.ndarray:
@@ -143,14 +211,18 @@ class Base64ImageDeserializer(ImageDeserializer):
         self.path = os.path.abspath(self._given_file)
         refuse_special_file(self.path, DataError)
         try:
-            (self._table, self._starts, self._sizes, self._line_bytes,
-             self._blank_reads) = _index(self.path)
+            index = _Index(self.path)
         except FileNotFoundError:
             raise DataError("file does not exist", self.path) from None
         except IsADirectoryError:
             raise DataError("expected a base64 image file, found a folder", self.path) from None
         except OSError as exc:
             raise DataError(f"cannot read the file: {exc.strerror or exc}", self.path) from None
+        self._table = index.table
+        self._starts, self._sizes, self._line_bytes, self._blank_reads, self._counted = (
+            np.asarray(v, dtype=np.int64) for v in (index.starts, index.sizes, index.line_bytes,
+                                                    index.reads, index.counted))
+        self._unreadable = index.unreadable
         if not len(self._table):
             raise DataError("no samples (the file is empty or holds only blank lines)",
                             self.path)
@@ -187,6 +259,25 @@ class Base64ImageDeserializer(ImageDeserializer):
         """
         return _byte_chunks(self._line_bytes, self.chunk_bytes) * self._pipeline.views
 
+    def counted_lengths(self) -> np.ndarray | None:
+        """The lines of each sequence of a file with sequence ids, which CNTK 2.7 counts as
+        its samples though it delivers one image (see :class:`_Index`); ``None`` where every
+        sequence is one line.
+
+        Example:
+            >>> import base64, os, tempfile
+            >>> from stadyn.io import StreamDef, StreamDefs, encode_image
+            >>> p = os.path.join(tempfile.mkdtemp(), 'images.txt')
+            >>> png = base64.b64encode(encode_image(np.zeros((2, 2, 3), np.uint8))).decode()
+            >>> _ = open(p, 'w').write(''.join(f'{k}\\t0\\t{png}\\n' for k in (7, 7, 8)))
+            >>> d = Base64ImageDeserializer(p, StreamDefs(f=StreamDef(field='image')))
+            >>> len(d), d.keys(), d.counted_lengths().tolist()
+            (2, ['7', '8'], [2, 1])
+        """
+        if not (self._counted > 1).any():
+            return None
+        return np.repeat(self._counted, self._pipeline.views)
+
     def _check_labels(self, start: int = 0, stop: int | None = None) -> None:
         # (CNTK 2.7 checks a line's label when it reads the line's chunk, at the first
         # minibatch that reads from it, Base64ImageDeserializer.cpp:87-89: read_batch)
@@ -201,6 +292,9 @@ class Base64ImageDeserializer(ImageDeserializer):
         if self._label_stream is not None:
             self._check_chunk_labels(ids)
         self._check_blank_lines(ids)
+        for entry in (np.asarray(ids, dtype=np.int64) // self._pipeline.views).tolist():
+            if self._unreadable[entry] is not None:
+                raise DataError(self._unreadable[entry], *self._where(entry))
         return super().read_batch(ids, rngs)
 
     def _cut(self) -> tuple[int, np.ndarray, set]:

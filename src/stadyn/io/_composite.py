@@ -148,6 +148,17 @@ class Composite:
     def __len__(self) -> int:
         return self._length
 
+    @property
+    def counted_lengths(self) -> np.ndarray | None:
+        """The samples CNTK 2.7 counts for each joined sequence where they are not what it
+        delivers (:meth:`Deserializer.counted_lengths` of the first deserializer, whose
+        sequence infos its randomizers read), for data of one sample a sequence; else None."""
+        counted = self.deserializers[0].counted_lengths()
+        if counted is None or self.lengths is not None:
+            return None
+        counted = np.asarray(counted, dtype=np.int64)
+        return counted if self.maps[0] is None else counted[self.maps[0]]
+
     def keys(self) -> list[str]:
         """The key of each joined sequence, in order: the first deserializer's (its position
         where it has none), as CNTK's Bundler keys a bundle by its primary's sequence."""

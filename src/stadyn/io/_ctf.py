@@ -346,6 +346,22 @@ class CTFDeserializer(WholeChunkParses, Deserializer):
         self.max_errors = int(max_errors)
         self._skipped: set[tuple[int | None, str]] = set()   # the malformed inputs met
 
+    def copy_for_source(self) -> "CTFDeserializer":
+        """As :meth:`Deserializer.copy_for_source`, the copy counting its own malformed
+        inputs from none: CNTK 2.7 makes each source's reader, and its count of errors, anew
+        (case ``io42__ctf_max_errors_per_source``).
+
+        Example:
+            >>> from stadyn.io import StreamDef, StreamDefs
+            >>> d = CTFDeserializer.from_bytes(b'0 |x 1 |y 1\\n0 |x a |y 2\\n',
+            ...     StreamDefs(x=StreamDef(shape=1), y=StreamDef(shape=1)), max_errors=1)
+            >>> d.copy_for_source()._skipped is d._skipped
+            False
+        """
+        copy = super().copy_for_source()
+        copy._skipped = set()
+        return copy
+
     def _skip(self, err: DataError) -> None:
         """Count a malformed input against ``max_errors`` (once per line and message)."""
         key = (err.line, err.reason)
@@ -435,9 +451,7 @@ class CTFDeserializer(WholeChunkParses, Deserializer):
         self._parse_sequence(0, counted=False)
         # (the file that read opened reopens lazily on the next read: a source reads its own
         # copy of this deserializer, so a handle kept here would stay open until collected)
-        if self._h_file is not None:
-            self._h_file.close()
-            self._h_file = None
+        self._close_handles()
 
     def __len__(self) -> int:
         return len(self._index)

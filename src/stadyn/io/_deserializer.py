@@ -95,6 +95,13 @@ class Deserializer(abc.ABC):
         """Samples per sequence (``None`` when every sequence is one sample)."""
         return None
 
+    def counted_lengths(self) -> np.ndarray | None:
+        """Samples CNTK 2.7's randomizers count for each sequence where that is not what the
+        sequence delivers (``None``: what it delivers), while its sweep holds one sample a
+        sequence: a base64 image sequence of several lines (``_base64_image.py``).  A source
+        fills its minibatches and ends its sweeps by these counts."""
+        return None
+
     #: Whether frame mode cuts this deserializer's sequences into frames, as CNTK 2.7's HTK
     #: feature and MLF deserializers do (their ``frameMode``).  Every other CNTK reader gives
     #: its sequences whole there, and CNTK's frame packer refuses a minibatch holding one of
@@ -204,6 +211,11 @@ class Deserializer(abc.ABC):
 
     def close(self) -> None:
         """Close files this process opened (they reopen lazily on the next read)."""
+        self._close_handles()
+
+    def _close_handles(self) -> None:
+        """Close the open files and archives kept in ``_h_*`` attributes (:meth:`close`'s
+        work, for a deserializer that closes what it opened while it was being made)."""
         for name in [k for k in vars(self) if k.startswith("_h_")]:
             handle = vars(self)[name]
             if handle is not None:

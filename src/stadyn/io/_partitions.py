@@ -120,8 +120,11 @@ def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, 
     while True:
         block = np.arange(position, position + max(count * limit, 16), dtype=np.int64)
         ids = source._sample_ids(block)
-        lengths = (np.ones(len(block), np.int64) if source._lengths is None
-                   else source._lengths[ids].astype(np.int64))
+        # (samples as CNTK counts them: a base64 sequence of several lines counts each,
+        # source._counted, and its sweep then ends by samples: source._exhausted)
+        counts = source._lengths if source._counted is None else source._counted
+        lengths = (np.ones(len(block), np.int64) if counts is None
+                   else counts[ids].astype(np.int64))
         local = partition_of(source, block, ids, count, index)
         for p, length, own in zip(block.tolist(), lengths.tolist(), local.tolist()):
             if source._exhausted(p, samples + walked):

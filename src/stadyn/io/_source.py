@@ -28,22 +28,20 @@ from ._deserializer import Deserializer, StreamBatch, drop_invalid
 from ._frame_mode import FrameComposite, NonFrameSequenceError
 from ._minibatch_data import Minibatch, MinibatchData
 from ._local_timeline import local_timeline_walk, marker_met, restore_marker, single_sweep_end
-from ._partitions import END_OF_ENDLESS, partition_walk
+from ._partitions import partition_walk
 from ._block_restore import BlockCursor
 from ._reader_errors import ReaderError
-from ._cntk_order import (block_layout, block_order, chunk_window_default,
-                          tumbling_order)
+from ._cntk_order import chunk_window_default
 from ._streams import Record, StreamInformation
 from ._chunk_loads import ChunkLoads
 from ._source_jobs import Job, WorkerJobs
+from ._source_plan import INFINITELY_REPEAT, SourcePlan
 from ._workers import WorkerPool
 
 __all__ = ["MinibatchSource", "MinibatchData", "FULL_DATA_SWEEP",
            "INFINITELY_REPEAT", "INFINITE_SAMPLES", "DEFAULT_RANDOMIZATION_WINDOW_IN_CHUNKS"]
 
-_SIZE_MAX = (1 << 64) - 1
-#: ``max_samples`` / ``max_sweeps`` value meaning "never stop" (CNTK's SIZE_MAX).
-INFINITELY_REPEAT = _SIZE_MAX
+_SIZE_MAX = INFINITELY_REPEAT     # (CNTK's SIZE_MAX: "never stop", _source_plan.py)
 INFINITE_SAMPLES = _SIZE_MAX
 #: ``max_samples`` value meaning "one sweep over the data" (CNTK's SIZE_MAX - 1).
 FULL_DATA_SWEEP = _SIZE_MAX - 1
@@ -56,7 +54,7 @@ def _copy_for_source(d):
     return d.copy_for_source() if isinstance(d, Deserializer) else d
 
 
-class MinibatchSource(ChunkLoads, WorkerJobs):
+class MinibatchSource(SourcePlan, ChunkLoads, WorkerJobs):
     """Deliver minibatches from deserializers, as CNTK's ``cntk.io.MinibatchSource``.
 
     Args:
@@ -148,6 +146,11 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
             self._composite = FrameComposite(self._composite)
         self._sweep_length = len(self._composite)
         self._lengths = self._composite.sample_counts if frame_mode else self._composite.lengths
+        # samples CNTK 2.7 counts for sequences that deliver one (a base64 sequence of several
+        # lines): minibatches fill, and sweeps of one sample a sequence end, by these
+        # (in frame mode too: such data is not cut into frames, its sequences are its frames)
+        self._counted = None if self._lengths is not None else \
+            (self._composite.inner if frame_mode else self._composite).counted_lengths
         if max_samples == FULL_DATA_SWEEP:
             max_samples, max_sweeps = INFINITELY_REPEAT, min(max_sweeps, 1)
         if max_samples < 0 or max_sweeps < 0:
@@ -173,7 +176,8 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
         self._chunks = self._composite.chunk_sizes() if self._randomize else None
         # CNTK 2.7's block randomizer's state, which decides how a restore randomizes anew
         self._cursor = BlockCursor(self._seed, self._sweep_length, self._block_layout,
-                                   self._sweep_order, self._lengths) \
+                                   self._sweep_order,
+                                   self._lengths if self._counted is None else self._counted) \
             if self._cntk_restore and self._randomize and self._sweep_length and \
             self._composite.randomizer != "tumbling" else None
         # the (position, offset) CNTK's next read sets its reader to after its StartEpoch: the
@@ -247,92 +251,6 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
             raise ValueError(f"partition_index must be in 0..num_data_partitions-1, got "
                              f"{index} of {count}")
         return int(count), int(index)
-
-    def _order(self, sweep: int) -> np.ndarray:
-        return self._sweep_order(
-            sweep, None if self._cursor is None else self._cursor.sequence_seed_of(sweep))
-
-    def _sweep_order(self, sweep: int, sequence_seed: int | None) -> np.ndarray:
-        """Sweep ``sweep``'s order with its sequences swapped with ``sequence_seed`` (``None``:
-        CNTK's own), kept for the last three asked (the reader's and ``BlockCursor``'s)."""
-        key = (sweep, sequence_seed)
-        order = self._orders.get(key)
-        if order is None:
-            order = self._cntk_order(*key)
-            self._orders[key] = order
-            while len(self._orders) > 3:
-                self._orders.popitem(last=False)
-        return order
-
-    def _cntk_order(self, sweep: int, sequence_seed: int | None = None) -> np.ndarray:
-        window, in_samples = self._window
-        if self._composite.randomizer == "tumbling":
-            if in_samples:   # CNTK grows such a window chunk by chunk: here, its mean in chunks
-                per_chunk = self.sweep_size / max(len(self._chunks), 1)
-                window = max(1, round(window / max(per_chunk, 1)))
-            return tumbling_order(self._chunks, self._seed, sweep, window)
-        return block_order(self._chunks, self._seed + sweep, window, **self._block_window(),
-                           sequence_seed=sequence_seed)
-
-    def _block_window(self) -> dict:
-        samples = None
-        if self._window[1] and self._lengths is not None:
-            bounds = np.concatenate([[0], np.cumsum(self._chunks)]).astype(np.int64)
-            total = np.concatenate([[0], np.cumsum(self._lengths)]).astype(np.int64)
-            samples = np.diff(total[bounds])
-        return {"window_in_samples": self._window[1], "chunk_samples": samples}
-
-    def _block_layout(self, sweep: int):
-        return block_layout(self._chunks, self._seed + sweep, self._window[0],
-                            **self._block_window())
-
-    def _sample_ids(self, positions: np.ndarray) -> np.ndarray:
-        n = self._sweep_length
-        within = positions % n
-        if not self._randomize:
-            return within
-        ids = np.empty_like(positions)
-        sweeps = positions // n
-        for sweep in np.unique(sweeps).tolist():
-            sel = sweeps == sweep
-            ids[sel] = self._order(sweep)[within[sel]]
-        return ids
-
-    def _exhausted(self, position: int, samples: int) -> bool:
-        if self._sweep_length == 0 or samples >= min(END_OF_ENDLESS, self._epoch_end):
-            return True     # (no data; a partition at the end of endless data; the epoch's end)
-        if self._max_sweeps != INFINITELY_REPEAT and \
-                position >= self._max_sweeps * self._sweep_length:
-            return True
-        return self._max_samples != INFINITELY_REPEAT and samples >= self._max_samples
-
-    def _plan(self, position: int, samples: int, n: int) -> tuple[int, int]:
-        """(end position, samples taken) of a minibatch of n samples starting at ``position``."""
-        if self._exhausted(position, samples):
-            return position, 0
-        if self._lengths is None:
-            take = n
-            if self._max_sweeps != INFINITELY_REPEAT:
-                take = min(take, self._max_sweeps * self._sweep_length - position)
-            if self._max_samples != INFINITELY_REPEAT:
-                take = min(take, self._max_samples - samples)
-            if self._epoch_end != INFINITELY_REPEAT:   # plain samples: cntk.exe's reader
-                take = min(take, self._epoch_end - samples)     # stops at the epoch end exactly
-                # (sequences are whole: _exhausted stops after the one that crosses it)
-            return position + take, take
-        end, taken = position, 0
-        while not self._exhausted(end, samples + taken):
-            length = int(self._lengths[self._sample_ids(np.array([end]))[0]])
-            if taken and taken + length > n:
-                break
-            if taken and self._max_samples != INFINITELY_REPEAT and \
-                    samples + taken + length > self._max_samples:
-                break
-            taken += length
-            end += 1
-            if taken >= n:
-                break
-        return end, taken
 
     # -- the public reading API
 
@@ -418,8 +336,13 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
             if self._restore_to is not None:
                 self._cntk_start()
             elif self._reader_config is not None:   # (a new minibatch size: SetConfiguration
-                self._position, moved = self._cursor.set_state(self._position)  # seeks)
+                self._position, moved = self._cursor.set_state(  # seeks)
+                    self._position, None if self._counted is None
+                    else self._samples % self._sweep_length)
                 self._samples += moved
+        elif self._counted is not None and not self._randomize and \
+                (config is None or self._reader_config is not None):
+            self._position, self._samples = self._seek_counted(self._samples)
         self._reader_config = config
         sweep = max(self._sweep_length, 1)
         self._partition_base = self._position // sweep * sweep
@@ -442,10 +365,13 @@ class MinibatchSource(ChunkLoads, WorkerJobs):
 
     def _deliver(self, batch: dict[str, StreamBatch], end: int, taken: int,
                  targets: list[tuple[Hashable, StreamInformation]]) -> dict:
-        end_of_sweep = end // self._sweep_length > self._position // self._sweep_length
+        end_of_sweep = end // self._sweep_length > self._position // self._sweep_length \
+            if self._counted is None else \
+            (self._samples + taken) // self._sweep_length > self._samples // self._sweep_length
         if end_of_sweep:    # (the parses kept for a sweep's sequences are not kept past it)
             self._composite.release_chunks()
         self._position, self._samples = end, self._samples + taken
+        self._position = self._counted_start(end, self._samples)
         self._refused = None
         batch, invalid = drop_invalid(batch)
         self._invalid += invalid

@@ -74,7 +74,7 @@ class WorkerJobs:
                   chunks=self._chunks_to_send(positions))
         self._next_job_id += 1
         self._jobs.append(job)
-        self._plan_at = (end, samples + taken)
+        self._plan_at = (self._counted_start(end, samples + taken), samples + taken)
         self._ensure_pool().submit(job.job_id, *self._job(positions), job.chunks)
         return True
 

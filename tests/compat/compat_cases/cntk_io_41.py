@@ -200,16 +200,7 @@ def io41_settings_after_source(C, r):
                 "32 MiB (lines 0-31, 32-39); after line 30 nothing, or a line of 1 MiB of "
                 "spaces; without and with sequence ids.  The labels of a sweep randomized "
                 "with a window of 1 chunk, seed 1 (the chunks' lines stay together), in "
-                "minibatches of 8.  The files (about 41 MiB each) are written by the case",
-           known={"ids_blank": "CNTK 2.7's index counts a line of spaces after a line with a "
-                               "sequence id into that sequence's bytes and samples "
-                               "(IndexBuilder.cpp PopulateImpl: a sequence runs to the next "
-                               "id, each line a sample), so line 30 (0-based) is a sequence of "
-                               "2 samples that delivers one image; the sweep ends after 40 "
-                               "counted samples (Base64ImageDeserializer.cpp ChunkInfos: one "
-                               "per sequence), 39 sequences, the last of the order (line 10) "
-                               "left out; Stadyn delivers all 40 (its chunks are CNTK's: "
-                               "row ids_blank_first_39 equals)"})
+                "minibatches of 8.  The files (about 41 MiB each) are written by the case")
 def io41_base64_chunks_32mib(C, r):
     import base64
     import struct
@@ -267,14 +258,7 @@ def io41_base64_chunks_32mib(C, r):
                 "(IndexBuilder.cpp PopulateFromLines) and a blank one reads the next line of "
                 "its chunk (strtoull skips white space), the last line of a chunk raises "
                 "RuntimeError 'Cannot parse label value'; blank lines before the first image "
-                "line are skipped.  With ids a blank line counts into the sequence before it",
-           known={"ids_middle": "CNTK 2.7 counts a blank line after a sequence as one more "
-                                "sample of it (IndexBuilder.cpp PopulateImpl: every line of "
-                                "a sequence is a sample) but delivers its one image; the "
-                                "sweep ends after 4 counted samples (one per sequence, "
-                                "Base64ImageDeserializer.cpp ChunkInfos): labels [0] [1], "
-                                "num_samples 1 and 1, sequences 2 and 3 never read; Stadyn "
-                                "reads [0, 1] [2, 3]"})
+                "line are skipped.  With ids a blank line counts into the sequence before it")
 def io41_base64_blank_lines(C, r):
     import base64
     import struct
