@@ -155,13 +155,31 @@ def leaky_relu(x, alpha: float = 0.01, name: str = ""):
 
 
 def param_relu(alpha, x, name: str = ""):
-    """``x`` for ``x > 0``, ``alpha * x`` otherwise, with a learnable ``alpha`` (a parameter of
-    the sample's shape, or one broadcasting to it)."""
+    """``x`` for ``x >= 0``, ``alpha * x`` otherwise, with a learnable ``alpha`` (a parameter of
+    the sample's shape, or one broadcasting to it): CNTK 2.7's block ``PReLU`` (Function.cpp
+    ``PReLU``: ``AsBlock`` of ``Select(x < 0, alpha * x, x)``), whose arguments are ``x`` and
+    ``alpha`` (AsBlock maps the parameter to a placeholder too), its constant 0 inside; so
+    ``x == 0`` passes ``x`` on (gradient 1).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(3, name="x")
+        >>> z = C.param_relu(C.parameter((3,), init=0.25, name="alpha"), x, name="pr")
+        >>> f = z.root_function
+        >>> f.op_name, f.is_block, f.name, f.block_root.op_name
+        ('PReLU', True, 'pr', 'Select')
+        >>> z.eval(np.array([[-1, 0, 2]], np.float32)).tolist()
+        [[-0.25, 0.0, 2.0]]
+    """
     refuse_several_outputs(x, "pre_lu")
-    v = operand(x)
-    neg = binary(F.mul2, alpha, wrap(F.minimum_scalar(v, 0.0)))
-    return named(wrap(one_op(F.add2(F.maximum_scalar(v, 0.0), operand(neg)), alpha, v)), name,
-                 "PReLU")
+    if not isinstance(alpha, GraphObject):      # (SWIG takes Variables only)
+        raise NotImplementedError("Wrong number or type of arguments for overloaded function "
+                                  "'pre_lu'.")
+    refuse_name(name, "PReLU")
+    out = element_select(less(x, 0), element_times(alpha, x), x)
+    v = out.variable
+    G.BLOCKS[v] = G.Block("PReLU", name, (operand(x), operand(alpha)))
+    return out
 
 
 def softplus(x, steepness: float = 1, name: str = ""):
