@@ -67,3 +67,183 @@ def param_relu__a_block_prelu(C, r, np):
     out["alpha (1,)"] = [z1.eval({x: data}), z1.grad({x: data}, wrt=[a1])]
     out["numpy alpha"] = _outcome(lambda: C.param_relu(np.float32(0.3), x).shape)
     return out
+
+
+def _scale_classes(C):
+    UserFunction = C.ops.functions.UserFunction
+
+    class Scale(UserFunction):
+        def __init__(self, arg, k=2.0, name="Scale"):
+            super(Scale, self).__init__([arg], name=name)
+            self.k = k
+
+        def forward(self, argument, device=None, outputs_to_retain=None):
+            return None, argument * self.k
+
+        def backward(self, state, root_gradients):
+            return root_gradients * self.k
+
+        def infer_outputs(self):
+            x = self.inputs[0]
+            return [C.output_variable(x.shape, x.dtype, x.dynamic_axes)]
+
+        def serialize(self):
+            return {"k": self.k}
+
+        @staticmethod
+        def deserialize(inputs, name, state):
+            return Scale(inputs[0], k=state["k"], name=name)
+
+    class Scale10(Scale):
+        def clone(self, cloned_inputs):
+            return Scale10(cloned_inputs[0], k=self.k * 10, name=self.name)
+
+        @staticmethod
+        def deserialize(inputs, name, state):
+            return Scale10(inputs[0], k=state["k"], name=name)
+
+    # (module names, as the loader finds a user function's class by its module and name)
+    globals()["Scale"], globals()["Scale10"] = Scale, Scale10
+    return Scale, Scale10
+
+
+def _counted_1(body, runs):
+    def f(x):
+        runs[0] += 1
+        return body(x)
+    return f
+
+
+def _counted_2(body, runs, kind):
+    def f(a, b):
+        runs[0] += 1
+        return body(a, b)
+    if kind is not None:
+        f.__annotations__ = {"a": kind, "b": kind}
+    return f
+
+
+@cntk_case(names=["cntk.ops.functions.Function", "cntk.Function.update_signature",
+                  "cntk.Function.eval", "cntk.Function.root_function"],
+           note="how many times CNTK 2.7 runs a @C.Function's body (a counter in it): once as "
+                "it is decorated, and not again for two calls on inputs, str, outputs, "
+                "root_function, update_signature, eval -- bodies of relu, a Dense made "
+                "outside, reduce_sum, times by a constant, splice, a typed argument; twice "
+                "at decoration where the walk of the result meets the arguments out of the "
+                "Python order (b + a * 2, b + a, splice(b, a), a tuple (b * 2, a * 2), "
+                "relu(b) + a; a + b and a * b once), typed or not (functions.py:248-252); "
+                "Stadyn ran an untyped body twice as decorated and again on each call and "
+                "update_signature (3 vs 1 after a call)")
+def function_decorator__body_runs_once(C, r, np):
+    for n in ("cntk.ops.functions.Function", "cntk.Function.update_signature",
+              "cntk.Function.eval", "cntk.Function.root_function"):
+        r.touch(n)
+    Tensor = C.layers.typing.Tensor
+    dense = C.layers.Dense(2, init=1.0)
+    one = np.ones((1, 3), np.float32)
+    steps = [("call", lambda f: f(C.input_variable(3))),
+             ("call again", lambda f: f(C.input_variable(3))),
+             ("str", lambda f: str(f)), ("outputs", lambda f: f.outputs),
+             ("root_function", lambda f: f.root_function.op_name),
+             ("update_signature", lambda f: f.update_signature(3)),
+             ("eval", lambda f: f(one))]
+    bodies = {"relu": lambda x: C.relu(x) * 2, "dense": lambda x: dense(x) + 1,
+              "reduce_sum": lambda x: C.reduce_sum(x, axis=0),
+              "times": lambda x: C.times(x, C.constant(np.ones((3, 2), np.float32))),
+              "identity": lambda x: x}
+    out = {}
+    for key, body in sorted(bodies.items()):
+        runs = [0]
+        g = C.Function(_counted_1(body, runs))
+        counts = [["decorated", runs[0]]]
+        for label, step in steps:
+            step(g)
+            counts.append([label, runs[0]])
+        out[key] = counts
+    runs = [0]
+
+    def typed(x: Tensor[3]):
+        runs[0] += 1
+        return x * 2
+    g = C.Function(typed)
+    g(one)
+    g(one)
+    out["typed"] = runs[0]
+    pairs = {"b + a * 2": lambda a, b: b + a * 2, "a + b": lambda a, b: a + b,
+             "b + a": lambda a, b: b + a, "splice(b, a)": lambda a, b: C.splice(b, a),
+             "tuple": lambda a, b: (b * 2, a * 2), "a * b": lambda a, b: a * b,
+             "relu(b) + a": lambda a, b: C.relu(b) + a}
+    for key, body in sorted(pairs.items()):
+        for typed_ in (False, True):
+            runs = [0]
+            g = C.Function(_counted_2(body, runs, Tensor[3] if typed_ else None))
+            if not typed_:
+                g(C.input_variable(3), C.input_variable(3))
+                g.update_signature(3, 3)
+            out["%s %s" % (key, "typed" if typed_ else "untyped")] = [
+                runs[0], [v.name for v in g.arguments],
+                g(np.ones((1, 3), np.float32), 2 * np.ones((1, 3), np.float32))]
+    return out
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.user_function",
+                  "cntk.Function.save", "cntk.Function.load", "cntk.Function.eval"],
+           note="@C.Function of an untyped argument whose body applies a Dense (made outside, "
+                "init 1) to a UserFunction (k = 3 + the number of body runs: 4), applied to an "
+                "input, evaluated, saved, loaded, the loaded one applied and evaluated, then "
+                "the first applied again: CNTK 2.7 saves the graph its body made once (k 4), "
+                "and a call clones it (the default clone: k 2; Scale10's: k 40): 4 and 80 "
+                "everywhere; Stadyn ran the body again to save it (k 5: the loaded Scale10 "
+                "gave 100) (SILENT)")
+def function_decorator__saved_user_functions_are_the_bodys(C, r, np):
+    import os
+    import tempfile
+    for n in ("cntk.ops.functions.UserFunction", "cntk.Function.save", "cntk.Function.load",
+              "cntk.Function.eval"):
+        r.touch(n)
+    out = {}
+    for cls in _scale_classes(C):
+        runs = []
+        dense = C.layers.Dense(2, init=1.0)
+
+        @C.Function
+        def f(x):
+            runs.append(1)
+            return dense(C.user_function(cls(x, k=3.0 + len(runs))))
+        ones = np.ones((1, 2), np.float32)
+        y = C.input_variable(2)
+        first = f(y).eval({y: ones})
+        path = os.path.join(tempfile.mkdtemp(), "model.cmf")
+        f.save(path)
+        loaded = C.Function.load(path)
+        y2 = C.input_variable(2)
+        again = loaded(y2).eval({y2: ones})
+        y3 = C.input_variable(2)
+        out[cls.__name__] = [first, again, f(y3).eval({y3: ones}), len(runs)]
+    return out
+
+
+@cntk_case(names=["cntk.ops.functions.Function", "cntk.Function.arguments"],
+           note="a Python function with parameters of default values made a Function: CNTK "
+                "2.7 takes only those without one as its arguments (get_python_function_"
+                "arguments, cntk/internal/utils.py:109-111: the others keep their defaults), "
+                "untyped, typed, by with_signature; Stadyn made each an argument ('k' a "
+                "placeholder: 'CNTK Function expected 2 arguments, got 1')")
+def function_decorator__defaulted_parameters_are_no_arguments(C, r, np):
+    r.touch("cntk.ops.functions.Function")
+    r.touch("cntk.Function.arguments")
+    Tensor = C.layers.typing.Tensor
+
+    def scaled(x, k=3.0):
+        return x * k
+
+    def typed(x: Tensor[2], k=3.0):
+        return x * k
+    out = {}
+    ones = np.ones((1, 2), np.float32)
+    for key, f in (("untyped", C.Function(scaled)), ("typed", C.Function(typed)),
+                   ("with_signature", C.Function.with_signature(Tensor[2])(scaled))):
+        y = C.input_variable(2)
+        got = _outcome(lambda: f(y).eval({y: ones}))
+        out[key] = [[a.name for a in f.arguments], got]
+    return out
