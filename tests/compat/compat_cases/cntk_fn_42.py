@@ -247,3 +247,39 @@ def function_decorator__defaulted_parameters_are_no_arguments(C, r, np):
         got = _outcome(lambda: f(y).eval({y: ones}))
         out[key] = [[a.name for a in f.arguments], got]
     return out
+
+
+@cntk_case(names=["cntk.ops.functions.UserFunction", "cntk.user_function",
+                  "cntk.Function.update_signature", "cntk.Function.eval"],
+           note="an untyped @C.Function whose body applies a typed @C.Function (its body a "
+                "UserFunction of k = 3 + its runs: 4) to a constant and adds the argument: "
+                "CNTK 2.7 clones the typed one as it is applied (Scale10's clone: k 40) and "
+                "each call of the outer one clones its whole graph again (k 400: 401), "
+                "update_signature binds it in place (41); the default clone gives k 2 (3). "
+                "Stadyn ran both bodies again per call (61, 71, 81, then 91); replaying the "
+                "outer graph without cloning its built part gave 41 on every call (SILENT)")
+def function_decorator__typed_inner_function_cloned_per_call(C, r, np):
+    for n in ("cntk.ops.functions.UserFunction", "cntk.Function.update_signature",
+              "cntk.Function.eval"):
+        r.touch(n)
+    Tensor = C.layers.typing.Tensor
+    out = {}
+    for cls in _scale_classes(C):
+        runs = []
+
+        def inner(y):
+            runs.append(1)
+            return C.user_function(cls(y, k=3.0 + len(runs)))
+        inner.__annotations__ = {"y": Tensor[2]}
+
+        @C.Function
+        def outer(x):
+            return C.Function(inner)(C.constant(np.ones(2, np.float32))) + x
+        values = []
+        for _ in range(3):
+            y = C.input_variable(2)
+            values.append(outer(y).eval({y: np.ones((1, 2), np.float32)}))
+        outer.update_signature(2)
+        values.append(outer.eval({outer.arguments[0]: np.ones((1, 2), np.float32)}))
+        out[cls.__name__] = [values, len(runs)]
+    return out
