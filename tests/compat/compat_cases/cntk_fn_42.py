@@ -31,7 +31,9 @@ def _leaf(v):
                 "each to a placeholder), its block_root Select over Less, ElementTimes and "
                 "x's placeholder; the walks with and without entering it; a clone of each "
                 "method still the block; the value and the gradients at x = -1, 0, 2 (at 0: "
-                "1 to x, as Select passes x on); alpha of shape (1,); a numpy alpha refused")
+                "1 to x, as Select passes x on); alpha of shape (1,); a numpy alpha refused; "
+                "alpha (?, 3) over x (3,): built (?, 3), refused when run (ValueError) until "
+                "a times infers alpha (4, 3)")
 def param_relu__a_block_prelu(C, r, np):
     for n in ("cntk.Function.is_block", "cntk.Function.block_root", "cntk.Function.inputs",
               "cntk.Function.block_arguments_mapping", "cntk.Function.root_function",
@@ -66,6 +68,14 @@ def param_relu__a_block_prelu(C, r, np):
     z1 = C.param_relu(a1, x)
     out["alpha (1,)"] = [z1.eval({x: data}), z1.grad({x: data}, wrt=[a1])]
     out["numpy alpha"] = _outcome(lambda: C.param_relu(np.float32(0.3), x).shape)
+    # alpha of an inferred axis no op has fixed: built, refused when run, until times fixes it
+    w = C.parameter(shape=(C.InferredDimension, 3), init=0.5)
+    x3 = C.input_variable(3)
+    zw = C.param_relu(w, x3)
+    ones = -np.ones((1, 3), np.float32)
+    out["inferred alpha"] = [list(zw.shape), _outcome(lambda: zw.eval({x3: ones}))]
+    C.times(C.input_variable(4), w)
+    out["inferred alpha, times after"] = [list(w.shape), zw.eval({x3: ones})]
     return out
 
 

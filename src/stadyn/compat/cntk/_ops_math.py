@@ -28,7 +28,7 @@ from . import _graph as G
 from ._adapt import (_FLOAT, _tensor, batched, binary, const, float_arrays, named, one_op, operand,
                      operands_dtype, refuse_name, refuse_several_outputs, root_as_output,
                      same_dtype, unwrap, wrap)
-from ._inferred_parameters import infer_nary
+from ._inferred_parameters import infer_nary, refuse_pending
 from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
 from ._mixins import GraphObject
 from ._variables import Constant
@@ -177,6 +177,9 @@ def param_relu(alpha, x, name: str = ""):
                                   "'pre_lu'.")
     refuse_name(name, "PReLU")
     out = element_select(less(x, 0), element_times(alpha, x), x)
+    if not isinstance(out, GraphObject):    # (its ops wait on a parameter's inferred axes:
+        for v in (alpha, x):                # so does the block, made when they are known)
+            refuse_pending(v, "PReLU")
     v = out.variable
     G.BLOCKS[v] = G.Block("PReLU", name, (operand(x), operand(alpha)))
     return out
