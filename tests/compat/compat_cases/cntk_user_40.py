@@ -259,11 +259,6 @@ def user40_binary_convnet(C, r):
 
 @cntk_case(names=["cntk.ops.as_block", "cntk.ops.placeholder", "cntk.ops.convolution"],
            rtol=1e-5, atol=1e-6,
-           known={"blocks": "CNTK 2.7 makes param_relu a block 'PReLU' (Function.cpp:2300 "
-                            "PReLU: AsBlock of ElementSelect over a placeholder), so the "
-                            "blocks are ['PReLU', 'binary_convolve']; Stadyn's param_relu "
-                            "(_ops_math.py) is one primitive op PReLU, no block: "
-                            "['binary_convolve']"},
            note="binary_convnet.py's BinaryConvolution exactly: the convolution of "
                 "CustomMultibit(W, 1) and CustomMultibit(placeholder(operand.shape, "
                 "operand.dynamic_axes), 1) made a block 'binary_convolve' over the operand by "

@@ -31,7 +31,7 @@ from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._deferred_operands import (LAYER_CLASSES, PROBING, UnknownOutput, _keep, _layer_function,
                                  _shapeless)
-from ...graph import source_location, user_location
+from ...graph import source_location, topological_nodes, user_location
 from ._mixins import GraphObject, TensorOpsMixin, waiting_function_eq
 from ._deferred_printed import DeferredPrinting
 from ._deferred_runs import DeferredRuns
@@ -274,6 +274,13 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
                 return memo[key]
             if isinstance(v, GraphObject) and id(v.variable) in bound:
                 return bound[id(v.variable)]
+            if _CLONING[0] and isinstance(v, GraphObject) and holds_user_functions(v.variable):
+                # (a call clones the whole graph in CNTK 2.7: a part built already, a typed
+                # @C.Function applied in the body, has its user functions cloned too)
+                key = ("cloned", id(v.variable))
+                if key not in memo:
+                    memo[key] = _cloned_part(v)
+                return memo[key]
             if loop_of(self, v) is not None:
                 return loop_placeholder(loop_of(self, v), bound, memo, _build_value)
             if isinstance(v, list):
@@ -433,6 +440,23 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
     def is_composite(self) -> bool:
         return True if self._typed is None else self._typed.is_composite
 
+
+
+def holds_user_functions(v) -> bool:
+    """Whether the graph computing the Variable ``v`` holds a user function (an op whose
+    ``function`` its clone makes again, ``ops.functions``' call)."""
+    return v.parent is not None and any(
+        hasattr(node.kwargs.get("function"), "cloned") for node in topological_nodes([v]))
+
+
+def _cloned_part(v):
+    """The clone (parameters and inputs shared, user functions cloned) of the Function ``v``
+    is, or whose output it is."""
+    function = v if hasattr(v, "clone") else v.owner
+    copy = function.clone("share", {a: a for a in function.arguments})
+    if function is v:
+        return copy
+    return copy.outputs[list(function.outputs).index(v)]
 
 
 def _build_value(value: Any, bound: dict, memo: dict):

@@ -28,7 +28,7 @@ from . import _graph as G
 from ._adapt import (_FLOAT, _tensor, batched, binary, const, float_arrays, named, one_op, operand,
                      operands_dtype, refuse_name, refuse_several_outputs, root_as_output,
                      same_dtype, unwrap, wrap)
-from ._inferred_parameters import infer_nary
+from ._inferred_parameters import infer_nary, refuse_pending
 from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
 from ._mixins import GraphObject
 from ._variables import Constant
@@ -155,13 +155,34 @@ def leaky_relu(x, alpha: float = 0.01, name: str = ""):
 
 
 def param_relu(alpha, x, name: str = ""):
-    """``x`` for ``x > 0``, ``alpha * x`` otherwise, with a learnable ``alpha`` (a parameter of
-    the sample's shape, or one broadcasting to it)."""
+    """``x`` for ``x >= 0``, ``alpha * x`` otherwise, with a learnable ``alpha`` (a parameter of
+    the sample's shape, or one broadcasting to it): CNTK 2.7's block ``PReLU`` (Function.cpp
+    ``PReLU``: ``AsBlock`` of ``Select(x < 0, alpha * x, x)``), whose arguments are ``x`` and
+    ``alpha`` (AsBlock maps the parameter to a placeholder too), its constant 0 inside; so
+    ``x == 0`` passes ``x`` on (gradient 1).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> x = C.input_variable(3, name="x")
+        >>> z = C.param_relu(C.parameter((3,), init=0.25, name="alpha"), x, name="pr")
+        >>> f = z.root_function
+        >>> f.op_name, f.is_block, f.name, f.block_root.op_name
+        ('PReLU', True, 'pr', 'Select')
+        >>> z.eval(np.array([[-1, 0, 2]], np.float32)).tolist()
+        [[-0.25, 0.0, 2.0]]
+    """
     refuse_several_outputs(x, "pre_lu")
-    v = operand(x)
-    neg = binary(F.mul2, alpha, wrap(F.minimum_scalar(v, 0.0)))
-    return named(wrap(one_op(F.add2(F.maximum_scalar(v, 0.0), operand(neg)), alpha, v)), name,
-                 "PReLU")
+    if not isinstance(alpha, GraphObject):      # (SWIG takes Variables only)
+        raise NotImplementedError("Wrong number or type of arguments for overloaded function "
+                                  "'pre_lu'.")
+    refuse_name(name, "PReLU")
+    out = element_select(less(x, 0), element_times(alpha, x), x)
+    if not isinstance(out, GraphObject):    # (its ops wait on a parameter's inferred axes:
+        for v in (alpha, x):                # so does the block, made when they are known)
+            refuse_pending(v, "PReLU")
+    v = out.variable
+    G.BLOCKS[v] = G.Block("PReLU", name, (operand(x), operand(alpha)))
+    return out
 
 
 def softplus(x, steepness: float = 1, name: str = ""):

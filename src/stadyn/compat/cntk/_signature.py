@@ -25,11 +25,12 @@ import inspect
 
 from ...graph import Variable, joint_inference
 from . import _graph as G
-from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap, wrap
+from ._adapt import STRICT_DYNAMIC_AXES, unwrap, wrap
 from ._argument_binding import ArgumentBinding
+from ._body_runs import replayable, run_body
 from ._argument_types import ParameterTensor, Signature, SparseTensor, Tensor, _Type, tensor
 from ._axis import Axis
-from ._deferred import PROBING, Deferred
+from ._deferred import Deferred, pending
 from ._deferred_operands import waiting_of
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import bind, late
@@ -37,7 +38,7 @@ from ._mixins import GraphObject, TensorOpsMixin
 from ._model_file import ModelFormat
 from ._model_save import save_roots
 from ._user_clones import body_run
-from ._step_checks import check_function_result, constructing, waiting_result
+from ._step_checks import NOT_BUILT, check_function_result
 from ._variables import input_variable, placeholder
 
 __all__ = ["Tensor", "SparseTensor", "ParameterTensor", "tensor", "Signature"]
@@ -68,29 +69,54 @@ def _input_of_type(kind, name: str = ""):
 def _function_of_callable(f, types=(), named_types=None):
     """The Function a Python function computes from its arguments (typed: inputs; untyped:
     placeholders)."""
+    # (those with defaults are none of its arguments: CNTK 2.7's get_python_function_arguments
+    # takes them as always left at their defaults, cntk/internal/utils.py:109-111)
     names = [n for n, p in inspect.signature(f).parameters.items()
-             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+             if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD) and p.default is p.empty]
     given = {**getattr(f, "__annotations__", {}), **dict(zip(names, types)),
              **(named_types or {})}
     arguments = [_argument(n, given.get(n)) for n in names]
-    probing = PROBING[0]
-    PROBING[0] = any(G.kind_of(unwrap(a)) == "placeholder" for a in arguments)
+    untyped = any(G.kind_of(unwrap(a)) == "placeholder" for a in arguments)
     first: list = []        # (its user functions: those a call of a waiting one clones)
-    try:
-        with constructing(arguments), body_run(first, cloned=False):
-            out = f(*arguments)
-    except ShapelessPlaceholderError:
-        # untyped arguments an op needs the shape of: the graph is built when the Function is
-        # applied to operands with shapes (CNTK infers the placeholders' shapes then)
-        PROBING[0] = False
-        with constructing(arguments):
-            waiting = waiting_result(f, arguments)
-        check_function_result(f, names, arguments, waiting)
-        return _Deferred(f, arguments, first)
-    finally:
-        PROBING[0] = probing
+    out = run_body(f, arguments, untyped, first)
+    if len(names) > 1 and out is not NOT_BUILT:
+        # CNTK 2.7 runs the body once more where the walk of its result meets the arguments
+        # in another order than the Python function's (functions.py:248-252, its Tuple
+        # block), and keeps that run's graph
+        seen = _walk_order(out, untyped)
+        if sorted(seen) == sorted(names) and seen != names:
+            first.clear()
+            out = run_body(f, arguments, untyped, first)
+    if out is NOT_BUILT or (untyped and _waits(out)):
+        check_function_result(f, names, arguments, out)
+        deferred = _Deferred(f, arguments, first)
+        if out is not NOT_BUILT:      # (its graph over the placeholders: calls replay it)
+            deferred.__dict__["_waiting"] = out
+            deferred.__dict__["_decorated"] = _as_function(out) if isinstance(
+                out, (tuple, list)) else out
+        return deferred
     check_function_result(f, names, arguments, out)
     return _in_signature_order(_as_function(out), arguments)
+
+
+def _walk_order(out, untyped: bool) -> list:
+    """The names of the arguments (or placeholders) of a body's result in the order the walk
+    of its graph meets them (CNTK 2.7's ``signature`` of it); [] where it cannot tell."""
+    try:
+        function = _as_function(out)
+        found = function.placeholders if untyped and _waits(out) else function.arguments
+        return [a.name for a in found]
+    except Exception:       # noqa: BLE001 - (no order to tell: the body is not run again)
+        return []
+
+
+def _waits(out) -> bool:
+    """Whether what a body returned over its untyped arguments waits for their shapes: an op
+    made on them (a waiting Function or its output), not a placeholder returned as it is."""
+    if isinstance(out, (tuple, list)):
+        return any(_waits(o) for o in out)
+    return isinstance(out, (Deferred, _Deferred)) or isinstance(getattr(out, "waiting", None),
+                                                                Deferred)
 
 
 def argument_leaves(values: list) -> list[Variable]:
@@ -252,10 +278,33 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         strict = STRICT_DYNAMIC_AXES[0]
         STRICT_DYNAMIC_AXES[0] = True
         try:
+            replayed = self._replayed(values, call)
+            if replayed is not None:
+                return replayed
             with body_run(self._first_user_functions, cloned=call):
                 return self._fn(*values)
         finally:
             STRICT_DYNAMIC_AXES[0] = strict
+
+    def _replayed(self, values: list, call: "bool | str"):
+        """The graph its body made over its placeholders as it was decorated (CNTK 2.7 runs
+        the body once), built on ``values`` in their place: in a ``call``, a clone of it
+        (its parameters shared, each user function's ``clone``), with ``call="bound"`` bound
+        in place; None where there is no such graph, or a value has no shape yet (the body
+        runs again on them)."""
+        waiting = self.__dict__.get("_decorated")
+        if not isinstance(waiting, Deferred) or not call or pending(tuple(values), {}) or \
+                not all(replayable(part._fn) for part in waiting._parts()):
+            return None
+        reads = {id(p.variable) for p in waiting.placeholders}
+        if not reads <= {id(p.variable) for p in self._placeholders}:
+            return None     # (it reads another's placeholder too: an enclosing body's)
+        subs = {p: v for p, v in zip(self._placeholders, values) if id(p.variable) in reads}
+        try:
+            built = waiting.bound_to(subs) if call == "bound" else waiting.clone("share", subs)
+        except Exception:       # noqa: BLE001 - (the body, run again, says what is wrong)
+            return None
+        return None if _waits(built) else built    # (a part still waiting: run again)
 
     def eval(self, arguments=None, outputs=None, device=None, as_numpy: bool = True):
         """Its Function's ``eval`` once its arguments have types; before, refused as CNTK
@@ -358,8 +407,10 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         if self._file_graph() is not None:
             return self._file_graph().root_function()
         graph = self.__dict__.get("_untyped_graph")
-        if graph is None:
-            graph = self.__dict__["_untyped_graph"] = self._built(list(self.arguments))
+        if graph is None:       # (the graph its body made as it was decorated, if any)
+            made = self.__dict__.get("_decorated") if not self._given else None
+            graph = self.__dict__["_untyped_graph"] = made if isinstance(made, Deferred) \
+                else self._built(list(self.arguments))
         return graph.root_function
 
     def find_all_with_name(self, name: str, depth: int = 0) -> list:
@@ -416,9 +467,11 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
 
     def save(self, filename, *args, **kwargs) -> None:
         """Save it as CNTK 2.7 does: its arguments placeholders of unknown shape named after
-        them, the graph the one built for the operands it was last applied to (its parameters
-        the model's own; never applied, its graph over the placeholders, see
-        ``_built_untyped``); what ``Function.load`` gives back waits for operands as this does
+        them, the graph built for the types of the operands it was last applied to (its
+        parameters the model's own, its user functions those its body made as it was
+        decorated, not clones: CNTK 2.7 saves the graph the body made once; never applied,
+        its graph over the placeholders, see ``_built_untyped``); what ``Function.load`` gives
+        back waits for operands as this does
         (``Function.save``'s ``format`` and other options pass through; a graph saved as a
         Stadyn model file, having an op CNTK 2.7 has no form for, keeps its inputs typed).
 
@@ -446,7 +499,7 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         else:
             inputs = [input_variable(shape, is_sparse=sparse, dynamic_axes=axes, name=p.name)
                       for p, (shape, sparse, axes) in zip(self._placeholders, types)]
-            function = _in_signature_order(_as_function(self._fn(*inputs)), inputs)
+            function = _in_signature_order(_as_function(self._built(inputs, "bound")), inputs)
         save_roots(function._roots(), function.arguments, filename,
                    _save_format(*args, **kwargs), function._combine(), untyped=True,
                    stand_ins=types is None)

@@ -47,7 +47,7 @@ from ._deferred_operands import _layer_function
 from ._deferred_reads import parts_of
 from ._function_pure import PARAMETERS_REFUSED, pure
 
-__all__ = ["check_step_function", "check_function_result", "waiting_result", "refuse_unused",
+__all__ = ["check_step_function", "check_function_result", "NOT_BUILT", "refuse_unused",
            "arguments_read", "constructing", "called_on_placeholders"]
 
 # Stadyn's own code: an error raised in it while the step runs on placeholders is Stadyn's
@@ -211,24 +211,9 @@ def refuse_unused(fn: Any, names: list, own: list, read: list) -> None:
                         f"({', '.join(unused)}), which is currently not supported")
 
 
-_FAILED = object()
-
-
-def waiting_result(f: Any, arguments: list) -> Any:
-    """``f``'s result on its ``arguments`` as ops waiting on placeholders (for
-    :func:`check_function_result`; the Function is built when applied); a marker that the
-    check skips where Stadyn cannot run it so.
-
-    Example:
-        >>> import stadyn.compat.cntk as C
-        >>> type(waiting_result(lambda a: a * 2, [C.placeholder()])).__name__
-        'Deferred'
-    """
-    try:
-        with auto_seeds_kept():
-            return f(*arguments)
-    except Exception:       # noqa: BLE001 - (its errors come when it is applied)
-        return _FAILED
+#: what a ``@C.Function``'s body gave where Stadyn could not run it over placeholders (an op
+#: that cannot wait read one): :func:`check_function_result` skips it
+NOT_BUILT = object()
 
 
 def check_function_result(f: Any, names: list, arguments: list, out: Any) -> None:
@@ -249,7 +234,7 @@ def check_function_result(f: Any, names: list, arguments: list, out: Any) -> Non
         ...     print(e)
         CNTK Function '<lambda>' must return a value
     """
-    if out is _FAILED:
+    if out is NOT_BUILT:
         return
     if out is None:
         raise TypeError(f"CNTK Function '{getattr(f, '__name__', '')}' must return a value")
