@@ -64,6 +64,19 @@ def test_references_match_a_fresh_run_of_the_real_framework(framework, tmp_path)
     S.check_refs_current(framework, str(tmp_path))
 
 
+@pytest.mark.parametrize("framework", FRAMEWORKS)
+def test_the_freshness_check_runs_each_waiting_case_once_beside_the_others(framework):
+    """``check_refs_current`` runs the cases of ``S.WAITING`` in processes of their own: every
+    one of them is a case, the main process skips exactly them and the others run each once."""
+    runs = S._generator_runs(framework)
+    skipped = [arg.split("=", 1)[1] for arg in runs[0]]
+    alone = [arg.split("=", 1)[1] for run in runs[1:] for arg in run]
+    assert all(arg.startswith("--skip=") for arg in runs[0])
+    assert all(arg.startswith("--only=") for run in runs[1:] for arg in run)
+    assert sorted(skipped) == sorted(alone) == sorted(S.WAITING[framework])
+    assert set(S.WAITING[framework]) <= set(S.cases(framework))
+
+
 # A stand-in generator: writes the references a..d into --out, aborting (as CNTK 2.7 now and
 # then does) after the first ``crash_after`` files of each run; --missing skips written ones.
 _CRASHING_GENERATOR = """

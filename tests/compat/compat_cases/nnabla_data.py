@@ -127,6 +127,7 @@ def file_cache(nn, r):
         cached.close()
         source = DI.CacheDataSource(folder, shuffle=True, rng=np.random.RandomState(3))
         res["cache shuffled"] = [int(source.next()[0][0]) for _ in range(6)]
+        source.close()      # (its prefetching threads would wait for files until the exit)
         os.makedirs(os.path.join(folder, "d"))        # NNabla does not make the folder
         direct = DI.DataSourceWithFileCache(DI.SimpleDataSource(_load, 5),
                                             cache_dir=os.path.join(folder, "d"),

@@ -24,6 +24,8 @@ def main(framework, version, isolate=None, argv=None):
     parser.add_argument("--only", action="append", default=[], metavar="NAME",
                         help="only the case NAME, or every case starting with NAME* "
                              "(repeatable); stale files are then left alone")
+    parser.add_argument("--skip", action="append", default=[], metavar="NAME",
+                        help="not the case NAME (repeatable); stale files are then left alone")
     parser.add_argument("--missing", action="store_true",
                         help="only the cases with no file in the output folder yet (to resume "
                              "a run that crashed)")
@@ -44,6 +46,10 @@ def main(framework, version, isolate=None, argv=None):
         c.name == o or (o.endswith("*") and c.name.startswith(o[:-1])) for o in args.only)]
     if args.only and not selected:
         sys.exit("no case matches %s" % args.only)
+    unknown = sorted(set(args.skip) - set(cases))
+    if unknown:
+        sys.exit("--skip: no case named %s" % ", ".join(unknown))
+    selected = [c for c in selected if c.name not in args.skip]
     if args.missing:
         selected = [c for c in selected
                     if not os.path.exists(os.path.join(folder, c.name + ".npz"))]
@@ -66,7 +72,7 @@ def main(framework, version, isolate=None, argv=None):
             continue
         H.save_ref(c, results, touched, version, folder)
         written += 1
-    if not args.only and not args.out and not args.missing:
+    if not args.only and not args.skip and not args.out and not args.missing:
         keep = set(H.ref_path(framework, c.name) for c in cases.values() if c.expected is None)
         for path in glob.glob(os.path.join(H.REFS, framework, "*.npz")):
             if path not in keep:
