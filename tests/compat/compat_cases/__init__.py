@@ -74,6 +74,7 @@ MODULES = {
              "cntk_graph_41b",
              "cntk_infer_41",
              "cntk_fn_41",
+             "cntk_user_42",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],

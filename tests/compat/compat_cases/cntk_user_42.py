@@ -1,0 +1,108 @@
+"""A CNTK 2.7 user's own programs (round 42), from CNTK 2.7's own Python tests
+(``cntk/layers/tests/layers_test.py``'s ``test_recurrence``: a ``RecurrenceFrom(GRU)`` whose
+initial state is a sequence on an axis of its own) and what they rest on: ``past_value``,
+``future_value`` and ``delay`` given a sequence as ``initial_state``, which CNTK 2.7 reads as
+that sequence's last step (its first for a delay into the future), whatever its axis; each run
+unchanged on CNTK 2.7 and on ``stadyn.compat.cntk``."""
+
+import functools
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+_returned = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+def _ragged(r, lengths, dim):
+    return [r.randn(n, dim) for n in lengths]
+
+
+@cntk_case(names=["cntk.sequence.past_value", "cntk.sequence.future_value",
+                  "cntk.sequence.delay", "cntk.sequence.input_variable", "cntk.Axis"])
+def user42_delay_from_a_sequence_initial_state(C, r):
+    """``past_value(x, initial_state=s)`` with ``s`` a sequence on another axis (two sequences
+    of 4 and 2 steps) starts each of ``x``'s sequences from ``s``'s last step;
+    ``future_value`` ends them with ``s``'s first; ``delay`` by +-2 likewise; ``s`` on ``x``'s
+    own axis too (not step by step: its last step).  Values, and the gradients w.r.t. ``x``
+    and ``s`` (only the steps read get one); a delay by 3 from an initial state of 2 steps
+    is refused when it runs, as CNTK 2.7 refuses it (ValueError)."""
+    x = C.sequence.input_variable(2, sequence_axis=C.Axis("inputAxis"), needs_gradient=True)
+    s = C.sequence.input_variable(2, sequence_axis=C.Axis("stateAxis"), needs_gradient=True)
+    same = C.sequence.input_variable(2, sequence_axis=C.Axis("inputAxis"),
+                                     needs_gradient=True)
+    xv = r.randn(2, 3, 2)
+    sv = _ragged(r, [4, 2], 2)
+    samev = r.randn(2, 3, 2)
+    res = {}
+    for key, f, init, fed in [
+            ("past", C.sequence.past_value(x, initial_state=s), s, sv),
+            ("future", C.sequence.future_value(x, initial_state=s), s, sv),
+            ("delay +2", C.sequence.delay(x, initial_state=s, time_step=2), s, sv),
+            ("delay -2", C.sequence.delay(x, initial_state=s, time_step=-2), s, sv),
+            ("past same axis", C.sequence.past_value(x, initial_state=same), same, samev)]:
+        feed = {x: xv, init: fed}
+        res[key + " eval"] = np.asarray(f.eval(feed))
+        value, (gx, gs) = r.cntk_forward_backward(f, feed, [x, init])
+        res[key] = np.asarray(value)
+        res[key + " dx"] = np.asarray(gx)
+        res[key + " ds"] = np.concatenate([np.asarray(g) for g in gs])
+    # a delay by 3 from initial states of 4 and 2 steps: CNTK 2.7's ValueError at the run
+    # (its initial state must have 1 step or at least 3)
+    for key, k in [("past 3 short", 3), ("future 3 short", -3)]:
+        f = C.sequence.delay(x, initial_state=s, time_step=k)
+        res[key] = _returned(lambda: np.asarray(f.eval({x: xv, s: sv})).tolist())
+    return res
+
+
+@cntk_case(names=["cntk.layers.RecurrenceFrom", "cntk.layers.GRU", "cntk.layers.LSTM",
+                  "cntk.layers.Recurrence", "cntk.layers.typing.SequenceOver",
+                  "cntk.layers.typing.Tensor", "cntk.layers.typing.Signature",
+                  "cntk.Function"])
+def user42_recurrence_from_a_sequence_initial_state(C, r):
+    """CNTK 2.7's ``test_recurrence``: ``RecurrenceFrom(GRU(5, init=0.05))`` fed an initial
+    state that is a sequence on its own axis gives ``Recurrence(GRU(5, init=0.05),
+    initial_state=0.1)``'s output when every step of it is 0.1 (the test's own expectation);
+    with steps that differ, only the last (going backwards: the first) is read.  Forwards
+    and backwards, GRU and LSTM (two initial-state sequences), sequences of unequal length
+    in the batch; values and the gradients w.r.t. the input and the initial states."""
+    L = C.layers
+    T = C.layers.typing
+    input_axis, state_axis = C.Axis("inputAxis"), C.Axis("stateAxis")
+    In, St = T.SequenceOver[input_axis], T.SequenceOver[state_axis]
+    x = np.reshape(np.arange(0, 25, dtype=np.float32), (1, 5, 5))
+    R = L.Recurrence(L.GRU(5, init=0.05), go_backwards=False, initial_state=0.1)
+
+    @C.Function
+    @T.Signature(In[T.Tensor[5]])
+    def F(x):
+        return R(x)
+
+    RF = L.RecurrenceFrom(L.GRU(5, init=0.05), go_backwards=False)
+
+    @C.Function
+    @T.Signature(s=St[T.Tensor[5]], x=In[T.Tensor[5]])
+    def FF(s, x):
+        return RF(s, x)
+
+    res = {"constant": np.asarray(F(x)[0]), "from 0.1": np.asarray(FF(np.ones((1, 5, 5)) * 0.1,
+                                                                        x)[0])}
+    xs = r.randn(2, 3, 2)
+    hs = _ragged(r, [4, 2], 3)
+    cs = _ragged(r, [4, 2], 3)
+    for key, backwards in [("forward", False), ("backward", True)]:
+        gru = L.RecurrenceFrom(L.GRU(3, init=0.1), go_backwards=backwards)
+        lstm = L.RecurrenceFrom(L.LSTM(3, init=0.2), go_backwards=backwards)
+        xv = C.sequence.input_variable(2, sequence_axis=input_axis, needs_gradient=True)
+        hv = C.sequence.input_variable(3, sequence_axis=state_axis, needs_gradient=True)
+        cv = C.sequence.input_variable(3, sequence_axis=state_axis, needs_gradient=True)
+        for cell, f, wrt in [("gru", gru(hv, xv), [xv, hv]),
+                             ("lstm", lstm(hv, cv, xv), [xv, hv, cv])]:
+            feed = {xv: xs, hv: hs, cv: cs} if cell == "lstm" else {xv: xs, hv: hs}
+            value, grads = r.cntk_forward_backward(f, feed, wrt)
+            res["%s %s" % (cell, key)] = np.asarray(value)
+            res["%s %s dx" % (cell, key)] = np.asarray(grads[0])
+            for name, g in zip(["dh", "dc"], grads[1:]):
+                res["%s %s %s" % (cell, key, name)] = np.concatenate([np.asarray(a) for a in g])
+    return res
