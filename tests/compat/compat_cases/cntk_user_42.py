@@ -106,3 +106,45 @@ def user42_recurrence_from_a_sequence_initial_state(C, r):
             for name, g in zip(["dh", "dc"], grads[1:]):
                 res["%s %s %s" % (cell, key, name)] = np.concatenate([np.asarray(a) for a in g])
     return res
+
+
+@cntk_case(names=["cntk.Function.clone", "cntk.ops.functions.CloneMethod",
+                  "cntk.constant", "cntk.Constant.value", "cntk.Function.constants",
+                  "cntk.layers.BatchNormalization", "cntk.Trainer.train_minibatch"])
+def user42_clone_copies_constants(C, r):
+    """CNTK 2.7's ``function_test.py::test_clone_freeze``: ``clone('freeze')`` and
+    ``clone('clone')`` deep-copy the constants a user made (Function.cpp:755-779), so a
+    constant's ``value`` set after the clone changes the original's output and leaves the
+    clone's; ``share`` keeps them.  A BatchNormalization's running statistics (constants)
+    cloned with ``clone``: a training step of the clone moves the clone's, not the
+    original's."""
+    r.touch("cntk.Constant.value", "cntk.Function.constants", "cntk.Function.clone",
+            "cntk.Trainer.train_minibatch")
+    x = C.input_variable(3)
+    k = C.constant(r.randn(3, 2), name="k")
+    w = C.parameter(init=r.randn(3, 2), name="w")
+    f = C.times(x, k) + C.times(x, w)
+    clones = {m: f.clone(getattr(C.ops.functions.CloneMethod, m)) for m in
+              ("freeze", "clone", "share")}
+    xv = r.randn(2, 3)
+    res = {"before %s" % m: np.asarray(c.eval({c.arguments[0]: xv})) for m, c in clones.items()}
+    res["is k"] = {m: [q is k or q == k for q in c.constants] for m, c in clones.items()}
+    k.value = r.randn(3, 2)
+    res["original after"] = np.asarray(f.eval({x: xv}))
+    for m, c in clones.items():
+        res["after %s" % m] = np.asarray(c.eval({c.arguments[0]: xv}))
+        res["constants %s" % m] = sorted(q.name for q in c.constants)
+
+    y = C.input_variable(4)
+    bn = C.layers.BatchNormalization(map_rank=1, normalization_time_constant=2, name="bn")(y)
+    bn_clone = bn.clone(C.ops.functions.CloneMethod.clone)
+    label = C.input_variable(4)
+    loss = C.squared_error(bn_clone, label)
+    trainer = C.Trainer(bn_clone, (loss, None), [C.sgd(bn_clone.parameters, lr=0.1)])
+    yv = r.randn(5, 4) * 2 + 1
+    trainer.train_minibatch({loss.arguments[0]: yv, loss.arguments[1]: r.randn(5, 4)})
+    for key, g in (("bn original", bn), ("bn clone", bn_clone)):
+        res[key + " constants"] = {q.name: np.asarray(q.value).ravel().tolist()
+                                   for q in g.constants if q.name}
+        res[key + " eval"] = np.asarray(g.eval({g.arguments[0]: yv}))
+    return res
