@@ -148,3 +148,30 @@ def user42_clone_copies_constants(C, r):
                                    for q in g.constants if q.name}
         res[key + " eval"] = np.asarray(g.eval({g.arguments[0]: yv}))
     return res
+
+
+@cntk_case(names=["cntk.sequence.last", "cntk.sequence.reduce_sum",
+                  "cntk.sequence.input_variable", "cntk.Function.eval"])
+def user42_begin_flags_split_an_array_into_sequences(C, r):
+    """CNTK 2.7's ``function_test.py::test_sequences_packed_in_single_ndarray``: an array fed
+    to a sequence input is one sequence, but with sequence-begin flags (``{x: (data,
+    [True, True])}``) its first axis holds the sequences (CNTK's ``Value.create``:
+    ``list(np.atleast_1d(data))``), each of one step where it is a step's shape; as many
+    flags as sequences, else CNTK's ValueError.  Inputs before the flagged one in the dict
+    keep their array as one sequence."""
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(2)
+    last = C.sequence.last(x)
+    data = np.asarray([[1, 2], [2, 3]], np.float32)
+    res = {"one sequence": np.asarray(last.eval({x: data})),
+           "two of one step": np.asarray(last.eval({x: (data, [True, True])})),
+           "flags short": _returned(lambda: np.asarray(last.eval({x: (data, [True])})).tolist())}
+    three = r.randn(2, 3, 2)
+    total = C.sequence.reduce_sum(x)
+    res["two of three steps"] = np.asarray(total.eval({x: (three, [True, True])}))
+    res["one of three steps"] = np.asarray(total.eval({x: three[0]}))
+    y = C.sequence.input_variable(2)
+    both = C.sequence.reduce_sum(x) + C.sequence.reduce_sum(y)
+    res["flags on the second input"] = _returned(
+        lambda: np.asarray(both.eval({x: three[0], y: (three[1], [True, True, True])})).tolist())
+    return res
