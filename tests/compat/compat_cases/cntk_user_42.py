@@ -175,3 +175,33 @@ def user42_begin_flags_split_an_array_into_sequences(C, r):
     res["flags on the second input"] = _returned(
         lambda: np.asarray(both.eval({x: three[0], y: (three[1], [True, True, True])})).tolist())
     return res
+
+
+@cntk_case(names=["cntk.layers.Dense", "cntk.layers.Embedding", "cntk.layers.Dropout"])
+def user42_layer_arguments_refused_with_valueerror(C, r):
+    """CNTK 2.7's own ``layers_test.py`` (``test_layers_dense``, ``test_layers_embedding``,
+    ``test_layers_dropout``): the layers' contradictory or missing arguments are refused when
+    the layer is made, each with a ValueError -- Dense's ``input_rank`` with ``map_rank``,
+    Embedding's ``init`` with ``weights``, a shape with ``weights``, neither a shape nor
+    ``weights``, Dropout's rates outside [0, 1), both rates or neither.  Embedding's
+    ``weights`` alone, and under ``default_options(init=...)``, are taken."""
+    L = C.layers
+    calls = [("dense both ranks", lambda: L.Dense(2, input_rank=1, map_rank=1)),
+             ("embedding init and weights",
+              lambda: L.Embedding(shape=None, init=1, weights=[1., 2., 3.])),
+             ("embedding shape and weights", lambda: L.Embedding(3, weights=[1., 2., 3.])),
+             ("embedding no shape", lambda: L.Embedding(name="embedding")),
+             ("dropout 1.5", lambda: L.Dropout(1.5, name="bar")),
+             ("dropout -0.5", lambda: L.Dropout(-0.5)),
+             ("dropout keep -1.5", lambda: L.Dropout(keep_prob=-1.5, name="bar")),
+             ("dropout both", lambda: L.Dropout(0.5, keep_prob=0.5)),
+             ("dropout neither", lambda: L.Dropout())]
+    res = {key: _returned(lambda fn=fn: type(fn()).__name__ and "made") for key, fn in calls}
+    y = C.input_variable(2)
+    table = [[1., 3, 2], [3, 4, 1]]
+    res["weights only"] = np.asarray(L.Embedding(weights=table, name="baz")(y).eval(
+        {y: [[-1., 1.]]}))
+    with C.layers.default_options(init=C.glorot_uniform()):
+        res["weights under default_options"] = np.asarray(L.Embedding(weights=table)(y).eval(
+            {y: [[1., 1.]]}))
+    return res
