@@ -205,3 +205,20 @@ def user42_layer_arguments_refused_with_valueerror(C, r):
         res["weights under default_options"] = np.asarray(L.Embedding(weights=table)(y).eval(
             {y: [[1., 1.]]}))
     return res
+
+
+@cntk_case(names=["cntk.input_variable", "cntk.Function.eval"])
+def user42_zero_d_samples_refused(C, r):
+    """CNTK 2.7's own ``function_test.py::test_0d_data_1d_sample_shape``: a list of 0-d
+    arrays (or NumPy scalars) fed to an input of shape ``(1,)`` is refused (ValueError
+    "Value::Create: The shape '[]' of sequence #0 is not compatible with the sample shape
+    '[1]'"); a list of ``(1,)`` arrays, or nested lists, are taken."""
+    r.touch("cntk.Function.eval")
+    x = C.input_variable(shape=(1,))
+    op = x + x
+    res = {}
+    for key, fed in [("0-d array", [np.asarray(2)]), ("two 0-d", [np.asarray(2), np.asarray(3)]),
+                     ("float32 scalar", [np.float32(2)]), ("(1,) arrays", [np.asarray([2.])]),
+                     ("nested lists", [[2]]), ("array", np.asarray([2]))]:
+        res[key] = _returned(lambda fed=fed: np.asarray(op.eval({x: fed})).tolist())
+    return res
