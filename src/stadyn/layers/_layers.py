@@ -16,13 +16,13 @@ import numpy as np
 
 from .. import cntk_semantics as S
 from .. import functions as F
-from .._errors import ShapeError, StadynError
+from .._errors import ParameterError, ShapeError, StadynError
 from ..graph import Variable, current_scope, first_pass_shape, name_scope
 from ..ops import RandomStream
 from ..parametric import current_registry, get_parameter_or_create
 from .._random import initializer_seed
 from ._init import CNTKInitializer, glorot_uniform, initial_value
-from ._options import default_override_or, resolve
+from ._options import default_override_or, is_default_override, resolve
 
 __all__ = ["Layer", "Sequential", "For", "LayerStack", "ResNetBlock", "SequentialClique", "Dense",
            "MaxPooling", "AveragePooling", "GlobalMaxPooling", "GlobalAveragePooling", "Dropout",
@@ -276,7 +276,7 @@ class Dense(Layer):
                  name: str = ""):
         super().__init__(name)
         if input_rank is not None and map_rank is not None:
-            raise StadynError("Dense: give input_rank or map_rank, not both")
+            raise ParameterError("Dense: give input_rank or map_rank, not both")
         self.shape = _tuple(shape, 1)
         self.activation = resolve("Dense", "activation", activation) or identity
         self.init = resolve("Dense", "init", init)
@@ -384,10 +384,10 @@ class Dropout(Layer):
     def __init__(self, dropout_rate=None, keep_prob=None, seed=None, name: str = ""):
         super().__init__(name)
         if (dropout_rate is None) == (keep_prob is None):
-            raise StadynError("Dropout: give exactly one of dropout_rate and keep_prob")
+            raise ParameterError("Dropout: give exactly one of dropout_rate and keep_prob")
         self.rate = float(dropout_rate if dropout_rate is not None else 1.0 - keep_prob)
         if not 0.0 <= self.rate < 1.0:
-            raise StadynError(f"Dropout: the rate must be in [0, 1), got {self.rate}")
+            raise ParameterError(f"Dropout: the rate must be in [0, 1), got {self.rate}")
         self.seed = -1 if seed is None else (
             seed if isinstance(seed, RandomStream) else RandomStream(seed))
 
@@ -402,6 +402,14 @@ class Embedding(Layer):
     def __init__(self, shape=None, init=default_override_or(glorot_uniform()), weights=None,
                  name: str = ""):
         super().__init__(name)
+        # refused as CNTK 2.7's Embedding refuses them (ValueErrors, when it is made)
+        if weights is not None and not is_default_override(init):
+            raise ParameterError("Embedding: init and weights options are mutually exclusive")
+        if weights is None and shape is None:
+            raise ParameterError("Embedding: output shape must be specified")
+        if weights is not None and shape is not None:
+            raise ParameterError("Embedding: output shape must not be specified when weights "
+                                 "are given")
         self.shape = None if shape is None else _tuple(shape, 1)
         self.init = resolve("Embedding", "init", init)
         self.weights = None if weights is None else np.asarray(weights, dtype=np.float32)

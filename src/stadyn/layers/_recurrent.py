@@ -377,6 +377,11 @@ class RecurrenceFrom(Recurrence):
 
     def apply(self, *args):
         *initial, x = args
+        # an initial state that is a sequence (on any axis) gives its last step, its first
+        # going backwards, as CNTK 2.7's delay with a sequence ``initial_state`` takes it
+        end = S.first if self.go_backwards else S.last
+        initial = [end(h) if getattr(h, "sequence_lengths", None) is not None else h
+                   for h in initial]
         return self._run(initial, x)
 
 

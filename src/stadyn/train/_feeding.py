@@ -127,6 +127,12 @@ def stack_samples(var: Variable, samples: Sequence[Any]) -> np.ndarray:
         stadyn._errors.ShapeError: Value::Create: The shape '[2 x 3]' of sequence #1 is not ...
     """
     arrays = [np.asarray(v, dtype=np.dtype(var.dtype)) for v in samples]
+    sample = _sample_shape(var)
+    for k, a in enumerate(arrays):
+        if a.ndim == 0 and sample:      # (a number for a sample of rank 1 or more)
+            raise ShapeError(f"{_not_compatible((), k, sample)}\ninput {var.graph_name or ''}: "
+                             f"sample {k} is a single number (a 0-d array), the input's samples "
+                             f"are of shape {sample}")
     if free_dimensions(var) and arrays:
         first = arrays[0].shape
         for k, a in enumerate(arrays[1:], 1):

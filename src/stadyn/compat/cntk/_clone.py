@@ -81,14 +81,20 @@ def _refused(op: str, inputs: list, error: ShapeError) -> ShapeError:
 
 
 def _copy_leaf(v: Variable, method: str) -> Variable:
-    """A parameter for a clone: ``share`` keeps it, ``clone`` copies it, ``freeze`` makes a
-    constant of its value.  Constants are kept.  A copy gets a path of its own in the
-    registry's name space (``dense_1/W`` for ``dense/W``) and the same CNTK name."""
-    if method == "share" or not v.need_grad:
+    """A parameter or constant for a clone: ``share`` keeps it, ``clone`` copies it,
+    ``freeze`` makes a constant of its value; a constant the user made (``C.constant``, a
+    layer's) is copied by both, as CNTK 2.7 deep-copies it (Function.cpp:755-779: "constants
+    can also be updated via non-sgd means"), so setting the original's ``value`` afterwards
+    leaves the clone's (a BatchNormalization's running statistics too: training the clone
+    moves its own).  A copy gets a path of its own in the registry's name space
+    (``dense_1/W`` for ``dense/W``) and the same CNTK name.  Unnamed leaves (sequence
+    lengths) are kept."""
+    if method == "share" or (not v.need_grad and v not in LEAF_NAMES and not v.name):
         return v
     from ...parametric import current_registry
     from ._parameters import cntk_parameters
-    new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone", dtype=v.dtype)
+    new = Variable.from_numpy_array(v.d.copy(), need_grad=method == "clone" and v.need_grad,
+                                    dtype=v.dtype)
     scope, _, last = (v.name or "parameter").rpartition("/")
     with cntk_parameters():
         claimed = current_registry().claim(scope or last)

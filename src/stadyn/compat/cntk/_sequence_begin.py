@@ -54,7 +54,7 @@ def split_flags(arguments):
     or for two inputs, are refused, and an input's flags hold for it and for the inputs after
     it in the dict (those before it begin every sequence); inputs on the same dynamic axes
     whose flags then differ are CNTK's ValueError ("Different minibatch layouts")."""
-    flags = None
+    flags, flagged = None, None     # flagged: the inputs the flags hold for (None: all)
     if (isinstance(arguments, tuple) and len(arguments) == 2 and isinstance(arguments[0], dict)
             and isinstance(arguments[1], (list, tuple, np.ndarray))):
         arguments, flags = arguments[0], [bool(f) for f in arguments[1]]
@@ -66,12 +66,22 @@ def split_flags(arguments):
                     raise ValueError("you cannot provide sequence start information globally "
                                      "and for individual batches at the same time")
                 value, current = value[0], [bool(f) for f in value[1]]
+                count = value.shape[0] if hasattr(value, "shape") else len(value)
+                if len(current) != count:       # (CNTK 2.7's sanitize_batch, its words)
+                    raise ValueError(f"you have {count} sequences, but only {len(current)} "
+                                     "sequence begin markers")
                 given[key] = current
             elif given:
                 given[key] = current
             plain[key] = value
         _check_layouts(plain, given)
-        arguments, flags = plain, current
+        arguments, flags, flagged = plain, current, set(map(id, given))
+    if flags and isinstance(arguments, dict):
+        # with begin flags, an array's first axis holds the sequences (CNTK 2.7's
+        # Value.create: ``list(np.atleast_1d(data))``), each of one step where it is a
+        # step's shape; without, an array is one sequence
+        arguments = {key: list(np.atleast_1d(value)) if isinstance(value, np.ndarray) and (
+            flagged is None or id(key) in flagged) else value for key, value in arguments.items()}
     return arguments, flags
 
 

@@ -13,6 +13,8 @@ Example:
 
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ... import functions as F
@@ -30,7 +32,7 @@ from ._loops import as_loop_sequence, one_step
 from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
 from ._variables import batch_axis_only, free_until_fed, input_dtype, without_dynamic_axes
-from ._run_checks import InvalidAtRunError, at_first_run, refuse_when_run
+from ._run_checks import InvalidAtRunError, at_first_run, check_each_run, refuse_when_run
 from ._shown_constants import float64_scalars, show_slice_scalars
 from ._deferred import Deferred, UnknownOutput
 from ._step_delays import in_step
@@ -87,6 +89,53 @@ def _initial(initial_state, x):
     return operand(initial_state)
 
 
+def _from_sequence(x, init, time_step: int):
+    """``x`` delayed by ``time_step`` (earlier for a positive one) from an initial state
+    ``init`` that is a sequence (on any axis), as CNTK 2.7's ``PastValue`` and ``FutureValue``
+    read one: a delay into the past by ``k`` starts each sequence of ``x`` with the last ``k``
+    steps of the initial state's, into the future it ends with their first ``k``
+    (``past_value(x, initial_state=s)``: ``s``'s last step, then ``x``'s) -- ``k`` delays by
+    one, each from one step of ``init``.  None where ``init`` is no sequence."""
+    if not isinstance(init, Variable) or getattr(init, "sequence_lengths", None) is None \
+            or time_step == 0:
+        return None
+    out = x
+    for j in range(abs(time_step)):
+        if time_step > 0:       # the last step first, then the one before it ...
+            step = S.last(init if j == 0 else S.slice(init, -(j + 1), -j))
+        else:                   # the first step first, then the next ...
+            step = S.first(init if j == 0 else S.slice(init, j, j + 1))
+        out = S.delay(out, step, 1 if time_step > 0 else -1)
+    if abs(time_step) > 1:
+        _check_initial_lengths(out, init, time_step)
+    return out
+
+
+def _check_initial_lengths(out, init, time_step: int) -> None:
+    """At each run: CNTK 2.7 takes an initial-state sequence of one step for all ``k`` steps
+    of a delay by ``k``, and refuses a shorter one than ``k`` otherwise (its ValueError "...
+    requires second argument (initialState) sequences to be either of length 1 or at least
+    as long as the timestep"); Stadyn refuses the one-step one (NotImplementedError) rather
+    than read past it."""
+    ref, k = weakref.ref(init.sequence_lengths), abs(time_step)
+    kind = "PastValue" if time_step > 0 else "FutureValue"
+
+    def check():
+        lengths = ref()
+        if lengths is None or lengths.data is None:
+            return
+        found = [int(n) for n in np.asarray(lengths.d).ravel()]
+        if any(n == 1 for n in found):
+            raise NotImplementedError(
+                f"{kind} by {k} steps from an initial_state sequence of one step (which CNTK "
+                "2.7 repeats for every step) is not supported by Stadyn")
+        if any(n < k for n in found):
+            raise ValueError(
+                f"{kind} operation requires second argument (initialState) sequences to be "
+                f"either of length 1 or at least as long as the timestep ({k}).")
+    check_each_run(unwrap(out), check)
+
+
 def past_value(x, initial_state=None, time_step: int = 1, name: str = ""):
     """The value ``time_step`` steps earlier in each sequence (``initial_state`` before).
 
@@ -95,7 +144,9 @@ def past_value(x, initial_state=None, time_step: int = 1, name: str = ""):
     stepped = in_step(x, "past_value")    # (inside a recurrence's step: _step_delays)
     if stepped is not None:
         return named(stepped, name)
-    return named(wrap(S.past_value(_seq_operand(x), _initial(initial_state, x), time_step)), name)
+    x, init = _seq_operand(x), _initial(initial_state, x)
+    out = _from_sequence(x, init, time_step)
+    return named(wrap(S.past_value(x, init, time_step) if out is None else out), name)
 
 
 def future_value(x, initial_state=None, time_step: int = 1, name: str = ""):
@@ -105,7 +156,9 @@ def future_value(x, initial_state=None, time_step: int = 1, name: str = ""):
     stepped = in_step(x, "future_value")    # (inside a recurrence's step: _step_delays)
     if stepped is not None:
         return named(stepped, name)
-    return named(wrap(S.future_value(_seq_operand(x), _initial(initial_state, x), time_step)), name)
+    x, init = _seq_operand(x), _initial(initial_state, x)
+    out = _from_sequence(x, init, -time_step)
+    return named(wrap(S.future_value(x, init, time_step) if out is None else out), name)
 
 
 def _block(out, op_name: str, root_op: str, name: str, *arguments):
@@ -292,7 +345,10 @@ def delay(x, initial_state=None, time_step: int = 1, name: str = ""):
     stepped = in_step(x, "delay")    # (inside a recurrence's step: _step_delays)
     if stepped is not None:
         return named(stepped, name)
-    out = S.delay(_seq_operand(x), _initial(initial_state, x), time_step)
+    x, init = _seq_operand(x), _initial(initial_state, x)
+    out = _from_sequence(x, init, time_step)
+    if out is None:
+        out = S.delay(x, init, time_step)
     if time_step == 0:
         return named(wrap(out), name)
     return named(wrap(out), name, "PastValue" if time_step > 0 else "FutureValue")
