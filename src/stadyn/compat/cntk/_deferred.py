@@ -270,10 +270,10 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
                     return v
                 key = ("layer", id(v))
                 if key not in memo:
-                    memo[key] = v(bound[id(keep.variable)])
+                    memo[key] = v(_built(bound[id(keep.variable)]))
                 return memo[key]
             if isinstance(v, GraphObject) and id(v.variable) in bound:
-                return bound[id(v.variable)]
+                return _built(bound[id(v.variable)])
             if loop_of(self, v) is not None:
                 return loop_placeholder(loop_of(self, v), bound, memo, _build_value)
             if isinstance(v, list):
@@ -433,6 +433,14 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
     def is_composite(self) -> bool:
         return True if self._typed is None else self._typed.is_composite
 
+
+
+def _built(value: Any) -> Any:
+    """``value`` put in for a placeholder, as its graph where it is a waiting Function built
+    already (one whose own placeholders were replaced before: CNTK 2.7 reads its graph)."""
+    if isinstance(value, Deferred) and value._typed is not None:
+        return value._typed
+    return value
 
 
 def _build_value(value: Any, bound: dict, memo: dict):
