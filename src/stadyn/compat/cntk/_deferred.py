@@ -270,10 +270,10 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
                     return v
                 key = ("layer", id(v))
                 if key not in memo:
-                    memo[key] = v(bound[id(keep.variable)])
+                    memo[key] = v(_built(bound[id(keep.variable)]))
                 return memo[key]
             if isinstance(v, GraphObject) and id(v.variable) in bound:
-                return bound[id(v.variable)]
+                return _built(bound[id(v.variable)])
             if _CLONING[0] and isinstance(v, GraphObject) and holds_user_functions(v.variable):
                 # (a call clones the whole graph in CNTK 2.7: a part built already, a typed
                 # @C.Function applied in the body, has its user functions cloned too)
@@ -457,6 +457,14 @@ def _cloned_part(v):
     if function is v:
         return copy
     return copy.outputs[list(function.outputs).index(v)]
+
+
+def _built(value: Any) -> Any:
+    """``value`` put in for a placeholder, as its graph where it is a waiting Function built
+    already (one whose own placeholders were replaced before: CNTK 2.7 reads its graph)."""
+    if isinstance(value, Deferred) and value._typed is not None:
+        return value._typed
+    return value
 
 
 def _build_value(value: Any, bound: dict, memo: dict):
