@@ -15,11 +15,12 @@ import json
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from stadyn.brainscript import parse_config, reader_config
 from stadyn.brainscript._readers import make_source
-from bs_pass_configs import ctf_reader, run_config, sequences_ctf, train_config
+from bs_pass_configs import XY_INPUT, ctf_reader, run_config, sequences_ctf, train_config
 
 REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_cv_passes" /
                    "refs.json").read_text())
@@ -66,3 +67,34 @@ def test_cv_minibatch_counts_per_epoch_are_cntks(data, tmp_path, seed):
                         r"Finished Epoch\[ \d of 3\]: \[Validate\]", text, re.M)
     samples = str(sum(REFS["lengths"]))
     assert counts == [(str(len(p["samples"])), samples) for p in REFS["passes"][seed]], text
+
+
+TRUNC_REFS = json.loads((Path(__file__).parents[1] / "fixtures" / "bs_cv_passes" /
+                         "trunc_refs.json").read_text())
+
+
+@pytest.mark.parametrize("seed", ["0", "11"])
+def test_a_truncated_cv_readers_passes_read_cntks_pieces(data, seed):
+    # a deserializers list with truncated = true (tests/fixtures/bs_cv_passes/
+    # make_trunc_refs.py): every pass in the first pass's order, seed 11 too
+    text = (f"truncated = true ; truncationLength = {TRUNC_REFS['truncation']} ; "
+            f"randomizationSeed = {seed} ; randomizationWindow = {REFS['window_chunks']} ; "
+            "sampleBasedRandomizationWindow = false ; "
+            f'deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{data}" ; '
+            f"chunkSizeInBytes = {REFS['chunk_bytes']} ; {XY_INPUT} }})")
+    block = reader_config(parse_config(f"cv = {{ {text} }}")["cv"])
+    src = make_source(block, max_sweeps=1, evaluating=True, set_back=True)
+    start = src.get_checkpoint_state()
+    got = []
+    for p in range(len(TRUNC_REFS["passes"][seed])):
+        if p:
+            src.restore_from_checkpoint(start)
+        rows = []
+        for mb in iter(lambda: src.next_minibatch(TRUNC_REFS["minibatch"]), {}):
+            x = np.concatenate([np.asarray(s).reshape(-1) for s in mb["x"].as_sequences()])
+            y = np.concatenate([np.asarray(s).reshape(-1) for s in mb["y"].as_sequences()])
+            rows.append([mb["x"].num_samples, float((x * x).sum()),
+                         float((x * 100 + y + 1).sum())])
+        got.append(rows)
+    src.close()
+    assert got == TRUNC_REFS["passes"][seed]

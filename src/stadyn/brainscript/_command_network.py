@@ -29,12 +29,13 @@ from ._network import Network
 from ._input_source import InputSource
 from ._network_library import reached_ids
 from ._precompute_library import PreComputeNode
+from ._reader_blocks import ReaderConfig
 from ._readers import make_source
 from ._simple_network import SimpleNetworkSource
 from ._stadyn_library import StadynLibrary
 from ._state_carry import StateCarry, whole_sequences_instead
 
-__all__ = ["CommandNetwork", "Validation", "criterion_total", "loc_of",
+__all__ = ["CommandNetwork", "SharedMinibatches", "Validation", "criterion_total", "loc_of",
            "node_inputs", "record_loc"]
 
 
@@ -356,13 +357,14 @@ class Validation:
     too (SimpleEvaluator.h:124-126, 234-235): ``Final Results: Minibatch[1-M+1]``, M the most
     minibatches any worker's share gives (a randomized set's chunks or sequences of several
     lengths split unevenly: not the single-process count).  Rank 0 evaluates the whole set
-    here and counts M by reading each share (:func:`_most_shared_minibatches`)."""
+    here and counts M by reading each share (:class:`SharedMinibatches`)."""
 
     def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
                  cmd: CommandConfig, log: CNTKLog, opened: list | None = None, *,
                  shares: int = 0):
         self.network, self.nodes, self.names, self.cmd, self.log = network, nodes, names, cmd, log
         self.shares = shares
+        self._shared: SharedMinibatches | None = None     # the shares' counts, when read
         self._opened, self._source, self._start = opened, None, None
         self._carry: StateCarry | None = None     # a truncated cvReader's recurrent state
         self._inputs: InputSource | None = None       # of the source, made with it
@@ -409,9 +411,11 @@ class Validation:
         if self.shares > 1:
             # (read distributed: the longest share, and the empty aggregated minibatch that
             # ends the loop is counted)
-            minibatches = _most_shared_minibatches(
-                cmd, self.shares, per_epoch(cmd.sgd.minibatch_size, epoch),
-                not whole_sequences_instead(self.nodes)) + 1
+            if self._shared is None:
+                self._shared = SharedMinibatches(cmd.cv_reader, self.shares,
+                                                 evaluating=not whole_sequences_instead(
+                                                     self.nodes))
+            minibatches = self._shared.most(per_epoch(cmd.sgd.minibatch_size, epoch)) + 1
         self.log(results_line(1, minibatches, self.names, totals,
                               [[0.0, 0]] * len(totals), perplexity, True))
         self.log(validation_line(epoch, cmd.sgd.max_epochs, self.names, totals))
@@ -423,23 +427,69 @@ class Validation:
             d.close()
         if self._source is not None:
             self._source.close()
-        self._opened = self._source = self._inputs = self._carry = None
+        if self._shared is not None:
+            self._shared.close()
+        self._opened = self._source = self._inputs = self._carry = self._shared = None
 
 
-def _most_shared_minibatches(cmd: CommandConfig, workers: int, minibatch_size: int,
-                             evaluating: bool) -> int:
+class SharedMinibatches:
     """The most minibatches holding a sample that one of ``workers`` reads from its share of
-    ``cmd``'s cvReader, each share read by a source of its own (the pass's first order), as
-    ``next_minibatch(..., num_data_partitions=workers, partition_index=r)`` gives them."""
-    most = 0
-    for rank in range(workers):
-        source = make_source(cmd.cv_reader, max_sweeps=1, evaluating=evaluating)
-        try:
+    ``reader`` (a cvReader read distributed) in each validation pass, as
+    ``next_minibatch(..., num_data_partitions=workers, partition_index=r)`` gives them.
+
+    Each share has a source of its own, opened once and set back to its start before each
+    pass as cntk.exe sets each worker's reader back (SimpleEvaluator.h:96-99): a randomized
+    share's second and later passes read the order the sweep is shuffled into again
+    (``make_source``'s ``set_back``; CNTK 2.7 with 3 workers, seed 11, gives one share 9
+    minibatches in the first pass and 8 in later ones).  Later passes all read that same
+    order, so a count is read once for the first pass and once for the later ones, per
+    minibatch size.
+
+    >>> from stadyn.brainscript import parse_config, reader_config
+    >>> import tempfile, pathlib
+    >>> path = pathlib.Path(tempfile.mkdtemp()) / "cv.txt"
+    >>> _ = path.write_text("".join(f"|x {i}\\n" for i in range(5)))
+    >>> reader = reader_config(parse_config(f'''cv = [ readerType = "CNTKTextFormatReader"
+    ...     file = "{path}" ; randomize = false
+    ...     input = [ x = [ dim = 1 ; format = "dense" ] ] ]''')["cv"])
+    >>> shares = SharedMinibatches(reader, 2, evaluating=True)
+    >>> shares.most(2), shares.most(2)
+    (3, 3)
+    >>> shares.close()
+    """
+
+    def __init__(self, reader: ReaderConfig, workers: int, *, evaluating: bool):
+        self.reader, self.workers, self.evaluating = reader, workers, evaluating
+        self._sources: list = []
+        self._starts: list = []
+        self._passes = 0
+        self._counts: dict[tuple[int, bool], int] = {}
+
+    def most(self, minibatch_size: int) -> int:
+        """The longest share's minibatch count in the next pass."""
+        key = (minibatch_size, self._passes > 0)
+        self._passes += 1
+        if key in self._counts:
+            return self._counts[key]
+        if not self._sources:
+            for _ in range(self.workers):
+                source = make_source(self.reader, max_sweeps=1, evaluating=self.evaluating,
+                                     set_back=True)
+                self._sources.append(source)
+                self._starts.append(source.get_checkpoint_state())
+        most = 0
+        for rank, (source, start) in enumerate(zip(self._sources, self._starts)):
+            source.restore_from_checkpoint(start)
             count = 0
-            while source.next_minibatch(minibatch_size, num_data_partitions=workers,
+            while source.next_minibatch(minibatch_size, num_data_partitions=self.workers,
                                         partition_index=rank):
                 count += 1
-        finally:
+            most = max(most, count)
+        self._counts[key] = most
+        return most
+
+    def close(self) -> None:
+        """Close the shares' sources."""
+        for source in self._sources:
             source.close()
-        most = max(most, count)
-    return most
+        self._sources, self._starts = [], []

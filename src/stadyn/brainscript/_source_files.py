@@ -21,12 +21,15 @@ Example:
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Sequence
 
 from stadyn._fileutil import special_file_kind
 
 from ._ast import SourceLocation, config_error as _error
+
+_LINE_BOM = re.compile("(^|\n)\ufeff")
 
 __all__ = ["SIZE_LIMIT", "resolve_include", "read_source"]
 
@@ -68,7 +71,7 @@ def read_source(path: str, loc: SourceLocation | None, what: str = "config file"
     if len(data) > SIZE_LIMIT:
         raise _error(f"{what} '{path}' is larger than {SIZE_LIMIT >> 20} MiB; not a {what}", loc)
     try:
-        return data.decode("utf-8")
+        text = data.decode("utf-8")
     except UnicodeDecodeError as err:
         line_start = data.rfind(b"\n", 0, err.start) + 1
         line = data.count(b"\n", 0, err.start) + 1
@@ -76,3 +79,8 @@ def read_source(path: str, loc: SourceLocation | None, what: str = "config file"
         bad = data[err.start:err.end].hex(" ")
         raise _error(f"the {what} is not UTF-8 text: byte {bad} ({err.reason})",
                      SourceLocation(path, line, column)) from None
+    # cntk.exe reads config and BrainScript files line by line with File::GetLine, which drops a
+    # UTF-8 byte order mark at the start of any line (File.cpp:331-336; Config.cpp:218-220,
+    # BrainScriptParser.cpp:40): Tests/EndToEndTests/Image/Base64Write/EvalNetOnImages.cntk
+    # starts with one
+    return _LINE_BOM.sub(r"\1", text)
