@@ -171,7 +171,8 @@ def test_a_protobuf_state_file_with_a_brace_at_byte_8_loads(tmp_path):
     w = sd.Variable.from_numpy_array(np.zeros(3929, np.float32), need_grad=True)
     b = sd.Variable.from_numpy_array(np.zeros(300, np.float32), need_grad=True)
     s = S.Momentum(0.1, 0.9)
-    s.set_parameters({"W": w, "b": b})
+    s.set_parameters({"b": b, "W": w})          # W first in NNabla's order (get_states')
+    assert list(s.get_states()) == ["W", "b"]
     w.g, b.g = np.ones(3929, np.float32), np.ones(300, np.float32)
     s.update()
     path = tmp_path / "states.protobuf"

@@ -27,7 +27,7 @@ from __future__ import annotations
 import bisect
 from typing import Iterable
 
-__all__ = ["hash_bytes", "nnabla_update_order", "MapOrder"]
+__all__ = ["hash_bytes", "nnabla_update_order", "initializer_list_order", "MapOrder"]
 
 _MASK = (1 << 64) - 1
 _MUL = (0xC6A4A793 << 32) + 0x5BD1E995
@@ -83,6 +83,24 @@ def nnabla_update_order(names: Iterable[str]) -> list[str]:
     for name in names:
         order.insert(name)
     return order.order()
+
+
+def initializer_list_order(names: Iterable[str]) -> list[str]:
+    """The order of an ``unordered_map`` made from an initializer list of ``names`` (a solver's
+    state map, ``pstate{{"mean", m}, {"var", v}}`` in ``src/nbla/solver/generic/adam.cpp:41``):
+    the range constructor takes ``_M_next_bkt(len(names))`` buckets at once (2 for 2 names,
+    not the 13 of a map filled one name at a time), then inserts the names in their order.
+
+    Example:
+        >>> initializer_list_order(["n", "g", "d"]), nnabla_update_order(["n", "g", "d"])
+        (['g', 'd', 'n'], ['d', 'g', 'n'])
+    """
+    names = list(names)
+    buckets = _next_buckets(len(names)) if names else 1
+    nodes: list = []
+    for name in names:
+        _insert(nodes, (name, hash_bytes(name.encode("utf-8"))), buckets)
+    return [name for name, _ in nodes]
 
 
 def _grown(size: int, buckets: int, next_resize: int) -> tuple[int, int]:
