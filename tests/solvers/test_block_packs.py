@@ -15,6 +15,7 @@ import torch
 
 import stadyn as sd
 import stadyn.learners as L
+import stadyn.solvers as S
 from stadyn.solvers import _cntk_cpu as C
 from stadyn.solvers import _float32_blocks as B
 from stadyn.solvers import _float32_kernels as K
@@ -350,3 +351,23 @@ def test_cntk_float_adam_divides_as_cntk_in_double():
     assert C.adam_cntk([tw], [tg], [tm], [tv], lr=float(lr), correction=float(corr),
                        beta1=float(b1), beta2=float(b2), eps=1e-8, unit_gain=True)
     _assert_bitwise([tw.numpy(), tv.numpy(), tm.numpy()], [expected, v2, m2])
+
+
+def test_lamb_keeps_its_r_and_finds_its_plans_again():
+    # Lamb's blocks made NNabla's r afresh on every update and walked both passes without a
+    # plan (no packs: each small tensor through the kernels alone); the solver now keeps r
+    # while its parameters stay, and the second update finds the first's two plans (the
+    # moments and the step) -- benchmarks/solver_blocks_overhead_ab.py --only Lamb for the cost
+    rng = np.random.default_rng(0)
+    ps = [sd.Variable.from_numpy_array(rng.standard_normal(n).astype(np.float32),
+                                       need_grad=True) for n in (5, 40, 7, 300, 3)]
+    solver = S.Lamb(eta=0.01)
+    solver.set_parameters({f"p{i}": p for i, p in enumerate(ps)})
+    for p in ps:
+        p.g = rng.standard_normal(p.shape).astype(np.float32)
+    solver.update()
+    B._PLANS.clear()
+    solver.update()
+    made = set(B._PLANS)
+    solver.update()
+    assert len(made) == 2 and set(B._PLANS) == made

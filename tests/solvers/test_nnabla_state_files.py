@@ -171,7 +171,8 @@ def test_a_protobuf_state_file_with_a_brace_at_byte_8_loads(tmp_path):
     w = sd.Variable.from_numpy_array(np.zeros(3929, np.float32), need_grad=True)
     b = sd.Variable.from_numpy_array(np.zeros(300, np.float32), need_grad=True)
     s = S.Momentum(0.1, 0.9)
-    s.set_parameters({"W": w, "b": b})
+    s.set_parameters({"b": b, "W": w})          # W first in NNabla's order (get_states')
+    assert list(s.get_states()) == ["W", "b"]
     w.g, b.g = np.ones(3929, np.float32), np.ones(300, np.float32)
     s.update()
     path = tmp_path / "states.protobuf"
@@ -268,3 +269,23 @@ def test_a_mapping_of_states_still_names_only_the_solvers_own():
         s.set_states({"fc/W": {"mean": np.zeros((3, 2), np.float32), "t": 1}})
     s.set_states({"fc/W": {"t": 4}})
     assert sorted(s.get_states()["fc/W"].pstate) == ["m"] and s.get_states()["fc/W"].t == 4
+
+
+@pytest.mark.xfail(strict=True, reason="NNabla 1.39's load_states of an .h5 file gives a "
+                   "parameter every dataset whose path starts with its name (solver.pyx: "
+                   "skey.startswith(pkey)), so 'a' takes the states of 'ab' read after its "
+                   "own; Stadyn reads each group's own (not copied)")
+def test_an_h5_parameter_whose_name_prefixes_another_takes_its_states(tmp_path):
+    # NNabla 1.39 (run): Momentum(0.1), one step of g = 1 for 'a' and g = 5 for 'ab', saved
+    # and loaded: 'a' holds m = 0.5 (ab's), Stadyn 0.1 (its own)
+    a = sd.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
+    ab = sd.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
+    s = S.Momentum(0.1)
+    s.set_parameters({"a": a, "ab": ab})
+    a.g, ab.g = np.ones(2, np.float32), np.full(2, 5.0, np.float32)
+    s.update()
+    s.save_states(tmp_path / "states.h5")
+    t = S.Momentum(0.1)
+    t.set_parameters({"a": a, "ab": ab})
+    t.load_states(tmp_path / "states.h5")
+    np.testing.assert_allclose(t.get_states()["a"].pstate["m"].d, [0.5, 0.5])

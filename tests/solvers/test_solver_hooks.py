@@ -39,7 +39,10 @@ def test_hooks_leave_the_results_unchanged(make):
         finally:
             S.unset_solver_pre_hook("t")
             S.unset_solver_post_hook("t")
-    assert calls == ["pre", "post"] * 18          # 3 methods x 2 steps x 3 parameters
+    # 3 methods x 2 steps x 3 parameters; AdamW's and Lamb's weight_decay is fused into the
+    # next update and calls no hook (NNabla 1.39, run: Solver::weight_decay returns first)
+    fused = s_hooked.weight_decay_is_fused()
+    assert calls == ["pre", "post"] * (12 if fused else 18)
     for name in plain:
         np.testing.assert_allclose(hooked[name].d, plain[name].d, rtol=1e-6, atol=1e-7)
 

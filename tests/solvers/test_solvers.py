@@ -490,7 +490,7 @@ def test_set_parameters_retains_state(name):
 
     solver.set_parameters({"a": params["a"], "b": params["b"]}, reset=False, retain_state=True)
     states = plain_states(solver)
-    assert list(solver.get_parameters()) == ["a", "b"]
+    assert list(solver.get_parameters()) == ["b", "a"]          # NNabla 1.39's order (run)
     assert states["a"]["t"] == 2 and states["b"]["t"] == 0
     for key in ref.state:
         np.testing.assert_array_equal(states["a"][key].numpy(), kept[key].numpy())
@@ -500,7 +500,9 @@ def test_set_parameters_retains_state(name):
 
     solver.set_parameters({"a": params["a"]}, reset=False, retain_state=False)
     assert plain_states(solver)["a"]["t"] == 0
-    assert list(solver.get_parameters()) == ["a", "b"]
+    # NNabla 1.39 (run): the parameters keep their order, the state of 'a' made again moves
+    assert list(solver.get_parameters()) == ["b", "a"]
+    assert list(solver.get_states()) == ["a", "b"]
 
     solver.set_parameters({"c": params["c"]})
     assert list(solver.get_parameters()) == ["c"]

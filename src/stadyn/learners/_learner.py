@@ -29,12 +29,11 @@ from .._errors import ArgumentError, ParameterError, StadynError
 from .._errors import checked_count as _count
 from ..graph import Variable, data_of, grad_of
 from ..schedules import IGNORE, Schedule
-from ..solvers import Optimizer
+from ..solvers import Optimizer, end_to_end, new_states
 from ..solvers import functional as Fn
 from ._checks import finite as _finite
 from ._learner_checkpoints import UPDATE_COUNT_OFFSET, LearnerCheckpoints
 from ._row_sparse import RowSparseUpdates
-from ._state_layout import end_to_end, new_states
 
 __all__ = ["Learner", "default_unit_gain_value", "set_default_unit_gain_value"]
 

@@ -369,12 +369,17 @@ def _sequential_sum_sq(x: np.ndarray, out: np.ndarray, acc: np.ndarray, k: int) 
 
 def lamb_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta: Scalar,
                 correction1: Scalar, correction2: Scalar, beta1: float, beta2: float,
-                eps: float, gamma_l: float, gamma_u: float, weight_decay: Scalar = 0.0) -> bool:
+                eps: float, gamma_l: float, gamma_u: float, weight_decay: Scalar = 0.0,
+                r: Tensors | None = None) -> bool:
     """NNabla's Lamb (``lamb.cpp:57-89``): Adam's moments; ``r = (m/c1) / (sqrt(v/c2) + eps) +
     wd*w``; ``||r||`` and ``||w||`` sequential float32 sums, rooted in float; ``local_lr =
     clip(||w||, gamma_l, gamma_u) / ||r||`` (a double holding the float quotient; 1 where
     ``||r|| <= eps``); ``w = float(w - (eta*local_lr)*r)`` in double.  ``correction1``,
     ``correction2`` are NNabla's float bias corrections (1 without ``bias_correction``).
+    ``r``: float32 scratch tensors shaped as ``params`` (NNabla's ``r_arr``) that the caller
+    keeps from one update to the next, so both passes find their plans again
+    (:func:`~stadyn.solvers._float32_blocks.for_blocks`: runs of small tensors as one array);
+    made afresh when not given.
 
     Example:
         >>> import torch
@@ -385,13 +390,15 @@ def lamb_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta:
     """
     if not _usable(params, grads, m, v):
         return False
+    n = len(params)
+    if r is None or len(r) != n or not _usable(params, grads, r) or \
+            any(t.numel() != p.numel() for t, p in zip(r, params)):
+        r = [torch.empty_like(p) for p in params]              # NNabla's r_arr
     b1, b2, e, gain1, gain2 = adam_constants(beta1, beta2, eps)
     low, high = np.float32(gamma_l), np.float32(gamma_u)
-    n = len(params)
-    r = [torch.empty_like(p) for p in params]                  # NNabla's r_arr
     sums = [np.zeros(2, np.float32) for _ in params]           # ||r||^2, ||w||^2
 
-    def moments(arrays, tmp, _wide, c1, c2, wd, acc):
+    def moments(arrays, tmp, _wide, c1, c2, wd, spans):
         pc, gc, mc, vc, rc = arrays
         a, = tmp
         _adam_moments(gc, mc, vc, None, a, b1, gain1, b2, gain2)
@@ -402,12 +409,13 @@ def lamb_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta:
         np.divide(rc, a, out=rc)
         np.multiply(pc, wd, out=a)                   # r = r + wd*w
         np.add(rc, a, out=rc)
-        _sequential_sum_sq(rc, a, acc, 0)
-        _sequential_sum_sq(pc, a, acc, 1)
+        for i, start, stop in spans:                 # each tensor's norms, its own sums
+            _sequential_sum_sq(rc[start:stop], a[start:stop], sums[i], 0)
+            _sequential_sum_sq(pc[start:stop], a[start:stop], sums[i], 1)
 
     for_blocks(moments, [params, grads, m, v, r],
-               [_floats(correction1, n), _floats(correction2, n), _floats(weight_decay, n),
-                sums], scratch=1)
+               [_floats(correction1, n), _floats(correction2, n), _floats(weight_decay, n)],
+               scratch=1, writes=(2, 3, 4), spans=True)
     factors = []
     with np.errstate(all="ignore"):
         for rate, (r_sq, w_sq) in zip(_floats(eta, n), sums):
@@ -419,14 +427,15 @@ def lamb_blocks(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, eta:
             local = np.float64(w_norm / r_norm) if r_norm > e else np.float64(1.0)
             factors.append(np.float64(rate) * local)
 
-    def update(arrays, _tmp, wide, k):
+    def update(arrays, _tmp, wide, spans):
         pc, rc = arrays
         w1, = wide
-        np.multiply(rc, k, out=w1)                   # w -= (eta*local_lr)*r, in double
+        for i, start, stop in spans:                 # w -= (eta*local_lr)*r, in double
+            np.multiply(rc[start:stop], factors[i], out=w1[start:stop])
         np.subtract(pc, w1, out=w1)
         np.copyto(pc, w1, casting="unsafe")
 
-    for_blocks(update, [params, r], [factors], scratch=0, wide=1)    # (r: fresh, no plan)
+    for_blocks(update, [params, r], [], scratch=0, wide=1, writes=(0,), spans=True)
     return True
 
 

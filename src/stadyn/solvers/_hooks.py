@@ -2,8 +2,10 @@
 arguments that a solver calls before and after its share of work on each parameter, in every
 method NNabla calls them in (``update``, ``weight_decay``, ``clip_grad_by_norm``,
 ``scale_grad``, the gradient checks).  Hooks are global, keyed by a name, called in the order
-they were set.  While any is set, a solver works one parameter at a time (the same results, as
-each parameter's update depends only on its own gradient and state).
+they were set; a method's own hooks (``update(update_pre_hook, update_post_hook)``,
+``weight_decay(rate, pre_hook, post_hook)``, ...) are called between them.  While any is set,
+a solver works one parameter at a time, in NNabla's order (the same results, as each
+parameter's update depends only on its own gradient and state).
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.solvers as S
@@ -22,6 +24,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 from collections import OrderedDict
 from typing import Any, Callable, Iterable, Mapping
 
@@ -41,13 +44,15 @@ def _checked(key, hook, which):
 
 def set_solver_pre_hook(key: str, hook: Callable[[], None]) -> None:
     """Call ``hook()`` before a solver's work on each parameter (``key`` names it for
-    :func:`unset_solver_pre_hook`; setting a key again replaces its hook)."""
-    _PRE[key] = _checked(key, hook, "pre")
+    :func:`unset_solver_pre_hook`; a key already set keeps its first hook, as NNabla 1.39's
+    ``GlobalSolverCallback::set_pre_hook`` does: it only logs a warning)."""
+    _PRE.setdefault(key, _checked(key, hook, "pre"))
 
 
 def set_solver_post_hook(key: str, hook: Callable[[], None]) -> None:
-    """Call ``hook()`` after a solver's work on each parameter."""
-    _POST[key] = _checked(key, hook, "post")
+    """Call ``hook()`` after the solver's pre hooks for each parameter (NNabla calls both
+    before the parameter's work: :func:`hooked`); a key already set keeps its first hook."""
+    _POST.setdefault(key, _checked(key, hook, "post"))
 
 
 def unset_solver_pre_hook(key: str) -> None:
@@ -60,24 +65,48 @@ def unset_solver_post_hook(key: str) -> None:
     _POST.pop(key, None)
 
 
-def hooked(method):
-    """Run the solver method ``method`` once per parameter between the hooks while any is set
-    (results or-ed: the gradient checks); else as it is."""
+def hooked(method=None, *, local: tuple[str, str] = ("pre_hook", "post_hook"),
+           unless: Callable[..., bool] | None = None):
+    """Run the solver method ``method`` as NNabla 1.39's ``Solver`` runs it while hooks are
+    set (``src/nbla/solver.cpp:186-340``): once per parameter, in NNabla's order
+    (``solver._hook_order()``: its map's, those whose gradient is not ``zeroing``), each time
+    after the global pre hooks, the call's own ``local`` pre and post hook (NNabla's
+    ``update(update_pre_hook, update_post_hook)``, ``weight_decay(rate, pre_hook,
+    post_hook)``, ...) and the global post hooks: NNabla's ``ScopedCallback`` is a temporary
+    that ends before the work, so its post hooks run before it too.  A check stops at the
+    first parameter that gives True; where ``unless(solver, *args)`` holds (``weight_decay(0)``,
+    a fused one, ``clip_grad_by_norm(0)``) NNabla returns before its loop and calls no hook.
+    Without hooks the method runs as it is, on all parameters at once."""
+    if method is None:
+        return functools.partial(hooked, local=local, unless=unless)
+    own = len(inspect.signature(method).parameters) - 1        # (without self)
+
     @functools.wraps(method)
     def run(self, *args, **kwargs):
-        if not (_PRE or _POST) or not self._params:
+        pre, post = (kwargs.pop(name, None) for name in local)
+        extra, args = args[own:], args[:own]       # the local hooks given by position
+        if extra:
+            pre = extra[0]
+        if len(extra) > 1:
+            post = extra[1]
+        calls = list(_PRE.values()) + [h for h in (pre, post) if h is not None] + \
+            list(_POST.values())
+        if not calls or not self._params or (unless is not None and unless(self, *args,
+                                                                           **kwargs)):
             return method(self, *args, **kwargs)
-        params, decay, result = self._params, self._next_decay, None
+        params, decay, result, names = self._params, self._next_decay, None, self._hook_order()
         try:
-            for name, var in list(params.items()):
-                self._params = OrderedDict([(name, var)])
+            for name in names:
+                self._params = OrderedDict([(name, params[name])])
                 self._next_decay = decay
-                for hook in list(_PRE.values()):
+                for hook in calls:
                     hook()
-                out = method(self, *args, **kwargs)
-                result = out if result is None else (result or out)
-                for hook in list(_POST.values()):
-                    hook()
+                result = method(self, *args, **kwargs)
+                if result is True:
+                    return result
+            if not names:                          # (what the method does with none)
+                self._params = OrderedDict()
+                result = method(self, *args, **kwargs)
         finally:
             self._params = params
         return result

@@ -25,9 +25,10 @@ Example:
 from __future__ import annotations
 
 import bisect
+from collections import OrderedDict
 from typing import Iterable
 
-__all__ = ["hash_bytes", "nnabla_update_order", "MapOrder"]
+__all__ = ["hash_bytes", "nnabla_update_order", "initializer_list_order", "MapOrder"]
 
 _MASK = (1 << 64) - 1
 _MUL = (0xC6A4A793 << 32) + 0x5BD1E995
@@ -85,6 +86,24 @@ def nnabla_update_order(names: Iterable[str]) -> list[str]:
     return order.order()
 
 
+def initializer_list_order(names: Iterable[str]) -> list[str]:
+    """The order of an ``unordered_map`` made from an initializer list of ``names`` (a solver's
+    state map, ``pstate{{"mean", m}, {"var", v}}`` in ``src/nbla/solver/generic/adam.cpp:41``):
+    the range constructor takes ``_M_next_bkt(len(names))`` buckets at once (2 for 2 names,
+    not the 13 of a map filled one name at a time), then inserts the names in their order.
+
+    Example:
+        >>> initializer_list_order(["n", "g", "d"]), nnabla_update_order(["n", "g", "d"])
+        (['g', 'd', 'n'], ['d', 'g', 'n'])
+    """
+    names = list(names)
+    buckets = _next_buckets(len(names)) if names else 1
+    runs: OrderedDict = OrderedDict()
+    for name in names:
+        _insert(runs, (name, hash_bytes(name.encode("utf-8"))), buckets)
+    return _listed(runs)
+
+
 def _grown(size: int, buckets: int, next_resize: int) -> tuple[int, int]:
     """The table's ``(buckets, next_resize)`` for one more name in a map of ``size``
     (``_M_need_rehash``: growing only)."""
@@ -114,7 +133,10 @@ class MapOrder:
 
     def __init__(self) -> None:
         self._buckets, self._next_resize = 1, 0
-        self._nodes: list[tuple[str, int]] = []      # the list as of the last order()
+        # the list as of the last order(): each bucket's run of nodes (name, hash), the runs
+        # in the list's order
+        self._runs: OrderedDict[int, list[tuple[str, int]]] = OrderedDict()
+        self._size = 0
         self._log: list[tuple[bool, str]] = []       # (inserted, name) since
         self._names: set[str] = set()
 
@@ -131,42 +153,57 @@ class MapOrder:
     def clear(self) -> None:
         """No names; the table keeps the size the names since the last :meth:`order` grew it
         to."""
-        size = len(self._nodes)
+        size = self._size
         for inserted, _ in self._log:
             if inserted:
                 self._buckets, self._next_resize = _grown(size, self._buckets,
                                                           self._next_resize)
             size += 1 if inserted else -1
-        self._nodes, self._log, self._names = [], [], set()
+        self._runs, self._size, self._log, self._names = OrderedDict(), 0, [], set()
 
     def order(self) -> list[str]:
         """The names in the map's order."""
         for inserted, name in self._log:
+            code = hash_bytes(name.encode("utf-8"))
             if not inserted:
-                self._nodes = [node for node in self._nodes if node[0] != name]
+                bucket = code % self._buckets
+                run = [node for node in self._runs[bucket] if node[0] != name]
+                if run:
+                    self._runs[bucket] = run
+                else:
+                    del self._runs[bucket]
+                self._size -= 1
                 continue
-            buckets, self._next_resize = _grown(len(self._nodes), self._buckets,
-                                                self._next_resize)
+            buckets, self._next_resize = _grown(self._size, self._buckets, self._next_resize)
             if buckets != self._buckets:
                 self._buckets = buckets
-                self._nodes = _rebuilt(self._nodes, buckets)
-            _insert(self._nodes, (name, hash_bytes(name.encode("utf-8"))), buckets)
+                self._runs = _rebuilt(self._runs, buckets)
+            _insert(self._runs, (name, code), buckets)
+            self._size += 1
         self._log = []
-        return [name for name, _ in self._nodes]
+        return _listed(self._runs)
 
 
-def _insert(nodes: list, node: tuple[str, int], buckets: int) -> None:
-    """``node`` in front of its bucket's first node, or at the front of the list."""
+def _insert(runs: OrderedDict, node: tuple[str, int], buckets: int) -> None:
+    """``node`` in front of its bucket's first node, or at the front of the list (the list is
+    the runs of its buckets' nodes, the run of a bucket that was empty first)."""
     bucket = node[1] % buckets
-    for i, (_, code) in enumerate(nodes):
-        if code % buckets == bucket:
-            nodes.insert(i, node)
-            return
-    nodes.insert(0, node)
+    run = runs.get(bucket)
+    if run is None:
+        runs[bucket] = [node]
+        runs.move_to_end(bucket, last=False)
+    else:
+        run.insert(0, node)
 
 
-def _rebuilt(nodes: list, buckets: int) -> list:
-    out: list = []
-    for node in nodes:
-        _insert(out, node, buckets)
+def _rebuilt(runs: OrderedDict, buckets: int) -> OrderedDict:
+    """The list rebuilt node by node from its front into ``buckets`` buckets."""
+    out: OrderedDict = OrderedDict()
+    for run in runs.values():
+        for node in run:
+            _insert(out, node, buckets)
     return out
+
+
+def _listed(runs: OrderedDict) -> list[str]:
+    return [name for run in runs.values() for name, _ in run]

@@ -13,6 +13,7 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 from collections import OrderedDict
@@ -29,14 +30,19 @@ from ._functional_nnabla import (adam_nnabla, clip_grad_by_norm_nnabla, momentum
 from ._functional_nnabla_plain import sgd_nnabla
 from ._hooks import hooked, updated
 from ._optimizer import Optimizer
-from ._param_order import MapOrder
+from ._param_order import MapOrder, initializer_list_order
 from ._scalars import float32
 from ._solver_states import (STATE_FILE_FORMAT, SolverState, SolverStates,  # noqa: F401
                              UnknownParameterError)
-from ._state_layout import end_to_end
+from ._state_layout import new_states
 
 __all__ = ["Solver", "SolverState", "Sgd", "Momentum", "Nesterov", "Adam", "AdamW", "AMSGRAD",
            "AMSGrad"]
+
+
+@functools.lru_cache(maxsize=None)
+def _initializer_list_order(names: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(initializer_list_order(names))
 
 
 def _as_float32(var: Variable) -> tuple[torch.Tensor, torch.Tensor]:
@@ -74,7 +80,10 @@ class Solver(SolverStates, Optimizer):
         self._initial_lr = self.hyper.get(self._lr_name, 0.0)
         self.foreach = True
         self._params: OrderedDict[str, Variable] = OrderedDict()
-        self._map_order = MapOrder()      # NNabla's order of them (Lars' error)
+        # NNabla's two unordered_maps (solver.hpp:113-116): their orders are get_parameters',
+        # the hooks' and Lars' error's (params_), get_states' and the state files' (states_)
+        self._map_order = MapOrder()
+        self._state_order = MapOrder()
         self._states: dict[str, dict[str, Any]] = {}
         self._next_decay: float | None = None
         self._state_version = 0
@@ -86,6 +95,9 @@ class Solver(SolverStates, Optimizer):
 
         ``reset`` replaces the set, dropping all state; ``reset=False`` adds the given ones, but a
         known name keeps its Variable (NNabla 1.39's) and, with ``retain_state``, its state.
+        Without ``retain_state`` a known name's state is erased and made again, as NNabla's
+        ``Solver::set_parameters`` does (``src/nbla/solver.cpp:107-131``): it may move in
+        :meth:`get_states`' order, not in :meth:`get_parameters`'.
         """
         if reset:
             self.clear_parameters()
@@ -104,6 +116,9 @@ class Solver(SolverStates, Optimizer):
                     continue
                 self._params[name] = var if old is None else old
                 self._map_order.insert(name)
+                if old is not None:
+                    self._state_order.erase(name)
+                self._state_order.insert(name)
                 fresh.append(name)
         finally:                   # (those set before an error keep their state, as before)
             self._states.update(self._init_states(fresh))
@@ -112,18 +127,32 @@ class Solver(SolverStates, Optimizer):
         for k in keys:
             self._params.pop(k, None)
             self._map_order.erase(k)
+            self._state_order.erase(k)
             self._states.pop(k, None)
 
     def clear_parameters(self) -> None:
         self._params.clear()
         self._map_order.clear()
+        self._state_order.clear()
         self._states.clear()
 
     def get_parameters(self) -> "OrderedDict[str, Variable]":
-        return OrderedDict(self._params)
+        """The parameters by name, in NNabla 1.39's order: its ``unordered_map``'s
+        (:class:`~stadyn.solvers._param_order.MapOrder`; ``a, b, c`` set in a new solver are
+        listed ``c, b, a``), not the order they were given in.
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.solvers as S
+            >>> s = S.Sgd()
+            >>> s.set_parameters({k: sd.Variable.from_numpy_array(np.zeros(2)) for k in "abc"})
+            >>> list(s.get_parameters())
+            ['c', 'b', 'a']
+        """
+        return OrderedDict((name, self._params[name]) for name in self._map_order.order())
 
     def named_parameters(self) -> "OrderedDict[str, Variable]":
-        """The parameters by name (:meth:`get_parameters`; the optimizer protocol's name)."""
+        """The parameters by name in the order they were set (the optimizer protocol's; the
+        order an update works in): :meth:`get_parameters` lists them in NNabla's."""
         return OrderedDict(self._params)
 
     def _checked_hyper(self, key: str, value: Any) -> float:
@@ -141,16 +170,19 @@ class Solver(SolverStates, Optimizer):
     def _init_states(self, names: list[str]) -> dict[str, dict[str, Any]]:
         """Fresh states (zeros, ``t`` 0) of parameters ``names``: float32 tensors shaped as
         each parameter, each state name's tensors of contiguous CPU parameters end to end in
-        one buffer (:func:`~stadyn.solvers.end_to_end`: the exact blocks read a run of small
-        ones as one array instead of copying them in and out)."""
-        datas = [data_of(self._params[n]) for n in names]
-        states: dict[str, dict[str, Any]] = {n: {} for n in names}
-        for key in self._state_names:
-            for n, t in zip(names, end_to_end(datas, 0.0, torch.float32)):
-                states[n][key] = t
-        for n in names:
-            states[n]["t"] = 0
-        return states
+        one buffer (:func:`~stadyn.solvers.new_states`: the exact blocks read a run of small
+        ones as one array instead of copying them in and out).  Each state lists its names in
+        NNabla 1.39's order (:meth:`_pstate_order`)."""
+        fresh = new_states([data_of(self._params[n]) for n in names], self._pstate_order(),
+                           dtype=torch.float32)
+        return {n: {**state, "t": 0} for n, state in zip(names, fresh)}
+
+    def _pstate_order(self) -> tuple[str, ...]:
+        """The solver's state names in the order of NNabla 1.39's ``pstate`` map, made from an
+        initializer list in its ``set_state_impl`` (Adam's ``['var', 'mean']``,
+        RMSpropGraves' ``['g', 'd', 'n']``: :func:`~stadyn.solvers._param_order.
+        initializer_list_order`)."""
+        return _initializer_list_order(tuple(self._state_names))
 
     def _with_grad(self, allocate: bool = True
                    ) -> tuple[list[str], list[torch.Tensor], list[torch.Tensor]]:
@@ -184,8 +216,20 @@ class Solver(SolverStates, Optimizer):
             grads.append(g)
         return names, params, grads
 
+    def _hook_order(self) -> list[str]:
+        """The parameters NNabla's loops visit, in their order (:func:`~stadyn.solvers._hooks.
+        hooked`): those of its map whose gradient is not ``zeroing`` (one never written is
+        visited)."""
+        out = []
+        for name in self._map_order.order():
+            var = self._params[name]
+            g = grad_of(var)
+            if not (is_released(var) if g is None else is_zeroing(g)):
+                out.append(name)
+        return out
+
     # -- NNabla's solver methods ----------------------------------------------------------------
-    @hooked
+    @hooked(local=("update_pre_hook", "update_post_hook"))
     def update(self) -> None:
         """Apply one step to every parameter that has a gradient (:meth:`step` runs it without
         gradients; a second no_grad context here cost every update a few microseconds)."""
@@ -237,7 +281,7 @@ class Solver(SolverStates, Optimizer):
             self._states[name]["t"] += 1
         self._next_decay = None
 
-    @hooked
+    @hooked(unless=lambda self, decay_rate: self._fused_weight_decay or decay_rate == 0)
     @torch.no_grad()
     def weight_decay(self, decay_rate: float) -> None:
         """Add ``decay_rate * w`` to each gradient (L2 regularisation).  Solvers whose decay is
@@ -262,7 +306,7 @@ class Solver(SolverStates, Optimizer):
         if grads and scale != 1:
             torch._foreach_mul_(grads, float(scale))
 
-    @hooked
+    @hooked(unless=lambda self, clip_norm: clip_norm == 0)
     @torch.no_grad()
     def clip_grad_by_norm(self, clip_norm: float) -> None:
         """Rescale each parameter's gradient whose norm exceeds ``clip_norm`` (per parameter),

@@ -47,6 +47,7 @@ from ._float32_kernels import (adadelta_blocks, adagrad_blocks, adamax_blocks, l
 from ._hooks import updated
 from ._scalars import float32
 from ._solver import Solver
+from ._state_layout import end_to_end
 
 __all__ = ["RMSprop", "Adagrad", "Adadelta", "Lion", "Adamax", "AdaBelief", "AdaBound",
            "AMSBound", "Lamb", "Lars", "SgdW", "RMSpropGraves"]
@@ -430,6 +431,16 @@ class Lamb(Solver):
                 "correction1": _one_or_list([self._correction(h["beta1"], t) for t in steps]),
                 "correction2": _one_or_list([self._correction(h["beta2"], t) for t in steps])}
 
+    def _scratch(self, params: list) -> list:
+        """NNabla's ``r`` of each of ``params`` (float32, end to end), kept while the update
+        works on the same parameters: the exact blocks then find their plans again, and runs
+        of small parameters go through as one array (made per update, every plan was new)."""
+        key = [(p.data_ptr(), p.numel(), p.dtype, p.device) for p in params]
+        kept = getattr(self, "_r", None)
+        if kept is None or kept[0] != key:
+            kept = self._r = (key, end_to_end(params, None, torch.float32))
+        return kept[1]
+
     def _correction(self, beta: float, t: int) -> float:
         """NNabla's float bias correction (``lamb.cpp:55-56``): ``1 - pow(beta, t)`` in double
         from the float ``beta``, rounded to float; 1 without ``bias_correction``."""
@@ -441,7 +452,8 @@ class Lamb(Solver):
                   correction2=scalars["correction2"], beta1=h["beta1"], beta2=h["beta2"],
                   eps=h["eps"], gamma_l=h["gamma_l"], gamma_u=h["gamma_u"],
                   weight_decay=scalars["weight_decay"])
-        if lamb_blocks(params, grads, states["mean"], states["var"], **kw):
+        r = self._scratch(params) if params and params[0].is_cpu else None
+        if lamb_blocks(params, grads, states["mean"], states["var"], r=r, **kw):
             return                       # on CPU: NNabla's arithmetic, bit for bit
         Fn.lamb(params, grads, states["mean"], states["var"], foreach=self.foreach, **kw)
 

@@ -26,6 +26,7 @@ from .._tensorfile import read_tensor_file, tensor_file_bytes, write_tensor_file
 from ..graph import Variable, data_of, on_renew
 from ._nnabla_states import (is_nnabla_protobuf_states, read_h5_states, read_protobuf_states,
                              write_h5_states, write_protobuf_states)
+from ._param_order import MapOrder
 
 STATE_FILE_FORMAT = "stadyn-solver-states"
 
@@ -81,7 +82,9 @@ class SolverState:
 
 class SolverStates:
     """The state methods of :class:`~stadyn.solvers.Solver` (a mixin: it uses the
-    solver's ``name``, ``hyper``, ``_params``, ``_states``, ``_state_names``,
+    solver's ``name``, ``hyper``, ``_params``, ``_states``, ``_state_order`` (NNabla's order of
+    ``_states``: its ``states_`` map's, a :class:`~stadyn.solvers._param_order.MapOrder`),
+    ``_state_names``,
     ``_former_state_names``, ``_former_names``, ``_state_version`` and ``_checked_hyper``).
 
     ``_state_format`` numbers the meaning of a solver's state tensors (1: as Stadyn first
@@ -102,9 +105,10 @@ class SolverStates:
         of the parameter's class (an NNabla program's ``nn.Variable``), ``t`` the step count.
         The solver reads what is written into them, also when a write gives one new memory
         (``stadyn.graph.renew_value``: NNabla's ``.data.fill()``), and its updates write into
-        them."""
+        them.  The parameters come in the order of NNabla 1.39's ``states_`` map, each
+        ``pstate`` in its map's order (Adam's ``['var', 'mean']``), as NNabla lists them."""
         states = OrderedDict()
-        for k, v in self._states.items():
+        for k, v in self._ordered_states().items():
             cls = type(self._params[k]) if k in self._params else Variable
             pstate = {}
             for n in self._held_state_names(v):
@@ -112,6 +116,11 @@ class SolverStates:
                 self._follow_state(var, k, n)
             states[k] = SolverState(pstate, v["t"])
         return states
+
+    def _ordered_states(self) -> "OrderedDict[str, dict[str, Any]]":
+        """``_states`` in NNabla's order (its ``states_`` map's: get_states, the state
+        files)."""
+        return OrderedDict((k, self._states[k]) for k in self._state_order.order())
 
     def _follow_state(self, var: Variable, name: str, key: str) -> None:
         """Hold the tensor ``var`` is given when its memory is renewed, while this solver's
@@ -136,7 +145,7 @@ class SolverStates:
     def _missing_state(self, name: str, key: str) -> MissingStateError:
         return MissingStateError(
             f"{self.name}: the state of '{name}' has no '{key}' (it holds "
-            f"{self._held_state_names(self._states[name])}: set_states or load_states gave "
+            f"{sorted(self._held_state_names(self._states[name]))}: set_states or load_states gave "
             f"it another solver's states, which NNabla 1.39 takes as the whole state and "
             f"then crashes in its update, a segmentation fault); give it a {self.name}'s "
             f"states ({list(self._state_names)}) or set_parameters again")
@@ -175,9 +184,12 @@ class SolverStates:
         if not isinstance(states, Mapping):
             raise StadynError(f"{self.name}.set_states: the states must be a mapping, not "
                               f"{type(states).__name__}")
+        given = MapOrder()
         for name, state in states.items():
             shared, state_vars = {}, {}
             if isinstance(state, SolverState):
+                for key in state.pstate:
+                    given.insert(key)
                 state_vars = {k: v for k, v in state.pstate.items() if isinstance(v, Variable)}
                 shared = {k: data_of(v) for k, v in state_vars.items()}
                 state = {**{k: shared.get(k, v) for k, v in state.pstate.items()},
@@ -187,15 +199,23 @@ class SolverStates:
                                   f"{type(state).__name__}, not a SolverState")
             whole = bool(state_vars) or isinstance(states[name], SolverState)
             checked = self._checked_states({name: state}, foreign=whole)[name]
-            self._set_state(name, checked, whole, shared, state_vars)
+            self._set_state(name, checked, whole, shared, state_vars,
+                            order=given if whole else None)
 
     def _set_state(self, name: str, checked: Mapping[str, Any], whole: bool,
                    shared: Mapping[str, torch.Tensor] | None = None,
-                   state_vars: Mapping[str, Variable] | None = None) -> None:
+                   state_vars: Mapping[str, Variable] | None = None,
+                   order: MapOrder | None = None) -> None:
         """Set the checked state of parameter ``name``: ``whole``, it replaces the parameter's
         (NNabla's ``Solver::set_states``: names it does not give are dropped, names the solver
         does not keep are held), else the given states only; a tensor of ``shared`` (over the
-        Variable of ``state_vars``) is held itself where its dtype and device fit."""
+        Variable of ``state_vars``) is held itself where its dtype and device fit.
+
+        ``order`` holds the state names given so far in this ``set_states``: NNabla 1.39's
+        ``set_states`` (``solver.pyx``) fills one ``pstate`` map with the names of every state
+        it is given, in their order, and each parameter's state is a copy of it, so the
+        parameter's names are listed in that map's order (RMSpropGraves' ``['g', 'd', 'n']``
+        given back becomes ``['n', 'd', 'g']``)."""
         shared, state_vars = shared or {}, state_vars or {}
         mine = self._states[name]
         if whole:
@@ -221,6 +241,10 @@ class SolverStates:
                 self._state_version += 1
             else:
                 mine[key].copy_(value)
+        if order is not None:
+            listed = [k for k in order.order() if k in mine] + ["t"]
+            held = {k: mine.pop(k) for k in listed}
+            mine.update(held)
 
     @property
     def state_version(self) -> int:
@@ -339,9 +363,9 @@ class SolverStates:
         (per parameter its states and step count ``t``: what NNabla 1.39's ``save_states``
         writes and its ``load_states`` reads; hyperparameters are not in them)."""
         if os.fspath(path).endswith(".h5"):
-            return write_h5_states(path, self._states)
+            return write_h5_states(path, self._ordered_states())
         if os.fspath(path).endswith(".protobuf"):
-            return write_protobuf_states(path, self._states)
+            return write_protobuf_states(path, self._ordered_states())
         if os.fspath(path).lower().endswith(_TEXT_STATE_SUFFIXES):
             raise TextStatesError(
                 f"{os.fspath(path)}: save_states writes .h5, .protobuf or Stadyn's safetensors "
@@ -379,8 +403,12 @@ class SolverStates:
                 checked = self._checked_states(states, foreign=True)
             except StadynError as exc:
                 raise ModelFileError(f"{name or os.fspath(path)}: {exc}") from exc
+            given = MapOrder()
             for pname, state in checked.items():    # NNabla's load_states: set_states of
-                self._set_state(pname, state, whole=True)   # the file's SolverStates
+                for key in state:                   # the file's SolverStates
+                    if key != "t":
+                        given.insert(key)
+                self._set_state(pname, state, whole=True, order=given)
             return
         f = read_tensor_file(path, format=STATE_FILE_FORMAT, what="solver state file", name=name)
         try:

@@ -3,7 +3,7 @@ contiguous CPU parameters is made as views of one buffer per dtype, end to end i
 parameters' order.  The exact CPU blocks (``_float32_blocks.py``) then take a run of small
 parameters' states as one array, read in place, instead of copying them in and out on every
 update.  NNabla's solvers (``_solver.py``) and CNTK's learners (``learners/``) lay their states
-out here.
+out here (:func:`new_states`).
 
 Example:
     >>> import torch
@@ -14,9 +14,11 @@ Example:
 
 from __future__ import annotations
 
+from typing import Iterable, Mapping
+
 import torch
 
-__all__ = ["end_to_end"]
+__all__ = ["end_to_end", "new_states"]
 
 
 def end_to_end(params: list[torch.Tensor], value: float | None,
@@ -49,3 +51,26 @@ def end_to_end(params: list[torch.Tensor], value: float | None,
         for i, view in zip(idx, flat.split([params[i].numel() for i in idx])):
             out[i] = view.view(params[i].shape)
     return out
+
+
+def new_states(params: list[torch.Tensor], names: Iterable[str],
+               init: Mapping[str, float] | None = None,
+               dtype: torch.dtype | None = None) -> list[dict]:
+    """Each parameter's state tensors, ``{name: tensor}`` for ``names`` (the dicts list them in
+    that order), filled with ``init``'s value (else 0), of ``dtype`` (else the parameter's),
+    each state's tensors :func:`end_to_end`.
+
+    Example:
+        >>> import torch
+        >>> states = new_states([torch.zeros(2)], ("m", "v"), {"v": 0.5})
+        >>> states[0]["m"].tolist(), states[0]["v"].tolist()
+        ([0.0, 0.0], [0.5, 0.5])
+        >>> new_states([torch.zeros(2, dtype=torch.int32)], ("m",), dtype=torch.float32)[0]["m"]
+        tensor([0., 0.])
+    """
+    init = init or {}
+    states: list[dict] = [{} for _ in params]
+    for k in names:
+        for state, t in zip(states, end_to_end(params, init.get(k, 0.0), dtype)):
+            state[k] = t
+    return states
