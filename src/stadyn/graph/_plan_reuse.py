@@ -8,9 +8,10 @@ finds a plan, and each iteration pays a build: a trace and its passes, hundreds 
 replay costs.  The programs a build makes read nothing of the Variables they were traced from
 but their position in the graph, so any graph with the same *structure* can run them:
 
-* its ops in the same order, each with the same spec, the same attributes (the non-Variable
-  arguments, by value) and its inputs at the same positions (a leaf by its index among the
-  leaves, an op output by its node's index and output index);
+* its ops in the same order, each with the same spec, the same context it is bound to
+  (``FunctionNode.context``), the same attributes (the non-Variable arguments, by value) and
+  its inputs at the same positions (a leaf by its index among the leaves, an op output by its
+  node's index and output index);
 * the same roots, the same live and ``persistent`` outputs and the same outputs the program
   holds (what a forward fills, ``_held_values.py``: checked when a plan is reused), the same
   ``recompute`` flags, the same views among the leaves and the same leaves sharing one tensor;
@@ -186,7 +187,9 @@ def graph_structure(leaves, nodes, roots) -> tuple | None:
             outputs = tuple((v is not None, v is not None and v._persistent,
                              v is not None and bool(v.recompute))
                             for v in (ref() for ref in node._outputs))
-            ops.append((node.spec, args, kwargs, outputs))   # a spec hashes by identity
+            # the context a node is bound to (an NNabla function made in cpu:half) is part of
+            # its program: the casts of its inputs and the Half formulas are traced into it
+            ops.append((node.spec, args, kwargs, outputs, node.context))  # spec: by identity
         keyed_roots = tuple(_attribute(r, where) for r in roots)
     except _Unkeyed:
         return None

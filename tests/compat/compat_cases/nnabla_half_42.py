@@ -257,3 +257,41 @@ def half42__below_smallest_subnormal(nn, F, r):
         res[k + "g dtype"] = sorted(gdt)
         nn.set_auto_forward(False)
     return res
+
+
+@nnabla_case(names=_HALF + ["nnabla.grad", "nnabla.functions.tanh", "nnabla.functions.sigmoid"],
+             rtol=2e-6, atol=0.0)   # float32 rows: tanh one float32 ulp apart; half rows exact
+def half42__grad_outputs_variable(nn, F, r):
+    """``nn.grad(..., grad_outputs=[v])`` with a Variable ``v``: NNabla 1.39 differentiates
+    ``o * v`` (python/src/nnabla/grad.py, ``output = o * go``), so ``v`` is read when the
+    gradient is computed and, when it depends on the input, differentiated too; Stadyn
+    raised ShapeError (a Variable made a NumPy object array).  A constant ``v`` and
+    ``v = F.sigmoid(x)``, float32 and ``cpu:half``, static and dynamic."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*_HALF)
+    half = EU.get_extension_context("cpu", type_config="half")
+    rs = np.random.RandomState(4244)
+    xv = rs.randn(3, 7).astype(np.float32)
+    gv = (rs.randn(3, 7) * 2).astype(np.float32)
+    res = {}
+    for dyn in (False, True):
+        nn.set_auto_forward(dyn)
+        for ctx in ("float", "half"):
+            k = ("dyn " if dyn else "static ") + ctx
+            x = nn.Variable.from_numpy_array(xv, need_grad=True)
+            g = nn.Variable.from_numpy_array(gv)
+            if ctx == "half":
+                with nn.context_scope(half):
+                    y = F.tanh(x)
+                    gc = nn.grad([y], [x], grad_outputs=[g])[0]
+                    gs = nn.grad([y], [x], grad_outputs=[F.sigmoid(x)])[0]
+            else:
+                y = F.tanh(x)
+                gc = nn.grad([y], [x], grad_outputs=[g])[0]
+                gs = nn.grad([y], [x], grad_outputs=[F.sigmoid(x)])[0]
+            gc.forward()
+            gs.forward()
+            res[k + " constant"] = _f32(gc.d)
+            res[k + " sigmoid(x)"] = _f32(gs.d)
+        nn.set_auto_forward(False)
+    return res

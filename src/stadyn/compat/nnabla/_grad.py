@@ -25,7 +25,8 @@ def grad(outputs: Any, inputs: "_Variable | Sequence[_Variable]", grad_outputs: 
     (``nn.grad``): differentiable again, computed at once in dynamic mode and by ``forward`` in
     static mode.  A registered parameter a program gave an ``F`` function itself gets the
     gradient through it (the meta-learning pattern: ``F.affine(x, W, b)`` on
-    ``nn.get_parameters()``'s ``W``), as in NNabla 1.39.
+    ``nn.get_parameters()``'s ``W``), as in NNabla 1.39.  A Variable in ``grad_outputs`` is
+    part of the graph, as NNabla's (the gradient of ``o * go``).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.compat.nnabla as nn
@@ -40,6 +41,7 @@ def grad(outputs: Any, inputs: "_Variable | Sequence[_Variable]", grad_outputs: 
         [2.0, 4.0]
     """
     ins = [inputs] if isinstance(inputs, _Variable) else list(inputs)
+    outputs, grad_outputs = _variable_grad_outputs(outputs, grad_outputs)
     _refuse_python_functions(outputs, ins)
     views = {} if get_auto_forward() else {k: live_program_view(v) for k, v in enumerate(ins)}
     views = {k: view for k, view in views.items() if view is not None}
@@ -50,6 +52,30 @@ def grad(outputs: Any, inputs: "_Variable | Sequence[_Variable]", grad_outputs: 
     for j, k in enumerate(views):
         result[k] = _F.add2(result[k], found[len(ins) + j])
     return result
+
+
+def _variable_grad_outputs(outputs: Any, grad_outputs: Any) -> tuple:
+    """NNabla 1.39 differentiates ``o * go`` for a Variable ``go`` in ``grad_outputs``
+    (python/src/nnabla/grad.py, ``Grad.__call__``, "Set grad_outputs": ``output = o * go``), so
+    ``go`` is a node of the graph: its value is read when the gradient is computed, and a ``go``
+    that depends on an input is differentiated too (``tanh(x)`` with ``go = sigmoid(x)`` gives
+    ``sigmoid(x) * tanh'(x) + tanh(x) * sigmoid'(x)``).  The outputs with a Variable ``go``
+    become that product, with a seed of ones."""
+    if not isinstance(grad_outputs, (list, tuple)) or not any(
+            isinstance(g, _Variable) for g in grad_outputs):
+        return outputs, grad_outputs
+    outs = [outputs] if isinstance(outputs, _Variable) else list(outputs)
+    if len(outs) != len(grad_outputs):
+        raise ValueError("Length of `grad_outputs` and length of `outputs` must be the same.")
+    gos = list(grad_outputs)
+    for k, (o, g) in enumerate(zip(outs, gos)):
+        if isinstance(g, _Variable):
+            if tuple(g.shape) != tuple(o.shape):
+                raise ValueError("Shape of each of outputs and grad_outputs must be same.\n"
+                                 f"output[{k}]({tuple(o.shape)}) != "
+                                 f"grad_output[{k}]({tuple(g.shape)})")
+            outs[k], gos[k] = o * g, None  # (the operator, bound to the context as NNabla's)
+    return outs, gos
 
 
 def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
