@@ -60,3 +60,17 @@ def activation_blocks__select_at_zero(C, r, np):
             out[label + " called %d" % n] = [list(zn.shape), zn.eval({xn: v}),
                                              zn.root_function.op_name]
     return out
+
+
+@cntk_case(names=["cntk.ops.times_transpose", "cntk.ops.parameter"],
+           note="times_transpose over a parameter of an inferred first axis (?, 4) as the right "
+                "operand, with itself and with an input (3, 4) on the left: CNTK 2.7 refuses "
+                "it as it is made (ValueError: TransposeTimes' output axis cannot be "
+                "inferred); with the inferred parameter on the left it is made (-1, 3)")
+def times_transpose__inferred_output_axis_refused(C, r, np):
+    q = C.parameter((C.InferredDimension, 4), init=1.0)
+    return {"itself": _outcome(lambda: C.times_transpose(q, q).shape),
+            "input left": _outcome(lambda: C.times_transpose(C.input_variable((3, 4)),
+                                                             q).shape),
+            "left inferred": _outcome(lambda: C.times_transpose(
+                C.parameter((C.InferredDimension, 4)), C.input_variable((3, 4))).shape)}
