@@ -28,12 +28,12 @@ from . import _graph as G
 from ._adapt import (_FLOAT, _tensor, batched, binary, const, float_arrays, named, one_op, operand,
                      operands_dtype, refuse_name, refuse_several_outputs, root_as_output,
                      same_dtype, unwrap, wrap)
-from ._inferred_parameters import infer_nary, refuse_pending
+from ._inferred_parameters import infer_nary
 from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
 from ._mixins import GraphObject
 from ._variables import Constant
 
-__all__ = ["relu", "sigmoid", "tanh", "elu", "selu", "leaky_relu", "param_relu", "softplus",
+__all__ = ["relu", "sigmoid", "tanh", "softplus",
            "softsign", "hard_sigmoid", "exp", "log", "sqrt", "square", "abs", "negate",
            "reciprocal", "floor", "ceil", "round", "sin", "cos", "tan", "asin", "acos", "atan",
            "sinh", "cosh", "asinh", "atanh", "plus", "minus", "element_times", "element_divide",
@@ -133,56 +133,6 @@ def alias(x, name: str = ""):
     """The same values as a new node (under another name)."""
     refuse_several_outputs(x, "alias")
     return named(wrap(F.identity(operand(x))), name, "NoOp")
-
-
-def elu(x, alpha: float = 1.0, name: str = ""):
-    """``x`` for ``x > 0``, ``alpha * (exp(x) - 1)`` otherwise."""
-    refuse_several_outputs(x, "elu")
-    return named(wrap(F.elu(operand(x), float(alpha))), name, "ELU")
-
-
-def selu(x, scale: float = 1.0507009873554804934193349852946,
-         alpha: float = 1.6732632423543772848170429916717, name: str = ""):
-    """The scaled exponential linear unit."""
-    refuse_several_outputs(x, "selu")
-    return named(wrap(F.selu(operand(x), float(scale), float(alpha))), name, "SELU")
-
-
-def leaky_relu(x, alpha: float = 0.01, name: str = ""):
-    """``x`` for ``x > 0``, ``alpha * x`` otherwise."""
-    refuse_several_outputs(x, "leaky_re_lu")
-    return named(wrap(F.leaky_relu(operand(x), float(alpha))), name, "LeakyReLU")
-
-
-def param_relu(alpha, x, name: str = ""):
-    """``x`` for ``x >= 0``, ``alpha * x`` otherwise, with a learnable ``alpha`` (a parameter of
-    the sample's shape, or one broadcasting to it): CNTK 2.7's block ``PReLU`` (Function.cpp
-    ``PReLU``: ``AsBlock`` of ``Select(x < 0, alpha * x, x)``), whose arguments are ``x`` and
-    ``alpha`` (AsBlock maps the parameter to a placeholder too), its constant 0 inside; so
-    ``x == 0`` passes ``x`` on (gradient 1).
-
-    Example:
-        >>> import numpy as np, stadyn.compat.cntk as C
-        >>> x = C.input_variable(3, name="x")
-        >>> z = C.param_relu(C.parameter((3,), init=0.25, name="alpha"), x, name="pr")
-        >>> f = z.root_function
-        >>> f.op_name, f.is_block, f.name, f.block_root.op_name
-        ('PReLU', True, 'pr', 'Select')
-        >>> z.eval(np.array([[-1, 0, 2]], np.float32)).tolist()
-        [[-0.25, 0.0, 2.0]]
-    """
-    refuse_several_outputs(x, "pre_lu")
-    if not isinstance(alpha, GraphObject):      # (SWIG takes Variables only)
-        raise NotImplementedError("Wrong number or type of arguments for overloaded function "
-                                  "'pre_lu'.")
-    refuse_name(name, "PReLU")
-    out = element_select(less(x, 0), element_times(alpha, x), x)
-    if not isinstance(out, GraphObject):    # (its ops wait on a parameter's inferred axes:
-        for v in (alpha, x):                # so does the block, made when they are known)
-            refuse_pending(v, "PReLU")
-    v = out.variable
-    G.BLOCKS[v] = G.Block("PReLU", name, (operand(x), operand(alpha)))
-    return out
 
 
 def softplus(x, steepness: float = 1, name: str = ""):

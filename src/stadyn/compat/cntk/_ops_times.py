@@ -21,7 +21,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, o
                      refuse_several_outputs, reshape_samples, root_as_output, same_dtype,
                      sample_shape, wrap)
 from ._graph import SHAPELESS
-from ._inferred_parameters import infer_times
+from ._inferred_parameters import infer_times, pending_shape
 from ._mixins import GraphObject
 from ._mixed_axes import refuse_other_sequence_axes
 from ._ops_shape import reshape, transpose
@@ -187,10 +187,22 @@ def _ranks_checked(arguments: dict) -> "tuple | None":
     return shapes[1] if not shapes[0] else None
 
 
+def _output_axis_known(arguments: dict) -> None:
+    """``times_transpose``' hook as it is called: CNTK 2.7's ValueError for a right operand
+    of two axes whose first (the output's: TransposeTimes' ``outputRank`` 1) is a parameter's
+    still inferred axis, which no operand can infer (CNTK refuses it as the op is made)."""
+    shape = pending_shape(arguments["right"])
+    if shape is not None and len(shape) == 2 and shape[0] == -1:
+        dims = " x ".join("?" if d == -1 else str(d) for d in reversed(shape))
+        raise ValueError(f"Times: The outputRank (1) dimensions of right operand's shape "
+                         f"'[{dims}]' cannot be Inferred.")
+
+
 _ranks_checked.acts_on = lambda x: isinstance(x, GraphObject) and x.variable in SHAPELESS
 
 # CNTK 2.7 makes Times(right, left) and TransposeTimes(right, left): a walk of its graph
 # (``placeholders``) meets the right operand first
 times.cntk_operands_reversed = times_transpose.cntk_operands_reversed = True
 # ops on placeholders without a shape (or on layers) wait for their shapes
-defer_module(globals(), __all__, as_called={"times": _ranks_checked})
+defer_module(globals(), __all__, as_called={"times": _ranks_checked,
+                                           "times_transpose": _output_axis_known})
