@@ -1,0 +1,58 @@
+"""A CNTK 2.7 user's own programs (round 42, second part), from CNTK 2.7's own Python tests
+(``cntk/tests/variables_test.py``, ``function_test.py``, ``cntk/layers/tests``): small
+mismatches each of them ran into -- a constant with an inferred axis, a placeholder given a
+name where its shape goes; each run unchanged on CNTK 2.7 and on ``stadyn.compat.cntk``."""
+
+import functools
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+_returned = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+@cntk_case(names=["cntk.constant", "cntk.Constant", "cntk.Constant.shape",
+                  "cntk.InferredDimension"])
+def user42b_constant_with_an_inferred_axis(C, r):
+    """``C.constant(2, shape=(-1, 4))`` is made (CNTK 2.7 shows ``(-1, 4)``), its ``value``
+    refused with a ValueError (the class ``C.Constant`` likewise) until an op infers the
+    axis: ``c + x`` with ``x`` of shape (3, 4) fixes it to (3, 4), filled with 2 (the sum
+    evaluated); a free axis (-3) is refused as the constant is made (CNTK 2.7's
+    ValueError)."""
+    res = {}
+    c = C.constant(2, shape=(C.InferredDimension, 4))
+    r.touch("cntk.Constant.shape")     # (a property: the tracer does not see it read)
+    res["shape"] = list(c.shape)
+    res["is_constant"] = bool(c.is_constant)
+    res["value before"] = _returned(lambda: np.asarray(c.value).tolist())
+    x = C.input_variable((3, 4))
+    y = c + x
+    res["sum shape"] = list(y.shape)
+    res["shape after"] = list(c.shape)
+    res["sum"] = np.asarray(y.eval({x: r.randn(2, 3, 4).astype(np.float32)}))
+    res["value after"] = np.asarray(c.value)
+    res["named"] = list(C.constant(2.5, shape=(4, -1), name="k").shape)
+    res["class"] = list(C.Constant(1.0, (-1, 2)).shape)
+    res["free axis"] = _returned(lambda: list(C.constant(2, shape=(C.FreeDimension, 4)).shape))
+    return res
+
+
+@cntk_case(names=["cntk.placeholder", "cntk.relu"])
+def user42b_placeholder_given_a_name_first(C, r):
+    """``C.placeholder("placeholder")`` (the name where the shape goes: CNTK 2.7's own
+    ``function_test.py``) makes an unnamed placeholder of one inferred axis, ``[?]``, for any
+    string; bound to an input of 3 it takes its shape, and evaluates."""
+    res = {}
+    for s in ["placeholder", "a", ""]:
+        p = C.placeholder(s)
+        res[repr(s)] = {"shape": list(p.shape), "name": p.name,
+                        "axes": [a.name for a in p.dynamic_axes]}
+    p = C.placeholder("placeholder")
+    x = C.input_variable(3)
+    f = C.relu(p)
+    res["bound shape"] = list(f.replace_placeholders({p: x}).shape)
+    res["eval"] = np.asarray(C.relu(C.placeholder("x"))(x).eval({x: r.randn(2, 3).astype(
+        np.float32)}))
+    return res
