@@ -56,3 +56,27 @@ def user42b_placeholder_given_a_name_first(C, r):
     res["eval"] = np.asarray(C.relu(C.placeholder("x"))(x).eval({x: r.randn(2, 3).astype(
         np.float32)}))
     return res
+
+
+def _step_of(C, n):
+    """A Python step of ``n`` states, each multiplied by the input (as in CNTK 2.7's own
+    ``test_recurrence_step_fun``)."""
+    names = ", ".join("prev%d" % i for i in range(n))
+    text = "def step_f(%s, x):\n    return %s\n" % (
+        names, ", ".join("prev%d * x" % i for i in range(n)))
+    scope = {}
+    exec(text, scope)
+    return scope["step_f"]
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RecurrenceFrom", "cntk.layers.Fold"])
+def user42b_recurrence_of_too_many_states(C, r):
+    """CNTK 2.7's ``test_recurrence_step_fun``: ``Recurrence`` (and ``RecurrenceFrom``,
+    ``Fold``) of a Python step of 1 to 10 states is made; of 11 states CNTK 2.7 refuses it
+    as it is made (ValueError: its ``RecurrenceFrom`` supports up to 10)."""
+    res = {}
+    for n in [1, 2, 10, 11]:
+        for layer in [C.layers.Recurrence, C.layers.RecurrenceFrom, C.layers.Fold]:
+            res["%s %d" % (layer.__name__, n)] = _returned(
+                lambda: type(layer(_step_of(C, n))).__name__ != "")
+    return res
