@@ -80,3 +80,23 @@ def user42b_recurrence_of_too_many_states(C, r):
             res["%s %d" % (layer.__name__, n)] = _returned(
                 lambda: type(layer(_step_of(C, n))).__name__ != "")
     return res
+
+
+@cntk_case(names=["cntk.layers.Convolution", "cntk.layers.Dense"])
+def user42b_layer_block_by_its_name(C, r):
+    """CNTK 2.7's ``test_layers_convolution_*``: ``model = Convolution(..., name='foo')``
+    then ``model.foo.W``: the layer's block, found by its own name, and its parameter --
+    before the layer is applied (an inferred input axis, -1), and after (the same
+    parameter); ``Dense`` likewise; an unnamed layer has no ``foo`` (AttributeError)."""
+    res = {}
+    for key, make in [("conv", lambda: C.layers.Convolution((3, 3), 2, name="foo")),
+                      ("dense", lambda: C.layers.Dense(2, name="foo"))]:
+        m = make()
+        res[key + " W before"] = list(m.foo.W.shape)
+        res[key + " b before"] = list(m.foo.b.shape)
+        res[key + " block shape before"] = list(m.foo.shape)
+        m(C.input_variable((1, 5, 5)))
+        res[key + " W after"] = list(m.foo.W.shape)
+        res[key + " same W"] = bool(np.array_equal(m.foo.W.value, m.W.value))
+    res["unnamed"] = _returned(lambda: list(C.layers.Dense(2).foo.W.shape))
+    return res
