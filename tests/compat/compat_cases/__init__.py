@@ -78,6 +78,7 @@ MODULES = {
              "cntk_fn_42",
              "cntk_user_42",
              "cntk_rmfn_42",
+             "cntk_user_42b",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],

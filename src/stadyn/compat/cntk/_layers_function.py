@@ -286,6 +286,8 @@ class LayerFunction(UnappliedLayerView, SequentialSteps, TensorOpsMixin):
             return declared
         if name == "block_root":
             raise not_a_block(self)
+        if name == self.own_name:       # (CNTK 2.7: the layer's own block, by its name:
+            return self                 # ``Convolution(..., name='foo').foo.W``)
         raise AttributeError(f"{self.kind or 'layer'} has no {name!r} (parameters exist once "
                              "the layer is applied)")
 

@@ -85,6 +85,10 @@ def constructing(arguments: list):
         _CONSTRUCTING.pop()
 
 
+# the most states CNTK 2.7's RecurrenceFrom (under Recurrence and Fold too) takes
+_MOST_STATES = 10
+
+
 def check_step_function(step: Any, kind: str = "Recurrence") -> None:
     """CNTK 2.7's errors for the Python function ``step`` (a ``def`` or ``lambda``; a
     ``@Function`` or a layer is not checked so) called on placeholders as the recurrence
@@ -126,6 +130,10 @@ def check_step_function(step: Any, kind: str = "Recurrence") -> None:
     if results != len(names) - 1:       # (sequence.py:265-267, 445-446)
         raise TypeError(f"{kind}: number of state variables inconsistent between "
                         "create_placeholder() and recurrent block")
+    if len(names) - 1 > _MOST_STATES:   # (CNTK 2.7's recurrence_from_1 .. _10, sequence.py)
+        raise ValueError("RecurrenceFrom() currently supports recurrence with up to "
+                         f"{_MOST_STATES} state variables (the step "
+                         f"'{step.__name__}' takes {len(names) - 1})")
 
 
 def _raised_by_the_step(tb: Any) -> bool:

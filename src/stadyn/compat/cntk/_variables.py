@@ -223,11 +223,7 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
             shape = value.shape
         else:
             shape = _shape(shape)
-            if FreeDimension in shape:      # (CNTK 2.7's words; the uid is CNTK's count)
-                dims = dims_text(shape)
-                raise ValueError(f"Parameter/Constant 'Parameter('{name or 'Parameter'}', [], "
-                                 f"[{dims}])' has invalid shape '[{dims}]'; it is illegal for a "
-                                 "Parameter/Constant to have a FreeDimension.")
+            _refuse_free_axis("Parameter", name, shape)
             if any(d < 0 and d != InferredDimension for d in shape):
                 raise ValueError(f"Parameter: the shape {shape} has a dimension of unknown "
                                  "kind (give the full shape, or InferredDimension, -1, for "
@@ -326,17 +322,40 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
                 f"constant: the value {value!r} is a {type(value).__name__}; give a Python "
                 "number or an array")
         arr = np.asarray(0.0 if value is None else value, dtype=dtype)
-        if shape is not None and (value is None or np.isscalar(value)):
+        filled = shape is not None and (value is None or np.isscalar(value))
+        full = _shape(shape) if filled else arr.shape
+        _refuse_free_axis("Constant", name, full)
+        uid = f"constant{next(_constant_ids)}" + (f"/{name}" if name else "")
+
+        def make(known: tuple) -> _Var:
             # (only a number fills the shape: an array or a list keeps its own, as in CNTK)
-            arr = np.broadcast_to(arr, _shape(shape)).copy()
-        var = _Var.from_numpy_array(arr, dtype=dtype)
-        var.name = f"constant{next(_constant_ids)}" + (f"/{name}" if name else "")
-        G.LEAF_NAMES[var] = name
+            made = _Var.from_numpy_array(np.broadcast_to(arr, known).copy() if filled
+                                         else arr, dtype=dtype)
+            made.name = uid
+            G.LEAF_NAMES[made] = name
+            return made
+
+        if filled and InferredDimension in full:
+            # (CNTK 2.7 makes it, shows -1 and refuses only its value until an op infers it)
+            var = pending(full, dtype, make)
+            var.need_grad = False
+            G.LEAF_NAMES[var] = name
+        else:
+            var = make(full)
         GraphObject.__init__(self, var)
 
     @property
+    def shape(self) -> tuple[int, ...]:
+        """The shape (``-1`` on an axis no op has inferred yet: ``InferredDimension``)."""
+        waiting = pending_shape(self)
+        return waiting if waiting is not None else VariableMixin.shape.fget(self)
+
+    @property
     def value(self) -> np.ndarray:
-        """A copy of the value (settable: CNTK allows it, as Stadyn's constants are buffers)."""
+        """A copy of the value (settable: CNTK allows it, as Stadyn's constants are buffers); a
+        ValueError while an axis is still to be inferred, as in CNTK 2.7."""
+        if pending_shape(self) is not None:
+            raise unresolved_value_error(self)
         return self.variable.d.copy()
 
     @value.setter
@@ -407,6 +426,15 @@ def input_dtype(dtype) -> np.dtype:
                             if dtype is None else dtype))
 
 
+def _refuse_free_axis(kind: str, name: str, shape: tuple) -> None:
+    """CNTK 2.7's ValueError for a parameter or constant given a free axis (-3)."""
+    if FreeDimension in shape:      # (CNTK 2.7's words; the uid is CNTK's count)
+        dims = dims_text(shape)
+        raise ValueError(f"Parameter/Constant '{kind}('{name or kind}', [], [{dims}])' has "
+                         f"invalid shape '[{dims}]'; it is illegal for a Parameter/Constant "
+                         "to have a FreeDimension.")
+
+
 def _made(path: str, name: str, shape: tuple, value, dtype) -> _Var:
     """The parameter ``path`` of the CNTK registry, named ``name``."""
     var = registered(path, name, shape, value, dtype)
@@ -469,6 +497,10 @@ def placeholder(shape=None, dynamic_axes=None, name: str = "") -> Variable:
         (Placeholder('q', [???], [* x 3]), (-3, 3))
     """
     refuse_name(name, "placeholder_variable")
+    if isinstance(shape, str):
+        # (a name given first lands on ``shape``: CNTK 2.7's shape converter reads a string as
+        # one inferred axis, [?], and the placeholder stays unnamed)
+        shape = (InferredDimension,)
     # (shapeless until bound, as CNTK 2.7's, which takes the shape of what it is bound to
     # whole -- an inferred axis, -1, a free one, -3 -- but shows the shape it was given)
     # every shaped placeholder but one on a sequence axis waits too: until bound, CNTK 2.7's
