@@ -75,6 +75,7 @@ MODULES = {
              "cntk_infer_41",
              "cntk_fn_41",
              "cntk_io_42",
+             "cntk_io_42r",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],
