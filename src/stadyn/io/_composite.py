@@ -89,8 +89,9 @@ class Composite:
             if primary_keys is None:
                 primary_keys = [str(k) for k in (primary.keys() or range(self._length))]
             other = [str(k) for k in (keys or range(len(d)))]
+            # (a key given twice joins its first sequence, as CNTK 2.7's key lookup does)
             wheres.append(None if other == primary_keys
-                          else {k: i for i, k in enumerate(other)})
+                          else {k: i for i, k in reversed(list(enumerate(other)))})
         if primary_keys is not None:
             self._join(primary, primary_keys, wheres)
         self.lengths = self._sequence_lengths()

@@ -74,3 +74,40 @@ def io42r_base64_joined_counts(C, r):
                 res["%s_%s_mb%d" % (order, "rand" if randomize else "file", size)] = out
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
+
+
+@cntk_case(name="io42r__join_repeated_key",
+           names=["cntk.io.MinibatchSource", "cntk.io.MinibatchSource.next_minibatch",
+                  "cntk.io.StreamDefs", "cntk.io.StreamDef", "cntk.io.CTFDeserializer",
+                  "cntk.io.Base64ImageDeserializer"],
+           note="CTF lines 'id |x v' ids 0,1,2 first, joined with base64 lines "
+                "'id<TAB>label<TAB>png' (labels the line numbers) whose ids repeat after "
+                "another: 0,1,0,2 and 0,1,1,0,2 (CNTK joins a key's first sequence); in file "
+                "order, minibatches of 2, one sweep: [x values, label classes] per minibatch")
+def io42r_join_repeated_key(C, r):
+    png = _png_base64()
+    with open("c.ctf", "w") as f:
+        for i in range(3):
+            f.write("%d |x %d\n" % (i, i))
+    res = {}
+    for ids in ("0,1,0,2", "0,1,1,0,2"):
+        with open("b.txt", "w") as f:
+            for i, k in enumerate(ids.split(",")):
+                f.write("%s\t%d\t%s\n" % (k, i, png))
+        c = C.io.CTFDeserializer("c.ctf", C.io.StreamDefs(x=C.io.StreamDef(field="x", shape=1)))
+        b = C.io.Base64ImageDeserializer("b.txt", C.io.StreamDefs(
+            f=C.io.StreamDef(field="image", transforms=[]),
+            l=C.io.StreamDef(field="label", shape=10)))
+        src = C.io.MinibatchSource([c, b], max_sweeps=1, randomize=False)
+        out = []
+        for _ in range(6):
+            mb = src.next_minibatch(2)
+            if not mb:
+                break
+            x, lab = mb[src.streams.x], mb[src.streams.l]
+            out.append([[int(v) for v in x.asarray().ravel()],
+                        [int(v) for v in lab.asarray().reshape(-1, 10).argmax(1)]])
+            del x, lab, mb
+        res["ids_" + ids.replace(",", "")] = out
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
