@@ -34,7 +34,8 @@ def _png_base64():
                   "cntk.io.Base64ImageDeserializer"],
            note="base64 lines 'id<TAB>label<TAB>png' with ids 0,0,1,2,3 (labels the line "
                 "numbers: sequence 0 counts 2 lines) joined with CTF lines 'id |x v' ids "
-                "0,1,2,3, base64 first and CTF first; in file order and randomized (seed 3), "
+                "0,1,2,3, base64 first and CTF first; in file order, randomized (seed 3) and in "
+                "frame mode, "
                 "minibatches of 1, 2 and 3, two sweeps: [x values, label classes, x samples, "
                 "end_of_sweep] per minibatch")
 def io42r_base64_joined_counts(C, r):
@@ -47,7 +48,7 @@ def io42r_base64_joined_counts(C, r):
             f.write("%d |x %d\n" % (i, i))
     res = {}
     for order in ("base64_first", "ctf_first"):
-        for randomize in (False, True):
+        for randomize, frame_mode in ((False, False), (True, False), (False, True)):
             for size in (1, 2, 3):
                 b = C.io.Base64ImageDeserializer("b.txt", C.io.StreamDefs(
                     f=C.io.StreamDef(field="image", transforms=[]),
@@ -56,7 +57,7 @@ def io42r_base64_joined_counts(C, r):
                     x=C.io.StreamDef(field="x", shape=1)))
                 src = C.io.MinibatchSource([b, c] if order == "base64_first" else [c, b],
                                            max_sweeps=2, randomize=randomize,
-                                           randomization_seed=3)
+                                           randomization_seed=3, frame_mode=frame_mode)
                 out = []
                 for _ in range(12):
                     got = _result(lambda: src.next_minibatch(size))
@@ -71,7 +72,8 @@ def io42r_base64_joined_counts(C, r):
                                 [int(v) for v in lab.asarray().reshape(-1, 10).argmax(1)],
                                 int(x.num_samples), bool(x.end_of_sweep)])
                     del x, lab, mb, got     # (CNTK 2.7 reuses its matrices: hold no view)
-                res["%s_%s_mb%d" % (order, "rand" if randomize else "file", size)] = out
+                res["%s_%s_mb%d" % (order, "frames" if frame_mode else "rand" if randomize
+                                    else "file", size)] = out
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
 
