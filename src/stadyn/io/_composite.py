@@ -89,8 +89,9 @@ class Composite:
             if primary_keys is None:
                 primary_keys = [str(k) for k in (primary.keys() or range(self._length))]
             other = [str(k) for k in (keys or range(len(d)))]
+            # (a key given twice joins its first sequence, as CNTK 2.7's key lookup does)
             wheres.append(None if other == primary_keys
-                          else {k: i for i, k in enumerate(other)})
+                          else {k: i for i, k in reversed(list(enumerate(other)))})
         if primary_keys is not None:
             self._join(primary, primary_keys, wheres)
         self.lengths = self._sequence_lengths()
@@ -150,14 +151,34 @@ class Composite:
 
     @property
     def counted_lengths(self) -> np.ndarray | None:
-        """The samples CNTK 2.7 counts for each joined sequence where they are not what it
-        delivers (:meth:`Deserializer.counted_lengths` of the first deserializer, whose
-        sequence infos its randomizers read), for data of one sample a sequence; else None."""
+        """The samples CNTK 2.7 counts for each sequence of a lone deserializer where they are
+        not what it delivers (:meth:`Deserializer.counted_lengths`), for data of one sample a
+        sequence; else None.  Its sweeps then end by these counts (the deserializer's chunks
+        count one sample a sequence).  A join of several is :attr:`joined_counts`."""
         counted = self.deserializers[0].counted_lengths()
-        if counted is None or self.lengths is not None:
+        if counted is None or self.lengths is not None or len(self.deserializers) > 1:
             return None
-        counted = np.asarray(counted, dtype=np.int64)
-        return counted if self.maps[0] is None else counted[self.maps[0]]
+        return np.asarray(counted, dtype=np.int64)
+
+    @property
+    def joined_counts(self) -> np.ndarray | None:
+        """The samples CNTK 2.7 counts for each sequence of a join of several deserializers
+        where one of them counts other samples than it delivers: the most any of them counts
+        (its Bundler, Bundler.cpp:94-125, takes the largest sequence info of them all and sums
+        them into its chunks' samples, so a sweep ends after its last sequence); else None."""
+        if len(self.deserializers) < 2 or \
+                all(d.counted_lengths() is None for d in self.deserializers):
+            return None
+        total = np.ones(self._length, dtype=np.int64)
+        for d, index, broadcast in zip(self.deserializers, self.maps, self._broadcast):
+            counts = d.counted_lengths()
+            if counts is None:
+                counts = d.sequence_lengths()
+            if counts is None or broadcast:
+                continue
+            counts = np.asarray(counts, dtype=np.int64)
+            total = np.maximum(total, counts if index is None else counts[index])
+        return total
 
     def keys(self) -> list[str]:
         """The key of each joined sequence, in order: the first deserializer's (its position

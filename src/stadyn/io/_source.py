@@ -146,6 +146,12 @@ class MinibatchSource(SourcePlan, ChunkLoads, WorkerJobs):
             self._composite = FrameComposite(self._composite)
         self._sweep_length = len(self._composite)
         self._lengths = self._composite.sample_counts if frame_mode else self._composite.lengths
+        joined = (self._composite.inner if frame_mode else self._composite).joined_counts
+        if joined is not None and self._lengths is None:
+            # (a join CNTK 2.7 counts by its largest sequence infos: minibatches fill by them,
+            # sweeps end after their last sequence, as for sequences of several samples; in
+            # frame mode too, its sequences then being its frames)
+            self._lengths = joined
         # samples CNTK 2.7 counts for sequences that deliver one (a base64 sequence of several
         # lines): minibatches fill, and sweeps of one sample a sequence end, by these
         # (in frame mode too: such data is not cut into frames, its sequences are its frames)
