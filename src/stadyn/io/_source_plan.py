@@ -98,9 +98,16 @@ class SourcePlan:
                 take = min(take, self._epoch_end - samples)     # stops at the epoch end exactly
                 # (sequences are whole: _exhausted stops after the one that crosses it)
             return position + take, take
+        return self._fill(position, samples, n, self._lengths, None)
+
+    def _fill(self, position: int, samples: int, n: int, lengths: np.ndarray,
+              sweep: int | None) -> tuple[int, int]:
+        """(end position, samples taken) of whole sequences of ``lengths`` from ``position``
+        until n samples are taken (a sequence crossing n is taken only as the first), the
+        source is exhausted or, with ``sweep``, the samples taken cross a multiple of it."""
         end, taken = position, 0
         while not self._exhausted(end, samples + taken):
-            length = int(self._lengths[self._sample_ids(np.array([end]))[0]])
+            length = int(lengths[self._sample_ids(np.array([end]))[0]])
             if taken and taken + length > n:
                 break
             if taken and self._max_samples != INFINITELY_REPEAT and \
@@ -108,7 +115,8 @@ class SourcePlan:
                 break
             taken += length
             end += 1
-            if taken >= n:
+            if taken >= n or sweep is not None and \
+                    (samples + taken) // sweep > (samples + taken - length) // sweep:
                 break
         return end, taken
 
@@ -121,21 +129,8 @@ class SourcePlan:
         :meth:`_counted_start`), and the minibatch ends at the sweep's end (CNTK's goes on
         into the next sweep); in file order the cursor goes on to the next sequence
         (NoRandomizer.cpp:69-83)."""
-        sweep = self._sweep_length
-        end, taken = position, 0
-        while not self._exhausted(end, samples + taken):
-            length = int(self._counted[self._sample_ids(np.array([end]))[0]])
-            if taken and taken + length > n:
-                break
-            if taken and self._max_samples != INFINITELY_REPEAT and \
-                    samples + taken + length > self._max_samples:
-                break
-            taken += length
-            end += 1
-            if taken >= n or self._randomize and \
-                    (samples + taken) // sweep > (samples + taken - length) // sweep:
-                break
-        return end, taken
+        return self._fill(position, samples, n, self._counted,
+                          self._sweep_length if self._randomize else None)
 
     def _counted_start(self, position: int, samples: int) -> int:
         """Where a randomized source with counted lengths reads next: the first position of
