@@ -281,3 +281,20 @@ def test_ctrl_c_during_a_network_build_stops_its_evaluation_thread():
     out = subprocess.run([sys.executable, "-c", _INTERRUPTED_BUILD], capture_output=True,
                          text=True, timeout=300)
     assert out.stdout.split() == ["interrupted", "0", "0"], out.stderr[-3000:]
+
+
+def test_stopping_an_evaluation_thread_that_ended_without_finishing_returns():
+    # a Ctrl-C's KeyboardInterrupt raised into the evaluation thread while it was already
+    # leaving (in its handlers, before it set ``finished``) ends it without ``finished``:
+    # _network._stop then raised into no thread every second, forever (a CI run's
+    # test_ctrl_c_during_a_network_build_stops_its_evaluation_thread timed out after 300 s)
+    import threading
+    from stadyn.brainscript._network import _stop
+    finished = threading.Event()
+    worker = threading.Thread(target=lambda: None)
+    worker.start()
+    worker.join()
+    stopper = threading.Thread(target=_stop, args=(worker, finished), daemon=True)
+    stopper.start()
+    stopper.join(10.0)
+    assert not stopper.is_alive() and not finished.is_set()

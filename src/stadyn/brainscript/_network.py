@@ -166,8 +166,11 @@ def _stop(worker: threading.Thread, finished: threading.Event) -> None:
     """Raise KeyboardInterrupt in the evaluation thread ``worker`` and wait until it has
     ``finished`` (left running it would go on building the network and adding parameters to
     the registry after the caller was interrupted).  It is raised again where the thread
-    still runs a second later (an evaluation that caught it)."""
-    while not finished.is_set():
+    still runs a second later (an evaluation that caught it), and no more once the thread has
+    ended: one raised while it was already leaving (in ``run``'s handlers, before
+    ``finished.set()`` took) ends it without ``finished``, and this loop then went on raising
+    into no thread forever."""
+    while not finished.is_set() and worker.is_alive():
         ctypes.pythonapi.PyThreadState_SetAsyncExc(ctypes.c_ulong(worker.ident),
                                                    ctypes.py_object(KeyboardInterrupt))
         finished.wait(1.0)
