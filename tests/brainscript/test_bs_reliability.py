@@ -252,6 +252,9 @@ def test_a_nan_criterion_stops_training_as_cntk_did_after_the_line_that_shows_it
 
 _INTERRUPTED_BUILD = textwrap.dedent("""
     import os, signal, threading, time
+    # (Python keeps SIGINT ignored where its parent ignored it, as a shell does for a job it
+    # starts in the background: the Ctrl-C of an interactive session is what is tested)
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     import stadyn as sd
     from stadyn.brainscript import StadynLibrary, build_network
     def evaluating():
