@@ -36,10 +36,12 @@ def _block(out, op_name: str, name: str, arguments: tuple):
     return out
 
 
-def _elu_inside(x):
-    """The primitive ``ELU`` (alpha 1) CNTK's ``ELU`` and ``SELU`` blocks hold."""
+def _selected_elu(x, alpha: float):
+    """``Select(x < 0, alpha * ELU(x), x)`` over the primitive ``ELU`` (alpha 1): the body of
+    CNTK's ``ELU`` and ``SELU`` blocks."""
     v = operand(x)
-    return named(wrap(one_op(F.elu(v, 1.0), v)), "", "ELU")
+    inside = named(wrap(one_op(F.elu(v, 1.0), v)), "", "ELU")
+    return element_select(less(x, 0), element_times(float(alpha), inside), x)
 
 
 def elu(x, alpha: float = 1.0, name: str = ""):
@@ -47,8 +49,7 @@ def elu(x, alpha: float = 1.0, name: str = ""):
     (``Select(x < 0, alpha * ELU(x), x)``; gradient 1 at 0)."""
     refuse_several_outputs(x, "elu")
     refuse_name(name, "ELU")
-    out = element_select(less(x, 0), element_times(float(alpha), _elu_inside(x)), x)
-    return _block(out, "ELU", name, (x,))
+    return _block(_selected_elu(x, alpha), "ELU", name, (x,))
 
 
 def selu(x, scale: float = 1.0507009873554804934193349852946,
@@ -57,8 +58,7 @@ def selu(x, scale: float = 1.0507009873554804934193349852946,
     (``scale * Select(x < 0, alpha * ELU(x), x)``; gradient ``scale`` at 0)."""
     refuse_several_outputs(x, "selu")
     refuse_name(name, "SELU")
-    inner = element_select(less(x, 0), element_times(float(alpha), _elu_inside(x)), x)
-    return _block(element_times(float(scale), inner), "SELU", name, (x,))
+    return _block(element_times(float(scale), _selected_elu(x, alpha)), "SELU", name, (x,))
 
 
 def leaky_relu(x, alpha: float = 0.01, name: str = ""):
