@@ -37,22 +37,28 @@ def _reader(path: Path, seed: int | None) -> str:
     return ctf_reader(path, window=REFS["window_chunks"], chunk=REFS["chunk_bytes"], seed=seed)
 
 
-@pytest.mark.parametrize("seed", ["0", "11"])
-def test_each_cv_pass_reads_cntks_order(data, seed):
-    # the source a cvReader gets, set back to its start before each pass as Validation does
-    block = reader_config(parse_config(f"cv = {{ {_reader(data, int(seed))} }}")["cv"])
+def _cv_passes(reader_text: str, passes: int, minibatch: int, per_pass):
+    """``per_pass(minibatches)`` of each of ``passes`` passes over the source a cvReader block
+    ``reader_text`` gets, set back to its start before each pass as Validation does."""
+    block = reader_config(parse_config(f"cv = {{ {reader_text} }}")["cv"])
     src = make_source(block, max_sweeps=1, evaluating=True, set_back=True)
     start = src.get_checkpoint_state()
     got = []
-    for p in range(len(REFS["passes"][seed])):
+    for p in range(passes):
         if p:
             src.restore_from_checkpoint(start)
-        ids, samples = [], []
-        for mb in iter(lambda: src.next_minibatch(REFS["minibatch"]), {}):
-            ids += [int(s[0][0]) for s in mb["x"].as_sequences()]
-            samples.append(mb["x"].num_samples)
-        got.append({"ids": ids, "samples": samples})
+        got.append(per_pass(list(iter(lambda: src.next_minibatch(minibatch), {}))))
     src.close()
+    return got
+
+
+@pytest.mark.parametrize("seed", ["0", "11"])
+def test_each_cv_pass_reads_cntks_order(data, seed):
+    def ids_and_samples(mbs):
+        return {"ids": [int(s[0][0]) for mb in mbs for s in mb["x"].as_sequences()],
+                "samples": [mb["x"].num_samples for mb in mbs]}
+    got = _cv_passes(_reader(data, int(seed)), len(REFS["passes"][seed]), REFS["minibatch"],
+                     ids_and_samples)
     assert got == REFS["passes"][seed]
 
 
@@ -82,19 +88,13 @@ def test_a_truncated_cv_readers_passes_read_cntks_pieces(data, seed):
             "sampleBasedRandomizationWindow = false ; "
             f'deserializers = ({{ type = "CNTKTextFormatDeserializer" ; file = "{data}" ; '
             f"chunkSizeInBytes = {REFS['chunk_bytes']} ; {XY_INPUT} }})")
-    block = reader_config(parse_config(f"cv = {{ {text} }}")["cv"])
-    src = make_source(block, max_sweeps=1, evaluating=True, set_back=True)
-    start = src.get_checkpoint_state()
-    got = []
-    for p in range(len(TRUNC_REFS["passes"][seed])):
-        if p:
-            src.restore_from_checkpoint(start)
-        rows = []
-        for mb in iter(lambda: src.next_minibatch(TRUNC_REFS["minibatch"]), {}):
+    def rows(mbs):
+        out = []
+        for mb in mbs:
             x = np.concatenate([np.asarray(s).reshape(-1) for s in mb["x"].as_sequences()])
             y = np.concatenate([np.asarray(s).reshape(-1) for s in mb["y"].as_sequences()])
-            rows.append([mb["x"].num_samples, float((x * x).sum()),
-                         float((x * 100 + y + 1).sum())])
-        got.append(rows)
-    src.close()
+            out.append([mb["x"].num_samples, float((x * x).sum()),
+                        float((x * 100 + y + 1).sum())])
+        return out
+    got = _cv_passes(text, len(TRUNC_REFS["passes"][seed]), TRUNC_REFS["minibatch"], rows)
     assert got == TRUNC_REFS["passes"][seed]
