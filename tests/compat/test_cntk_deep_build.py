@@ -10,6 +10,8 @@ axes for the internal marks.
 
 import gc
 
+import torch
+
 import stadyn as sd
 import stadyn.compat.cntk as C
 import stadyn.functions as F
@@ -133,3 +135,18 @@ def test_the_weak_registry_drops_the_paths_of_parameters_that_went():
     del kept
     gc.collect()
     assert reg._below["net/keep"] == {"net/keep/W"} and reg.claim("net/keep") == "net/keep_1"
+
+
+def test_free_axes_kept_per_value_are_read_again_after_a_leaf_changes_shape():
+    # free_steps keeps each value's answer while the shapes stand (graph.shapes_version); an
+    # element-wise op's free axis is fixed where another input has a length above 1 there
+    # (CNTK 2.7: (-3, 3) + (4, 3) is (4, 3)), so feeding y rows moves the answer
+    x = mark_free_dimensions(sd.Variable((1, 4, 3)), [1])
+    y = sd.Variable((1, 3))
+    h = F.tanh(x + y)                   # (y's axis 0 lines up with x's axis 1)
+    deeper = h * 2
+    assert free_steps(deeper) == frozenset({1})
+    y.data = torch.ones(4, 3)
+    assert free_steps(deeper) == frozenset() and free_steps(h) == frozenset()
+    y.data = torch.ones(1, 3)
+    assert free_steps(deeper) == frozenset({1})
