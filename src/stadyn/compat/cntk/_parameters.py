@@ -90,7 +90,8 @@ class WeakParameterRegistry(ParameterRegistry):
         if not key:
             return bool(self.items(scope))
         names = self._below.get(key)
-        return bool(names) and any(n in self._params for n in names)
+        # (a copy: a parameter going during the loop drops its path from the set)
+        return bool(names) and any(n in self._params for n in tuple(names))
 
     def claim(self, prefix: str) -> str:
         k = self._next.get(prefix, 0)
