@@ -10,6 +10,8 @@ axes for the internal marks.
 
 import gc
 
+import torch
+
 import stadyn as sd
 import stadyn.compat.cntk as C
 import stadyn.functions as F
@@ -108,3 +110,41 @@ def test_a_claimed_scope_skips_one_with_living_parameters_only():
     reg.rename("a/W", "e/W")
     assert reg.claim("e") == "e_1"          # (renamed: below "e" now)
     assert reg.claim("a/") == "a/"          # (nothing below "a" any more)
+
+
+def test_the_weak_registry_drops_the_paths_of_parameters_that_went():
+    # its index of scopes held every path ever set, read again only where a scope was
+    # claimed again: 10k models built and dropped kept 10k paths (benchmarks/registry_scaling_ab.py)
+    # (a Variable in no cycle goes at its last reference: no gc.collect needed)
+    reg = WeakParameterRegistry()
+    kept = sd.Variable((1,))
+    reg.set("net/keep/W", kept)
+    for k in range(50):
+        reg.set(f"net/dense_{k}/W", sd.Variable((1,)))
+    held = sd.Variable((1,))
+    reg.set("net/moved/W", held)
+    reg.rename("net/moved/W", "net/other/W")
+    assert reg._below == {"net": {"net/keep/W", "net/other/W"}, "net/keep": {"net/keep/W"},
+                          "net/other": {"net/other/W"}}
+    assert reg.claim("net/dense_3") == "net/dense_3" and reg.claim("net/other") == "net/other_1"
+    del held
+    assert set(reg._watched) == {"net/keep/W"} and set(reg._below) == {"net", "net/keep"}
+    taken = sd.Variable((1,))
+    reg.set("net/keep/W", taken)            # another parameter under a living path
+    del kept
+    assert reg._below["net/keep"] == {"net/keep/W"} and reg.claim("net/keep") == "net/keep_1"
+
+
+def test_free_axes_kept_per_value_are_read_again_after_a_leaf_changes_shape():
+    # free_steps keeps each value's answer while the shapes stand (graph.shapes_version); an
+    # element-wise op's free axis is fixed where another input has a length above 1 there
+    # (CNTK 2.7: (-3, 3) + (4, 3) is (4, 3)), so feeding y rows moves the answer
+    x = mark_free_dimensions(sd.Variable((1, 4, 3)), [1])
+    y = sd.Variable((1, 3))
+    h = F.tanh(x + y)                   # (y's axis 0 lines up with x's axis 1)
+    deeper = h * 2
+    assert free_steps(deeper) == frozenset({1})
+    y.data = torch.ones(4, 3)
+    assert free_steps(deeper) == frozenset() and free_steps(h) == frozenset()
+    y.data = torch.ones(1, 3)
+    assert free_steps(deeper) == frozenset({1})

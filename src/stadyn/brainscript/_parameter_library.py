@@ -190,6 +190,9 @@ class ParameterFunctions:
         order = _breadth_first(roots, self._node_inputs) if shared else {}
         before = _breadth_first(roots, _op_inputs) if shared else {}
         self.untagged_file_names = {}
+        # the names taken as they will be once the renames are made (made at once: one by one,
+        # each rebuilds the registry's order, quadratic in the parameters)
+        taken, renames = set(registry), []
         for path, group in groups.items():
             if len(group) > 1:
                 if not any(c in path for c in ".[]") or \
@@ -198,10 +201,12 @@ class ParameterFunctions:
                 group.sort(key=lambda item: order[id(item[0])])
             name, given = path, {}
             for v, registry_name in group:
-                while name in registry and any(c in path for c in ".[]"):
+                while name in taken and any(c in path for c in ".[]"):
                     name = "_" + name
-                if name not in registry:
-                    registry.rename(registry_name, name)
+                if name not in taken:
+                    renames.append((registry_name, name))
+                    taken.discard(registry_name)
+                    taken.add(name)
                     given[id(v)] = name
             if len(group) > 1 and all(id(v) in before for v, _ in group):
                 # (the k-th in the old walk took the k-th name)
@@ -209,6 +214,7 @@ class ParameterFunctions:
                 self.untagged_file_names.update(
                     (given[id(u)], given[id(v)]) for (v, _), (u, _) in zip(group, then)
                     if v is not u and id(v) in given and id(u) in given)
+        registry.rename_all(renames)
 
     def _node_inputs(self, v: Variable) -> list[Any]:
         """The inputs of cntk.exe's node ``v``: the nodes (a library function's, a parameter,

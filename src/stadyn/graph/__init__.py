@@ -85,7 +85,7 @@ from ._spec import OpSpec
 from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor, output_key,
                         value_key)
 from ._variable import FunctionNode, Variable, to_torch_dtype, topological_nodes
-from ._versions import bump_graph_version, graph_version
+from ._versions import bump_graph_version, graph_version, shapes_changed, shapes_version
 from ._kept import keep_as, keep_with, kept_with
 from ._held_values import shown_only
 from ._shared_values import (hand_out, handed_out, on_renew, read_value_of, renew_value, set_output,
@@ -125,7 +125,7 @@ __all__ = [
     # static graphs: plans, lowering, the passes a whole-step program reuses
     "forward_all", "StaticPlan", "EagerPlan", "TrialPlan", "GeneratorSeed", "NodeSeed",
     "build_plan", "bump_graph_version",
-    "graph_version", "graph_structure",
+    "graph_version", "graph_structure", "shapes_changed", "shapes_version",
     "partition", "trace_fake", "program_module", "realize", "collector_paused",
     "simplify", "drop_dead_code", "defer_products", "reuse_dead_inputs", "fuse_convolution_relu",
     "register_product", "new_placeholder",

@@ -45,7 +45,7 @@ from ._interpret import refresh_shapes
 from ._subgraph import Subgraph
 from ._tensors import data_of
 from ._variable import Variable
-from ._versions import layout_changed
+from ._versions import layout_changed, shapes_changed
 
 __all__ = ["FREE_DIMENSION", "free_batch_input", "has_free_batch", "conform_unfed_inputs",
            "fed_for_a_run", "mark_free_dimensions", "free_dimensions", "widen_free_dimensions",
@@ -220,6 +220,7 @@ def _set_free_lengths(leaves: list, length: int) -> None:
 def _restore_free_lengths(before: list) -> None:
     for v, shape, data, stand_in, batch_record in before:
         v._shape, v._data = shape, data
+        shapes_changed()
         if stand_in is not None:
             _FREE_DIMS_UNFED[v] = stand_in
         else:
@@ -464,6 +465,7 @@ class FeedUndo:
             if u._data is not data:         # replaced: the old buffer back
                 u._data, u._shape, u._dtype = data, shape, dtype
                 layout_changed()
+                shapes_changed()
             if values is not None and data._version != version:     # written in place
                 with torch.no_grad():
                     if isinstance(values, torch.Tensor):

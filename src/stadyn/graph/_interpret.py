@@ -26,6 +26,7 @@ from ._shape_cache import key as shape_key
 from ._shared_values import drop_stale
 from ._subgraph import leaf_tensor, output_key, value_key
 from ._variable import FunctionNode, Variable
+from ._versions import shapes_changed
 
 __all__ = ["interpret", "refresh_shapes", "Shapes", "release_points"]
 
@@ -300,6 +301,8 @@ def _set_shapes(node: FunctionNode, outs: Sequence[torch.Tensor], env: dict) -> 
         env[output_key(node, i)] = t
         v = ref()
         if v is not None:
+            if v.shape != tuple(t.shape):
+                shapes_changed()
             v._shape, v._dtype = tuple(t.shape), t.dtype
             drop_stale(v)
 
@@ -342,6 +345,8 @@ class Shapes:
             v = ref()
             if v is None:
                 continue
+            if v.shape != shape:
+                shapes_changed()
             v._shape, v._dtype = shape, dtype
             held = v._data
             # (dropped without :func:`drop_stale`'s note for ``on_renew`` listeners: a view of

@@ -64,6 +64,7 @@ from ._plan import StaticPlan, holds_loop
 from ._shared_values import drop_stale
 from ._subgraph import Subgraph
 from ._variable import Variable
+from ._versions import shapes_changed
 
 __all__ = ["structure", "graph_structure", "reuse", "remember", "sighted", "loop_and_own_stream",
            "clear", "MAX_TEMPLATES", "MAX_SIGHTED"]
@@ -230,6 +231,8 @@ class _Template:
             for ref, found in zip(node._outputs, shapes):
                 v = ref()
                 if v is not None and found is not None:
+                    if v.shape != found[0]:
+                        shapes_changed()
                     v._shape, v._dtype = found
                     drop_stale(v)          # a held buffer of another shape goes (refresh_shapes')
         if any(leaf.device.type == "cpu" for leaf in subgraph.leaf_tensors()):

@@ -39,7 +39,7 @@ from .._errors import StadynError
 from ._deferred_layout import like_saved
 from ._grad_buffers import carry_released
 from ._variable import Variable
-from ._versions import bump_graph_version, layout_changed
+from ._versions import bump_graph_version, layout_changed, shapes_changed
 
 __all__ = ["hand_out", "handed_out", "set_output", "set_grad", "read_value_of", "value_holder",
            "renew_value", "on_renew", "drop_stale", "outputs_saved", "saved_as_held"]
@@ -115,6 +115,8 @@ def set_output(v: Variable, t: torch.Tensor) -> None:
             v._data = t
             _saved_result_reads(t, was)
             return
+    if v.shape != tuple(t.shape):
+        shapes_changed()
     v._data = t
     if old is not None and old is not t and handed_out(old):
         _tell_renewed(old, t)

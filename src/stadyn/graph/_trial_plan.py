@@ -13,6 +13,7 @@ from ._eager_plan import EagerPlan
 from ._shared_values import drop_stale, set_output
 from ._subgraph import run_tensor, value_key
 from ._variable import Variable
+from ._versions import shapes_changed
 
 __all__ = ["TrialPlan"]
 
@@ -77,6 +78,8 @@ class TrialPlan(EagerPlan):
         for v, shape in zip(others, found):
             if shape is None:
                 continue
+            if v.shape != shape[0]:
+                shapes_changed()
             v._shape, v._dtype = shape
             drop_stale(v)          # a held buffer of another shape goes (refresh_shapes')
         _shapes_owner[0] = None         # no plan's recorded shapes are the Variables' now

@@ -29,7 +29,7 @@ from ._location import format_location
 from ._padding import pad_sequences
 from ._recompute import recompute_now
 from ._variable_arrays import VariableArrays, _zeros
-from ._versions import _marks, bump_graph_version, layout_changed
+from ._versions import _marks, bump_graph_version, layout_changed, shapes_changed
 
 __all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype"]
 
@@ -405,6 +405,7 @@ class Variable(VariableArrays):
             return
         if self.parent is not None and not force:
             raise StadynError("reset_shape on a Variable made by a function; pass force=True")
+        shapes_changed()
         self._shape = shape
         self._data = _zeros(shape, self._dtype, self._need_grad and self.parent is None)
 

@@ -24,7 +24,7 @@ from .._errors import ShapeError, StadynError
 from ._context import get_current_context
 from ._deferred_layout import settled
 from ._numpy_readers import numpy_reader
-from ._versions import _layout, layout_changed
+from ._versions import _layout, layout_changed, shapes_changed
 
 __all__ = ["VariableArrays", "grad_follows_alias", "keep_own_grad", "drop_own_grad"]
 
@@ -112,6 +112,8 @@ class VariableArrays:
                 need = self._need_grad and value.dtype.is_floating_point
                 value = value.detach().requires_grad_(need)
                 layout_changed()
+            if self.shape != tuple(value.shape):
+                shapes_changed()
             self._data = value
             self._shape = tuple(value.shape)
             self._dtype = value.dtype

@@ -4,7 +4,7 @@ their leaves, be built again, or be looked up by new gradient marks."""
 from __future__ import annotations
 
 __all__ = ["layout_changed", "layout_version", "bump_graph_version", "graph_version",
-           "gradient_marks_version"]
+           "gradient_marks_version", "shapes_changed", "shapes_version"]
 
 # Three counters the plan cache reads (``_runner.py``): the layout version changes when some
 # leaf's shape, dtype, device or need_grad may have changed (plans then re-check their leaves'
@@ -14,6 +14,10 @@ __all__ = ["layout_changed", "layout_version", "bump_graph_version", "graph_vers
 _layout = [0]
 _graph = [0]
 _marks = [0]
+# moved on where a Variable made before may show another shape: a run's outputs re-inferred or
+# given values of another shape, a leaf fed another shape (what is worked out from shapes and
+# kept -- compat.cntk's free axes of a value -- holds while it stands; building moves it not)
+_shapes = [0]
 
 
 def layout_changed() -> None:
@@ -46,3 +50,30 @@ def gradient_marks_version() -> int:
 def graph_version() -> int:
     """The count of :func:`bump_graph_version` calls so far."""
     return _graph[0]
+
+
+def shapes_changed() -> None:
+    """Record that a Variable made before may show another shape now (a run re-inferred or
+    gave its outputs other shapes, a leaf was fed another shape).
+
+    Example:
+        >>> before = shapes_version(); shapes_changed(); shapes_version() == before + 1
+        True
+    """
+    _shapes[0] += 1
+
+
+def shapes_version() -> int:
+    """The count of :func:`shapes_changed` calls so far: what is worked out from the shapes of
+    a graph and kept holds while it stands.
+
+    Example:
+        >>> import torch, stadyn as sd
+        >>> from stadyn.graph import shapes_version
+        >>> x = sd.Variable((2, 3)); before = shapes_version()
+        >>> x.data = torch.ones(2, 3); shapes_version() == before     # (the same shape)
+        True
+        >>> x.data = torch.ones(4, 3); shapes_version() > before
+        True
+    """
+    return _shapes[0]

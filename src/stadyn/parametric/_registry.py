@@ -54,6 +54,12 @@ class ParameterRegistry:
     def __init__(self) -> None:
         self._params: OrderedDict[str, Variable] = OrderedDict()
         self._claimed: set[str] = set()
+        # each scope path above a parameter's path -> the paths set below it, so that a claim
+        # need not read every parameter (a subclass may leave dead paths there: _holds_under)
+        self._below: dict[str, set[str]] = {}
+        # prefix -> a k below which claim's candidates (prefix, prefix_1, ...) were all taken
+        # when it was noted; dropped when a name is freed (pop, remove, rename)
+        self._taken_below: dict[str, int] = {}
         # each scope path entered (parameter_scope), first time, -> the newest parameter's path
         # then (None: before all): NNabla 1.39 makes a scope's dict when it is entered, which
         # places it among its siblings (compat.nnabla's get_parameters order, _scope_order.py)
@@ -82,12 +88,38 @@ class ParameterRegistry:
     def claim(self, prefix: str) -> str:
         """A scope path for a new layer: ``prefix``, or ``prefix_1``, ``prefix_2``, ... if taken
         (by another layer or by parameters already under it)."""
-        candidate, k = prefix, 0
-        while candidate in self._claimed or self.items(candidate):
+        k = self._taken_below.get(prefix, 0)
+        while True:
+            candidate = f"{prefix}_{k}" if k else prefix
+            if candidate not in self._claimed and not self._holds_under(candidate):
+                break
             k += 1
-            candidate = f"{prefix}_{k}"
+        self._taken_below[prefix] = k + 1
         self._claimed.add(candidate)
         return candidate
+
+    def _index(self, name: str, add: bool = True) -> None:
+        """Note ``name`` (``add``) or drop it from the paths below each scope above it."""
+        parts = name.split("/")
+        for k in range(1, len(parts)):
+            scope = "/".join(parts[:k])
+            if add:
+                self._below.setdefault(scope, set()).add(name)
+                continue
+            names = self._below.get(scope)
+            if names is not None:
+                names.discard(name)
+                if not names:
+                    del self._below[scope]
+
+    def _holds_under(self, scope: str) -> bool:
+        """Whether a parameter's path is below ``scope`` (``items(scope)`` not empty)."""
+        key = scope.rstrip("/")
+        return bool(self._below.get(key)) if key else len(self._params) > 0
+
+    def _freed(self) -> None:
+        """A name may be free again: claim's notes of taken candidates no longer hold."""
+        self._taken_below.clear()
 
     def __iter__(self) -> Iterator[str]:
         return iter(self._params)
@@ -115,6 +147,7 @@ class ParameterRegistry:
     def set(self, name: str, var: Variable) -> None:
         var.graph_name = name
         self._params[name] = var
+        self._index(name)
 
     def rename(self, old: str, new: str) -> None:
         """Give the parameter ``old`` the name ``new``, keeping its place in the order; a
@@ -125,13 +158,46 @@ class ParameterRegistry:
         >>> reg.rename("a", "c"); list(reg), reg.get("c").name
         (['c', 'b'], 'c')
         """
-        var = self._params[old]
-        if new != old and new in self._params:
-            raise KeyError(f"parameter name {new!r} is taken")
+        self.rename_all([(old, new)])
+
+    def rename_all(self, renames: Sequence[tuple[str, str]]) -> None:
+        """:meth:`rename` each ``(old, new)`` pair in turn, the order rebuilt once (renaming
+        n parameters one by one rebuilds it n times); nothing is renamed if one pair is a
+        ``KeyError``.
+
+        >>> reg = ParameterRegistry()
+        >>> for k in "abc": reg.set(k, Variable((1,)))
+        >>> reg.rename_all([("a", "x"), ("c", "a")]); list(reg)
+        ['x', 'b', 'a']
+        """
+        renames = list(renames)
+        if not renames:
+            return
         # the same kind of mapping (a weak one in a subclass), read whole before it is rebuilt
+        entries = list(self._params.items())
+        at = {k: i for i, (k, _) in enumerate(entries)}
+        touched = set()
+        for old, new in renames:
+            if old not in at:
+                raise KeyError(old)
+            if new != old and new in at:
+                raise KeyError(f"parameter name {new!r} is taken")
+            touched.add(i := at.pop(old))
+            at[new] = i
+        named = {i: k for k, i in at.items() if i in touched}
         self._params = type(self._params)(
-            [(new if k == old else k, v) for k, v in list(self._params.items())])
-        var.graph_name = new
+            [(named.get(i, k), v) for i, (k, v) in enumerate(entries)])
+        for i in sorted(touched):
+            (old, var), new = entries[i], named[i]
+            var.graph_name = new
+            if new != old:
+                self._renamed(old, new, var)
+        self._freed()
+
+    def _renamed(self, old: str, new: str, var: Variable) -> None:
+        """The index follows a parameter renamed from ``old`` to ``new``."""
+        self._index(old, add=False)
+        self._index(new)
 
     def items(self, prefix: str = "") -> list[tuple[str, Variable]]:
         """``(path, variable)`` for every parameter at or below ``prefix``."""
@@ -147,11 +213,17 @@ class ParameterRegistry:
         >>> reg.set("a", Variable((1,))); reg.pop("a").name, reg.pop("a"), list(reg)
         ('a', None, [])
         """
-        return self._params.pop(name, None)
+        var = self._params.pop(name, None)
+        if var is not None:
+            self._index(name, add=False)
+            self._freed()
+        return var
 
     def remove(self, prefix: str = "") -> None:
         for k, _ in self.items(prefix):
             del self._params[k]
+            self._index(k, add=False)
+        self._freed()
         head = prefix.rstrip("/") + "/" if prefix else ""
         self._claimed = {c for c in self._claimed if prefix and not (c == prefix or
                                                                      c.startswith(head))}

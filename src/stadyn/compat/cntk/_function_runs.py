@@ -24,7 +24,8 @@ import torch
 
 from ... import io as _io
 from ..._errors import EmptySequenceError
-from ...graph import FeedUndo, Variable, forward_all, graph_version, topological_nodes, training
+from ...graph import (FeedUndo, Variable, forward_all, graph_version, shapes_changed,
+                      topological_nodes, training)
 from ...train import feed, fits_sample, stack_samples
 from . import _graph as G
 from ._adapt import unwrap
@@ -518,6 +519,8 @@ def _put_back(kept: list, function) -> list:
         for v, t, version, copy in kept:
             if v._data is not t:
                 undo.append((v, v._data, None))
+                if v.shape != tuple(t.shape):
+                    shapes_changed()        # (a later run's other batch size)
                 v._data = t
             if t._version != version:
                 if copy is None:
@@ -538,6 +541,8 @@ def _restore(undo: list) -> None:
     """Give back the values :func:`_put_back` replaced, last first."""
     for v, t, later in reversed(undo):
         if later is None:
+            if v.shape != tuple(t.shape):
+                shapes_changed()
             v._data = t
         else:
             with torch.no_grad():

@@ -43,32 +43,55 @@ class WeakParameterRegistry(ParameterRegistry):
         super().__init__()
         self._params = weakref.WeakValueDictionary()     # (in insertion order, as a dict)
         self._next: dict[str, int] = {}
-        # each scope path above a parameter's -> the paths set below it (living or not: an
-        # entry is checked against the parameters), so that a claim need not read them all
-        self._under: dict[str, set[str]] = {}
+        # each path -> a weak reference to its parameter, whose callback drops the path from
+        # the index of scopes (ParameterRegistry._below) when the parameter goes, so that the
+        # index holds the living parameters' paths, not every path ever set
+        self._watched: dict[str, tuple[weakref.ref, list[str]]] = {}
 
     def set(self, name: str, var) -> None:
         super().set(name, var)
-        self._index(name)
+        self._watch(name, var)
 
-    def rename(self, old: str, new: str) -> None:
-        super().rename(old, new)
-        self._index(new)
+    def _watch(self, name: str, var) -> None:
+        at = [name]                 # (the path it goes by: a rename moves it)
+        registry = weakref.ref(self)
 
-    def _index(self, name: str) -> None:
-        parts = name.split("/")
-        for k in range(1, len(parts)):
-            self._under.setdefault("/".join(parts[:k]), set()).add(name)
+        def gone(ref, at=at, registry=registry):
+            self = registry()
+            if self is not None and self._watched.get(at[0], (None,))[0] is ref:
+                del self._watched[at[0]]
+                if at[0] not in self._params:       # (unless another parameter took it)
+                    self._index(at[0], add=False)
+
+        self._watched[name] = (weakref.ref(var, gone), at)
+
+    def _renamed(self, old: str, new: str, var) -> None:
+        super()._renamed(old, new, var)
+        ref, at = self._watched.pop(old, (None, None))
+        if ref is not None:
+            at[0] = new
+            self._watched[new] = (ref, at)
+
+    def pop(self, name: str):
+        var = super().pop(name)
+        if var is not None:
+            self._watched.pop(name, None)
+        return var
+
+    def remove(self, prefix: str = "") -> None:
+        names = [k for k, _ in self.items(prefix)]
+        super().remove(prefix)
+        for k in names:
+            self._watched.pop(k, None)
 
     def _holds_under(self, scope: str) -> bool:
         """Whether a living parameter's path is below ``scope`` (``items(scope)`` not empty)."""
-        if not scope.rstrip("/"):
+        key = scope.rstrip("/")
+        if not key:
             return bool(self.items(scope))
-        names = self._under.get(scope.rstrip("/"))
-        if not names:
-            return False
-        names.intersection_update([n for n in names if n in self._params])    # (the dead go)
-        return bool(names)
+        names = self._below.get(key)
+        # (a copy: a parameter going during the loop drops its path from the set)
+        return bool(names) and any(n in self._params for n in tuple(names))
 
     def claim(self, prefix: str) -> str:
         k = self._next.get(prefix, 0)

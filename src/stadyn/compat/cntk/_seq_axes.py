@@ -32,7 +32,7 @@ import weakref
 
 from ... import cntk_semantics as S
 from ...graph import (FREE_DIMENSION, Variable, free_dimensions, free_dimensions_marks,
-                     graph_version)
+                     graph_version, shapes_version)
 from . import _graph as G
 from ._axis import Axis
 
@@ -181,6 +181,14 @@ def holds_no_free_axes(v: Variable) -> bool:
     return _CLEAN[v]
 
 
+# free_steps' answers per value (of_inputs -> axes), kept while _CLEAN's stamp and the shapes'
+# version (graph.shapes_version: a run's re-inferred shapes, a leaf fed another shape) stand:
+# the answer reads lengths (an element-wise op's fixed axes), so a value built on a graph that
+# holds free axes asks its inputs' answers, not the whole graph behind it again
+_FREE: "weakref.WeakKeyDictionary[Variable, dict]" = weakref.WeakKeyDictionary()
+_FREE_STAMP: list = [None]
+
+
 def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
     """The axes of ``v``'s shape (batch axis included) that hold ``sequence.unpack``'s padded
     steps: those of an unpack's outputs, and of values without a sequence axis computed from
@@ -188,7 +196,15 @@ def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
     in ``.shape``); and (unless not ``of_inputs``) those an input's free dimensions give."""
     if holds_no_free_axes(v):
         return frozenset()
+    stamp = (_CLEAN_STAMP[0], shapes_version())
+    if _FREE_STAMP[0] != stamp:
+        _FREE.clear()
+        _FREE_STAMP[0] = stamp
+    known = _FREE.get(v)
+    if known is not None and of_inputs in known:
+        return known[of_inputs]
     found: dict[int, frozenset] = {}
+    walked: list = []
     stack = [v]
     while stack:
         u = stack.pop()
@@ -196,6 +212,10 @@ def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
             continue
         if _CLEAN.get(u):       # (nothing free behind it: holds_no_free_axes above)
             found[id(u)] = frozenset()
+            continue
+        known = _FREE.get(u)
+        if known is not None and of_inputs in known:
+            found[id(u)] = known[of_inputs]
             continue
         node = u.parent
         if _MARKED and u in _MARKED:
@@ -215,6 +235,7 @@ def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
             stack.append(u)
             stack.extend(pending)
             continue
+        walked.append(u)
         if unpack:      # the steps, padded, and the steps' own free dimensions
             found[id(u)] = frozenset({1} | {a for a in found[id(inputs[0])] if a >= 2})
             continue
@@ -229,6 +250,8 @@ def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
             # is not); its sample's free dimensions (an input's FreeDimension) are kept
             axes = {a for a in axes if a >= 2}
         found[id(u)] = frozenset(axes)
+    for u in walked:
+        _FREE.setdefault(u, {})[of_inputs] = found[id(u)]
     return found[id(v)]
 
 
