@@ -152,6 +152,13 @@ LONG_TESTS = (
     "tests/models/test_digits.py::test_the_data_parallel_benchmark_runs_alone_with_sync_batch_norm",
     "tests/cli/test_cli_usage.py::test_bench_workloads_are_named_for_what_they_are_and_seed2_still_works",
     "tests/train/test_fit_data_parallel.py",
+    # (suite43) every example module (programs run in module fixtures: 5-27 s setups in CI), the
+    # Sphinx build (~50 s), modules whose module fixture launches two-process jobs (5-8 s)
+    "tests/examples/",
+    "tests/docs/test_api_reference.py",
+    "tests/compat/test_cntk_block_momentum",        # and _session
+    "tests/compat/test_cntk_reader_positions.py",
+    "tests/brainscript/test_bs_block_momentum.py",
 )
 
 

@@ -118,3 +118,17 @@ def test_a_module_to_keep_whole_is_not_split_even_when_a_worker_idles():
     assert second.shutting_down                        # nothing it may take: it finishes
     _run(sched, first, 8)
     assert sched.tests_finished and sched.split_modules() == [] and sched.steals == 0
+
+
+def test_every_long_and_one_worker_prefix_names_test_files():
+    """A renamed module would silently leave ``LONG_TESTS`` or ``ONE_WORKER`` (conftest.py)."""
+    import glob
+    import os
+
+    import conftest
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    files = [os.path.relpath(p, root).replace(os.sep, "/")
+             for p in glob.glob(os.path.join(root, "tests", "**", "test_*.py"), recursive=True)]
+    for prefix in conftest.LONG_TESTS + conftest.ONE_WORKER:
+        path = prefix.split("::", 1)[0]
+        assert any(f.startswith(path) for f in files), prefix
