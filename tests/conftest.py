@@ -33,8 +33,12 @@ Every test still runs; only the order changes.
 Schedule: ``make test`` runs ``--dist worksteal``: each worker is given a run of consecutive
 tests (the first worker the first half, long ones first), and a worker that runs out takes the
 second half of what the other has left, so both end on short tests.  A module's tests then run
-one after the other on one worker, which sets up its module-scoped fixtures once, except where
-a run of tests is split.  (``--dist load``, which hands out a few tests at a time --
+one after the other on one worker, which sets up its module-scoped fixtures once.  xdist cuts
+those runs wherever the half falls, inside a module as often as not (its fixtures then built
+on both workers); ``pytest_xdist_make_scheduler`` below makes each cut at the nearest module
+boundary instead, and never inside the ``ONE_WORKER`` modules (``xdist_schedule.py``); the
+summary line ``xdist: ... steals; N test modules ran on more than one worker`` names the rest.
+(``--dist load``, which hands out a few tests at a time --
 ``SCHEDULE_CHUNK`` here, ``--maxschedchunk`` unless given on the command line -- sent most
 modules' tests to both workers: each worker ran a module's fixture, a training or a program
 run, or waited on the lock while the other ran it: ``program_copies.shared_folder``.)
@@ -148,6 +152,26 @@ LONG_TESTS = (
     "tests/models/test_digits.py::test_the_data_parallel_benchmark_runs_alone_with_sync_batch_norm",
     "tests/cli/test_cli_usage.py::test_bench_workloads_are_named_for_what_they_are_and_seed2_still_works",
     "tests/train/test_fit_data_parallel.py",
+    # (suite43) every example module (programs run in module fixtures: 5-27 s setups in CI), the
+    # Sphinx build (~50 s), modules whose module fixture launches two-process jobs (5-8 s)
+    "tests/examples/",
+    "tests/docs/test_api_reference.py",
+    "tests/compat/test_cntk_block_momentum",        # and _session
+    "tests/compat/test_cntk_reader_positions.py",
+    "tests/brainscript/test_bs_block_momentum.py",
+)
+
+
+# Modules (node-id prefixes) whose module-scoped fixture runs a multi-process job (5-40 s of CPU):
+# ``make test``'s scheduler never splits one between the workers (``xdist_schedule.py``), where
+# each worker would run the job; an idle worker finishes instead.
+ONE_WORKER = (
+    "tests/distributed/",
+    "tests/compat/test_cntk_distributed",           # and its _bits, _finalize, _session, _units
+    "tests/compat/test_cntk_block_momentum",        # and _session
+    "tests/compat/test_cntk_reader_positions.py",
+    "tests/brainscript/test_bs_one_bit_sgd.py",
+    "tests/examples/test_cntk_examples_distributed.py",
 )
 
 
@@ -161,6 +185,26 @@ def pytest_configure(config):
     _after_last_test[0] = state_guard.snapshot()      # before collection imports test modules
     if getattr(config.option, "maxschedchunk", 0) is None:       # xdist's option, not given
         config.option.maxschedchunk = SCHEDULE_CHUNK
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config, log):
+    """``--dist worksteal`` (``make test``) cutting its queues between test modules
+    (``xdist_schedule.py``); any other ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "worksteal":
+        return None
+    from xdist_schedule import ModuleWorkStealing
+    return ModuleWorkStealing(config, log, whole=ONE_WORKER)
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    dsession = config.pluginmanager.getplugin("dsession")
+    split_modules = getattr(getattr(dsession, "sched", None), "split_modules", None)
+    if split_modules is not None:
+        split = split_modules()
+        terminalreporter.write_line(
+            f"xdist: {dsession.sched.steals} steals; {len(split)} test modules ran on more than "
+            f"one worker (their module fixtures built on each): {' '.join(split) or '-'}")
 
 
 def _runs_long(item) -> bool:

@@ -16,7 +16,9 @@ author = "The Stadyn authors"
 copyright = "the Stadyn authors, Apache-2.0"
 release = version = stadyn.__version__
 
-extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon"]
+# suffix_lookup: the Python domain's fuzzy type lookups through an index (same output, ~10 s
+# less CPU a build: suffix_lookup.py)
+extensions = ["sphinx.ext.autodoc", "sphinx.ext.napoleon", "suffix_lookup"]
 autodoc_member_order = "bysource"
 autodoc_typehints = "signature"
 napoleon_google_docstring = True
