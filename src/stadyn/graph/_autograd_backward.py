@@ -32,6 +32,7 @@ from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
                                   take_retained_grads)
 from ._late_leaves import run_again_for_late_leaves
 from ._numerics import _depth as _checking
+from ._ordered_sums import ordered_sums
 from ._plan import check_gradients
 from ._precision import written_cast_leaf
 from ._reader_order import readers_before
@@ -63,6 +64,8 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         try:
             stack.enter_context(readers_before(var.parent, nodes,
                                                lambda v: value_holder(v)._data))
+            stack.enter_context(ordered_sums(var.parent, nodes,
+                                             lambda v: value_holder(v)._data, _half_copy))
         except BaseException:
             _undo(cuts, late)           # not registered yet: the cut hooks would stay
             raise
@@ -95,6 +98,13 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         grad_leaves = [v for v in sub.leaves if v._data is not None and v._data.requires_grad]
         check_gradients(sub.nodes, sub.leaves, grad_leaves,
                         [v._data.grad for v in grad_leaves], var, seed)
+
+
+def _half_copy(v: Variable, t: torch.Tensor) -> torch.Tensor | None:
+    """The half copy of ``t`` the dynamic ops made on ``v`` read (``Variable._half_copy``,
+    kept by ``_precision.HalfCopies``), if any."""
+    entry = getattr(v, "_half_copy", None)
+    return entry[5] if entry is not None and entry[0] is t else None
 
 
 def _undo(cuts: Sequence[Any], late: Any) -> None:

@@ -95,6 +95,11 @@ class HalfCopies:
         owner._half_copy = (t, t._version, t.data_ptr(), dtype, self._grad(t), copy)
         return copy
 
+    def held(self, t: torch.Tensor) -> torch.Tensor | None:
+        """The copy of ``t`` a run's readers read (:meth:`half`), if one was made."""
+        entry = self._held.get(id(t))
+        return entry[5] if entry is not None and entry[0] is t else None
+
     @staticmethod
     def _grad(t: torch.Tensor) -> bool:
         return t.requires_grad and torch.is_grad_enabled()
