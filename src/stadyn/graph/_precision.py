@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import torch
 
+from ._numpy_readers import handed_out
+
 __all__ = ["cast_arguments", "cast_for_node", "half_of", "HalfCopies", "note_cast_leaves",
-           "written_cast_leaf", "PRECISIONS"]
+           "PRECISIONS"]
 
 PRECISIONS = ("any", "half", "mixed", "float")
 _HALF = (torch.float16, torch.bfloat16)
@@ -233,21 +235,21 @@ def note_cast_leaves(node, variables: list, before: list, after: list,
     """Record on ``node``, run in dynamic mode, the leaf Variables among ``variables`` (its
     positional arguments, whose values were ``before``) and ``kw_variables`` (its keyword
     ones, values ``kw_before``) that it read as the half copies ``after``/``kw_after``
-    (:func:`cast_for_node`), with each fp32 tensor's version (``node.cast_leaves``):
-    :func:`written_cast_leaf` finds a leaf written since.  (Torch's autograd saved the copy,
-    whose version a write to the leaf does not change.)
+    (:func:`cast_for_node`), with each fp32 tensor's version, the copy and the count of NumPy
+    arrays handed out over the tensor (``node.cast_leaves``): a backward casts a leaf written
+    since into the copy torch's autograd saved (``_written_leaves.py``).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> w = sd.Variable((2,)); node = F.relu(w).parent; t = torch.zeros(2)
-        >>> note_cast_leaves(node, [w], [t], [t.half()]); t.add_(1)
-        tensor([1., 1.])
-        >>> written_cast_leaf([node]) == (w, node)
-        True
+        >>> note_cast_leaves(node, [w], [t], [t.half()]); node.cast_leaves[0][2]
+        0
     """
-    kept = [(v, b, b._version) for v, b, a in zip(variables, before, after) if _read_cast(v, b, a)]
+    kept = [(v, b, b._version, a, handed_out(b)) for v, b, a in zip(variables, before, after)
+            if _read_cast(v, b, a)]
     if kw_variables:
-        kept.extend((v, kw_before[k], kw_before[k]._version) for k, v in kw_variables.items()
+        kept.extend((v, kw_before[k], kw_before[k]._version, kw_after[k],
+                     handed_out(kw_before[k])) for k, v in kw_variables.items()
                     if _read_cast(v, kw_before.get(k), kw_after.get(k)))
     if kept:
         node.cast_leaves = kept
@@ -258,15 +260,3 @@ def _read_cast(v, before, after) -> bool:
     ``after``."""
     return (after is not before and isinstance(after, torch.Tensor) and after.dtype in _HALF
             and isinstance(before, torch.Tensor) and getattr(v, "parent", 0) is None)
-
-
-def written_cast_leaf(nodes) -> tuple | None:
-    """``(leaf, node)``: the first leaf Variable one of ``nodes`` read as a half copy in
-    dynamic mode (:func:`note_cast_leaves`) whose fp32 tensor was written in place since
-    (a solver's update, ``w.d = ...``); None where there is none.  A backward would use the
-    copy of the old value, where NNabla 1.39 casts the current one."""
-    for node in nodes:
-        for v, t, version in getattr(node, "cast_leaves", None) or ():
-            if t._version != version:
-                return v, node
-    return None

@@ -70,3 +70,65 @@ def half43__three_readers_sum_order(nn, F, S, r):
         res[k + "float inner h.g"] = _f32(h.g)
         nn.set_auto_forward(False)
     return res
+
+
+_WRITES = ["nnabla.Variable.d", "nnabla.Variable.data", "nnabla.NdArray.copy_from",
+           "nnabla.NdArray.fill", "nnabla.NdArray.from_numpy_array"]
+
+
+# (float32 tanh: torch's and NNabla's one unit in the last place apart at some values)
+_TANH_ULP = dict(("float %s %s: w.g" % (m, f), (1e-6, 0.0)) for m in ("static", "dyn")
+                 for f in ("d[...]", "d =", "copy_from", "fill", "data ="))
+
+
+@nnabla_case(names=_HALF + _WRITES + ["nnabla.functions.tanh", "nnabla.functions.sum"],
+             rtol=0.0, atol=0.0, tols=_TANH_ULP)
+def half43__written_between_forward_and_backward(nn, F, r):
+    """A leaf written between the forward and the backward: NNabla 1.39's backward reads the
+    arrays as they are then, so ``x.g`` of ``sum(w * x + tanh(w))`` is the new ``w`` (and
+    ``w.g`` the old ``tanh(w)``'s, which its backward reads from the output), whatever the
+    write (``w.d[...] =``, ``w.d =``, ``w.data.copy_from``, ``w.data.fill``, ``w.data =``),
+    in float32 and in ``cpu:half`` (whose functions cast the current float32 array).  Stadyn's
+    dynamic graph refused every write but the NumPy one (torch's saved version), and in
+    ``cpu:half`` read the forward's half copy after ``w.d[...] =`` (silently the old ``w``).
+    Static and dynamic (a dynamic graph's backward without a forward call)."""
+    EU = r.module("nnabla.ext_utils")
+    r.touch(*(_HALF + _WRITES))
+    rs = np.random.RandomState(4343)
+    wv = rs.randn(6).astype(np.float32)
+    xv = rs.randn(6).astype(np.float32)
+    nv = rs.randn(6).astype(np.float32)
+
+    def write(w, form):
+        if form == "d[...]":
+            w.d[...] = nv
+        elif form == "d =":
+            w.d = nv
+        elif form == "copy_from":
+            w.data.copy_from(nn.NdArray.from_numpy_array(nv))
+        elif form == "fill":
+            w.data.fill(0.5)
+        else:
+            w.data = nn.NdArray.from_numpy_array(nv)
+
+    res = {}
+    for ctx_name in ("float", "half"):
+        ctx = EU.get_extension_context("cpu", type_config=ctx_name)
+        for dyn in (False, True):
+            nn.set_auto_forward(dyn)
+            for form in ("d[...]", "d =", "copy_from", "fill", "data ="):
+                k = "%s %s %s: " % (ctx_name, "dyn" if dyn else "static", form)
+                w = nn.Variable.from_numpy_array(wv, need_grad=True)
+                x = nn.Variable.from_numpy_array(xv, need_grad=True)
+                with nn.context_scope(ctx):
+                    y = F.sum(w * x + F.tanh(w))
+                if not dyn:
+                    y.forward()
+                w.grad.zero()
+                x.grad.zero()
+                write(w, form)
+                y.backward()
+                res[k + "x.g"] = _f32(x.g)
+                res[k + "w.g"] = _f32(w.g)
+            nn.set_auto_forward(False)
+    return res
