@@ -140,31 +140,45 @@ def _arrange(target: torch.Tensor, readers: list, tensor_of: TensorOf, stops: se
              handles: list, sums: dict) -> bool:
     """Catch each of ``readers``' (in NNabla's order) parts of ``target``'s gradient and have
     a hook on ``target`` add them in that order; False (nothing arranged) where a reader has
-    no edge into it."""
+    no edge into it, or one of its own.  The first part caught goes on into torch's sum as it
+    is, the others are taken out of it (the post-hook gives None for them): torch adds
+    nothing, and the hook on ``target`` (run when every reader has run) returns the parts
+    added in NNabla's order."""
     found = [_edges_into(r, target, tensor_of, stops) for r in readers]
-    nodes = [id(node) for edges in found for node, _ in edges]
-    if not all(found) or len(set(nodes)) != len(nodes):
-        return False            # (a reader's part not on its own: a cast all of them read)
+    owners: dict[int, int] = {}
+    for k, edges in enumerate(found):
+        for node, _ in edges:
+            if owners.setdefault(id(node), k) != k:
+                return False    # (a reader's part not on its own: a cast all of them read)
+    if not all(found):
+        return False
     parts: list[list] = [[] for _ in readers]
+    first = [True]
+    dtype, shape = target.dtype, target.shape
 
     def catch(k: int, j: int) -> Callable:
         def hook(grad_inputs, grad_outputs):
-            if grad_inputs[j] is not None:
-                parts[k].append(grad_inputs[j])
+            g = grad_inputs[j]
+            if g is None or g.dtype != dtype or g.shape != shape:
+                return None     # (left to torch: not a part this hook can add)
+            parts[k].append(g)
+            if first[0]:
+                first[0] = False
+                return None
+            return tuple(None if i == j else h for i, h in enumerate(grad_inputs))
         return hook
 
     for k, edges in enumerate(found):
         for node, j in edges:
             handles.append(node.register_hook(catch(k, j)))
-    expected = sum(len(e) for e in found)
 
     def complete(given: torch.Tensor) -> torch.Tensor:
         got = [g for gs in parts for g in gs]
         for gs in parts:
             gs.clear()
-        if len(got) != expected or any(g.dtype != given.dtype or g.shape != given.shape
-                                       for g in got):
-            return given        # (not all of them: torch's sum holds what it holds)
+        first[0] = True
+        if not got:
+            return given
         total = got[0]
         for g in got[1:]:
             total = total + g

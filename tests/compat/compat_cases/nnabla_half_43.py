@@ -19,7 +19,7 @@ def _f32(a):
 
 @nnabla_case(names=_HALF + ["nnabla.functions.tanh", "nnabla.functions.sigmoid",
                             "nnabla.functions.exp", "nnabla.functions.sum",
-                            "nnabla.solvers.Sgd"],
+                            "nnabla.functions.mul2", "nnabla.solvers.Sgd"],
              rtol=0.0, atol=0.0,
              known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
 def half43__three_readers_sum_order(nn, F, S, r):
@@ -31,7 +31,8 @@ def half43__three_readers_sum_order(nn, F, S, r):
     NNabla 0.1053711, Stadyn 0.10527344) and in the last bit in float32.  Static and
     dynamic; in ``cpu:half`` the readers of the float32 leaf read one half copy of it; in
     float32 (``x * c``: parts without rounding differences of their own) a leaf and an
-    intermediate read three and four times."""
+    intermediate read three and four times, and a leaf two of whose readers read it twice
+    (``x * x``, ``F.mul2(x, x)``: their two parts added one after the other)."""
     EU = r.module("nnabla.ext_utils")
     r.touch(*_HALF)
     half = EU.get_extension_context("cpu", type_config="half")
@@ -68,6 +69,12 @@ def half43__three_readers_sum_order(nn, F, S, r):
         y.backward(dy)
         res[k + "float inner x.g"] = _f32(x.g)
         res[k + "float inner h.g"] = _f32(h.g)
+        x = nn.Variable.from_numpy_array(wv, need_grad=True)
+        y = x * 1.1 + x * x + x * 0.7 + F.mul2(x, x)
+        y.forward()
+        x.grad.zero()
+        y.backward(dy)
+        res[k + "float read twice x.g"] = _f32(x.g)
         nn.set_auto_forward(False)
     return res
 
