@@ -97,3 +97,26 @@ def test_stadyns_own_half_context_sums_a_master_weights_gradients_in_float32(dyn
     alone = _weight_grad(dynamic, (0,)) + _weight_grad(dynamic, (1,))
     np.testing.assert_array_equal(both, alone)
     assert (both.astype(np.float16).astype(np.float32) != both).any()   # not an fp16 sum
+
+
+def test_a_numpy_array_kept_from_before_the_copy_still_writes_through():
+    # The copy is reused without a comparison only where no NumPy array was handed out over
+    # the leaf since it was made and none is alive (nnhalf43): an array taken before the first
+    # reader and written after it is alive, so the second reader casts the new values.
+    xv = np.array([0.5, -1.25, 2.0], np.float32)
+    nn.set_auto_forward(True)
+    try:
+        with nn.context_scope(get_extension_context("cpu", type_config="half")):
+            x = nn.Variable.from_numpy_array(xv, need_grad=True)
+            kept = x.d
+            a = F.tanh(x)
+            kept[...] = 2 * xv
+            b = F.tanh(x)
+            del kept
+            c = F.tanh(x)                       # nothing written since b: b's copy
+    finally:
+        nn.set_auto_forward(False)
+    np.testing.assert_array_equal(a.d, np.tanh(xv.astype(np.float16)))
+    np.testing.assert_array_equal(b.d, np.tanh((2 * xv).astype(np.float16)))
+    np.testing.assert_array_equal(c.d, b.d)
+    assert c.parent.cast_leaves[0][3] is b.parent.cast_leaves[0][3]

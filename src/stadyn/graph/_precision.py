@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import torch
 
-from ._numpy_readers import handed_out
+from ._numpy_readers import handed_out, viewed
 
 __all__ = ["cast_arguments", "cast_for_node", "half_of", "HalfCopies", "note_cast_leaves",
            "PRECISIONS"]
@@ -59,7 +59,8 @@ class HalfCopies:
     ``_half_copy`` holds one), so the next op made on the same leaf reads the same copy.  A
     copy is reused only for the same tensor, unwritten since (its version and data pointer),
     of the same half type, and with the same need for a gradient (and, a dynamic one, whose
-    ``.d`` NumPy may have written, with the values a cast now gives).
+    ``.d`` NumPy may have written, with the values a cast now gives: compared only where a
+    NumPy array was handed out over the tensor since the copy, or one is alive).
 
     Example:
         >>> copies = HalfCopies()
@@ -88,13 +89,21 @@ class HalfCopies:
             self._held[id(t)] = (t, t._version, None, dtype, self._grad(t), copy)
             return copy
         # A dynamic Variable's: a NumPy write into its ``.d`` changes neither the version nor
-        # the memory, so the copy is reused only where it holds the new cast's values.
+        # the memory.  None can have happened where no NumPy array was handed out over the
+        # tensor since the copy was made and none is alive (``handed_out``, ``viewed``):
+        # the copy is reused as it is; else only where it holds the new cast's values.
         entry = getattr(owner, "_half_copy", None)
-        copy = t.to(dtype)
-        if (entry is not None and self._current(entry, t, t.data_ptr(), dtype)
-                and torch.equal(entry[5], copy)):
-            return entry[5]
-        owner._half_copy = (t, t._version, t.data_ptr(), dtype, self._grad(t), copy)
+        if entry is not None and self._current(entry, t, t.data_ptr(), dtype):
+            if entry[6] == handed_out(t) and not viewed(t):
+                return entry[5]
+            copy = t.to(dtype)
+            if torch.equal(entry[5], copy):
+                owner._half_copy = entry[:6] + (handed_out(t),)
+                return entry[5]
+        else:
+            copy = t.to(dtype)
+        owner._half_copy = (t, t._version, t.data_ptr(), dtype, self._grad(t), copy,
+                            handed_out(t))
         return copy
 
     def held(self, t: torch.Tensor) -> torch.Tensor | None:
