@@ -16,18 +16,20 @@ catches each reader's part on its autograd edges into that tensor (post-hooks on
 nodes) and has a hook on the tensor return the parts added in NNabla's order instead of
 torch's sum.  A value is left to torch where some reader's part cannot be caught on its own
 (its edges not found, or some readers read the half copy and others the float32 value), and
-where a reader keeps its backward for later (``readers_before``).  The hooks run when traced
+where a reader keeps its backward for later (``readers_before``).  Only NNabla's functions
+(nodes bound to a context, ``FunctionNode.context``) are arranged: Stadyn's own ops and
+CNTK's keep torch's sum.  The hooks run when traced
 too (``make_fx`` records the sum they return), so a static plan's backward program adds in
 the same order.
 
 Example: ``w * 1 + w * e + w * e`` with ``e = 2**-24``: NNabla adds the last reader's part
 first, then the first's (``e + 1`` rounds to 1), then the second's (1 again); torch's autograd
 gave ``(e + e) + 1``, one float32 step above 1:
-    >>> import numpy as np, torch, stadyn as sd
+    >>> import numpy as np, torch, stadyn.compat.nnabla as nn
     >>> from stadyn.graph import topological_nodes
     >>> e = 2.0 ** -24
-    >>> with sd.auto_forward():
-    ...     w = sd.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
+    >>> with nn.auto_forward():
+    ...     w = nn.Variable.from_numpy_array(np.ones(2, np.float32), need_grad=True)
     ...     y = w * 1.0 + w * e + w * e
     >>> with ordered_sums(y.parent, topological_nodes([y]), lambda v: v._data):
     ...     torch.autograd.backward(y._data, torch.ones(2))
@@ -87,8 +89,9 @@ def ordered_sums(root: FunctionNode | None, nodes: Sequence[FunctionNode],
     handles: list[Any] = []
     try:
         for u, rs in many:
-            if any(hasattr(r.kwargs.get("function"), "defer_input") for r in rs):
-                continue                # readers_before's
+            if any(r.context is None or hasattr(r.kwargs.get("function"), "defer_input")
+                   for r in rs):
+                continue                # (Stadyn's and CNTK's ops; readers_before's)
             reached = sorted((r for r in rs if id(r) in at), key=lambda r: at[id(r)])
             t = tensor_of(u)
             if len(reached) < 3 or t is None or not t.requires_grad:
