@@ -15,7 +15,9 @@ Files by concern (imports point down this list; see docs/architecture.md):
 * ``_grad_buffers.py`` — gradient buffers and their reuse contract (:func:`release_grads`);
 * ``_reader_order.py`` — NNabla's backward order; what a ``PythonFunction``'s backward sees of
   its input's other readers' gradients (``readers_before``); ``_reader_leaves.py`` — those
-  arrangements where leaves are among its inputs;
+  arrangements where leaves are among its inputs; ``_ordered_sums.py`` — three or more
+  readers' gradient parts added in NNabla's order; ``_written_leaves.py`` — a leaf written
+  between a dynamic forward and its backward read with its new value;
 * ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
 * ``_deferred_layout.py`` — a channels-last plan's values, converted to NCHW by their first
   reader;

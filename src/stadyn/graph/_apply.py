@@ -33,6 +33,7 @@ from ._shape_cache import key as shape_key
 from ._shape_cache import store as store_shapes
 from ._static_boundary import boundary_value
 from ._subgraph import run_tensor
+from ._written_leaves import note_read_leaves
 from ._tensors import data_of
 from ._variable import Variable
 from ._versions import _marks
@@ -267,8 +268,10 @@ def apply(spec, args: tuple, kwargs: dict):
         copies = (_held_copies(args, targs, kwargs, tkw)
                   if bound is not None and bound.half_dtype is not None else None)
         cast, ckw = cast_for_node(node, current, targs, tkw, copies)
-        if cast is not targs and torch.is_grad_enabled():   # (a write since is refused: backward)
-            note_cast_leaves(node, args, targs, cast, kwargs, tkw, ckw)
+        if torch.is_grad_enabled():     # (a write since: the backward reads the new value)
+            note_read_leaves(node, args, targs, kwargs, tkw)
+            if cast is not targs:
+                note_cast_leaves(node, args, targs, cast, kwargs, tkw, ckw)
         targs, tkw = cast, ckw
         checking = _checking[0] and torch.is_grad_enabled()
         if checking:

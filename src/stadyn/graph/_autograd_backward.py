@@ -2,10 +2,11 @@
 of an eager plan's run (:class:`~stadyn.graph.EagerPlan`), honouring the ``need_grad`` marks
 set since the ops ran as NNabla does (a late leaf's ops run again: ``_late_leaves.py``; a stop
 set since cuts the history: ``cut_stopped``), keeping the intermediates' gradients NNabla
-keeps, and checking the gradients under ``check_numerics``.  A leaf written in place between
-the ops' run and the backward (``w.d = ...``), whose old value torch's autograd saved, is
-refused naming the leaf and the op that read it (NNabla 1.39 differentiates with the new
-value; :func:`_written_leaf`).
+keeps, and checking the gradients under ``check_numerics``.  A leaf written between the ops'
+run and the backward (``w.d = ...``) is read with its new value, as NNabla 1.39's backward
+reads it (``_written_leaves.py``); where torch's autograd still holds an old value it cannot
+give back (a leaf written between two ops that read it) the backward is refused naming the
+leaf and the op that read it (:func:`_written_leaf`).
 
 Example:
     >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -32,12 +33,13 @@ from ._intermediate_grads import (intermediates_of, retain_intermediate_grads,
                                   take_retained_grads)
 from ._late_leaves import run_again_for_late_leaves
 from ._numerics import _depth as _checking
+from ._ordered_sums import ordered_sums
 from ._plan import check_gradients
-from ._precision import written_cast_leaf
 from ._reader_order import readers_before
 from ._shared_values import value_holder
 from ._subgraph import Subgraph
 from ._variable import topological_nodes, Variable
+from ._written_leaves import written_leaves
 
 __all__ = ["autograd_backward"]
 
@@ -47,9 +49,6 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
     ``grad``, by torch's autograd (see the module docstring; the example there)."""
     seed = backward_seed(var, grad, data)
     nodes = topological_nodes([var])
-    stale = written_cast_leaf(nodes)    # torch saved a half copy: its check cannot see it
-    if stale is not None:
-        raise _refusal(*stale)
     inters = intermediates_of(var, nodes)
     # a leaf set need_grad=True after an op that took part used it: that op runs again
     late = run_again_for_late_leaves(_nodes_of(var, inters), data)
@@ -63,10 +62,14 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         try:
             stack.enter_context(readers_before(var.parent, nodes,
                                                lambda v: value_holder(v)._data))
+            stack.enter_context(ordered_sums(var.parent, nodes,
+                                             lambda v: value_holder(v)._data, _half_copy))
         except BaseException:
             _undo(cuts, late)           # not registered yet: the cut hooks would stay
             raise
         stack.callback(_undo, cuts, late)
+        # leaves written since the ops ran: read with their new values, as NNabla's backward
+        stack.enter_context(written_leaves(nodes))
         kept = retain_intermediate_grads(inters, clear_buffer, nodes)
         # A scalar's seed of 1 is the one torch makes itself.  Passed as a tensor, it would
         # make the first backward import sympy (torch.autograd checks a given seed's shape with
@@ -95,6 +98,13 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
         grad_leaves = [v for v in sub.leaves if v._data is not None and v._data.requires_grad]
         check_gradients(sub.nodes, sub.leaves, grad_leaves,
                         [v._data.grad for v in grad_leaves], var, seed)
+
+
+def _half_copy(v: Variable, t: torch.Tensor) -> torch.Tensor | None:
+    """The half copy of ``t`` the dynamic ops made on ``v`` read (``Variable._half_copy``,
+    kept by ``_precision.HalfCopies``), if any."""
+    entry = getattr(v, "_half_copy", None)
+    return entry[5] if entry is not None and entry[0] is t else None
 
 
 def _undo(cuts: Sequence[Any], late: Any) -> None:

@@ -21,6 +21,7 @@ from ._held_values import count_tables
 from ._intermediate_grads import intermediates_of, retain_intermediate_grads, take_retained_grads
 from ._interpret import Shapes, interpret
 from ._late_views import view_hooks
+from ._ordered_sums import ordered_sums
 from ._reader_order import readers_before
 from ._shared_values import set_output
 from ._subgraph import leaf_tensor, run_tensor
@@ -120,7 +121,8 @@ class EagerPlan:
             if u is root or value.requires_grad:
                 data.append(value)
                 seeds.append(t)
-        with readers_before(root.parent, self.nodes, self._tensor_of):
+        with readers_before(root.parent, self.nodes, self._tensor_of), \
+                ordered_sums(root.parent, self.nodes, self._tensor_of):
             torch.autograd.backward(data, seeds, retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if clear_buffer:

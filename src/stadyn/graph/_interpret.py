@@ -124,7 +124,7 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
               leaf_tensors: Sequence[torch.Tensor], wanted: Sequence[Variable],
               name_errors: bool = False, channels_last: frozenset[int] = frozenset(),
               release: Sequence[Sequence] | None = None, shapes: dict | None = None,
-              after: dict | None = None) -> list:
+              after: dict | None = None, seen: dict | None = None) -> list:
     """Run ``nodes`` in order on torch tensors; return the tensors of ``wanted``.
 
     This is the reference semantics of a static graph; lowering traces exactly this function.
@@ -136,7 +136,9 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     ``release`` (:func:`release_points` for ``wanted``) lets each value go once its last reader
     ran; ``shapes`` then gets every op output's shape and dtype by its key.  ``after`` (node
     position -> ``hook(env)``) runs a hook as that node's outputs are in: views given their
-    source's value of the run (:func:`~stadyn.graph._late_views.view_hooks`).
+    source's value of the run (:func:`~stadyn.graph._late_views.view_hooks`).  ``seen``
+    gets the run's tensors (``"env"``: by :func:`value_key`) and half copies (``"copies"``),
+    for a backward's hooks (``_ordered_sums.py``).
 
     Example:
         >>> import torch, stadyn as sd, stadyn.functions as F
@@ -159,6 +161,8 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     roots: dict[Any, torch.Tensor] = {}
     wanted_keys = {value_key(v) for v in wanted}
     copies = HalfCopies()          # one half copy of each fp32 value, read by all its readers
+    if seen is not None:
+        seen["env"], seen["copies"] = env, copies
     for i, node in enumerate(nodes):
         args, kwargs = _node_arguments(node, env, half, copies)
         if channels_last and id(node) in channels_last:

@@ -16,9 +16,10 @@ import weakref
 import numpy as np
 import torch
 
-__all__ = ["numpy_reader", "viewed"]
+__all__ = ["handed_out", "numpy_reader", "viewed"]
 
 _READERS = "_stadyn_numpy_readers"
+_COUNT = "_stadyn_numpy_count"
 
 
 def numpy_reader(t: torch.Tensor) -> np.ndarray:
@@ -42,7 +43,22 @@ def numpy_reader(t: torch.Tensor) -> np.ndarray:
     # the array's base: a tensor of its own that torch makes for it, alive while the array
     # or a NumPy view of it is
     readers.append(weakref.ref(array.base))
+    setattr(t, _COUNT, getattr(t, _COUNT, 0) + 1)
     return array
+
+
+def handed_out(t: torch.Tensor) -> int:
+    """How many NumPy arrays :func:`numpy_reader` handed out over ``t`` so far: a value
+    unchanged since and no such array alive (:func:`viewed`) means no NumPy write into ``t``
+    since (``_precision.HalfCopies``).
+
+    Example:
+        >>> import torch
+        >>> t = torch.zeros(2); before = handed_out(t)
+        >>> a = numpy_reader(t); handed_out(t) - before
+        1
+    """
+    return getattr(t, _COUNT, 0)
 
 
 def viewed(t: torch.Tensor) -> bool:

@@ -43,10 +43,11 @@ from ._eager_plan import EagerPlan, differentiates, inner_graphs
 from ._layout import plan_layout, standard_layout
 from ._numerics import _depth as _checking
 from ._numerics import not_finite
+from ._ordered_sums import ordered_sums
 from ._partition import partition
 from ._passes import (aliased_outputs, cast_parameters_into_buffers, defer_output_casts,
                       drop_dead_code, plan_passes, write_products_into_buffers)
-from ._subgraph import Subgraph, leaf_tensor
+from ._subgraph import Subgraph, leaf_tensor, value_key
 from ._tracing import collector_paused, realize, trace_fake
 from ._shared_values import outputs_saved, saved_as_held, set_output
 from ._variable import FunctionNode, Variable
@@ -386,17 +387,25 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
     def joint(*ts):
         primals = ts[:len(leaves)]
         tangents = ts[len(leaves):]
-        values = interpret(nodes, leaves, primals, wanted, channels_last=layout)
+        seen: dict = {}
+        values = interpret(nodes, leaves, primals, wanted, channels_last=layout, seen=seen)
         diff = [k for k, p in enumerate(root_pos) if values[p].requires_grad]
         inputs = [primals[i] for i in grad_idx]
         inter = [p for p in (*range(first_inter, len(wanted)), *read)
                  if values[p].requires_grad]
         # (a root that needs a gradient over leaves that need none, ``z.need_grad = True``
         # on ``F.exp(a)``: nothing to differentiate with respect to, no backward to trace)
-        grads = torch.autograd.grad([values[root_pos[k]] for k in diff],
-                                    inputs + [values[p] for p in inter],
-                                    [tangents[k] for k in diff], allow_unused=True) \
-            if diff and (inputs or inter) else []
+        # (one root: its readers' parts added in NNabla's order, _ordered_sums.py)
+        env, copies = seen["env"], seen["copies"]
+        with ordered_sums(fill[root_pos[diff[0]]].parent if len(diff) == 1 else None, nodes,
+                          lambda v: env.get(value_key(v)), lambda v, t: copies.held(t)) as sums:
+            grads = torch.autograd.grad([values[root_pos[k]] for k in diff],
+                                        inputs + [values[p] for p in inter],
+                                        [tangents[k] for k in diff], allow_unused=True) \
+                if diff and (inputs or inter) else []
+        if sums:
+            grads = [sums.get(id(t), g) if j >= len(inputs) else g
+                     for j, (t, g) in enumerate(zip(inputs + [values[p] for p in inter], grads))]
         used = [j for j, g in enumerate(grads) if g is not None and j < len(inputs)]
         got = [j for j, g in enumerate(grads) if g is not None and j >= len(inputs)]
         traced["diff"], traced["used"] = diff, used

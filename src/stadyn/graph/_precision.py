@@ -28,8 +28,10 @@ from __future__ import annotations
 
 import torch
 
+from ._numpy_readers import handed_out, viewed
+
 __all__ = ["cast_arguments", "cast_for_node", "half_of", "HalfCopies", "note_cast_leaves",
-           "written_cast_leaf", "PRECISIONS"]
+           "PRECISIONS"]
 
 PRECISIONS = ("any", "half", "mixed", "float")
 _HALF = (torch.float16, torch.bfloat16)
@@ -57,7 +59,8 @@ class HalfCopies:
     ``_half_copy`` holds one), so the next op made on the same leaf reads the same copy.  A
     copy is reused only for the same tensor, unwritten since (its version and data pointer),
     of the same half type, and with the same need for a gradient (and, a dynamic one, whose
-    ``.d`` NumPy may have written, with the values a cast now gives).
+    ``.d`` NumPy may have written, with the values a cast now gives: compared only where a
+    NumPy array was handed out over the tensor since the copy, or one is alive).
 
     Example:
         >>> copies = HalfCopies()
@@ -86,14 +89,27 @@ class HalfCopies:
             self._held[id(t)] = (t, t._version, None, dtype, self._grad(t), copy)
             return copy
         # A dynamic Variable's: a NumPy write into its ``.d`` changes neither the version nor
-        # the memory, so the copy is reused only where it holds the new cast's values.
+        # the memory.  None can have happened where no NumPy array was handed out over the
+        # tensor since the copy was made and none is alive (``handed_out``, ``viewed``):
+        # the copy is reused as it is; else only where it holds the new cast's values.
         entry = getattr(owner, "_half_copy", None)
-        copy = t.to(dtype)
-        if (entry is not None and self._current(entry, t, t.data_ptr(), dtype)
-                and torch.equal(entry[5], copy)):
-            return entry[5]
-        owner._half_copy = (t, t._version, t.data_ptr(), dtype, self._grad(t), copy)
+        if entry is not None and self._current(entry, t, t.data_ptr(), dtype):
+            if entry[6] == handed_out(t) and not viewed(t):
+                return entry[5]
+            copy = t.to(dtype)
+            if torch.equal(entry[5], copy):
+                owner._half_copy = entry[:6] + (handed_out(t),)
+                return entry[5]
+        else:
+            copy = t.to(dtype)
+        owner._half_copy = (t, t._version, t.data_ptr(), dtype, self._grad(t), copy,
+                            handed_out(t))
         return copy
+
+    def held(self, t: torch.Tensor) -> torch.Tensor | None:
+        """The copy of ``t`` a run's readers read (:meth:`half`), if one was made."""
+        entry = self._held.get(id(t))
+        return entry[5] if entry is not None and entry[0] is t else None
 
     @staticmethod
     def _grad(t: torch.Tensor) -> bool:
@@ -228,21 +244,21 @@ def note_cast_leaves(node, variables: list, before: list, after: list,
     """Record on ``node``, run in dynamic mode, the leaf Variables among ``variables`` (its
     positional arguments, whose values were ``before``) and ``kw_variables`` (its keyword
     ones, values ``kw_before``) that it read as the half copies ``after``/``kw_after``
-    (:func:`cast_for_node`), with each fp32 tensor's version (``node.cast_leaves``):
-    :func:`written_cast_leaf` finds a leaf written since.  (Torch's autograd saved the copy,
-    whose version a write to the leaf does not change.)
+    (:func:`cast_for_node`), with each fp32 tensor's version, the copy and the count of NumPy
+    arrays handed out over the tensor (``node.cast_leaves``): a backward casts a leaf written
+    since into the copy torch's autograd saved (``_written_leaves.py``).
 
     Example:
         >>> import stadyn as sd, stadyn.functions as F
         >>> w = sd.Variable((2,)); node = F.relu(w).parent; t = torch.zeros(2)
-        >>> note_cast_leaves(node, [w], [t], [t.half()]); t.add_(1)
-        tensor([1., 1.])
-        >>> written_cast_leaf([node]) == (w, node)
-        True
+        >>> note_cast_leaves(node, [w], [t], [t.half()]); node.cast_leaves[0][2]
+        0
     """
-    kept = [(v, b, b._version) for v, b, a in zip(variables, before, after) if _read_cast(v, b, a)]
+    kept = [(v, b, b._version, a, handed_out(b)) for v, b, a in zip(variables, before, after)
+            if _read_cast(v, b, a)]
     if kw_variables:
-        kept.extend((v, kw_before[k], kw_before[k]._version) for k, v in kw_variables.items()
+        kept.extend((v, kw_before[k], kw_before[k]._version, kw_after[k],
+                     handed_out(kw_before[k])) for k, v in kw_variables.items()
                     if _read_cast(v, kw_before.get(k), kw_after.get(k)))
     if kept:
         node.cast_leaves = kept
@@ -253,15 +269,3 @@ def _read_cast(v, before, after) -> bool:
     ``after``."""
     return (after is not before and isinstance(after, torch.Tensor) and after.dtype in _HALF
             and isinstance(before, torch.Tensor) and getattr(v, "parent", 0) is None)
-
-
-def written_cast_leaf(nodes) -> tuple | None:
-    """``(leaf, node)``: the first leaf Variable one of ``nodes`` read as a half copy in
-    dynamic mode (:func:`note_cast_leaves`) whose fp32 tensor was written in place since
-    (a solver's update, ``w.d = ...``); None where there is none.  A backward would use the
-    copy of the old value, where NNabla 1.39 casts the current one."""
-    for node in nodes:
-        for v, t, version in getattr(node, "cast_leaves", None) or ():
-            if t._version != version:
-                return v, node
-    return None

@@ -430,7 +430,7 @@ class FunctionNode:
     """
 
     __slots__ = ("spec", "args", "kwargs", "inputs", "_outputs", "scope", "location", "state",
-                 "ran_under", "context", "cast_leaves", "__weakref__")
+                 "ran_under", "context", "cast_leaves", "read_leaves", "__weakref__")
 
     def __init__(self, spec, args: tuple, kwargs: dict, inputs: tuple, scope: str,
                  location: tuple[str, int] | None = None):

@@ -12,14 +12,6 @@ _G_DTYPE = ("a float32 leaf's gradient written by a function made in cpu:half is
             "in Stadyn, whose cast back to a leaf's dtype is autograd's (graph/_precision.py); "
             "the values are the same")
 
-_THREE = ("three functions made in cpu:half reading one float32 leaf: each function's "
-          "gradient and the float16 sums are NNabla's, but NNabla 1.39 adds them up in its "
-          "backward's order (CgVariable::visit_function_backward: equal ranks in the order "
-          "found from the root, exp's, tanh's, then sigmoid's) and torch's autograd in the "
-          "order its readers' backwards run (the last made first: sigmoid's and exp's, then "
-          "tanh's); the sum is rounded to float16 twice, so 7 of 30 values differ by one "
-          "float16 step (up to 0.002)")
-
 
 def _f32(a):
     return np.asarray(a, np.float32)
@@ -28,8 +20,7 @@ def _f32(a):
 @nnabla_case(names=_HALF + ["nnabla.functions.tanh", "nnabla.functions.sigmoid",
                             "nnabla.functions.exp", "nnabla.functions.affine"],
              rtol=0.0, atol=0.0,
-             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE,
-                    "static three x.g": _THREE, "dyn three x.g": _THREE})
+             known={"static g dtype": _G_DTYPE, "dyn g dtype": _G_DTYPE})
 def half42__shared_leaf_gradients(nn, F, r):
     """A float32 leaf read by several functions made in ``cpu:half``: NNabla 1.39 adds each
     function's gradient into the leaf's grad array as ``Half`` (one float16 rounding per
@@ -38,7 +29,7 @@ def half42__shared_leaf_gradients(nn, F, r):
     one half copy of the leaf in all of them (``graph/_precision.HalfCopies``), whose
     gradient autograd sums in float16.  Static and dynamic: two element-wise readers, the
     same leaf read twice by one function (``x * x``), two affines sharing their input; three
-    readers differ by the order of the sums (a known row)."""
+    readers are added in NNabla's order (nnhalf43: ``graph/_ordered_sums.py``)."""
     EU = r.module("nnabla.ext_utils")
     r.touch(*_HALF)
     half = EU.get_extension_context("cpu", type_config="half")
