@@ -148,3 +148,18 @@ def test_free_axes_kept_per_value_are_read_again_after_a_leaf_changes_shape():
     assert free_steps(deeper) == frozenset() and free_steps(h) == frozenset()
     y.data = torch.ones(1, 3)
     assert free_steps(deeper) == frozenset({1})
+
+
+def test_the_weak_registry_follows_a_rename_onto_a_path_an_earlier_pair_freed():
+    # s/c/W first in the order takes the path s/a/W moves away from: its watch moved onto
+    # s/a/W's before s/a/W's was taken out (s/a/W's lost, s/c/W's taken to x/W), and s/a/W
+    # left the index of scopes: claim("s/a") gave "s/a" (CNTK's names must stay unique)
+    reg = WeakParameterRegistry()
+    c, a = sd.Variable((1,)), sd.Variable((1,))
+    reg.set("s/c/W", c)
+    reg.set("s/a/W", a)
+    reg.rename_all([("s/a/W", "x/W"), ("s/c/W", "s/a/W")])
+    assert reg.claim("s/a") == "s/a_1"
+    assert {k: r() for k, (r, _) in reg._watched.items()} == {"s/a/W": c, "x/W": a}
+    del a                                   # x/W's parameter goes: its path leaves the index
+    assert "x" not in reg._below and reg._below["s/a"] == {"s/a/W"}
