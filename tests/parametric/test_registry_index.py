@@ -82,3 +82,20 @@ def test_renaming_at_once_equals_renaming_one_by_one():
     with pytest.raises(KeyError):
         at_once.rename_all([("s/c", "v"), ("s/e", "u")])      # "u" taken: nothing renamed
     assert list(at_once) == ["s/a", "u", "s/c", "s/b", "s/e"]
+
+
+def test_a_rename_onto_a_path_freed_by_an_earlier_pair_keeps_it_indexed():
+    # rename_all([("s/a/W", "x/W"), ("s/c/W", "s/a/W")]) with s/c/W first in the order: the
+    # index followed the renames in the order's sequence, so s/c/W's move noted s/a/W and
+    # s/a/W's move then dropped it: claim("s/a") gave "s/a" while s/a/W held a parameter
+    # (a new layer there would take that parameter); a scan of every parameter says "s/a_1"
+    reg = ParameterRegistry()
+    reg.set("s/c/W", sd.Variable((1,)))
+    reg.set("s/a/W", sd.Variable((1,)))
+    reg.rename_all([("s/a/W", "x/W"), ("s/c/W", "s/a/W")])
+    assert list(reg) == ["s/a/W", "x/W"]
+    claimed: set = set()
+    for prefix, want in [("s/a", "s/a_1"), ("s", "s_1"), ("x", "x_1")]:
+        assert _scan_claim(claimed, list(reg), prefix) == want
+        assert reg.claim(prefix) == want
+        claimed.add(want)

@@ -113,8 +113,17 @@ class CommandNetwork:
         name it was made under."""
         registry = current_registry()
         claimed: set[str] = set()   # the owner-based names 01cf9a0 gave, first come
+        # the renames, made at once at the end (one by one, each rebuilds the registry's
+        # order: quadratic in the parameters); ``moved``: the names they free or take, each
+        # -> its value then (None: freed), read before the registry's own
+        renames: list[tuple[str, str]] = []
+        moved: dict = {}
+
+        def holding(name: str):
+            return moved[name] if name in moved else registry.get(name)
+
         for node in self.library.precompute_nodes:
-            if node.older_name is None or registry.get(node.name) is not node.value:
+            if node.older_name is None or holding(node.name) is not node.value:
                 continue            # (a loaded network's: its file's name)
             name = self.precompute_name(node)
             # the name the Stadyn before expression paths (01cf9a0) gave it: the first named
@@ -128,12 +137,14 @@ class CommandNetwork:
                 before = None
             elif before is not None:
                 claimed.add(before)
-            if name != node.name and name not in registry:
-                registry.rename(node.name, name)
+            if name != node.name and holding(name) is None:
+                renames.append((node.name, name))
+                moved[node.name], moved[name] = None, node.value
                 node.name = name
             if node.name != node.older_name:
                 self.precompute_aliases[node.name] = node.older_name \
                     if before in (None, node.name) else (before, node.older_name)
+        registry.rename_all(renames)
 
     def name(self, node: Variable) -> str:
         name = self.net.name_of(node)

@@ -33,7 +33,7 @@ from .._memory import keep_freed_cpu_memory
 from .._logging import logger
 from ..graph import (Subgraph, Variable, collector_paused, defer_products, interpret,
                      labels_enabled, labels_off, leaf_tensor, plan_layout, plan_passes, realize,
-                     standard_layout, trace_fake, untraceable_ops)
+                     shapes_changed, standard_layout, trace_fake, untraceable_ops)
 from ..ops import kernels_as_torch_ops
 from ..solvers import Optimizer
 from ._generators import lift_generators
@@ -344,6 +344,8 @@ class CompiledStep:
             grads = self._grad_outputs(outs)
         solver.finish_step(self._names, samples, values)
         for v, t in zip(self._fill, outs):
+            if v.shape != tuple(t.shape):
+                shapes_changed()        # (a new batch size: what was read from shapes goes)
             v._data = t
         for k, (i, g) in enumerate(zip(self._param_idx, grads)):
             Variable.grad.fset(self._leaves[i], self._dense(k, g))  # (NNabla's setter copies)

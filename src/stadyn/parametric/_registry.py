@@ -187,17 +187,23 @@ class ParameterRegistry:
         named = {i: k for k, i in at.items() if i in touched}
         self._params = type(self._params)(
             [(named.get(i, k), v) for i, (k, v) in enumerate(entries)])
+        moves = []
         for i in sorted(touched):
             (old, var), new = entries[i], named[i]
             var.graph_name = new
             if new != old:
-                self._renamed(old, new, var)
+                moves.append((old, new))
+        self._renamed(moves)
         self._freed()
 
-    def _renamed(self, old: str, new: str, var: Variable) -> None:
-        """The index follows a parameter renamed from ``old`` to ``new``."""
-        self._index(old, add=False)
-        self._index(new)
+    def _renamed(self, moves: list[tuple[str, str]]) -> None:
+        """The index follows the parameters renamed ``(old, new)``: every old path dropped
+        before a new one is noted (a pair's new path may be an earlier pair's old one, a
+        parameter later in the order taking the path of one moved away)."""
+        for old, _ in moves:
+            self._index(old, add=False)
+        for _, new in moves:
+            self._index(new)
 
     def items(self, prefix: str = "") -> list[tuple[str, Variable]]:
         """``(path, variable)`` for every parameter at or below ``prefix``."""

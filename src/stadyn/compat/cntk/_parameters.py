@@ -65,12 +65,14 @@ class WeakParameterRegistry(ParameterRegistry):
 
         self._watched[name] = (weakref.ref(var, gone), at)
 
-    def _renamed(self, old: str, new: str, var) -> None:
-        super()._renamed(old, new, var)
-        ref, at = self._watched.pop(old, (None, None))
-        if ref is not None:
-            at[0] = new
-            self._watched[new] = (ref, at)
+    def _renamed(self, moves: list[tuple[str, str]]) -> None:
+        super()._renamed(moves)
+        # (all taken out before any is put back: a new path may be another pair's old one)
+        watched = [(new, self._watched.pop(old, None)) for old, new in moves]
+        for new, entry in watched:
+            if entry is not None:
+                entry[1][0] = new
+                self._watched[new] = entry
 
     def pop(self, name: str):
         var = super().pop(name)
