@@ -148,3 +148,28 @@ def tests43_testing__assert_allclose(nn, F, PF, r):
         "given rtol": _returned_or_raised(lambda: check(1.5, 1.0, rtol=0.6)),
         "shape": _returned_or_raised(lambda: check(np.ones(2), np.ones(3))),
     }
+
+
+@nnabla_case(names=[FN + "clip_by_value", V + "backward", V + "g"],
+             note="x, min, max from randn (3, 4): min > max at some elements, as "
+                  "function/test_clip_by_value.py draws them; Variable bounds (values, "
+                  "gradients of x, min, max, the functions made), number bounds 0.3 > -0.2, "
+                  "NdArray bounds imperatively")
+def tests43_clip_by_value__min_above_max(nn, F, PF, r):
+    r.touch(V + "backward", V + "g")
+    x = nn.Variable.from_numpy_array(r.randn(3, 4), need_grad=True)
+    lo = nn.Variable.from_numpy_array(r.randn(3, 4), need_grad=True)
+    hi = nn.Variable.from_numpy_array(r.randn(3, 4), need_grad=True)
+    y = F.clip_by_value(x, lo, hi)
+    y.forward()
+    for v in (x, lo, hi):
+        v.grad.zero()
+    y.backward(r.randn(3, 4))
+    res = {"y": y.d.copy(), "x.g": x.g.copy(), "min.g": lo.g.copy(), "max.g": hi.g.copy(),
+           "min > max at": np.argwhere(lo.d > hi.d), "function": y.parent.info.type_name}
+    with nn.auto_forward(True):
+        z = F.clip_by_value(x, 0.3, -0.2)
+    res["numbers"] = z.d.copy()
+    res["numbers: function"] = z.parent.info.type_name
+    res["NdArrays"] = F.clip_by_value(x.data, lo.data, hi.data).data.copy()
+    return res
