@@ -27,11 +27,12 @@ from functools import partial
 import numpy as np
 
 from compat_harness import nnabla_case
-from compat_outcomes import as_raised, as_returned, outcome
+from compat_outcomes import as_raised, as_returned, nnabla_refusal, outcome
 
 V = "nnabla.Variable."
 FN = "nnabla.functions."
 _returned_or_raised = partial(outcome, convert=as_returned, raised=as_raised)
+_refused = partial(outcome, raised=nnabla_refusal)
 
 
 @nnabla_case(names=["nnabla.NdArray.__getitem__", "nnabla.NdArray.__setitem__", V + "data"],
@@ -172,4 +173,21 @@ def tests43_clip_by_value__min_above_max(nn, F, PF, r):
     res["numbers"] = z.d.copy()
     res["numbers: function"] = z.parent.info.type_name
     res["NdArrays"] = F.clip_by_value(x.data, lo.data, hi.data).data.copy()
+    return res
+
+
+@nnabla_case(names=[FN + "one_hot"],
+             note="one_hot's shape needs one class count per entry of x's last axis: (4, 1) "
+                  "with (10, 8) and (4, 2) with (10,) are NNabla's RuntimeError "
+                  "(function/test_one_hot.py); (4, 2) with (10, 8) and negative or too large "
+                  "indices compute (a zero row out of range)")
+def tests43_one_hot__shape_per_last_axis(nn, F, PF, r):
+    res = {}
+    for ishape, shape in (((4, 1), (10, 8)), ((4, 2), (10,))):
+        res["{} {}".format(ishape, shape)] = _refused(
+            lambda: list(F.one_hot(nn.Variable(ishape), shape).shape))
+    x = nn.Variable.from_numpy_array(np.array([[1, 2], [-1, 7], [3, -9], [12, 0]]))
+    with nn.auto_forward(True):
+        y = F.one_hot(x, (4, 8))
+    res["values"] = y.d.copy()
     return res
