@@ -191,3 +191,33 @@ def tests43_one_hot__shape_per_last_axis(nn, F, PF, r):
         y = F.one_hot(x, (4, 8))
     res["values"] = y.d.copy()
     return res
+
+
+@nnabla_case(names=[FN + "random_flip", FN + "random_shift", FN + "random_crop",
+                    FN + "vat_noise"],
+             note="a negative base_axis counts from the end, as NNabla's refine_axis "
+                  "(function/test_random_flip.py and test_vat_noise.py pass -1 and -2): "
+                  "each random function with base_axis -k and a seed gives what it gives "
+                  "with ndim - k and the same seed (the draws themselves are not compared), "
+                  "vat_noise's values with base_axis -1 and -2")
+def tests43_negative_base_axis__counted_from_the_end(nn, F, PF, r):
+    x = nn.Variable.from_numpy_array(r.randn(2, 3, 4, 5))
+    res = {}
+    with nn.auto_forward(True):
+        for k in (1, 2, 3):
+            for name, call in (
+                    ("random_flip", lambda b: F.random_flip(x, axes=[3], base_axis=b, seed=7)),
+                    ("random_shift", lambda b: F.random_shift(x, shifts=(0, 0, 0, 2),
+                                                              base_axis=b, seed=7)),
+                    ("random_crop", lambda b: F.random_crop(x, shape=(4, 3), base_axis=b,
+                                                            seed=7))):
+                if name != "random_flip" and k == 3:
+                    continue
+                a, b = call(-k), call(4 - k)
+                res["{} -{}".format(name, k)] = {"shape": list(a.shape),
+                                                 "same as {}".format(4 - k):
+                                                 bool(np.array_equal(a.d, b.d))}
+        w = nn.Variable.from_numpy_array(np.zeros((2, 3, 4, 5), np.float32))
+        for k in (1, 2):
+            res["vat_noise -{}".format(k)] = F.vat_noise(x, w, base_axis=-k, eps=2.0).d.copy()
+    return res
