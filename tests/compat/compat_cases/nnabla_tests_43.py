@@ -221,3 +221,26 @@ def tests43_negative_base_axis__counted_from_the_end(nn, F, PF, r):
         for k in (1, 2):
             res["vat_noise -{}".format(k)] = F.vat_noise(x, w, base_axis=-k, eps=2.0).d.copy()
     return res
+
+
+@nnabla_case(names=[FN + "assign", V + "backward", V + "g"],
+             note="a = assign(dst, src), dummy = a + 0.5, forward and backward with dst, src "
+                  "needing gradients (function/test_assign.py): dst.g is a.g (NNabla's "
+                  "assign.cpp backward_impl copies or adds the output's gradient into dst's), "
+                  "src.g stays zero; static, then dynamic with dst.g accumulated")
+def tests43_assign__gradient_to_dst(nn, F, PF, r):
+    r.touch(V + "backward", V + "g")
+    res = {}
+    for mode in ("static", "dynamic"):
+        dst = nn.Variable((2, 3), need_grad=True)
+        src = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
+        with nn.auto_forward(mode == "dynamic"):
+            a = F.assign(dst, src)
+            out = F.sum(a * nn.Variable.from_numpy_array(r.randn(2, 3)))
+        out.forward()
+        dst.g = 1.0 if mode == "dynamic" else 0.0       # (backward adds to it)
+        src.grad.zero()
+        out.backward()
+        res[mode] = {"dst": dst.d.copy(), "a.g": a.g.copy(), "dst.g": dst.g.copy(),
+                     "src.g": src.g.copy()}
+    return res
