@@ -354,7 +354,9 @@ NNABLA_ENTRIES: dict[str, Entry] = {
                     no_grad="a generator has no inputs"),
     "assign": Entry([Case((normal(2, 3), normal(2, 3)))], lambda dst, src: src,
                     updates=lambda dst, src: {0: src},
-                    no_grad="NNabla's assign passes no gradient (it writes into dst)"),
+                    no_grad="NNabla's assign sends the output's gradient to dst, whose "
+                            "value the output does not depend on (assign.cpp), none to src: "
+                            "case tests43_assign__gradient_to_dst"),
     "sink": Entry([Case((normal(2, 3), normal(4))),
                    Case((normal(3),), {"one_input_grad": False})],
                   lambda *x, one_input_grad=True: np.float32(0.0),

@@ -404,8 +404,11 @@ def forward_roots(var: Variable) -> list[Variable]:
 
 
 def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
-                clear_no_need_grad: bool = False) -> None:
+                clear_no_need_grad: bool = False, function_pre_hook=None,
+                function_post_hook=None) -> None:
     """Run the graph for several outputs at once (they share the common part of the graph).
+    ``function_pre_hook`` / ``function_post_hook`` are called with each op's node before /
+    after it runs, as in ``Variable.forward`` (NNabla's ``nn.forward_all`` takes them too).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -419,7 +422,8 @@ def forward_all(variables: Sequence[Variable], clear_buffer: bool = False,
     # gradient once; a repeated root seeded its backward twice).  Only here: a single-root
     # forward (Variable.forward, every step) has nothing to drop.
     roots = list({id(v): v for v in variables}.values())
-    run_forward(roots, clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad)
+    run_forward(roots, clear_buffer=clear_buffer, clear_no_need_grad=clear_no_need_grad,
+                function_pre_hook=function_pre_hook, function_post_hook=function_post_hook)
 
 
 def backward(var: Variable, grad: Any = 1, clear_buffer: bool = False,

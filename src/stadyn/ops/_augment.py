@@ -65,6 +65,12 @@ def _float(x: torch.Tensor) -> torch.dtype:
     return x.dtype if x.is_floating_point() else torch.float32
 
 
+def _refined(base_axis: int, x: torch.Tensor) -> int:
+    """A negative ``base_axis`` counted from the end, as NNabla 1.39's ``refine_axis`` does
+    (``include/nbla/utils/axis_utils.hpp``; ``-1`` of a 3-d input is 2)."""
+    return base_axis + x.dim() if -x.dim() <= base_axis < 0 else base_axis
+
+
 def _samples(x: torch.Tensor, base_axis: int, name: str) -> int:
     if not 0 <= base_axis < max(x.dim(), 1):
         raise ValueError(f"{name}: base_axis {base_axis} out of range for an input of shape "
@@ -115,6 +121,7 @@ def random_flip(x, axes=None, base_axis=1, seed=-1, rule="torch"):
         >>> sorted(y.d[0].tolist()) == [0.0, 1.0, 2.0], y.shape
         (True, (2, 3))
     """
+    base_axis = _refined(base_axis, x)
     samples = _samples(x, base_axis, "random_flip")
     axes = norm_axes(x.dim() - 1 if axes is None else axes, x.dim())
     nnabla = _nnabla_cpu(rule, x.device)
@@ -254,6 +261,7 @@ def random_shift(x, shifts=None, border_mode="nearest", constant_value=0, base_a
     if border_mode not in _BORDERS:
         raise ValueError(f"random_shift: border_mode {border_mode!r} is not one of "
                          f"{', '.join(_BORDERS)}")
+    base_axis = _refined(base_axis, x)
     samples = _samples(x, base_axis, "random_shift")
     moves = _trailing((0,) * x.dim() if shifts is None else shifts, x.dim(), "random_shift",
                       "shifts")
@@ -324,6 +332,7 @@ def random_crop(x, shape=None, base_axis=1, seed=-1, rule="torch"):
         >>> y.shape, float(y.d[0, 1, 0] - y.d[0, 0, 0])
         ((1, 3, 4), 6.0)
     """
+    base_axis = _refined(base_axis, x)
     samples = _samples(x, base_axis, "random_crop")
     out = _crop_shape(x, shape, base_axis)
     y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
@@ -403,6 +412,7 @@ def random_erase(x, prob=0.5, area_ratios=(0.02, 0.4), aspect_ratios=(0.3, 3.333
         raise ValueError(f"random_erase: n must be positive, got {n}")
     (a0, a1), (r0, r1) = _pair(area_ratios, "area_ratios"), _pair(aspect_ratios, "aspect_ratios")
     v0, v1 = _pair(replacements, "replacements")
+    base_axis = _refined(base_axis, x)
     samples = _samples(x, base_axis, "random_erase")
     if x.dim() - base_axis != 3:
         raise ValueError(f"random_erase: an input of shape {tuple(x.shape)} with base_axis="

@@ -145,8 +145,10 @@ def arange(start, stop, step=1):
 @op(2, category="misc", traceable=False)
 def assign(dst, src):
     """Copy ``src`` into ``dst`` in place (NNabla's ``assign``, e.g. to update a moving average
-    of parameters) and give the copied value; no gradient flows back.  A static graph holding
-    it runs eagerly (an in-place write into a parameter cannot be traced).
+    of parameters) and give the copied value.  As NNabla 1.39's (assign.cpp,
+    ``backward_impl``), the output's gradient goes to ``dst`` (added to what it has) and none
+    to ``src``.  A static graph holding it runs eagerly (an in-place write into a parameter
+    cannot be traced).
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F
@@ -161,7 +163,8 @@ def assign(dst, src):
                          "shape")
     with torch.no_grad():
         dst.copy_(src)
-    return src.detach().clone()
+    # the written dst's values, through dst: its gradient is the output's (none to src)
+    return dst.clone() if dst.requires_grad and torch.is_grad_enabled() else src.detach().clone()
 
 
 @op(category="misc", sequence="drop", forwards_inputs=True,

@@ -45,7 +45,14 @@ def _same_shape(x, w, base_axis=1, eps=1.0):
         x.requires_grad or w.requires_grad)
 
 
+def _refined(base_axis: int, x) -> int:
+    """A negative ``base_axis`` counted from the end, as NNabla 1.39's ``refine_axis``
+    (``include/nbla/utils/axis_utils.hpp``)."""
+    return base_axis + x.ndim if -x.ndim <= base_axis < 0 else base_axis
+
+
 def _check(x, w, base_axis):
+    base_axis = _refined(base_axis, x)
     if not 0 < int(base_axis) < x.ndim:
         raise ValueError(f"vat_noise: base_axis must be in 1 .. {x.ndim - 1} (x has {x.ndim} "
                          f"axes), got {base_axis}")
@@ -70,7 +77,7 @@ def vat_noise(x, w, base_axis=1, eps=1.0):
         [[0.5, 0.5, 0.5, 0.5]]
     """
     _check(x, w, base_axis)
-    base = int(base_axis)
+    base = _refined(int(base_axis), x)
     rows = x.detach().reshape(math.prod(x.shape[:base]), -1)
     scale = float(eps) / torch.sqrt((rows * rows).sum(1, keepdim=True) + 1e-8)
     y = (rows * scale).reshape(x.shape)

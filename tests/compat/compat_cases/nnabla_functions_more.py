@@ -132,7 +132,7 @@ def arange(nn, F, r):
 
 @nnabla_case(names=["nnabla.functions.assign"])
 def assign(nn, F, r):
-    """assign writes src into dst and passes no gradient back."""
+    """assign writes src into dst and passes no gradient to src."""
     dst = nn.Variable.from_numpy_array(r.randn(2, 3))
     src = nn.Variable.from_numpy_array(r.randn(2, 3), need_grad=True)
     y = F.assign(dst, src)

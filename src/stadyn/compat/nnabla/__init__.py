@@ -28,6 +28,9 @@ from ._variable import Variable, forward_all
 from .logger import logger  # noqa: F401 - NNabla binds the logger over its module's name
 from . import parameter, solver  # noqa: F401,E402 - ``nn.parameter``, ``nn.solver`` as in NNabla
 from . import graph_def  # noqa: F401,E402 - ``nn.graph_def`` (nnabla.core.graph_def)
+# ``import nnabla`` alone gives ``nn.functions`` and ``nn.utils`` in NNabla 1.39 (its package
+# imports them); its own tests call ``nn.functions.identity(x)``
+from . import functions, utils  # noqa: F401,E402
 from .random import seed  # noqa: E402 - nnabla.random's (both seeds, or one: its keywords)
 
 __all__ = [

@@ -23,6 +23,8 @@ Example:
 
 import warnings
 
+import numpy as np
+
 from ... import functions as _F
 from ...graph import Variable as _Variable
 from ._bn_stats import with_stats_as_nodes
@@ -34,7 +36,7 @@ __all__ = ["broadcast_to", "reduce_mean", "reduce_sum", "logical_and_scalar",
            "logical_or_scalar", "logical_xor_scalar", "binary_error",
            "epsilon_insensitive_loss", "multi_head_attention", "tensor_normalization",
            "reduce", "global_average_pooling", "kl_multinomial", "sigmoid_cross_entropy",
-           "relu", "scatter_nd", "slice"]
+           "relu", "scatter_nd", "slice", "clip_by_value"]
 
 
 def broadcast_to(x, y, axis=None):
@@ -432,3 +434,28 @@ def slice(x, start=None, stop=None, step=None):  # noqa: A001 - NNabla's name
                            f"ones filled for every axis of x's shape {tuple(x.shape)}) need "
                            "as many entries each, as NNabla's")
     return _F.slice(x, start, stop, step)
+
+
+def clip_by_value(x, min, max):  # noqa: A002 - NNabla's names
+    """NNabla 1.39's ``minimum(maximum(x, min), max)`` (``python/src/nnabla/functions.py``):
+    ``MaximumScalar`` or ``Maximum2`` then ``MinimumScalar`` or ``Minimum2``, by whether each
+    bound is a number or a Variable / NdArray; anything else is its ``TypeError``.  Where
+    ``min > max`` the result is ``max`` (the catalog's one-op clip gave ``min`` where ``x``
+    was at or below it: NNabla's own test draws both bounds from ``randn``).
+
+    Example:
+        >>> import numpy as np, stadyn as sd
+        >>> import stadyn.compat.nnabla.functions as F
+        >>> x = sd.Variable.from_numpy_array(np.array([-5.0, 0.5, 5.0]))
+        >>> with sd.auto_forward():
+        ...     y = F.clip_by_value(x, 2.0, 1.0)          # min > max: max everywhere
+        ...     z = F.clip_by_value(x, -1.0, 1.0)
+        >>> y.d.tolist(), z.d.tolist(), z.parent.name
+        ([1.0, 1.0, 1.0], [-1.0, 0.5, 1.0], 'MinimumScalar')
+    """
+    for name, bound in (("min", min), ("max", max)):
+        if not (np.isscalar(bound) or isinstance(bound, _Variable)):
+            raise TypeError(f"clip_by_value: {name} must be Variable, NdArray, or scalar "
+                            f"(NNabla 1.39's TypeError), got {type(bound).__name__}")
+    y = _F.maximum_scalar(x, min) if np.isscalar(min) else _F.maximum2(x, min)
+    return _F.minimum_scalar(y, max) if np.isscalar(max) else _F.minimum2(y, max)

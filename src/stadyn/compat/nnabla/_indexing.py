@@ -44,6 +44,7 @@ from ... import functions as _F
 from ..._errors import ShapeError
 from ...graph import Variable as _Variable, format_location as _format_location
 from ...graph import user_location as _user_location
+from ._composed import slice as _nnabla_slice
 from ._float_inputs import as_float32 as _as_float32
 from ._ndarray import NdArray, imperative
 
@@ -85,7 +86,9 @@ def _basic_key(shape, key: list):
 
 def _basic(x, key: list):
     key, start, stop, step = _basic_key(tuple(x.shape), key)
-    sliced = _F.slice(x, start, stop, step)
+    # NNabla's F.slice fills the None entries, so the function's arguments are its numbers
+    # (``x[:, :5].parent.arguments`` is ``F.slice(x, (0, 0), (10, 5), (1, 1))``'s)
+    sliced = _nnabla_slice(x, start, stop, step)
     axes = iter(sliced.shape)
     shape = []
     for k in key:
@@ -243,6 +246,17 @@ def setitem(x, key, value):
     return _F.scatter_nd(updates, indices, out=x)
 
 
+def _masks_as_numpy(key):
+    """``key`` with each boolean NdArray or Variable in it (a mask) given as its NumPy array:
+    ``imperative`` reads every NdArray as float32, which would make a mask's
+    ``True``/``False`` the indices 1 and 0 (``a[mask]`` gathered ``a[1], a[0], ...``)."""
+    def mask(k):
+        if _is_array(k) and np.asarray(_values(k)).dtype == bool:
+            return np.asarray(_values(k))
+        return k
+    return tuple(mask(k) for k in key) if isinstance(key, tuple) else mask(key)
+
+
 def _ndarray_getitem(self, key) -> NdArray:
     """``a[key]`` of an NdArray, as NNabla 1.39's: computed at once by the same functions as
     ``Variable[key]``, a new float32 NdArray (a copy, not a view; integers become floats as
@@ -254,7 +268,7 @@ def _ndarray_getitem(self, key) -> NdArray:
         >>> a[1].data, a[[1, 0]].shape
         (array([3., 4., 5.], dtype=float32), (2, 3))
     """
-    out = imperative(getitem, self, key)
+    out = imperative(getitem, self, _masks_as_numpy(key))
     return NdArray._wrap(out._t.clone())    # a slice's result may view the array: a copy
 
 
@@ -272,7 +286,7 @@ def _ndarray_setitem(self, key, value) -> None:
     """
     if not isinstance(value, (NdArray, _Variable)):
         value = NdArray.from_numpy_array(np.asarray(value))
-    self._inplace(imperative(setitem, self, key, value))
+    self._inplace(imperative(setitem, self, _masks_as_numpy(key), value))
 
 
 NdArray.__getitem__ = _ndarray_getitem

@@ -316,7 +316,8 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
       the shape as given: another one is NNabla 1.39's ``ValueError``, in its words.
     * A new parameter's ``initializer`` is ``None`` (zeros), a NumPy array or a callable taking
       the shape (an initializer); anything else, a float included, is NNabla 1.39's
-      ``ValueError``.
+      ``ValueError``.  ``shape`` may be left out for a NumPy array (the array's shape);
+      for zeros or an initializer its absence is NNabla's ``AssertionError``.
     * An integer (or bool) array makes a parameter of its type where it needs no gradient
       (``need_grad=False``), as NNabla 1.39's keeps it (``.d`` int32 for an int32 array; its
       functions still read it as float32).  One that needs a gradient is float32 on Stadyn:
@@ -344,6 +345,13 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
         raise ValueError(INITIALIZER_REFUSED)
     if shape is not None and existing is None and not isinstance(initializer, np.ndarray):
         shape = [int(d) for d in shape]
+    if shape is None and existing is None and isinstance(initializer, np.ndarray):
+        shape = initializer.shape           # NNabla's: the array's shape (parameter.py:243)
+    if shape is None and existing is None:
+        # NNabla 1.39 asserts a shape for zeros and initializers (parameter.py:237, 250)
+        raise AssertionError(f"get_parameter_or_create: parameter '{name}' does not exist, and "
+                             "a shape is needed to make it unless the initializer is a NumPy "
+                             "array (NNabla 1.39's AssertionError)")
     if shape is not None and existing is not None and tuple(shape) != tuple(existing.shape):
         # NNabla 1.39's ValueError, word for word (a program may print or match it)
         raise ValueError(f'The size of existing parameter "{name}" {tuple(existing.shape)} '

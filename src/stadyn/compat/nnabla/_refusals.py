@@ -33,7 +33,9 @@ inputs and the user's line.
   statistics, and ``batch_stat=True`` with a running statistic that is a function's output
   (a plain ``ValueError`` from NNabla's Python wrapper, :func:`check_running_stats`, where
   Stadyn's op would fail inside or update a copy); ``top_k_data`` with
-  ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``);
+  ``with_index=True`` needs ``reduce=True`` (``TopKData::setup_impl``); ``one_hot`` needs as
+  many class counts in ``shape`` as ``x``'s last axis has entries (``OneHot::setup_impl``:
+  ``(4, 2)`` with ``(10,)`` is refused where Stadyn's op read the first column alone);
 * ``dropout`` takes NNabla's arguments ``x, p, seed`` only: Stadyn's ``output_mask`` and
   ``train_only`` are NNabla 1.39's ``TypeError`` (``dropout() got an unexpected keyword
   argument``); its ``p`` must be in ``[0, 1)`` (``Dropout::setup_impl``, dropout.cpp:32:
@@ -345,6 +347,13 @@ def _check_top_k_data(x=None, k=None, abs=False, reduce=True, base_axis=1,  # no
         raise _refuse("top_k_data", "reduce must be true when with_index = true")
 
 
+def _check_one_hot(x=None, shape=None, *_, **__):
+    dims, classes = _shape(x), shape
+    if dims and classes is not None and len(tuple(classes)) != dims[-1]:
+        raise _refuse("one_hot", f"shape {tuple(classes)} needs one class count per entry of "
+                      f"x's last axis: {len(tuple(classes))} != {dims[-1]} (x {dims})")
+
+
 def check_dropout_p(p: Any) -> None:
     """Refuse a dropout probability outside ``[0, 1)``, as NNabla 1.39's ``Dropout`` does when
     it is set up (dropout.cpp:32, ``p_ >= 0. && p_ < 1.``; its ``RuntimeError``), on ``p``
@@ -436,6 +445,7 @@ _CHECKS: dict[str, Callable] = {
     "fused_batch_normalization": _check_fused_running_stats,
     "fused_convolution": _check_fused_convolution,
     "top_k_data": _check_top_k_data,
+    "one_hot": _check_one_hot,
     "dropout": _check_dropout,
     "clip_grad_by_value": _check_clip_grad_by_value,
     "einsum": _check_einsum,

@@ -444,6 +444,28 @@ class Variable(VariableProtocol, _HeldReading):
         note_sharing(view)
         return view
 
+    def clear_all_graph_links(self) -> None:
+        """Cut the whole graph behind this Variable, as NNabla 1.39's does (``_variable.pyx``:
+        it visits every function up to here and clears each output's parent): this Variable
+        and every intermediate one become leaves holding their values.  Truncated BPTT needs
+        it: a state ``h`` carried to the next step must stop the next backward there (Stadyn
+        cut this Variable's own link alone, and the next step's gradients ran on through the
+        steps before).
+
+        Example:
+            >>> import numpy as np
+            >>> import stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
+            >>> x = nn.Variable.from_numpy_array(np.ones(2))
+            >>> h = F.mul_scalar(x, 2.0); y = F.add_scalar(h, 1.0); y.forward()
+            >>> y.clear_all_graph_links(); h.parent, y.parent, y.d.tolist()
+            (None, None, [3.0, 3.0])
+        """
+        nodes = list(topological_nodes([self]))
+        for node in nodes:
+            for out in node.outputs:
+                if out is not None:
+                    _Core.clear_all_graph_links(out)
+
     def visit(self, f) -> None:
         """Call ``f(function)`` for every function this Variable depends on, in forward order
         (inputs first), each an NNabla :class:`~stadyn.compat.nnabla._function.Function`.
@@ -518,7 +540,8 @@ def _clearing(args: tuple, kwargs: dict, clear: bool):
 
 
 def forward_all(variables, *args, **kwargs) -> None:
-    """NNabla's ``nn.forward_all(variables, clear_buffer=False, clear_no_need_grad=False)``:
+    """NNabla's ``nn.forward_all(variables, clear_buffer=False, clear_no_need_grad=False,
+    function_pre_hook=None, function_post_hook=None)``:
     Stadyn's ``forward_all``; the functions it runs have NNabla's rank after a forward from the
     start (see ``Function.rank``).
 
