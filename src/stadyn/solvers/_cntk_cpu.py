@@ -258,7 +258,11 @@ def _running_sum(total, values: np.ndarray, fours: bool):
 
 def _average_coefficients(params, lrs, sums, average, kind) -> list:
     """CNTK's ``ElemType(-lr / aveMultiplier)``, ``aveMultiplier`` the sum over the element
-    count in ``ElemType`` (1 without ``need_ave_multiplier``), the division in double."""
+    count in ``ElemType`` (1 without ``need_ave_multiplier``), the division in double.  A zero
+    coefficient (a mean grown to inf: RMSProp's steps with ``max=inf`` overflow) leaves the
+    tensor as it is: CNTK's ``ScaleAndAdd`` is MKL's ``saxpy``, which returns at once for
+    ``alpha == 0`` (``Source/Math/CPUMatrixImpl.h:5390``), where ``w + 0 (g a)`` would be NaN
+    for an infinite ratio."""
     return [kind(-lrs[k] / float(sums[k] / kind(p.numel()) if average and p.numel() else
                                  kind(1))) for k, p in enumerate(params)]
 
@@ -297,6 +301,8 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
+        if coef == 0:                           # BLAS's axpy: alpha 0 touches nothing
+            return
         pc, gc = arrays[:2]
         a = root(arrays, tmp, False)
         np.divide(gc, a, out=a)                 # CNTK divides g by the root
@@ -359,6 +365,8 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
+        if coef == 0:                           # BLAS's axpy: alpha 0 touches nothing
+            return
         pc, gc = arrays[:2]
         a = ratio(arrays, tmp, False)
         np.multiply(gc, a, out=a)
