@@ -169,6 +169,9 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
                                   self._state_names, self._state_init)
         self.foreach = True
         self.generator: torch.Generator | None = None   # for the Gaussian noise (None: torch's)
+        # CNTK's noise-injection seed (compat.cntk sets it): with no generator, each
+        # parameter's noise is drawn from a generator seeded with it, counted up a draw
+        self._noise_injection_seed: int | None = None
         # Where update() copies the gradients that clipping and L2 change: kept between steps
         # (a fresh copy of a large gradient costs page faults on every step).
         self._scratch: list[torch.Tensor | None] = [None] * len(self._params)
@@ -393,7 +396,19 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         foreach = self.foreach
         noise = scalars.get("noise")
         if noise is not None and not (isinstance(noise, float) and noise <= 0):
-            Fn.add_gaussian_noise(params, std=noise, generator=self.generator, foreach=foreach)
+            seed = self._noise_injection_seed
+            if seed is None or self.generator is not None or torch.compiler.is_compiling():
+                Fn.add_gaussian_noise(params, std=noise, generator=self.generator,
+                                      foreach=foreach)
+            else:
+                # CNTK 2.7 draws each parameter's noise from an engine seeded with the learner's
+                # noise-injection seed, counted up by one a draw (Learner.cpp:176-180), so a
+                # learner restored from a checkpoint (which keeps the seed) draws the same noise
+                for p in params:
+                    generator = torch.Generator(p.device).manual_seed(seed)
+                    Fn.add_gaussian_noise([p], std=noise, generator=generator, foreach=foreach)
+                    seed = (seed + 1) % (1 << 64)
+                self._noise_injection_seed = seed
         if "l1" in scalars:
             Fn.soft_threshold(params, threshold=scalars["l1"], foreach=foreach)
 
