@@ -129,7 +129,8 @@ MODULES = {
                "nnabla_half_40c", "nnabla_passes_41",
                "nnabla_graphdef_41",
                "nnabla_half_41",
-               "nnabla_graphdef_41b", "nnabla_half_42"],
+               "nnabla_graphdef_41b", "nnabla_half_42",
+               "nnabla_solver_hooks_43"],
 }
 
 
