@@ -28,10 +28,12 @@ Example:
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import torch
 
-from ._float32_blocks import BLOCK, for_blocks
+from ._float32_blocks import BLOCK, checked_plan, for_blocks
 from ._float32_kernels import decayed_square
 from ._scalars import Scalar, Tensors, per_tensor
 
@@ -43,36 +45,55 @@ _DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
 
 
 def _kind(params: Tensors, grads: Tensors, *states: Tensors):
-    """The NumPy type of CNTK's ``ElemType`` for these tensors (``np.float32`` or
-    ``np.float64``), or ``None`` where the block loop cannot run on them."""
+    """``(kind, plan)``: the NumPy type of CNTK's ``ElemType`` for these tensors
+    (``np.float32`` or ``np.float64``; ``None`` where the block loop cannot run on them) and
+    the block plan of ``[params, grads, *states]`` to hand :func:`_run`.  The gradients, a
+    caller's afresh on each step, are checked on every call; the parameters and states once
+    per plan (:func:`~._float32_blocks.checked_plan`: for 200 tensors the checks cost more
+    than a small update's arithmetic)."""
     if torch.compiler.is_compiling() or not params:
-        return None
+        return None, None
     dtype = params[0].dtype
-    if dtype not in _DTYPES:
-        return None
+    if dtype not in _DTYPES or len(grads) != len(params) \
+            or not set(map(type, grads)) <= _PLAIN or not all(map(_on_cpu, grads)) \
+            or set(map(_dtype_of, grads)) != {dtype}:
+        return None, None
+    return checked_plan([params, grads, *states], _checked_kind)
+
+
+_PLAIN = {torch.Tensor}
+_on_cpu, _dtype_of = operator.attrgetter("is_cpu"), operator.attrgetter("dtype")
+
+
+def _checked_kind(lists: list):
+    """:func:`_kind`'s checks of the parameters and states (``lists`` but ``lists[1]``, the
+    gradients) and of the gradients' lengths: the ``ElemType``, or ``None``."""
+    params, grads = lists[0], lists[1]
+    dtype = params[0].dtype
     if not all(type(t) is torch.Tensor and t.is_cpu and t.dtype == dtype
-               and t.is_contiguous() for ts in (params, *states) for t in ts):
+               and t.is_contiguous() for j, ts in enumerate(lists) if j != 1 for t in ts):
         return None
-    if not all(type(g) is torch.Tensor and g.is_cpu and g.dtype == dtype
-               and g.numel() == p.numel() for g, p in zip(grads, params)):
+    if not all(g.numel() == p.numel() for g, p in zip(grads, params)):
         return None
     return _DTYPES[dtype]
 
 
 def _run(kernel, lists: list, scalars: list, scratch: int, kind,
-         writes: tuple[int, ...] | None = None, spans: bool = False) -> None:
+         writes: tuple[int, ...] | None = None, spans: bool = False, plan=None) -> None:
     """:func:`for_blocks` with ``scratch`` temporaries of ``kind`` handed to
     ``kernel(arrays, tmp, wide, *scalars_i)`` as ``tmp``; ``writes``: the lists an
-    element-wise kernel writes, ``spans``: the tensors' spans handed to it
-    (:func:`for_blocks`)."""
+    element-wise kernel writes, ``spans``: the tensors' spans handed to it, ``plan``:
+    :func:`_kind`'s (:func:`for_blocks`)."""
     if kind is np.float32:
-        for_blocks(kernel, lists, scalars, scratch=scratch, writes=writes, spans=spans)
+        for_blocks(kernel, lists, scalars, scratch=scratch, writes=writes, spans=spans,
+                   plan=plan)
         return
 
     def wide_kernel(arrays, _tmp, wide, *args):
         kernel(arrays, wide, [], *args)
 
-    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch, writes=writes, spans=spans)
+    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch, writes=writes, spans=spans,
+               plan=plan)
 
 
 def _values(s: Scalar, n: int, kind) -> list:
@@ -90,7 +111,7 @@ def _doubles(s: Scalar, n: int) -> list:
 
 def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
     """CNTK's L2 step, ``g = g + ElemType(rate) w`` (``Learner.cpp:165``, an unfused axpy)."""
-    kind = _kind(params, grads, grads)
+    kind, plan = _kind(params, grads, grads)
     if kind is None:
         return False
 
@@ -100,13 +121,13 @@ def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
         np.add(gc, tmp[0], out=gc)
 
     _run(kernel, [params, grads, grads], [_values(rate, len(params), kind)], 1, kind,
-         writes=(2,))
+         writes=(2,), plan=plan)
     return True
 
 
 def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
     """``w = w + ElemType(-lr) g`` (``SGDUpdate``: ``ScaleAndAdd``, an axpy)."""
-    kind = _kind(params, grads)
+    kind, plan = _kind(params, grads)
     if kind is None:
         return False
 
@@ -116,7 +137,7 @@ def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
         np.add(pc, tmp[0], out=pc)
 
     _run(kernel, [params, grads], [[-s for s in _values(lr, len(params), kind)]], 1, kind,
-         writes=(0,))
+         writes=(0,), plan=plan)
     return True
 
 
@@ -126,7 +147,7 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
     ``m = ElemType(momentum)``, ``u = 1 - m`` (1 without unit gain), ``a = u ElemType(lr)``;
     ``v = m (v + (a / m) g)`` (``v = v + a g`` for ``m = 1``, ``v = a g`` for ``m = 0``); then
     ``w = w - v``, or for Nesterov ``w = w + (-m) v; w = w + (-a) g``."""
-    kind = _kind(params, grads, velocities)
+    kind, plan = _kind(params, grads, velocities)
     if kind is None:
         return False
     n = len(params)
@@ -154,7 +175,7 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
         np.multiply(gc, -alpha, out=a)
         np.add(pc, a, out=pc)
 
-    _run(kernel, [params, grads, velocities], [ms, alphas], 1, kind, writes=(0, 2))
+    _run(kernel, [params, grads, velocities], [ms, alphas], 1, kind, writes=(0, 2), plan=plan)
     return True
 
 
@@ -165,7 +186,7 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
     ``v = b2 v + ((1 - b2) g) g`` (adamax: ``v = max(b2 v, |g|)``, no root);
     ``r = ElemType(correction) ElemType(1.0 / (sqrt(v) + eps))``; ``m = b1 m + u g``;
     ``w = w - ((m r) ElemType(lr))``."""
-    kind = _kind(params, grads, m, v)
+    kind, plan = _kind(params, grads, m, v)
     if kind is None:
         return False
     n = len(params)
@@ -200,7 +221,7 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
 
     _run(kernel, [params, grads, m, v],
          [_values(lr, n, kind), _values(correction, n, kind), b1s, b2s, gains], 2, kind,
-         writes=(0, 2, 3))
+         writes=(0, 2, 3), plan=plan)
     return True
 
 
@@ -210,7 +231,7 @@ def fsadagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, l
     """CNTK's ``CPUMatrix::FSAdagrad`` in ``ElemType``: ``v = vm v + ((1 - vm) g) g``; where
     ``v != 0``, ``g = g min(ada_mul (1 / sqrt(v)), 10)``; where ``momentum > 0``,
     ``m = momentum m + u g`` and ``g = m``; ``w = w - g ElemType(lr)``."""
-    kind = _kind(params, grads, v, m)
+    kind, plan = _kind(params, grads, v, m)
     if kind is None:
         return False
     n = len(params)
@@ -238,7 +259,7 @@ def fsadagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, l
 
     _run(kernel, [params, grads, v, m],
          [_values(lr, n, kind), moms, gains, _values(var_momentum, n, kind),
-          _values(ada_mul, n, kind)], 2, kind, writes=(0, 2, 3))
+          _values(ada_mul, n, kind)], 2, kind, writes=(0, 2, 3), plan=plan)
     return True
 
 
@@ -273,7 +294,7 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
     ``v = v + g g``; ``a = sqrt(v + 1e-16f)``; ``g = g / a``; the mean of ``1 / a`` summed in
     ``ElemType`` four at a time (``need_ave_multiplier``, else 1);
     ``w = w + ElemType(-lr / mean) g``."""
-    kind = _kind(params, grads, v)
+    kind, plan = _kind(params, grads, v)
     if kind is None:
         return False
     floor = kind(_f(1e-16))                     # a float literal, in the double kernel too
@@ -297,7 +318,7 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
             for k, start, stop in spans:
                 sums[k] = _running_sum(sums[k], a[start:stop], True)
 
-    _run(pass1, [params, grads, v], [], 1, kind, writes=(2,), spans=True)
+    _run(pass1, [params, grads, v], [], 1, kind, writes=(2,), spans=True, plan=plan)
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
@@ -309,7 +330,7 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    _run(pass2, [params, grads, v], [coefs], 1, kind, writes=(0,))
+    _run(pass2, [params, grads, v], [coefs], 1, kind, writes=(0,), plan=plan)
     return True
 
 
@@ -321,7 +342,7 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
     ``step = min(step inc, max)`` where ``g`` kept its sign, else ``max(step dec, min)``;
     ``a = step / sqrt(v + 1e-6f)``; the mean of ``a`` summed one by one
     (``need_ave_multiplier``, else 1); ``w = w + ElemType(-lr / mean) (g a)``."""
-    kind = _kind(params, grads, v, signs, steps)
+    kind, plan = _kind(params, grads, v, signs, steps)
     if kind is None:
         return False
     if isinstance(first, torch.Tensor):
@@ -361,7 +382,8 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
             for k, start, stop in spans:
                 sums[k] = _running_sum(sums[k], r[start:stop], False)
 
-    _run(pass1, [params, grads, v, signs, steps], [], 2, kind, writes=(2, 3, 4), spans=True)
+    _run(pass1, [params, grads, v, signs, steps], [], 2, kind, writes=(2, 3, 4), spans=True,
+         plan=plan)
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
@@ -373,7 +395,7 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    _run(pass2, [params, grads, v, signs, steps], [coefs], 2, kind, writes=(0,))
+    _run(pass2, [params, grads, v, signs, steps], [coefs], 2, kind, writes=(0,), plan=plan)
     return True
 
 
@@ -382,7 +404,7 @@ def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, 
     """CNTK's ``CPUMatrix::AdaDelta`` in ``ElemType``: ``s = rho s + ((1 - rho) g) g``;
     ``d = (-sqrt(x + eps) / sqrt(s + eps)) g``; ``x = rho x + ((1 - rho) d) d``;
     ``w = w + ElemType(lr) d``."""
-    kind = _kind(params, grads, eg, ex)
+    kind, plan = _kind(params, grads, eg, ex)
     if kind is None:
         return False
     r, e = kind(rho), kind(eps)
@@ -404,7 +426,7 @@ def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, 
         np.add(pc, a, out=pc)
 
     _run(kernel, [params, grads, eg, ex], [_values(lr, len(params), kind)], 2, kind,
-         writes=(0, 2, 3))
+         writes=(0, 2, 3), plan=plan)
     return True
 
 
