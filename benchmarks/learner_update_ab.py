@@ -92,6 +92,8 @@ def _make(kind, name, l2, old, shapes):
         v.g = rng.standard_normal(v.shape).astype(np.float32)
     learner = LEARNERS[name](vs, l2)
     if kind == "A":
+        if "_fused_l2" not in vars(old):        # (before the rules took L2 in their blocks)
+            learner._fused_l2 = False
         for attr in ("update", "_gradients", "_scratch_for"):
             if attr in vars(old):
                 setattr(learner, attr, types.MethodType(vars(old)[attr], learner))

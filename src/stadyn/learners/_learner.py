@@ -114,6 +114,9 @@ class Learner(RowSparseUpdates, LearnerSchedules, LearnerCheckpoints, Optimizer)
     _state_names: tuple[str, ...] = ()
     _state_init: dict[str, float] = {}
     _momentum_names: tuple[str, ...] = ()        # schedules whose values must lie in [0, 1]
+    # the rule takes the L2 step itself (scalars["l2"], :meth:`_l2_for_rule`): the gradients
+    # are not copied for it, nor changed by :meth:`_before_rule`
+    _fused_l2 = False
 
     def __init__(self, parameters: Any, lr: Any, *, l1_regularization_weight: float = 0.0,
                  l2_regularization_weight: float = 0.0,
@@ -250,8 +253,30 @@ class Learner(RowSparseUpdates, LearnerSchedules, LearnerCheckpoints, Optimizer)
                 Fn.clip_by_value(grads, limit=scalars["clip"], foreach=foreach)
             else:
                 Fn.clip_by_norm(grads, max_norm=scalars["clip"], foreach=foreach)
-        if "l2" in scalars and not Fn.l2_cntk(grads, params, rate=scalars["l2"]):
-            Fn.add_weight_decay(grads, params, rate=scalars["l2"], foreach=foreach)
+        if "l2" in scalars and not self._fused_l2:
+            self._l2_step(params, grads, scalars)
+
+    def _l2_step(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+                 scalars: Mapping[str, Any]) -> None:
+        """CNTK's L2 step, ``g += l2 w``, into ``grads``."""
+        if not Fn.l2_cntk(grads, params, rate=scalars["l2"]):
+            Fn.add_weight_decay(grads, params, rate=scalars["l2"], foreach=self.foreach)
+
+    def _rule_l2(self, scalars: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"l2": rate}`` for a rule's exact kernel that takes the L2 step itself
+        (``_fused_l2``, L2 on), else ``{}``."""
+        return {"l2": scalars["l2"]} if self._fused_l2 and "l2" in scalars else {}
+
+    def _l2_for_rule(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+                     scalars: Mapping[str, Any]) -> list[torch.Tensor]:
+        """For a rule that takes the L2 step itself (``_fused_l2``) but whose exact kernel
+        could not run: the gradients with the L2 step taken, on copies (the gradients handed
+        over may be the parameters' own ``.grad``), or ``grads`` as they are without L2."""
+        if "l2" not in scalars or not self._fused_l2:
+            return grads
+        grads = [g.clone() for g in grads]
+        self._l2_step(params, grads, scalars)
+        return grads
 
     def _after_rule(self, params: list[torch.Tensor], scalars: Mapping[str, Any]) -> None:
         """Gaussian noise and L1 (:meth:`apply_step`'s steps after the rule)."""
@@ -347,7 +372,8 @@ class Learner(RowSparseUpdates, LearnerSchedules, LearnerCheckpoints, Optimizer)
         else:
             # clipping and L2 change the gradients in place: work on copies then
             copy = self.gradient_clipping_threshold_per_sample != math.inf or \
-                self.l2_regularization_weight > 0 or self._mean_gradient
+                (self.l2_regularization_weight > 0 and not self._fused_l2) or \
+                self._mean_gradient
             sources, targets = [], []
             for k, (name, var, p) in enumerate(zip(self._names, self._params, params)):
                 g = grad_of(var)

@@ -125,28 +125,51 @@ def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
     return True
 
 
-def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
-    """``w = w + ElemType(-lr) g`` (``SGDUpdate``: ``ScaleAndAdd``, an axpy)."""
+def _with_l2(l2: Scalar | None, n: int, kind) -> list:
+    """The per-tensor ``ElemType(rate)`` of an L2 step folded into a rule's kernel, or
+    ``None`` each (no L2)."""
+    return [None] * n if l2 is None else _values(l2, n, kind)
+
+
+def _l2_gradient(pc, gc, r, a):
+    """CNTK's L2 step ``g + ElemType(rate) w`` (``Learner.cpp:165``, an unfused axpy, as
+    :func:`l2_cntk` rounds it) into scratch ``a``, the gradient left as it is; ``gc`` itself
+    without L2 (``r`` None)."""
+    if r is None:
+        return gc
+    np.multiply(pc, r, out=a)
+    return np.add(gc, a, out=a)
+
+
+def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar, l2: Scalar | None = None) -> bool:
+    """``w = w + ElemType(-lr) g`` (``SGDUpdate``: ``ScaleAndAdd``, an axpy); with ``l2``
+    the gradient is first ``g + ElemType(l2) w`` (:func:`l2_cntk`'s step, in the same block:
+    the gradients are not written)."""
     kind, plan = _kind(params, grads)
     if kind is None:
         return False
 
-    def kernel(arrays, tmp, _wide, step):
+    def kernel(arrays, tmp, _wide, step, r):
         pc, gc = arrays
-        np.multiply(gc, step, out=tmp[0])
+        g = _l2_gradient(pc, gc, r, tmp[0])
+        np.multiply(g, step, out=tmp[0])
         np.add(pc, tmp[0], out=pc)
 
-    _run(kernel, [params, grads], [[-s for s in _values(lr, len(params), kind)]], 1, kind,
-         writes=(0,), plan=plan)
+    n = len(params)
+    _run(kernel, [params, grads], [[-s for s in _values(lr, n, kind)], _with_l2(l2, n, kind)],
+         1, kind, writes=(0,), plan=plan)
     return True
 
 
 def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: Scalar,
-                  momentum: Scalar, unit_gain: bool, nesterov: bool = False) -> bool:
+                  momentum: Scalar, unit_gain: bool, nesterov: bool = False,
+                  l2: Scalar | None = None) -> bool:
     """CNTK's momentum SGD (and with ``nesterov`` its Nesterov update) in ``ElemType``:
     ``m = ElemType(momentum)``, ``u = 1 - m`` (1 without unit gain), ``a = u ElemType(lr)``;
     ``v = m (v + (a / m) g)`` (``v = v + a g`` for ``m = 1``, ``v = a g`` for ``m = 0``); then
-    ``w = w - v``, or for Nesterov ``w = w + (-m) v; w = w + (-a) g``."""
+    ``w = w - v``, or for Nesterov ``w = w + (-m) v; w = w + (-a) g``.  With ``l2`` the
+    gradient is first ``g + ElemType(l2) w`` (:func:`l2_cntk`'s step, in the same block: the
+    gradients are not written)."""
     kind, plan = _kind(params, grads, velocities)
     if kind is None:
         return False
@@ -155,9 +178,10 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
     gains = [kind(1) - m if unit_gain else kind(1) for m in ms]
     alphas = [u * r for u, r in zip(gains, _values(lr, n, kind))]
 
-    def kernel(arrays, tmp, _wide, m, alpha):
+    def kernel(arrays, tmp, _wide, m, alpha, r):
         pc, gc, vc = arrays
-        a = tmp[0]
+        a, b = tmp
+        gc = _l2_gradient(pc, gc, r, b)
         if m == 1:
             np.multiply(gc, alpha, out=a)
             np.add(vc, a, out=vc)
@@ -175,7 +199,8 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
         np.multiply(gc, -alpha, out=a)
         np.add(pc, a, out=pc)
 
-    _run(kernel, [params, grads, velocities], [ms, alphas], 1, kind, writes=(0, 2), plan=plan)
+    _run(kernel, [params, grads, velocities], [ms, alphas, _with_l2(l2, n, kind)], 2, kind,
+         writes=(0, 2), plan=plan)
     return True
 
 
