@@ -17,15 +17,13 @@ These are the three parts of a step of the optimizer protocol
 from __future__ import annotations
 
 import contextvars
-import copy
 import math
-import numbers
 import weakref
 from typing import Any, Iterable, Mapping
 
 import torch
 
-from .._errors import ArgumentError, ParameterError, StadynError
+from .._errors import ParameterError, StadynError
 from .._errors import checked_count as _count
 from ..graph import Variable, data_of, grad_of
 from ..schedules import IGNORE, Schedule
@@ -33,6 +31,7 @@ from ..solvers import Optimizer, end_to_end, new_states
 from ..solvers import functional as Fn
 from ._checks import finite as _finite
 from ._learner_checkpoints import UPDATE_COUNT_OFFSET, LearnerCheckpoints
+from ._learner_schedules import LearnerSchedules
 from ._row_sparse import RowSparseUpdates
 
 __all__ = ["Learner", "default_unit_gain_value", "set_default_unit_gain_value"]
@@ -91,7 +90,7 @@ def _parameter_list(parameters: Any, owner: str) -> tuple[list[str], list[Variab
     return names, params
 
 
-class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
+class Learner(RowSparseUpdates, LearnerSchedules, LearnerCheckpoints, Optimizer):
     """Base class of CNTK's learners (use the factories: :func:`~stadyn.learners.sgd`, ...).
 
     Subclasses name their per-parameter state tensors in ``_state_names`` (initial values in
@@ -115,6 +114,9 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
     _state_names: tuple[str, ...] = ()
     _state_init: dict[str, float] = {}
     _momentum_names: tuple[str, ...] = ()        # schedules whose values must lie in [0, 1]
+    # the rule takes the L2 step itself (scalars["l2"], :meth:`_l2_for_rule`): the gradients
+    # are not copied for it, nor changed by :meth:`_before_rule`
+    _fused_l2 = False
 
     def __init__(self, parameters: Any, lr: Any, *, l1_regularization_weight: float = 0.0,
                  l2_regularization_weight: float = 0.0,
@@ -169,149 +171,15 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
                                   self._state_names, self._state_init)
         self.foreach = True
         self.generator: torch.Generator | None = None   # for the Gaussian noise (None: torch's)
+        # CNTK's noise-injection seed (compat.cntk sets it): with no generator, each
+        # parameter's noise is drawn from a generator seeded with it, counted up a draw
+        self._noise_injection_seed: int | None = None
         # Where update() copies the gradients that clipping and L2 change: kept between steps
         # (a fresh copy of a large gradient costs page faults on every step).
         self._scratch: list[torch.Tensor | None] = [None] * len(self._params)
         # the gradient each buffer was last checked against (weakly: a gradient set to None
         # is not kept alive), so a step that reads the same gradients checks them no further
         self._scratch_sources: list[weakref.ref | None] = [None] * len(self._params)
-
-    # -- schedules ------------------------------------------------------------------------------
-    def _set_schedule(self, key: str, value: Any, *, made: bool = True) -> None:
-        """Adopt ``value`` as schedule ``key`` (CNTK's ``_infer_learning_parameter_schedule``):
-        numbers and lists get the learner's reference minibatch size (0 if none) and
-        ``epoch_size``; a schedule without an explicit minibatch size takes the learner's.
-        That size (and ``use_mean_gradient``'s ``IGNORE``) is written into the caller's
-        schedule, as CNTK 2.7's learner functions write it (``cntk/learners/__init__.py:
-        568-575``), so a learner made later with that schedule and no ``minibatch_size`` takes
-        it; once the learner is made (``reset_learning_rate``) only a size other than
-        ``IGNORE`` is written (``Learner.reset_learning_rate``, 143-146).  The learner keeps its
-        own copy, which a later learner's write does not reach (CNTK's C++ learner copies it)."""
-        if isinstance(value, Schedule):
-            schedule = copy.copy(value)
-            if not schedule.is_minibatch_size_explicitly_specified and \
-                    self._reference is not None:
-                schedule = schedule.with_minibatch_size(self._reference)
-                if made or self._reference != IGNORE:
-                    value.minibatch_size = self._reference
-            if key == "lr" and self._use_mean_gradient and schedule.minibatch_size == 1:
-                schedule = schedule.with_minibatch_size(IGNORE)     # CNTK's legacy combination
-                if made:
-                    value.minibatch_size = IGNORE
-        elif isinstance(value, (numbers.Real, list, tuple)) and not isinstance(value, bool):
-            reference = self._reference if self._reference is not None else IGNORE
-            try:
-                schedule = Schedule(value, self._epoch_size, reference)
-            except StadynError as exc:
-                raise StadynError(f"{self.name}: {key}: {exc}") from None
-        else:
-            raise ArgumentError(f"{self.name}: {key} must be a number, a list or a Schedule, "
-                                f"got {value!r}")
-        for v in schedule.constant_values():
-            self._check(key, v)
-        self._schedules[key] = schedule
-
-    def _check(self, key: str, value: float) -> float:
-        if not math.isfinite(value):
-            raise StadynError(f"{self.name}: {key} is {value}")
-        if value < 0:
-            raise StadynError(f"{self.name}: {key} must be >= 0, got {value}"
-                              + (" (invalid learning rate)" if key == "lr" else ""))
-        if key in self._momentum_names and value > 1:
-            raise StadynError(f"{self.name}: {key} must lie in [0, 1], got {value}")
-        return value
-
-    def _value(self, key: str, samples_seen: int, sweeps_seen: int | None = None) -> float:
-        schedule = self._schedules[key]
-        try:
-            if schedule.epoch_size is None and schedule.needs_epoch_size:
-                # per data sweep, its size never told: CNTK counts the sweeps that ended
-                value = schedule.value_at_sweep(self.sweeps_seen if sweeps_seen is None
-                                                else sweeps_seen)
-            else:
-                value = schedule.value_at(samples_seen)
-        except StadynError as exc:
-            raise StadynError(f"{self.name}: the '{key}' schedule: {exc}") from None
-        return self._check(key, value)
-
-    def _per_minibatch(self, key: str, sample_count: int) -> float:
-        """A momentum-like value for this minibatch: ``m`` if ``R = 0``, else ``m ** (M / R)``."""
-        value = self._value(key, self.samples_seen)
-        reference = self._schedules[key].minibatch_size
-        return value if reference == 0 else value ** (sample_count / reference)
-
-    def learning_rate(self) -> float:
-        """The current learning rate as the schedule gives it (per sample, per minibatch or per
-        reference minibatch, in the schedule's own unit)."""
-        return self._value("lr", self.samples_seen - self._lr_offset,
-                           self.sweeps_seen - self._lr_sweep_offset)
-
-    def schedule_value(self, key: str) -> tuple[float, int]:
-        """Schedule ``key``'s current value (``"lr"``, ``"momentum"``, ...: in its own unit,
-        as :meth:`learning_rate` gives the rate) and its reference minibatch size (0: per
-        minibatch), which CNTK's progress lines name (``Momentum per 64 samples: 0.9``).
-
-        Example:
-            >>> import numpy as np, stadyn as sd
-            >>> from stadyn.learners import momentum_sgd, momentum_schedule_per_sample
-            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
-            >>> momentum_sgd([w], 0.1, momentum_schedule_per_sample(0.99)).schedule_value(
-            ...     "momentum")
-            (0.99, 1)
-        """
-        if key not in self._schedules:
-            raise StadynError(f"{self.name}: no '{key}' schedule (it has "
-                              f"{', '.join(sorted(self._schedules))})")
-        if key == "lr":
-            return self.learning_rate(), self._schedules[key].minibatch_size
-        return self._value(key, self.samples_seen), self._schedules[key].minibatch_size
-
-    def reset_learning_rate(self, learning_rate: "Schedule | float | list") -> None:
-        """Replace the learning-rate schedule; its position 0 is the current number of samples
-        seen — or of sweeps seen, for a schedule per data sweep — (CNTK's semantics).  A
-        checkpoint taken afterwards records the new schedule.
-
-        Example:
-            >>> import numpy as np, stadyn as sd
-            >>> from stadyn.learners import sgd
-            >>> from stadyn.schedules import Schedule
-            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
-            >>> learner = sgd([w], Schedule([0.1, 0.01]))      # per data sweep
-            >>> learner.end_sweep(); learner.reset_learning_rate(Schedule([0.5, 0.05]))
-            >>> before = learner.learning_rate(); learner.end_sweep()
-            >>> before, learner.learning_rate()
-            (0.5, 0.05)
-        """
-        self._set_schedule("lr", learning_rate, made=False)
-        if self._sweep_size is not None:
-            self._schedules["lr"].resolve_epoch_size(self._sweep_size)
-        self._lr_offset = self.samples_seen
-        self._lr_sweep_offset = self.sweeps_seen
-        self._lr_reset = True
-
-    def resolve_epoch_size(self, samples_per_sweep: int) -> None:
-        """Tell every schedule with ``epoch_size=None`` (one data sweep) the sweep size."""
-        n = _count(samples_per_sweep, f"{self.name}: samples_per_sweep", 1)
-        for schedule in self._schedules.values():
-            schedule.resolve_epoch_size(n)
-        self._sweep_size = n
-
-    def end_sweep(self) -> None:
-        """Count a data sweep that ended with the minibatch just stepped on: a schedule given
-        per sweep (``epoch_size=None``) whose sweep size was never told moves on by sweeps, as
-        CNTK's Trainer moves it on a reader's ``sweep_end`` (or ``is_sweep_end=True``).
-
-        Example:
-            >>> import numpy as np, stadyn as sd
-            >>> from stadyn.learners import sgd
-            >>> from stadyn.schedules import Schedule
-            >>> w = sd.Variable.from_numpy_array(np.zeros(2), need_grad=True)
-            >>> learner = sgd([w], Schedule([0.1, 0.01]))
-            >>> before = learner.learning_rate(); learner.end_sweep()
-            >>> before, learner.learning_rate()
-            (0.1, 0.01)
-        """
-        self.sweeps_seen += 1
 
     # -- one update: the optimizer protocol's three parts -------------------------------------
     def state_names(self) -> tuple[str, ...]:
@@ -385,15 +253,49 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
                 Fn.clip_by_value(grads, limit=scalars["clip"], foreach=foreach)
             else:
                 Fn.clip_by_norm(grads, max_norm=scalars["clip"], foreach=foreach)
-        if "l2" in scalars and not Fn.l2_cntk(grads, params, rate=scalars["l2"]):
-            Fn.add_weight_decay(grads, params, rate=scalars["l2"], foreach=foreach)
+        if "l2" in scalars and not self._fused_l2:
+            self._l2_step(params, grads, scalars)
+
+    def _l2_step(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+                 scalars: Mapping[str, Any]) -> None:
+        """CNTK's L2 step, ``g += l2 w``, into ``grads``."""
+        if not Fn.l2_cntk(grads, params, rate=scalars["l2"]):
+            Fn.add_weight_decay(grads, params, rate=scalars["l2"], foreach=self.foreach)
+
+    def _rule_l2(self, scalars: Mapping[str, Any]) -> dict[str, Any]:
+        """``{"l2": rate}`` for a rule's exact kernel that takes the L2 step itself
+        (``_fused_l2``, L2 on), else ``{}``."""
+        return {"l2": scalars["l2"]} if self._fused_l2 and "l2" in scalars else {}
+
+    def _l2_for_rule(self, params: list[torch.Tensor], grads: list[torch.Tensor],
+                     scalars: Mapping[str, Any]) -> list[torch.Tensor]:
+        """For a rule that takes the L2 step itself (``_fused_l2``) but whose exact kernel
+        could not run: the gradients with the L2 step taken, on copies (the gradients handed
+        over may be the parameters' own ``.grad``), or ``grads`` as they are without L2."""
+        if "l2" not in scalars or not self._fused_l2:
+            return grads
+        grads = [g.clone() for g in grads]
+        self._l2_step(params, grads, scalars)
+        return grads
 
     def _after_rule(self, params: list[torch.Tensor], scalars: Mapping[str, Any]) -> None:
         """Gaussian noise and L1 (:meth:`apply_step`'s steps after the rule)."""
         foreach = self.foreach
         noise = scalars.get("noise")
         if noise is not None and not (isinstance(noise, float) and noise <= 0):
-            Fn.add_gaussian_noise(params, std=noise, generator=self.generator, foreach=foreach)
+            seed = self._noise_injection_seed
+            if seed is None or self.generator is not None or torch.compiler.is_compiling():
+                Fn.add_gaussian_noise(params, std=noise, generator=self.generator,
+                                      foreach=foreach)
+            else:
+                # CNTK 2.7 draws each parameter's noise from an engine seeded with the learner's
+                # noise-injection seed, counted up by one a draw (Learner.cpp:176-180), so a
+                # learner restored from a checkpoint (which keeps the seed) draws the same noise
+                for p in params:
+                    generator = torch.Generator(p.device).manual_seed(seed)
+                    Fn.add_gaussian_noise([p], std=noise, generator=generator, foreach=foreach)
+                    seed = (seed + 1) % (1 << 64)
+                self._noise_injection_seed = seed
         if "l1" in scalars:
             Fn.soft_threshold(params, threshold=scalars["l1"], foreach=foreach)
 
@@ -470,7 +372,8 @@ class Learner(RowSparseUpdates, LearnerCheckpoints, Optimizer):
         else:
             # clipping and L2 change the gradients in place: work on copies then
             copy = self.gradient_clipping_threshold_per_sample != math.inf or \
-                self.l2_regularization_weight > 0 or self._mean_gradient
+                (self.l2_regularization_weight > 0 and not self._fused_l2) or \
+                self._mean_gradient
             sources, targets = [], []
             for k, (name, var, p) in enumerate(zip(self._names, self._params, params)):
                 g = grad_of(var)

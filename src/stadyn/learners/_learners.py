@@ -32,9 +32,11 @@ def _unit_gain(value: bool | None) -> bool:
 
 class _SGD(Learner):
     name = "sgd"
+    _fused_l2 = True
 
     def _apply(self, params, grads, states, scalars, foreach):
-        if not Fn.sgd_cntk(params, grads, lr=scalars["lr"]):
+        if not Fn.sgd_cntk(params, grads, lr=scalars["lr"], **self._rule_l2(scalars)):
+            grads = self._l2_for_rule(params, grads, scalars)
             Fn.sgd(params, grads, lr=scalars["lr"], foreach=foreach)
 
 
@@ -43,6 +45,7 @@ class _MomentumSGD(Learner):
     _state_names = ("v",)
     _sparse_rule = "momentum"
     _momentum_names = ("momentum",)
+    _fused_l2 = True
 
     def __init__(self, parameters, lr, momentum, unit_gain, **options):
         super().__init__(parameters, lr, **options)
@@ -55,7 +58,9 @@ class _MomentumSGD(Learner):
 
     def _apply(self, params, grads, states, scalars, foreach):
         if not Fn.momentum_cntk(params, grads, states["v"], lr=scalars["lr"],
-                                momentum=scalars["momentum"], unit_gain=self.unit_gain):
+                                momentum=scalars["momentum"], unit_gain=self.unit_gain,
+                                **self._rule_l2(scalars)):
+            grads = self._l2_for_rule(params, grads, scalars)
             Fn.momentum(params, grads, states["v"], momentum=scalars["momentum"],
                         gain=scalars["gain"], foreach=foreach)
 
@@ -67,7 +72,8 @@ class _Nesterov(_MomentumSGD):
     def _apply(self, params, grads, states, scalars, foreach):
         if not Fn.momentum_cntk(params, grads, states["v"], lr=scalars["lr"],
                                 momentum=scalars["momentum"], unit_gain=self.unit_gain,
-                                nesterov=True):
+                                nesterov=True, **self._rule_l2(scalars)):
+            grads = self._l2_for_rule(params, grads, scalars)
             Fn.nesterov(params, grads, states["v"], momentum=scalars["momentum"],
                         gain=scalars["gain"], foreach=foreach)
 

@@ -18,6 +18,10 @@ __all__ = ["training_parameter_schedule", "learning_parameter_schedule",
            "momentum_as_time_constant_schedule"]
 
 
+class _UnitError(StadynError, ValueError):
+    """A unit that is no :class:`UnitType` (CNTK 2.7: the ``ValueError`` of its enum)."""
+
+
 def training_parameter_schedule(schedule: "Values | Schedule",
                                 unit: "UnitType | str" = UnitType.minibatch,
                                 epoch_size: int | None = None) -> Schedule:
@@ -35,8 +39,8 @@ def training_parameter_schedule(schedule: "Values | Schedule",
     try:
         unit = UnitType(unit.value if isinstance(unit, UnitType) else unit)
     except ValueError:
-        raise StadynError(f"unit must be UnitType.sample or UnitType.minibatch, got {unit!r}") \
-            from None
+        raise _UnitError(f"{unit!r} is not a valid UnitType: unit must be UnitType.sample or "
+                         "UnitType.minibatch") from None
     return Schedule(schedule, epoch_size, 1 if unit is UnitType.sample else IGNORE)
 
 

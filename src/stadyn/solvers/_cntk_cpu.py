@@ -28,10 +28,12 @@ Example:
 
 from __future__ import annotations
 
+import operator
+
 import numpy as np
 import torch
 
-from ._float32_blocks import BLOCK, for_blocks
+from ._float32_blocks import BLOCK, checked_plan, for_blocks
 from ._float32_kernels import decayed_square
 from ._scalars import Scalar, Tensors, per_tensor
 
@@ -43,36 +45,55 @@ _DTYPES = {torch.float32: np.float32, torch.float64: np.float64}
 
 
 def _kind(params: Tensors, grads: Tensors, *states: Tensors):
-    """The NumPy type of CNTK's ``ElemType`` for these tensors (``np.float32`` or
-    ``np.float64``), or ``None`` where the block loop cannot run on them."""
+    """``(kind, plan)``: the NumPy type of CNTK's ``ElemType`` for these tensors
+    (``np.float32`` or ``np.float64``; ``None`` where the block loop cannot run on them) and
+    the block plan of ``[params, grads, *states]`` to hand :func:`_run`.  The gradients, a
+    caller's afresh on each step, are checked on every call; the parameters and states once
+    per plan (:func:`~._float32_blocks.checked_plan`: for 200 tensors the checks cost more
+    than a small update's arithmetic)."""
     if torch.compiler.is_compiling() or not params:
-        return None
+        return None, None
     dtype = params[0].dtype
-    if dtype not in _DTYPES:
-        return None
+    if dtype not in _DTYPES or len(grads) != len(params) \
+            or not set(map(type, grads)) <= _PLAIN or not all(map(_on_cpu, grads)) \
+            or set(map(_dtype_of, grads)) != {dtype}:
+        return None, None
+    return checked_plan([params, grads, *states], _checked_kind)
+
+
+_PLAIN = {torch.Tensor}
+_on_cpu, _dtype_of = operator.attrgetter("is_cpu"), operator.attrgetter("dtype")
+
+
+def _checked_kind(lists: list):
+    """:func:`_kind`'s checks of the parameters and states (``lists`` but ``lists[1]``, the
+    gradients) and of the gradients' lengths: the ``ElemType``, or ``None``."""
+    params, grads = lists[0], lists[1]
+    dtype = params[0].dtype
     if not all(type(t) is torch.Tensor and t.is_cpu and t.dtype == dtype
-               and t.is_contiguous() for ts in (params, *states) for t in ts):
+               and t.is_contiguous() for j, ts in enumerate(lists) if j != 1 for t in ts):
         return None
-    if not all(type(g) is torch.Tensor and g.is_cpu and g.dtype == dtype
-               and g.numel() == p.numel() for g, p in zip(grads, params)):
+    if not all(g.numel() == p.numel() for g, p in zip(grads, params)):
         return None
     return _DTYPES[dtype]
 
 
 def _run(kernel, lists: list, scalars: list, scratch: int, kind,
-         writes: tuple[int, ...] | None = None, spans: bool = False) -> None:
+         writes: tuple[int, ...] | None = None, spans: bool = False, plan=None) -> None:
     """:func:`for_blocks` with ``scratch`` temporaries of ``kind`` handed to
     ``kernel(arrays, tmp, wide, *scalars_i)`` as ``tmp``; ``writes``: the lists an
-    element-wise kernel writes, ``spans``: the tensors' spans handed to it
-    (:func:`for_blocks`)."""
+    element-wise kernel writes, ``spans``: the tensors' spans handed to it, ``plan``:
+    :func:`_kind`'s (:func:`for_blocks`)."""
     if kind is np.float32:
-        for_blocks(kernel, lists, scalars, scratch=scratch, writes=writes, spans=spans)
+        for_blocks(kernel, lists, scalars, scratch=scratch, writes=writes, spans=spans,
+                   plan=plan)
         return
 
     def wide_kernel(arrays, _tmp, wide, *args):
         kernel(arrays, wide, [], *args)
 
-    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch, writes=writes, spans=spans)
+    for_blocks(wide_kernel, lists, scalars, scratch=0, wide=scratch, writes=writes, spans=spans,
+               plan=plan)
 
 
 def _values(s: Scalar, n: int, kind) -> list:
@@ -90,7 +111,7 @@ def _doubles(s: Scalar, n: int) -> list:
 
 def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
     """CNTK's L2 step, ``g = g + ElemType(rate) w`` (``Learner.cpp:165``, an unfused axpy)."""
-    kind = _kind(params, grads, grads)
+    kind, plan = _kind(params, grads, grads)
     if kind is None:
         return False
 
@@ -100,33 +121,56 @@ def l2_cntk(grads: Tensors, params: Tensors, *, rate: Scalar) -> bool:
         np.add(gc, tmp[0], out=gc)
 
     _run(kernel, [params, grads, grads], [_values(rate, len(params), kind)], 1, kind,
-         writes=(2,))
+         writes=(2,), plan=plan)
     return True
 
 
-def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar) -> bool:
-    """``w = w + ElemType(-lr) g`` (``SGDUpdate``: ``ScaleAndAdd``, an axpy)."""
-    kind = _kind(params, grads)
+def _with_l2(l2: Scalar | None, n: int, kind) -> list:
+    """The per-tensor ``ElemType(rate)`` of an L2 step folded into a rule's kernel, or
+    ``None`` each (no L2)."""
+    return [None] * n if l2 is None else _values(l2, n, kind)
+
+
+def _l2_gradient(pc, gc, r, a):
+    """CNTK's L2 step ``g + ElemType(rate) w`` (``Learner.cpp:165``, an unfused axpy, as
+    :func:`l2_cntk` rounds it) into scratch ``a``, the gradient left as it is; ``gc`` itself
+    without L2 (``r`` None)."""
+    if r is None:
+        return gc
+    np.multiply(pc, r, out=a)
+    return np.add(gc, a, out=a)
+
+
+def sgd_cntk(params: Tensors, grads: Tensors, *, lr: Scalar, l2: Scalar | None = None) -> bool:
+    """``w = w + ElemType(-lr) g`` (``SGDUpdate``: ``ScaleAndAdd``, an axpy); with ``l2``
+    the gradient is first ``g + ElemType(l2) w`` (:func:`l2_cntk`'s step, in the same block:
+    the gradients are not written)."""
+    kind, plan = _kind(params, grads)
     if kind is None:
         return False
 
-    def kernel(arrays, tmp, _wide, step):
+    def kernel(arrays, tmp, _wide, step, r):
         pc, gc = arrays
-        np.multiply(gc, step, out=tmp[0])
+        g = _l2_gradient(pc, gc, r, tmp[0])
+        np.multiply(g, step, out=tmp[0])
         np.add(pc, tmp[0], out=pc)
 
-    _run(kernel, [params, grads], [[-s for s in _values(lr, len(params), kind)]], 1, kind,
-         writes=(0,))
+    n = len(params)
+    _run(kernel, [params, grads], [[-s for s in _values(lr, n, kind)], _with_l2(l2, n, kind)],
+         1, kind, writes=(0,), plan=plan)
     return True
 
 
 def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: Scalar,
-                  momentum: Scalar, unit_gain: bool, nesterov: bool = False) -> bool:
+                  momentum: Scalar, unit_gain: bool, nesterov: bool = False,
+                  l2: Scalar | None = None) -> bool:
     """CNTK's momentum SGD (and with ``nesterov`` its Nesterov update) in ``ElemType``:
     ``m = ElemType(momentum)``, ``u = 1 - m`` (1 without unit gain), ``a = u ElemType(lr)``;
     ``v = m (v + (a / m) g)`` (``v = v + a g`` for ``m = 1``, ``v = a g`` for ``m = 0``); then
-    ``w = w - v``, or for Nesterov ``w = w + (-m) v; w = w + (-a) g``."""
-    kind = _kind(params, grads, velocities)
+    ``w = w - v``, or for Nesterov ``w = w + (-m) v; w = w + (-a) g``.  With ``l2`` the
+    gradient is first ``g + ElemType(l2) w`` (:func:`l2_cntk`'s step, in the same block: the
+    gradients are not written)."""
+    kind, plan = _kind(params, grads, velocities)
     if kind is None:
         return False
     n = len(params)
@@ -134,9 +178,10 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
     gains = [kind(1) - m if unit_gain else kind(1) for m in ms]
     alphas = [u * r for u, r in zip(gains, _values(lr, n, kind))]
 
-    def kernel(arrays, tmp, _wide, m, alpha):
+    def kernel(arrays, tmp, _wide, m, alpha, r):
         pc, gc, vc = arrays
-        a = tmp[0]
+        a, b = tmp
+        gc = _l2_gradient(pc, gc, r, b)
         if m == 1:
             np.multiply(gc, alpha, out=a)
             np.add(vc, a, out=vc)
@@ -154,7 +199,8 @@ def momentum_cntk(params: Tensors, grads: Tensors, velocities: Tensors, *, lr: S
         np.multiply(gc, -alpha, out=a)
         np.add(pc, a, out=pc)
 
-    _run(kernel, [params, grads, velocities], [ms, alphas], 1, kind, writes=(0, 2))
+    _run(kernel, [params, grads, velocities], [ms, alphas, _with_l2(l2, n, kind)], 2, kind,
+         writes=(0, 2), plan=plan)
     return True
 
 
@@ -165,7 +211,7 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
     ``v = b2 v + ((1 - b2) g) g`` (adamax: ``v = max(b2 v, |g|)``, no root);
     ``r = ElemType(correction) ElemType(1.0 / (sqrt(v) + eps))``; ``m = b1 m + u g``;
     ``w = w - ((m r) ElemType(lr))``."""
-    kind = _kind(params, grads, m, v)
+    kind, plan = _kind(params, grads, m, v)
     if kind is None:
         return False
     n = len(params)
@@ -200,7 +246,7 @@ def adam_cntk(params: Tensors, grads: Tensors, m: Tensors, v: Tensors, *, lr: Sc
 
     _run(kernel, [params, grads, m, v],
          [_values(lr, n, kind), _values(correction, n, kind), b1s, b2s, gains], 2, kind,
-         writes=(0, 2, 3))
+         writes=(0, 2, 3), plan=plan)
     return True
 
 
@@ -210,7 +256,7 @@ def fsadagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, l
     """CNTK's ``CPUMatrix::FSAdagrad`` in ``ElemType``: ``v = vm v + ((1 - vm) g) g``; where
     ``v != 0``, ``g = g min(ada_mul (1 / sqrt(v)), 10)``; where ``momentum > 0``,
     ``m = momentum m + u g`` and ``g = m``; ``w = w - g ElemType(lr)``."""
-    kind = _kind(params, grads, v, m)
+    kind, plan = _kind(params, grads, v, m)
     if kind is None:
         return False
     n = len(params)
@@ -238,7 +284,7 @@ def fsadagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, l
 
     _run(kernel, [params, grads, v, m],
          [_values(lr, n, kind), moms, gains, _values(var_momentum, n, kind),
-          _values(ada_mul, n, kind)], 2, kind, writes=(0, 2, 3))
+          _values(ada_mul, n, kind)], 2, kind, writes=(0, 2, 3), plan=plan)
     return True
 
 
@@ -258,7 +304,11 @@ def _running_sum(total, values: np.ndarray, fours: bool):
 
 def _average_coefficients(params, lrs, sums, average, kind) -> list:
     """CNTK's ``ElemType(-lr / aveMultiplier)``, ``aveMultiplier`` the sum over the element
-    count in ``ElemType`` (1 without ``need_ave_multiplier``), the division in double."""
+    count in ``ElemType`` (1 without ``need_ave_multiplier``), the division in double.  A zero
+    coefficient (a mean grown to inf: RMSProp's steps with ``max=inf`` overflow) leaves the
+    tensor as it is: CNTK's ``ScaleAndAdd`` is MKL's ``saxpy``, which returns at once for
+    ``alpha == 0`` (``Source/Math/CPUMatrixImpl.h:5390``), where ``w + 0 (g a)`` would be NaN
+    for an infinite ratio."""
     return [kind(-lrs[k] / float(sums[k] / kind(p.numel()) if average and p.numel() else
                                  kind(1))) for k, p in enumerate(params)]
 
@@ -269,7 +319,7 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
     ``v = v + g g``; ``a = sqrt(v + 1e-16f)``; ``g = g / a``; the mean of ``1 / a`` summed in
     ``ElemType`` four at a time (``need_ave_multiplier``, else 1);
     ``w = w + ElemType(-lr / mean) g``."""
-    kind = _kind(params, grads, v)
+    kind, plan = _kind(params, grads, v)
     if kind is None:
         return False
     floor = kind(_f(1e-16))                     # a float literal, in the double kernel too
@@ -293,17 +343,19 @@ def adagrad_cntk(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,
             for k, start, stop in spans:
                 sums[k] = _running_sum(sums[k], a[start:stop], True)
 
-    _run(pass1, [params, grads, v], [], 1, kind, writes=(2,), spans=True)
+    _run(pass1, [params, grads, v], [], 1, kind, writes=(2,), spans=True, plan=plan)
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
+        if coef == 0:                           # BLAS's axpy: alpha 0 touches nothing
+            return
         pc, gc = arrays[:2]
         a = root(arrays, tmp, False)
         np.divide(gc, a, out=a)                 # CNTK divides g by the root
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    _run(pass2, [params, grads, v], [coefs], 1, kind, writes=(0,))
+    _run(pass2, [params, grads, v], [coefs], 1, kind, writes=(0,), plan=plan)
     return True
 
 
@@ -315,7 +367,7 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
     ``step = min(step inc, max)`` where ``g`` kept its sign, else ``max(step dec, min)``;
     ``a = step / sqrt(v + 1e-6f)``; the mean of ``a`` summed one by one
     (``need_ave_multiplier``, else 1); ``w = w + ElemType(-lr / mean) (g a)``."""
-    kind = _kind(params, grads, v, signs, steps)
+    kind, plan = _kind(params, grads, v, signs, steps)
     if kind is None:
         return False
     if isinstance(first, torch.Tensor):
@@ -355,17 +407,20 @@ def rmsprop_cntk(params: Tensors, grads: Tensors, v: Tensors, signs: Tensors, st
             for k, start, stop in spans:
                 sums[k] = _running_sum(sums[k], r[start:stop], False)
 
-    _run(pass1, [params, grads, v, signs, steps], [], 2, kind, writes=(2, 3, 4), spans=True)
+    _run(pass1, [params, grads, v, signs, steps], [], 2, kind, writes=(2, 3, 4), spans=True,
+         plan=plan)
     coefs = _average_coefficients(params, lrs, sums, average_multiplier, kind)
 
     def pass2(arrays, tmp, _wide, coef):
+        if coef == 0:                           # BLAS's axpy: alpha 0 touches nothing
+            return
         pc, gc = arrays[:2]
         a = ratio(arrays, tmp, False)
         np.multiply(gc, a, out=a)
         np.multiply(a, coef, out=a)
         np.add(pc, a, out=pc)
 
-    _run(pass2, [params, grads, v, signs, steps], [coefs], 2, kind, writes=(0,))
+    _run(pass2, [params, grads, v, signs, steps], [coefs], 2, kind, writes=(0,), plan=plan)
     return True
 
 
@@ -374,7 +429,7 @@ def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, 
     """CNTK's ``CPUMatrix::AdaDelta`` in ``ElemType``: ``s = rho s + ((1 - rho) g) g``;
     ``d = (-sqrt(x + eps) / sqrt(s + eps)) g``; ``x = rho x + ((1 - rho) d) d``;
     ``w = w + ElemType(lr) d``."""
-    kind = _kind(params, grads, eg, ex)
+    kind, plan = _kind(params, grads, eg, ex)
     if kind is None:
         return False
     r, e = kind(rho), kind(eps)
@@ -396,7 +451,7 @@ def adadelta_cntk(params: Tensors, grads: Tensors, eg: Tensors, ex: Tensors, *, 
         np.add(pc, a, out=pc)
 
     _run(kernel, [params, grads, eg, ex], [_values(lr, len(params), kind)], 2, kind,
-         writes=(0, 2, 3))
+         writes=(0, 2, 3), plan=plan)
     return True
 
 

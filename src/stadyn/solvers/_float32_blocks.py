@@ -33,7 +33,8 @@ import torch
 from ._scalars import Scalar, Tensors, per_tensor
 
 __all__ = ["BLOCK", "adam_constants", "adam_blocks", "adabelief_blocks", "adabound_blocks",
-           "can_use_blocks", "for_blocks", "rmsprop_graves_blocks", "running_max"]
+           "can_use_blocks", "checked_plan", "for_blocks", "rmsprop_graves_blocks",
+           "running_max"]
 
 #: Elements per block: the block's six float32 arrays (parameter, gradient, two moments, two
 #: scratch) take 1.5 MiB, within a core's L2 here; 2**14 and 2**18 measured slower.
@@ -119,9 +120,11 @@ class _Plan:
     buffers are shared by the calls that use it: two threads updating the very same tensors at
     once (a race in any case) would also share them."""
 
-    __slots__ = ("views", "packs", "size")
+    __slots__ = ("views", "packs", "size", "checked")
 
     def __init__(self, lists: list, sizes: list) -> None:
+        # what callers checked of these tensors (:func:`checked_plan`), by the check
+        self.checked: dict = {}
         self.views = [None if ts is None else [_flat(t) for t in ts] for ts in lists]
         self.packs: dict[int, tuple] = {}
         self.size = min(BLOCK, max(sizes, default=0))
@@ -194,15 +197,19 @@ def _disjoint(lists: list) -> bool:
     return all(a[1] <= b[0] for a, b in zip(spans, spans[1:]))
 
 
+_NOT_CHECKED = object()
+
 #: The plans of the last lists :func:`for_blocks` walked, by their key (a few, oldest out).
 _PLANS: dict[tuple, _Plan] = {}
 _PLANS_KEPT = 16
 
 
-def _plan(lists: list) -> _Plan | None:
+def _plan(lists: list, check=None, answers: list | None = None) -> _Plan | None:
     """The :class:`_Plan` of ``lists`` (made, or the one kept for tensors at the same addresses
     of the same lengths and dtype); ``None`` where the gradients (``lists[1]``) are not all
-    contiguous (read through copies instead)."""
+    contiguous (read through copies instead).  With ``check`` (:func:`checked_plan`), a plan
+    not kept yet is made only where ``check(lists)`` is true, and keeps the answer (appended
+    to ``answers`` too)."""
     if len(lists) > 1 and lists[1] is not None and not all(map(_contiguous, lists[1])):
         return None
     key = [lists[0][0].dtype if lists[0] else None]
@@ -212,13 +219,51 @@ def _plan(lists: list) -> _Plan | None:
     key = tuple(key)
     plan = _PLANS.get(key)
     if plan is None:
+        answer = _NOT_CHECKED
+        if check is not None:
+            answer = check(lists)
+            answers.append(answer)
+            if not answer:
+                return None
         if len(_PLANS) >= _PLANS_KEPT:
             try:                                     # (another thread may have taken it)
                 _PLANS.pop(next(iter(_PLANS)), None)
             except (StopIteration, RuntimeError):
                 pass
         plan = _PLANS[key] = _Plan(lists, list(key[2]))
+        if check is not None:
+            plan.checked[check] = answer
     return plan
+
+
+def checked_plan(lists: list, check) -> tuple:
+    """``(check(lists), plan)``: the :func:`_plan` of ``lists`` (``None`` where none is made)
+    and ``check``'s answer, kept with the plan, so a list of tensors found again at the same
+    addresses, of the same lengths and first dtype is not checked again (what ``check`` looks
+    at of each tensor, its type, device, dtype and layout, cannot change without a new address
+    or length but by an in-place change of the tensor's own metadata, ``.data =`` a view of its
+    memory, ``t_()``, which a caller updating the tensors must not make; the gradients, the
+    list a caller hands afresh, should be checked on every call, outside ``check``).  Pass the
+    plan on to :func:`for_blocks` (``plan=``).
+
+    Example:
+        >>> import torch
+        >>> ws = [torch.zeros(3), torch.zeros(2)]
+        >>> calls = []
+        >>> check = lambda lists: calls.append(1) or len(lists)
+        >>> [checked_plan([ws], check)[0] for _ in range(3)], len(calls)
+        ([1, 1, 1], 1)
+    """
+    if not lists or not lists[0]:
+        return check(lists), None
+    answers: list = []
+    plan = _plan(lists, check, answers)         # (made only for lists the check passed)
+    if plan is None:
+        return (answers[0] if answers else check(lists)), None
+    answer = plan.checked.get(check, _NOT_CHECKED)
+    if answer is _NOT_CHECKED:
+        answer = plan.checked[check] = check(lists)
+    return answer, plan
 
 
 def _same(values: list) -> bool:
@@ -233,7 +278,8 @@ def _same(values: list) -> bool:
 
 
 def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0,
-               writes: tuple[int, ...] | None = None, spans: bool = False) -> None:
+               writes: tuple[int, ...] | None = None, spans: bool = False,
+               plan: _Plan | None = None) -> None:
     """Run ``kernel(arrays, tmp, wide_tmp, *scalars_i)`` over every block of every tensor:
     ``arrays`` are the block's views of ``lists[j][i]`` (``None`` where ``lists[j]`` is
     ``None``; the second list, the gradients, read in the parameter's element order), ``tmp``
@@ -249,9 +295,11 @@ def for_blocks(kernel, lists: list, scalars: list, scratch: int, wide: int = 0,
     may hold scratch tensors made afresh on each call, whose plans would only push out others.)
     With ``spans`` the kernel also gets, last, the ``(i, start, stop)`` of each tensor ``i`` in
     its arrays, for a reduction of its own per tensor (a tensor past a block: its blocks in
-    order, each ``(i, 0, length)``)."""
+    order, each ``(i, 0, length)``).  ``plan``: the plan of ``lists`` a caller already has
+    (:func:`checked_plan`; with ``writes`` only)."""
     params = lists[0]
-    plan = _plan(lists) if params and writes is not None else None
+    if plan is None:
+        plan = _plan(lists) if params and writes is not None else None
     if plan is None:
         sizes = [p.numel() for p in params]
         size = min(BLOCK, max(sizes, default=0))

@@ -490,7 +490,9 @@ def fsadagrad(params: Tensors, grads: Tensors, v: Tensors, m: Tensors, *, lr: Sc
 
 def _normalised_step_(params: Tensors, grads: Tensors, ratios: list[torch.Tensor], lr: Scalar,
                       average_multiplier: bool, foreach: bool) -> None:
-    """``w -= lr / mean(r) * (g r)`` (per tensor ``mean``; ``1`` without ``average_multiplier``)."""
+    """``w -= lr / mean(r) * (g r)`` (per tensor ``mean``; ``1`` without ``average_multiplier``).
+    A zero ``lr / mean(r)`` (an infinite mean) leaves the tensor as it is, as CNTK's axpy
+    (BLAS: ``alpha == 0`` returns at once) does, where ``0 (g r)`` would be NaN."""
     n = len(params)
     lrs = _per_tensor(lr, n)
     coefs = [-(a / r.mean()) if average_multiplier else -a for a, r in zip(lrs, ratios)]
@@ -498,12 +500,16 @@ def _normalised_step_(params: Tensors, grads: Tensors, ratios: list[torch.Tensor
         step = torch._foreach_mul(grads, ratios)
         if average_multiplier:
             torch._foreach_mul_(step, coefs)
+            step = [torch.where(c == 0, 0.0, s) for s, c in zip(step, coefs)]
             torch._foreach_add_(params, step)
         else:
             _add_scaled_(params, step, _neg(lr))
     else:
         for p, g, r, c in zip(params, grads, ratios, coefs):
-            _add_scaled_one_(p, g * r, c)
+            if average_multiplier:
+                p.add_(torch.where(c == 0, 0.0, (g * r) * c))
+            else:
+                _add_scaled_one_(p, g * r, c)
 
 
 def adagrad_normalized(params: Tensors, grads: Tensors, v: Tensors, *, lr: Scalar,

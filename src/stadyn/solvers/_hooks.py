@@ -76,7 +76,15 @@ def hooked(method=None, *, local: tuple[str, str] = ("pre_hook", "post_hook"),
     that ends before the work, so its post hooks run before it too.  A check stops at the
     first parameter that gives True; where ``unless(solver, *args)`` holds (``weight_decay(0)``,
     a fused one, ``clip_grad_by_norm(0)``) NNabla returns before its loop and calls no hook.
-    Without hooks the method runs as it is, on all parameters at once."""
+    Without hooks the method runs as it is, on all parameters at once.
+
+    A hook that raises (or is no callable without arguments) does not stop the work: NNabla's
+    C++ callback leaves the Python error set and goes on, and the method then raises
+    ``SystemError`` ("returned a result with an exception set") once it has done all of it;
+    here the hooks after the first error are not called (NNabla's calls of them fail at once
+    on the error left set) and the ``SystemError`` names the method, the hook's error its
+    cause.  More positional arguments than the method and its two hooks take is NNabla's
+    ``TypeError`` (``update() takes at most 2 positional arguments (3 given)``)."""
     if method is None:
         return functools.partial(hooked, local=local, unless=unless)
     own = len(inspect.signature(method).parameters) - 1        # (without self)
@@ -85,6 +93,9 @@ def hooked(method=None, *, local: tuple[str, str] = ("pre_hook", "post_hook"),
     def run(self, *args, **kwargs):
         pre, post = (kwargs.pop(name, None) for name in local)
         extra, args = args[own:], args[:own]       # the local hooks given by position
+        if len(extra) > 2:
+            raise TypeError(f"{method.__name__}() takes at most {own + 2} positional arguments "
+                            f"({own + len(extra)} given)")
         if extra:
             pre = extra[0]
         if len(extra) > 1:
@@ -95,22 +106,40 @@ def hooked(method=None, *, local: tuple[str, str] = ("pre_hook", "post_hook"),
                                                                            **kwargs)):
             return method(self, *args, **kwargs)
         params, decay, result, names = self._params, self._next_decay, None, self._hook_order()
+        failed: list[BaseException] = []
         try:
             for name in names:
                 self._params = OrderedDict([(name, params[name])])
                 self._next_decay = decay
-                for hook in calls:
-                    hook()
+                _call_hooks(calls, failed)
                 result = method(self, *args, **kwargs)
                 if result is True:
-                    return result
+                    break
             if not names:                          # (what the method does with none)
                 self._params = OrderedDict()
                 result = method(self, *args, **kwargs)
         finally:
             self._params = params
+        if failed:
+            raise SystemError(f"{method.__name__}: a solver hook raised "
+                              f"{type(failed[0]).__name__}: {failed[0]} (NNabla 1.39 does the "
+                              "work and then raises SystemError: returned a result with an "
+                              "exception set)") from failed[0]
         return result
     return run
+
+
+def _call_hooks(calls: list, failed: list) -> None:
+    """Call each hook of ``calls`` until one raises (its error appended to ``failed``); none
+    once ``failed`` holds one (NNabla's calls fail on the error it left set)."""
+    if failed:
+        return
+    for hook in calls:
+        try:
+            hook()
+        except Exception as exc:                   # (kept, raised once the work is done)
+            failed.append(exc)
+            return
 
 
 # Stadyn's own (not NNabla's): called after an update with the parameter Variables it wrote.

@@ -80,6 +80,7 @@ MODULES = {
              "cntk_rmfn_42",
              "cntk_user_42b",
              "cntk_io_42r",
+             "cntk_learner_test_43",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],
@@ -130,7 +131,8 @@ MODULES = {
                "nnabla_half_41",
                "nnabla_graphdef_41b", "nnabla_half_42",
                "nnabla_half_43",
-               "nnabla_tests_43"],
+               "nnabla_tests_43",
+               "nnabla_solver_hooks_43"],
 }
 
 

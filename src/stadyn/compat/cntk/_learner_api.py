@@ -181,6 +181,25 @@ class CntkLearner(CntkCounts):
         """
         return tuple(wrap(p) for p in self.named_parameters().values())   # (CNTK's tuple)
 
+    def is_compatible_mode(self) -> bool:
+        """Whether the learner gets the minibatch's mean gradient (made with
+        ``use_mean_gradient=True`` or ``minibatch_size=C.learners.IGNORE``), CNTK 2.7's
+        ``Learner::IsCompatibleMode``.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> w = C.parameter(shape=(1,))
+            >>> [C.sgd([w], 0.1, use_mean_gradient=m).is_compatible_mode() for m in (0, 1)]
+            [False, True]
+        """
+        return bool(self._mean_gradient)
+
+    @property
+    def _learning_rate_schedule(self):
+        """The learner's own learning-rate schedule (CNTK 2.7's SWIG property), its
+        ``minibatch_size`` the one the learner applies."""
+        return self._schedules["lr"]
+
     @property
     def ignored_minibatch_size(self) -> int:
         """CNTK's ``IGNORE`` (0): the minibatch size that makes a rate per minibatch."""
@@ -265,7 +284,18 @@ def _gradient(learner: str, parameter, value) -> np.ndarray:
     array = asarray(value)
     if array.dtype.kind != "f":
         _refuse(learner, parameter, array)
+    shape = tuple(getattr(unwrap(parameter), "shape", array.shape))
+    if array.shape != shape and _matrix(array.shape) == _matrix(shape):
+        array = array.reshape(shape)
     return array
+
+
+def _matrix(shape: tuple) -> tuple[int, int]:
+    """The matrix CNTK 2.7's learners see an array of NumPy ``shape`` as: its last axis the
+    rows (CNTK's first), the others the columns (``(1, 2)`` and ``(2,)`` are one 2 x 1
+    matrix): a gradient of the parameter's matrix is its elements in its order."""
+    rows = shape[-1] if shape else 1
+    return rows, int(np.prod(shape[:-1], dtype=np.int64))
 
 
 def _check_type(learner: str, parameter, array: np.ndarray) -> None:

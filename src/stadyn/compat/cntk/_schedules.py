@@ -17,6 +17,7 @@ Example:
 from __future__ import annotations
 
 import functools
+import itertools
 
 from ... import learners as _L
 from ...schedules import Schedule
@@ -45,6 +46,17 @@ class CNTKSchedule(Schedule):
 
     full_data_sweep = 0          # CNTK 2.7's FullDataSweep: an epoch_size of one data sweep
     ignored_minibatch_size = 0   # CNTK 2.7's IgnoredMinibatchSize
+
+    def __iter__(self):
+        """Endless, as CNTK 2.7's (its SWIG class has ``__getitem__`` and no ``__iter__``):
+        ``schedule[0], schedule[1], ...`` (``zip(schedule, values)`` stops with ``values``).
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> list(zip(C.momentum_schedule([0.9, 0.5], epoch_size=2), range(3)))
+            [(0.9, 0), (0.9, 1), (0.5, 2)]
+        """
+        return map(self.__getitem__, itertools.count())
 
     def is_sweep_based(self) -> bool:
         """Whether it was made without an ``epoch_size`` (one data sweep per value)."""

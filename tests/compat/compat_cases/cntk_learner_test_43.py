@@ -1,0 +1,96 @@
+"""Where ``stadyn.compat.cntk``'s learners and schedules did otherwise than CNTK 2.7 in CNTK's
+own ``bindings/python/cntk/learners/tests/learner_test.py`` (learn43): a gradient given with
+the parameter's matrix in another NumPy shape (``(1, 1)`` for a ``(1,)`` parameter) refused;
+iterating a schedule refused (CNTK's is endless: ``zip(schedule, expected)``); an unknown
+``unit`` not a ValueError; ``is_compatible_mode`` and ``_learning_rate_schedule`` missing."""
+
+import functools
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+_outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.learners.momentum_sgd", "cntk.learners.adam",
+                  "cntk.learners.learning_parameter_schedule", "cntk.ops.parameter"],
+           note="update({w: g}, 1) with g of another NumPy shape whose CNTK matrix (last axis "
+                "the rows, the others the columns) is w's: (1, 1) for (1,), (1, 2, 3) for "
+                "(2, 3), (1, 2) for (2,) taken as w's own elements (sgd, momentum_sgd, adam); "
+                "(2, 1) for (2,) (a 1 x 2 matrix) refused by sgd and momentum_sgd (ValueError)")
+def learner_update__gradient_of_the_parameter_matrix(C, r, np):
+    r.touch("cntk.learners.Learner.update", "cntk.Parameter.value")
+    lr = C.learning_parameter_schedule(0.1, minibatch_size=1)
+    makers = {"sgd": lambda p: C.sgd(p, lr),
+              "momentum_sgd": lambda p: C.momentum_sgd(p, lr, 0.9),
+              "adam": lambda p: C.adam(p, lr, 0.9)}
+    out = {}
+    for name, make in sorted(makers.items()):
+        for shape, given in (((1,), (1, 1)), ((2, 3), (1, 2, 3)), ((2,), (1, 2)),
+                             ((2,), (2, 1))):
+            if name == "adam" and given == (2, 1):
+                continue            # (CNTK's Adam takes any gradient of as many elements)
+            w = C.parameter(shape=shape, init=1.0)
+            learner = make([w])
+            g = np.arange(1, 1 + int(np.prod(given)), dtype=np.float32).reshape(given)
+
+            def step():
+                learner.update({w: g}, 1)
+                return np.asarray(w.value)
+            out["%s %s <- %s" % (name, shape, given)] = _outcome(step)
+    return out
+
+
+@cntk_case(names=["cntk.learners.momentum_as_time_constant_schedule",
+                  "cntk.learners.learning_parameter_schedule", "cntk.learners.momentum_schedule"],
+           note="a schedule iterates endlessly as CNTK's (schedule[0], schedule[1], ...): "
+                "zip with a list of 4, of 2; islice of a per-sweep schedule")
+def schedule__endless_iteration(C, r, np):
+    import itertools
+    return {"time constants": [float(m) for m, _ in zip(
+                C.momentum_as_time_constant_schedule([980, 520]), range(4))],
+            "epochs of 2": [float(v) for v in itertools.islice(
+                iter(C.learning_parameter_schedule([0.1, 0.2], epoch_size=2)), 5)],
+            "per sweep": [float(v) for v in itertools.islice(
+                iter(C.momentum_schedule([0.9, 0.5])), 3)]}
+
+
+@cntk_case(names=["cntk.learners.training_parameter_schedule",
+                  "cntk.learners.learning_rate_schedule"],
+           note="an unknown unit ('not_supported', 5, None, 'Sample') is a ValueError")
+def training_parameter_schedule__unknown_unit(C, r, np):
+    out = {}
+    for unit in ("not_supported", 5, None, "Sample"):
+        out["tps %r" % (unit,)] = _outcome(
+            lambda: C.training_parameter_schedule(0.01, unit=unit).minibatch_size)
+        out["lrs %r" % (unit,)] = _outcome(
+            lambda: C.learning_rate_schedule(0.01, unit=unit).minibatch_size)
+    return out
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.learners.learning_rate_schedule",
+                  "cntk.learners.learning_parameter_schedule"],
+           note="is_compatible_mode() and _learning_rate_schedule.minibatch_size of sgd made "
+                "with a per-sample / per-minibatch UnitType schedule, minibatch_size=IGNORE, "
+                "use_mean_gradient=True, a number with minibatch_size=25, a list schedule "
+                "with minibatch_size=32 (its values at 0..4)")
+def learner__compatible_mode(C, r, np):
+    r.touch("cntk.learners.Learner.learning_rate", "cntk.learners.Learner.minibatch_size")
+    w = C.parameter(shape=(1,))
+    U = C.UnitType
+    made = {"sample": lambda: C.sgd([w], lr=C.learning_rate_schedule(0.1, U.sample)),
+            "minibatch": lambda: C.sgd([w], lr=C.learning_rate_schedule(0.1, U.minibatch)),
+            "sample IGNORE": lambda: C.sgd([w], lr=C.learning_rate_schedule(0.1, U.sample),
+                                           minibatch_size=C.learners.IGNORE),
+            "mean": lambda: C.sgd([w], lr=0.1, use_mean_gradient=True),
+            "25": lambda: C.sgd([w], lr=0.1, minibatch_size=25),
+            "list 32": lambda: C.sgd([w], lr=C.learning_parameter_schedule(
+                [0.1, 0.2], epoch_size=3), minibatch_size=32)}
+    out = {}
+    for key, make in sorted(made.items()):
+        learner = make()
+        s = learner._learning_rate_schedule
+        out[key] = [learner.is_compatible_mode(), int(s.minibatch_size),
+                    int(learner.minibatch_size), learner.learning_rate(),
+                    [float(s[i]) for i in range(5)]]
+    return out
