@@ -1,9 +1,10 @@
 """A/B of the share counting a distributed cvReader's validation pass does on rank 0 (stadyn
 train --nproc N): each pass opening a source for each worker and reading its share (as at
 a113996d, copied here) against :class:`stadyn.brainscript._command_network.SharedMinibatches`
-(each share's source opened once, set back each pass, a count read once for the first pass and
-once for the later ones), beside one read of the whole set (what the pass's evaluation reads
-anyway), in one process.
+(each share's source opened once, set back each pass, a count made once for the first pass and
+once for the later ones: from the sequences' lengths, ``io.count_minibatches``; and as at
+028da7d8, by reading the shares' minibatches), beside one read of the whole set (what the
+pass's evaluation reads anyway), in one process.
 
     PYTHONPATH=src python benchmarks/cv_shares_ab.py --sequences 20000 --workers 2 --passes 5
 
@@ -36,6 +37,30 @@ def _old(reader, workers: int, minibatch_size: int) -> int:
     return most
 
 
+def _read_shares(reader, workers: int, passes: int, minibatch_size: int) -> list[int]:
+    """SharedMinibatches as at 028da7d8: each share's source opened once, set back each pass,
+    and its minibatches read (decoded) to count them."""
+    sources = [make_source(reader, max_sweeps=1, evaluating=True, set_back=True)
+               for _ in range(workers)]
+    starts = [s.get_checkpoint_state() for s in sources]
+    counts: dict[bool, int] = {}
+    for p in range(passes):
+        if (p > 0) in counts:
+            continue
+        most = 0
+        for rank, (source, start) in enumerate(zip(sources, starts)):
+            source.restore_from_checkpoint(start)
+            count = 0
+            while source.next_minibatch(minibatch_size, num_data_partitions=workers,
+                                        partition_index=rank):
+                count += 1
+            most = max(most, count)
+        counts[p > 0] = most
+    for s in sources:
+        s.close()
+    return [counts[p > 0] for p in range(passes)]
+
+
 def _whole(reader, minibatch_size: int) -> int:
     source = make_source(reader, max_sweeps=1, evaluating=True)
     count = sum(1 for _ in iter(lambda: source.next_minibatch(minibatch_size), {}))
@@ -65,14 +90,18 @@ def main() -> None:
     old = [_old(reader, args.workers, args.minibatch) for _ in range(args.passes)]
     before = time.perf_counter() - t
     t = time.perf_counter()
+    read = _read_shares(reader, args.workers, args.passes, args.minibatch)
+    reading = time.perf_counter() - t
+    t = time.perf_counter()
     shares = SharedMinibatches(reader, args.workers, evaluating=True)
     new = [shares.most(args.minibatch) for _ in range(args.passes)]
     shares.close()
     after = time.perf_counter() - t
-    assert old[0] == new[0]
+    assert old[0] == new[0] and read == new
     print(f"{args.sequences} sequences, {args.workers} workers, {args.passes} passes")
     print(f"  one read of the whole set:          {whole:8.3f} s")
     print(f"  share counting, fresh sources/pass: {before:8.3f} s  counts {old}")
+    print(f"  share counting, shares read (at 028da7d8): {reading:8.3f} s  counts {read}")
     print(f"  share counting, SharedMinibatches:  {after:8.3f} s  counts {new}")
 
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from stadyn import io
 from stadyn.brainscript import parse_config, reader_config
 from stadyn.brainscript._command_network import SharedMinibatches
 from stadyn.brainscript._readers import make_source
@@ -70,3 +71,24 @@ def test_the_longest_share_is_counted_in_each_pass_as_cntk(data, key):
     assert got == expected + expected[-1:]
     if key == "11/3":
         assert expected == [9, 8, 8]      # the case the first pass's order would miscount
+
+
+def test_shares_are_counted_without_reading_as_reading_counts_them(data):
+    # (io.count_minibatches walks the lengths: each share, each pass after a set back, other
+    # minibatch sizes than the refs', gives the count next_minibatch's reading gives)
+    for seed, workers, size in ((11, 3, 3), (0, 2, 7), (5, 3, 1)):
+        for rank in range(workers):
+            sources = [make_source(_reader(data, seed), max_sweeps=1, evaluating=True,
+                                   set_back=True) for _ in range(2)]
+            starts = [s.get_checkpoint_state() for s in sources]
+            got = []
+            for _ in range(2):        # (the first pass; the later ones read alike)
+                read, counted = sources
+                for s, start in zip(sources, starts):
+                    s.restore_from_checkpoint(start)
+                n = sum(1 for _ in iter(lambda: read.next_minibatch(
+                    size, num_data_partitions=workers, partition_index=rank), {}))
+                got.append((n, io.count_minibatches(counted, size, workers, rank)))
+            for s in sources:
+                s.close()
+            assert all(a == b for a, b in got), (seed, workers, size, rank, got)

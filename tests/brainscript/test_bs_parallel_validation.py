@@ -14,11 +14,14 @@ cntk.exe logs Minibatch[1-4], the criterion (a sample's value; w stays ~0) avera
 
 from __future__ import annotations
 
+import json
 import re
+from pathlib import Path
 
 import pytest
 
 from stadyn.cli import main as cli_main
+from bs_pass_configs import ctf_reader, sequences_ctf, train_config
 
 
 def _train_two_workers(tmp_path, capsys, cv_lines, randomize):
@@ -79,3 +82,34 @@ def test_a_distributed_cv_pass_counts_the_longest_share(tmp_path, capsys, random
     final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: ce = (\S+) \* (\d+)", out)
     assert [(int(m), int(n)) for m, _, n in final] == [expected[:2]], out
     assert float(final[0][1]) == pytest.approx(expected[2], abs=1e-3)
+
+
+def test_three_workers_count_each_passes_longest_share_as_cntk(tmp_path, capsys):
+    # The cvReader of tests/fixtures/bs_cv_passes (24 sequences of 1-4 samples, chunks of 40
+    # bytes, a window of 2, randomizationSeed 11, minibatches of 7) read by 3 workers, one
+    # validation each of 2 epochs: CNTK 2.7's shares (share_refs.json["11/3"]) give the
+    # longest 9 minibatches in the first pass and 8 in the set-back later ones, so cntk.exe
+    # logs Minibatch[1-10], then [1-9], each over the whole set's 60 samples (the first
+    # pass's order for both would log [1-10] twice).
+    fixtures = Path(__file__).parents[1] / "fixtures" / "bs_cv_passes"
+    refs = json.loads((fixtures / "refs.json").read_text())
+    shares = json.loads((fixtures / "share_refs.json").read_text())["shares"]["11/3"]
+    expected = [max(len(share[p]["samples"]) for share in shares) + 1 for p in range(2)]
+    assert expected == [10, 9]
+    (tmp_path / "cv.ctf").write_text(sequences_ctf(refs["lengths"], lambda k: k,
+                                                   lambda t: t))
+    (tmp_path / "train.ctf").write_text(sequences_ctf([1] * 6, lambda k: 0, lambda t: 0))
+    sgd = (f"minibatchSize = {refs['minibatch']} ; learningRatesPerSample = 0.000001 ; "
+           f"maxEpochs = {len(expected)} ; ParallelTrain = {{ parallelizationMethod = "
+           f"DataParallelSGD ; DataParallelSGD = {{ gradientBits = 32 }} }}")
+    text = train_config(criterion="w .* x", sgd=sgd,
+                        reader=ctf_reader(tmp_path / "train.ctf", window=2, chunk=40),
+                        cv_reader=ctf_reader(tmp_path / "cv.ctf", window=refs["window_chunks"],
+                                             chunk=refs["chunk_bytes"], seed=11))
+    (tmp_path / "cmd.cntk").write_text(text.replace("$OutputDir$", str(tmp_path)))
+    assert cli_main(["train", str(tmp_path / "cmd.cntk"), "--nproc", "3",
+                     "--timeout", "120"]) == 0
+    out = capsys.readouterr().out
+    final = re.findall(r"Final Results: Minibatch\[1-(\d+)\]: se = \S+ \* (\d+)", out)
+    assert [(int(m), int(n)) for m, n in final] == [(m, sum(refs["lengths"]))
+                                                    for m in expected], out

@@ -368,7 +368,7 @@ class Validation:
     too (SimpleEvaluator.h:124-126, 234-235): ``Final Results: Minibatch[1-M+1]``, M the most
     minibatches any worker's share gives (a randomized set's chunks or sequences of several
     lengths split unevenly: not the single-process count).  Rank 0 evaluates the whole set
-    here and counts M by reading each share (:class:`SharedMinibatches`)."""
+    here and counts M from each share's sequence lengths (:class:`SharedMinibatches`)."""
 
     def __init__(self, network: CommandNetwork, nodes: list[Variable], names: list[str],
                  cmd: CommandConfig, log: CNTKLog, opened: list | None = None, *,
@@ -453,8 +453,9 @@ class SharedMinibatches:
     share's second and later passes read the order the sweep is shuffled into again
     (``make_source``'s ``set_back``; CNTK 2.7 with 3 workers, seed 11, gives one share 9
     minibatches in the first pass and 8 in later ones).  Later passes all read that same
-    order, so a count is read once for the first pass and once for the later ones, per
-    minibatch size.
+    order, so a count is made once for the first pass and once for the later ones, per
+    minibatch size: from the sequences' lengths (:func:`stadyn.io.count_minibatches`, the walk
+    ``next_minibatch`` takes), no minibatch decoded.
 
     >>> from stadyn.brainscript import parse_config, reader_config
     >>> import tempfile, pathlib
@@ -491,11 +492,7 @@ class SharedMinibatches:
         most = 0
         for rank, (source, start) in enumerate(zip(self._sources, self._starts)):
             source.restore_from_checkpoint(start)
-            count = 0
-            while source.next_minibatch(minibatch_size, num_data_partitions=self.workers,
-                                        partition_index=rank):
-                count += 1
-            most = max(most, count)
+            most = max(most, io.count_minibatches(source, minibatch_size, self.workers, rank))
         self._counts[key] = most
         return most
 

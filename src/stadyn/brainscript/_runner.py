@@ -221,6 +221,13 @@ class _Runner:
         source = make_source(cmd.reader, warn=log.raw, pieces=True, opened=deserializers,
                              set_back=True)
         opened.callback(source.close)
+        # the cvReader's deserializers (held until Validation takes them) are made before epoch
+        # 1, as cntk.exe's after the reader (TrainActions.cpp:119-121): a file it lacks fails now
+        cv_held: list = []
+        if cmd.cv_reader is not None:
+            cv_held.append(reader_deserializers(cmd.cv_reader,
+                                                opened=self.opened.take(cmd.cv_reader)))
+            opened.callback(lambda: [d.close() for d in (cv_held.pop() if cv_held else ())])
         truncated = (io.TruncatedUtteranceSource, io.LMSentenceSource, TruncatedSequenceSource)
         carry = StateCarry([criterion] + evals, source) if isinstance(source, truncated) else None
         reader_rows = False     # the reader reports its last minibatch's rows (CNTKProgress)
@@ -330,7 +337,7 @@ class _Runner:
             shares = parallel.size if parallel.size > 1 and \
                 distributed_reading(sgd, cmd.cv_reader.reader_type)[0] else 0
             validate = Validation(network, [criterion] + evals, [crit_name] + eval_names,
-                                   cmd, log, self.opened.take(cmd.cv_reader), shares=shares)
+                                   cmd, log, cv_held.pop(), shares=shares)
             opened.callback(validate.close)
         progress = CNTKProgress(setting, log, network.library, source,
                                 network.model_file_parts(), parallel, self.epoch_callback,

@@ -53,6 +53,7 @@ from ._tools import (compute_mean, convert_cifar10, dump_rec, make_image_list, m
                      pack_list)
 from ._reader_errors import ReaderError
 from ._workers import WorkerError
+from ._minibatch_count import count_minibatches
 
 __all__ = [
     # deserializers
@@ -68,7 +69,7 @@ __all__ = [
     "TruncatedPacker",
     "LMSentenceSource",
     "utterance_order", "AUTO_RANDOMIZATION_RANGE", "state_at_samples",
-    "start_epoch_at", "sequence_keys",
+    "start_epoch_at", "sequence_keys", "count_minibatches",
     # transforms
     "transforms",
     # file formats
