@@ -159,6 +159,8 @@ LONG_TESTS = (
     "tests/compat/test_cntk_block_momentum",        # and _session
     "tests/compat/test_cntk_reader_positions.py",
     "tests/brainscript/test_bs_block_momentum.py",
+    # (bs43) three `stadyn train` worker processes (~18 s)
+    "tests/brainscript/test_bs_parallel_validation.py::test_three_workers_count_each_passes_longest_share_as_cntk",
 )
 
 
