@@ -185,7 +185,36 @@ class Variable(VariableProtocol, _HeldReading):
                 and tuple(value.shape) == tuple(self.shape)):
             give_ndarray(self, value)    # ``y.data = nd``: later runs write into ``nd``
             return
+        if isinstance(value, NdArray) and tuple(value.shape) != tuple(self.shape):
+            raise RuntimeError(f"value error in set_data: Shape must match: the NdArray has "
+                               f"{tuple(value.shape)}, the Variable {tuple(self.shape)}")
         assign(self, value, data_of(self), _Core.data.fset)
+
+    def reset_shape(self, shape: Any, force: bool = False) -> None:
+        """Give this Variable ``shape``, as NNabla's: without ``force`` the number of elements
+        must stay (the values are kept, reshaped; NNabla's RuntimeError otherwise), with it
+        the array is new (zeros).  A view's (``get_unlinked_variable``) is its source's array:
+        both change.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> v = nn.Variable.from_numpy_array(np.arange(3.0).reshape(1, 3))
+            >>> u = v.get_unlinked_variable(); u.reset_shape((3, 1)); v.shape, v.d.ravel().tolist()
+            ((3, 1), [0.0, 1.0, 2.0])
+        """
+        shape = tuple(int(d) for d in shape)
+        if force or shape == tuple(self.shape):
+            _Core.reset_shape(self, shape, True)
+            return
+        if int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise RuntimeError(f"value error in reshape: Total dimensions not match. Set "
+                               f"force=true if you want to resize array (clearing data). "
+                               f"Given: {int(np.prod(shape, dtype=np.int64))} != current: "
+                               f"{self.size}.")
+        holder = _graph.value_holder(self)
+        kept = data_of(holder).detach().reshape(shape).clone()
+        _Core.reset_shape(holder, shape, True)
+        _Core.data.fset(holder, kept)
 
     @property
     def grad(self) -> NdArray:
