@@ -90,3 +90,31 @@ def unlinked__source_given_another_shape(nn, F, r):
     res["output data="] = _try(lambda: setattr(y, "data", nd))
     res["output after"] = list(y.shape)
     return res
+
+
+@nnabla_case(names=[V + "get_unlinked_variable", V + "rewire_on"])
+def unlinked__source_rewired(nn, F, r):
+    """``v.rewire_on(h)`` gives ``v`` ``h``'s array (``steal_variable_from_to``); a view
+    ``u`` of ``v`` made before keeps ``v``'s old one: ``z = u * 2`` reads zeros after ``v``'s
+    forward, and a backward from ``z`` fills ``u.g`` alone (``v.g``, ``x.g`` stay 0); frozen
+    and ``need_grad`` views."""
+    r.touch(V + "get_unlinked_variable", V + "rewire_on")
+    res = {}
+    for ng in (False, True):
+        k = "need_grad " if ng else "frozen "
+        x = nn.Variable.from_numpy_array(np.arange(3, dtype=np.float32).reshape(1, 3),
+                                         need_grad=True)
+        v = nn.Variable((1, 3), need_grad=True)
+        u = v.get_unlinked_variable(need_grad=ng)
+        z = F.mul_scalar(u, 2.0)
+        v.rewire_on(F.add_scalar(x, 1.0))
+        z.forward()
+        res[k + "z before"] = z.d.copy()
+        v.forward()
+        z.forward()
+        res[k + "v.d, u.d, z.d"] = [v.d.tolist(), u.d.tolist(), z.d.tolist()]
+        x.g = 0
+        v.g = 0
+        z.backward()
+        res[k + "v.g, x.g, u.g"] = [v.g.tolist(), x.g.tolist(), u.g.tolist()]
+    return res

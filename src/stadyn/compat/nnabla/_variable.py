@@ -43,7 +43,7 @@ from ...graph import unmark_zeroing
 from ._counters import cast_counters
 from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
-from ._shared_arrays import relink_grads, unlinked_view
+from ._shared_arrays import keep_old_arrays, note_view, relink_grads, unlinked_view
 from ._shared_grads import (backward_sharing, note_sharing, relink_held, share_grad,
                             unshare_grad)
 from ._spectral_u import record_starts, write_after_backward
@@ -259,6 +259,7 @@ class Variable(VariableProtocol, _HeldReading):
         v = as_nnabla(_Core.unlinked(self, self.need_grad if need_grad is None
                                      else bool(need_grad)))
         note_sharing(v)                 # (its gradient array is this one's: _shared_grads.py)
+        note_view(self, v)              # (it keeps this one's array at a rewire_on)
         return v
 
     def unlinked(self, need_grad: bool | None = None) -> "Variable":
@@ -276,8 +277,9 @@ class Variable(VariableProtocol, _HeldReading):
         """Put the graph computing ``var`` in this Variable's place, as NNabla 1.39's: this
         Variable becomes the output of ``var``'s function (its readers now read that graph)
         and takes ``var``'s ``need_grad``; ``var`` is left a leaf sharing this Variable's
-        arrays.  ``var`` must be a function's output of this Variable's shape (NNabla's
-        RuntimeError otherwise).
+        arrays; a view of this Variable made before (``get_unlinked_variable``) keeps the
+        array this Variable held, as NNabla's.  ``var`` must be a function's output of this
+        Variable's shape (NNabla's RuntimeError otherwise).
 
         Example:
             >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
@@ -293,6 +295,7 @@ class Variable(VariableProtocol, _HeldReading):
         if tuple(var.shape) != tuple(self.shape):
             raise RuntimeError(f"Variable.rewire_on: the shapes must match: the Variable "
                                f"given has {tuple(var.shape)}, this one {tuple(self.shape)}")
+        keep_old_arrays(self)           # (its views keep the array it holds now)
         _Core.rewire_on(self, var)
         _Core.clear_all_graph_links(var)
         read_value_of(var, self)
