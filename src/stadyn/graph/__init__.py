@@ -91,7 +91,7 @@ from ._versions import bump_graph_version, graph_version, shapes_changed, shapes
 from ._kept import keep_as, keep_with, kept_with
 from ._held_values import shown_only
 from ._shared_values import (hand_out, handed_out, on_renew, read_value_of, renew_value, set_output,
-                             value_holder)
+                             stop_reading, value_holder)
 from ._tensors import data_of, grad_of
 from ._variable_arrays import drop_own_grad, keep_own_grad
 from ._reader_order import backward_order
@@ -104,6 +104,7 @@ __all__ = [
     "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with", "keep_as", "shown_only",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "handed_out", "set_output", "read_value_of", "value_holder", "renew_value",
+    "stop_reading",
     "on_renew", "run_before", "keep_own_grad", "drop_own_grad", "backward_order",
     "numpy_reader", "viewed", "holds_array_of",
     # modes, phase, contexts, scopes

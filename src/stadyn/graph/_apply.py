@@ -170,7 +170,7 @@ def op_error(spec, inputs: Sequence[Variable], scope: str, exc: BaseException,
 
 
 def _meta(v: Variable) -> torch.Tensor:
-    t = torch.empty(v._shape, dtype=v._dtype, device="meta")
+    t = torch.empty(v._dims(), dtype=v._dtype, device="meta")
     if v._need_grad and v._dtype.is_floating_point:
         t.requires_grad_(True)
     return t

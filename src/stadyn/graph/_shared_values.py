@@ -42,7 +42,8 @@ from ._variable import Variable
 from ._versions import bump_graph_version, layout_changed, shapes_changed
 
 __all__ = ["hand_out", "handed_out", "set_output", "set_grad", "read_value_of", "value_holder",
-           "renew_value", "on_renew", "drop_stale", "outputs_saved", "saved_as_held"]
+           "renew_value", "on_renew", "drop_stale", "outputs_saved", "saved_as_held",
+           "stop_reading"]
 
 _ON_RENEW = "_stadyn_on_renew"
 
@@ -251,6 +252,30 @@ def read_value_of(leaf: Variable, var: Variable) -> None:
     leaf._alias = target
     leaf._data = None
     layout_changed()
+    bump_graph_version()
+
+
+def stop_reading(leaf: Variable) -> None:
+    """End the view ``leaf``'s reading of the Variable it views (:meth:`Variable.unlinked`,
+    :func:`read_value_of`): from now on it holds, as its own, the tensor and gradient that
+    Variable holds now (the same memory), whatever that Variable is given later.  NNabla's
+    view after ``v.rewire_on(h)``: ``v`` takes ``h``'s array, the view keeps ``v``'s old one.
+
+    Example:
+        >>> import torch, stadyn as sd
+        >>> w = sd.Variable((2,)); u = w.unlinked()
+        >>> stop_reading(u); w.data = torch.ones(3); u.shape, u.d.tolist()
+        ((2,), [0.0, 0.0])
+    """
+    source = leaf._alias
+    if source is None:
+        return
+    value, grad = Variable.data.fget(source), Variable.grad.fget(source)
+    leaf._alias = None
+    leaf._data = None
+    Variable.data.fset(leaf, value)
+    if grad is not None and leaf._need_grad:
+        Variable.grad.fset(leaf, grad)
     bump_graph_version()
 
 

@@ -148,20 +148,38 @@ class Variable(VariableArrays):
     # -- shape and type -------------------------------------------------------------------------
     @property
     def shape(self) -> tuple[int, ...]:
+        """The dimensions; a view's (:meth:`unlinked`) are its source's as they are now (a
+        ``reset_shape`` or new data of the source shows in the view, as NNabla's one array)."""
+        if self._alias is not None:
+            return self._view_dims()
         data = self._data
         return tuple(data.shape) if data is not None else tuple(self._shape)
 
+    def _view_dims(self) -> tuple[int, ...]:
+        """A view's shape read from its source; its own record follows (ops built on it and
+        graph runs read ``_shape``)."""
+        source = self._alias
+        while source._alias is not None:
+            source = source._alias
+        dims = source.shape
+        if dims != self._shape:
+            self._shape = dims
+        return dims
+
+    def _dims(self) -> tuple[int, ...]:
+        return self._view_dims() if self._alias is not None else self._shape
+
     @property
     def ndim(self) -> int:
-        return len(self._shape)
+        return len(self._dims())
 
     @property
     def size(self) -> int:
-        return int(np.prod(self._shape, dtype=np.int64))
+        return int(np.prod(self._dims(), dtype=np.int64))
 
     def size_from_axis(self, axis: int = -1) -> int:
         """Product of the dimensions from ``axis`` on (NNabla's ``size_from_axis``)."""
-        return int(np.prod(self._shape[axis:], dtype=np.int64))
+        return int(np.prod(self._dims()[axis:], dtype=np.int64))
 
     @property
     def dtype(self):
@@ -188,9 +206,10 @@ class Variable(VariableArrays):
         self.graph_name = value
 
     def __len__(self) -> int:
-        if not self._shape:
+        dims = self._dims()
+        if not dims:
             raise TypeError("len() of a 0-d Variable")
-        return self._shape[0]
+        return dims[0]
 
     def __repr__(self) -> str:
         made = f", parent={self.parent.spec.name}" if self.parent is not None else ""
@@ -399,7 +418,18 @@ class Variable(VariableArrays):
             bump_graph_version()        # plans and cast_counters' walks are keyed by it
 
     def reset_shape(self, shape: Sequence[int], force: bool = False) -> None:
-        """Reshape a leaf's buffer (reallocating; the value is lost)."""
+        """Reshape a leaf's buffer (reallocating; the value is lost).  A view's
+        (:meth:`unlinked`) reshapes its source, as NNabla's one array.
+
+        Example:
+            >>> import stadyn as sd
+            >>> w = sd.Variable((1, 3)); u = w.unlinked()
+            >>> u.reset_shape((2, 3)); w.shape, u.shape
+            ((2, 3), (2, 3))
+        """
+        if self._alias is not None:
+            self._alias.reset_shape(shape, force)
+            return
         shape = _normalise_shape(shape)
         if shape == self._shape:
             return

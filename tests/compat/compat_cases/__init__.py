@@ -132,7 +132,8 @@ MODULES = {
                "nnabla_graphdef_41b", "nnabla_half_42",
                "nnabla_half_43",
                "nnabla_tests_43",
-               "nnabla_solver_hooks_43"],
+               "nnabla_solver_hooks_43",
+               "nnabla_view_43"],
 }
 
 

@@ -38,15 +38,44 @@ from typing import Iterable
 import torch
 
 from ...graph import (Variable as _Core, data_of, grad_of, hand_out, holds_array_of, on_renew,
-                      value_holder, viewed)
+                      stop_reading, value_holder, viewed)
 from ...graph import mark_zeroing
 from ._own_arrays import own_array
 
 __all__ = ["same_variable", "unlinked_view", "share_array", "members", "follow", "watch_output",
-           "relink_grads", "viewed_in_group"]
+           "relink_grads", "viewed_in_group", "note_view", "keep_old_arrays"]
 
 # Each Variable of a group -> the group's members (a weak set shared by all of them).
 _GROUPS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
+
+
+# Each Variable -> the views ``get_unlinked_variable`` made of it (NNabla's CgVariables over
+# its array): what keeps that array when the Variable is given another (``rewire_on``).
+_VIEWS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
+
+
+def note_view(x: _Core, view: _Core) -> None:
+    """Record ``view`` (``x.get_unlinked_variable()``) as holding ``x``'s array."""
+    views = _VIEWS.get(x)
+    if views is None:
+        views = _VIEWS[x] = weakref.WeakSet()
+    views.add(view)
+
+
+def keep_old_arrays(x: _Core) -> None:
+    """``x`` is about to take another Variable's array (NNabla 1.39's ``x.rewire_on(h)``:
+    ``steal_variable_from_to``, _variable.pyx): its views keep the array it holds now, as
+    their own (case ``nnabla_view_43.unlinked__source_rewired``).
+
+    Example:
+        >>> import numpy as np, stadyn.compat.nnabla as nn
+        >>> x = nn.Variable.from_numpy_array(np.zeros(2)); u = x.get_unlinked_variable()
+        >>> keep_old_arrays(x); u.reset_shape((3,), force=True); x.shape, u.shape
+        ((2,), (3,))
+    """
+    for view in list(_VIEWS.pop(x, ())):
+        if view._alias is x:
+            stop_reading(view)
 
 
 def unlinked_view(x: _Core, shape) -> _Core:

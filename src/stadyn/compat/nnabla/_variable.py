@@ -43,7 +43,7 @@ from ...graph import unmark_zeroing
 from ._counters import cast_counters
 from ._overwritable import check_before_forward, share_after_forward
 from ._own_arrays import give_ndarray, own_array, owned_output
-from ._shared_arrays import relink_grads, unlinked_view
+from ._shared_arrays import keep_old_arrays, note_view, relink_grads, unlinked_view
 from ._shared_grads import (backward_sharing, note_sharing, relink_held, share_grad,
                             unshare_grad)
 from ._spectral_u import record_starts, write_after_backward
@@ -185,7 +185,36 @@ class Variable(VariableProtocol, _HeldReading):
                 and tuple(value.shape) == tuple(self.shape)):
             give_ndarray(self, value)    # ``y.data = nd``: later runs write into ``nd``
             return
+        if isinstance(value, NdArray) and tuple(value.shape) != tuple(self.shape):
+            raise RuntimeError(f"value error in set_data: Shape must match: the NdArray has "
+                               f"{tuple(value.shape)}, the Variable {tuple(self.shape)}")
         assign(self, value, data_of(self), _Core.data.fset)
+
+    def reset_shape(self, shape: Any, force: bool = False) -> None:
+        """Give this Variable ``shape``, as NNabla's: without ``force`` the number of elements
+        must stay (the values are kept, reshaped; NNabla's RuntimeError otherwise), with it
+        the array is new (zeros).  A view's (``get_unlinked_variable``) is its source's array:
+        both change.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> v = nn.Variable.from_numpy_array(np.arange(3.0).reshape(1, 3))
+            >>> u = v.get_unlinked_variable(); u.reset_shape((3, 1)); v.shape, v.d.ravel().tolist()
+            ((3, 1), [0.0, 1.0, 2.0])
+        """
+        shape = tuple(int(d) for d in shape)
+        if force or shape == tuple(self.shape):
+            _Core.reset_shape(self, shape, True)
+            return
+        if int(np.prod(shape, dtype=np.int64)) != self.size:
+            raise RuntimeError(f"value error in reshape: Total dimensions not match. Set "
+                               f"force=true if you want to resize array (clearing data). "
+                               f"Given: {int(np.prod(shape, dtype=np.int64))} != current: "
+                               f"{self.size}.")
+        holder = _graph.value_holder(self)
+        kept = data_of(holder).detach().reshape(shape).clone()
+        _Core.reset_shape(holder, shape, True)
+        _Core.data.fset(holder, kept)
 
     @property
     def grad(self) -> NdArray:
@@ -230,6 +259,7 @@ class Variable(VariableProtocol, _HeldReading):
         v = as_nnabla(_Core.unlinked(self, self.need_grad if need_grad is None
                                      else bool(need_grad)))
         note_sharing(v)                 # (its gradient array is this one's: _shared_grads.py)
+        note_view(self, v)              # (it keeps this one's array at a rewire_on)
         return v
 
     def unlinked(self, need_grad: bool | None = None) -> "Variable":
@@ -247,8 +277,9 @@ class Variable(VariableProtocol, _HeldReading):
         """Put the graph computing ``var`` in this Variable's place, as NNabla 1.39's: this
         Variable becomes the output of ``var``'s function (its readers now read that graph)
         and takes ``var``'s ``need_grad``; ``var`` is left a leaf sharing this Variable's
-        arrays.  ``var`` must be a function's output of this Variable's shape (NNabla's
-        RuntimeError otherwise).
+        arrays; a view of this Variable made before (``get_unlinked_variable``) keeps the
+        array this Variable held, as NNabla's.  ``var`` must be a function's output of this
+        Variable's shape (NNabla's RuntimeError otherwise).
 
         Example:
             >>> import numpy as np, stadyn.compat.nnabla as nn, stadyn.compat.nnabla.functions as F
@@ -264,6 +295,7 @@ class Variable(VariableProtocol, _HeldReading):
         if tuple(var.shape) != tuple(self.shape):
             raise RuntimeError(f"Variable.rewire_on: the shapes must match: the Variable "
                                f"given has {tuple(var.shape)}, this one {tuple(self.shape)}")
+        keep_old_arrays(self)           # (its views keep the array it holds now)
         _Core.rewire_on(self, var)
         _Core.clear_all_graph_links(var)
         read_value_of(var, self)
