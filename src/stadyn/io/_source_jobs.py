@@ -36,9 +36,12 @@ class Job:
 class WorkerJobs:
     """The worker pipeline of ``MinibatchSource`` (see the module docstring)."""
 
-    def _partition_positions(self, start: int, end: int, count: int, index: int) -> np.ndarray:
-        first = start + (index - start) % count
-        return np.arange(first, end, count, dtype=np.int64)
+    def _partition_positions(self, start: int, samples: int, end: int, count: int,
+                             index: int) -> np.ndarray:
+        """The positions from ``start`` (``samples`` counted before it) to ``end`` a plan
+        reads (``_plan_positions``) that are partition ``index``'s of ``count``."""
+        positions = self._plan_positions(start, samples, end)
+        return positions if count == 1 else positions[positions % count == index]
 
     def _job(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(sample ids, sweeps, positions within their sweep) of global positions."""
@@ -69,7 +72,7 @@ class WorkerJobs:
         end, taken = self._plan(position, samples, n)
         if end == position:
             return False
-        positions = self._partition_positions(position, end, count, index)
+        positions = self._partition_positions(position, samples, end, count, index)
         job = Job(self._next_job_id, position, end, positions,
                   chunks=self._chunks_to_send(positions))
         self._next_job_id += 1

@@ -1,0 +1,92 @@
+"""CNTK 2.7's readers (session 43): randomized base64 sequences of several lines read over
+several sweeps.
+
+A base64 image sequence of several lines (lines with one id) delivers one image but counts its
+lines as its samples, while a sweep holds one sample a sequence (``Base64ImageDeserializer.cpp``
+``ChunkInfos``), so a randomized sweep ends before its last sequences.  CNTK 2.7's
+``BlockRandomizer::GetNextSequences`` (BlockRandomizer.cpp:124-156) then goes on filling the
+minibatch from the next sweep's first sequence, with sequences that fit in the samples it still
+wants; within a sweep it takes no sequence past the sweep's samples left, except a minibatch's
+first (BlockRandomizer.cpp:245-333).  Every case writes its files in its own working folder.
+"""
+
+from compat_harness import cntk_case
+
+_NAMES = ["cntk.io.MinibatchSource", "cntk.io.MinibatchSource.next_minibatch",
+          "cntk.io.StreamDefs", "cntk.io.StreamDef", "cntk.io.Base64ImageDeserializer"]
+
+
+def _png_base64():
+    """A 2x2 PNG, base64-encoded."""
+    import base64
+    import struct
+    import zlib
+
+    def part(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return base64.b64encode(
+        b"\x89PNG\r\n\x1a\n" + part(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+        + part(b"IDAT", zlib.compress((b"\0" + b"\x10\x20\x30" * 2) * 2))
+        + part(b"IEND", b"")).decode()
+
+
+def _labels(src, sizes, width, part=None):
+    """[labels..., '|' at a sweep's end] of each minibatch of ``sizes`` until the data ends."""
+    out = []
+    for size in sizes:
+        mb = src.next_minibatch(size) if part is None else \
+            src.next_minibatch(size, num_data_partitions=2, partition_index=part)
+        if not mb:
+            break
+        data = mb[src.streams.l]
+        out.append([int(v) for v in data.asarray().reshape(-1, width).argmax(1)]
+                   + (["|"] if data.end_of_sweep else []))
+        del data, mb    # (CNTK 2.7's next read reuses its matrices: hold no view)
+    return out
+
+
+@cntk_case(name="io43__base64_counted_cross_sweeps",
+           names=_NAMES + ["cntk.io.MinibatchSource.get_checkpoint_state",
+                           "cntk.io.MinibatchSource.restore_from_checkpoint"],
+           note="Base64 image lines 'i<TAB>i<TAB>png', sequence i of 'counts' lines (labels "
+                "the sequence numbers, 8 and 7 sequences), read randomized: seeds 0 and 2, "
+                "minibatches of 2 and 3 over 3 sweeps; max_samples 13; in frame mode (2 "
+                "sweeps); as data partitions 0 and 1 of 2 (3 sweeps); minibatch sizes "
+                "2, 3, 1, 2, 4, ... over 3 sweeps, restored to the 5th minibatch on a second "
+                "source.  Labels per minibatch, '|' where it says end_of_sweep")
+def io43_base64_counted_cross_sweeps(C, r):
+    png = _png_base64()
+    res = {}
+    sizes = [2, 3, 1, 2, 4, 1, 3, 2, 2, 3, 1, 2, 2, 2]
+    for tag, counts in (("a", [1, 1, 2, 1, 1, 1, 1, 1]), ("b", [2, 1, 3, 1, 1, 2, 1])):
+        with open(tag + ".txt", "w") as f:
+            for i, c in enumerate(counts):
+                f.write("%d\t%d\t%s\n" % (i, i, png) * c)
+        width = len(counts)
+
+        def source(seed, **kw):
+            d = C.io.Base64ImageDeserializer(tag + ".txt", C.io.StreamDefs(
+                f=C.io.StreamDef(field="image", transforms=[]),
+                l=C.io.StreamDef(field="label", shape=width)))
+            return C.io.MinibatchSource(d, randomize=True, randomization_seed=seed, **kw)
+        for seed in (0, 2):
+            for size in (2, 3):
+                key = "%s_seed%d_mb%d" % (tag, seed, size)
+                res[key] = _labels(source(seed, max_sweeps=3), [size] * 14, width)
+                res[key + "_max_samples"] = _labels(source(seed, max_samples=13), [size] * 14,
+                                                    width)
+                res[key + "_frames"] = _labels(source(seed, max_sweeps=2, frame_mode=True),
+                                               [size] * 14, width)
+                res[key + "_partitions"] = [
+                    _labels(source(seed, max_sweeps=3), [size] * 14, width, part)
+                    for part in (0, 1)]
+            src = source(seed, max_sweeps=3)
+            before = _labels(src, sizes[:5], width)
+            again = source(seed, max_sweeps=3)
+            again.restore_from_checkpoint(src.get_checkpoint_state())
+            res["%s_seed%d_restored" % (tag, seed)] = [before, _labels(again, sizes[5:], width)]
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    r.touch("cntk.io.MinibatchSource.get_checkpoint_state")
+    r.touch("cntk.io.MinibatchSource.restore_from_checkpoint")
+    return res
