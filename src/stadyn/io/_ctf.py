@@ -49,6 +49,7 @@ from .._errors import DataError
 from .._fileutil import refuse_special_file
 from ._ctf_streams import _CHUNK, bar_positions, byte_positions, input_counts
 from ._ctf_chunks import WholeChunkParses
+from ._ctf_errors import MaxErrors
 from ._ctf_stored import stored_batch, stored_zeros
 from ._ctf_values import InputField, parse_values, text_format_errors
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, byte_chunks, pad_sequences
@@ -258,7 +259,7 @@ def _missing(name: str, text: str) -> str:
     return f"input {name!r} is missing from this line"
 
 
-class CTFDeserializer(WholeChunkParses, Deserializer):
+class CTFDeserializer(WholeChunkParses, MaxErrors, Deserializer):
     """Samples from a CNTK Text Format file (CNTK's ``CTFDeserializer``).
 
     Args:
@@ -339,41 +340,6 @@ class CTFDeserializer(WholeChunkParses, Deserializer):
         self._h_file = None
         self._finish_init()
         return self
-
-    def _set_max_errors(self, max_errors: int) -> None:
-        if int(max_errors) < 0:
-            raise ValueError(f"max_errors must be >= 0, got {max_errors}")
-        self.max_errors = int(max_errors)
-        self._skipped: set[tuple[int | None, str]] = set()   # the malformed inputs met
-
-    def copy_for_source(self) -> "CTFDeserializer":
-        """As :meth:`Deserializer.copy_for_source`, the copy counting its own malformed
-        inputs from none: CNTK 2.7 makes each source's reader, and its count of errors, anew
-        (case ``io42__ctf_max_errors_per_source``).
-
-        Example:
-            >>> from stadyn.io import StreamDef, StreamDefs
-            >>> d = CTFDeserializer.from_bytes(b'0 |x 1 |y 1\\n0 |x a |y 2\\n',
-            ...     StreamDefs(x=StreamDef(shape=1), y=StreamDef(shape=1)), max_errors=1)
-            >>> d.copy_for_source()._skipped is d._skipped
-            False
-        """
-        copy = super().copy_for_source()
-        copy._skipped = set()
-        return copy
-
-    def _skip(self, err: DataError) -> None:
-        """Count a malformed input against ``max_errors`` (once per line and message)."""
-        key = (err.line, err.reason)
-        if key in self._skipped:
-            return
-        if len(self._skipped) >= self.max_errors:
-            raise DataError(f"{err.reason} (more than maxErrors = {self.max_errors} malformed "
-                            "inputs; CNTK: Reached the maximum number of allowed errors)",
-                            err.path, err.line)
-        self._skipped.add(key)
-        warnings.warn(f"{err}; skipped ({len(self._skipped)} of maxErrors = "
-                      f"{self.max_errors})", stacklevel=5)
 
     def __setitem__(self, key: str, value) -> None:
         """CNTK 2.7's dict-style setting of its reader's keys, ``d["maxErrors"] = 2`` (see

@@ -156,6 +156,19 @@ class Deserializer(abc.ABC):
         """Forget what :meth:`load_chunks` kept in memory for sequences not read yet (a
         source calls it at each sweep's end and when it is closed); a no-op here."""
 
+    def defer_error_counts(self) -> None:
+        """Skip the malformed inputs a count such as CNTK's ``maxErrors`` lets be skipped
+        without counting them (a worker process's copy: the source counts them,
+        :meth:`count_errors`); a no-op here."""
+
+    def deferred_errors(self) -> list:
+        """The malformed inputs skipped and not counted since the last call (none here)."""
+        return []
+
+    def count_errors(self, met: list) -> None:
+        """Count the malformed inputs another copy skipped (:meth:`deferred_errors`), a
+        DataError past the count; a no-op here."""
+
     def read_steps(self, ids: Sequence[int], steps: np.ndarray,
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:
         """Step ``steps[k]`` of sequence ``ids[k]`` of every stream, ``(N, *shape)`` (frame

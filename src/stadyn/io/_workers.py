@@ -139,6 +139,7 @@ def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: in
         _one_opencv_thread()
     slots: list[SharedMemory | None] = [None] * prefetch
     count = 0
+    composite.defer_error_counts()      # (the main process counts them: WorkerPool.wait)
     try:
         while True:
             if not conn.poll(1.0):
@@ -159,9 +160,9 @@ def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: in
                     composite.load_chunks(chunks)
                 batch = composite.materialize(ids, sweeps, positions, seed)
                 name, entries = _write_slot(slots, slot, batch)
-                message = ("ok", job_id, slot, name, entries)
+                message = ("ok", job_id, slot, name, entries, composite.deferred_errors())
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the main process
-                message = ("err", job_id, _pack_exception(exc))
+                message = ("err", job_id, _pack_exception(exc), composite.deferred_errors())
             finally:    # (the other workers read the rest of those chunks: keep no parses)
                 if chunks is not None:
                     composite.release_chunks()
@@ -228,6 +229,8 @@ class WorkerPool:
         self.prefetch, self.timeout = prefetch, float(timeout)
         self._pending: collections.deque = collections.deque()
         self._done: dict[int, Any] = {}
+        self._composite = composite     # (counts the malformed inputs the workers skipped)
+        self._met: dict[int, list] = {}     # job -> the malformed inputs its worker skipped
         self._cancelled: set[int] = set()
         self._owner: dict[int, _Worker] = {}
         self._failure: BaseException | None = None
@@ -262,6 +265,7 @@ class WorkerPool:
         wanted = set(job_ids)
         self._pending = collections.deque(j for j in self._pending if j[0] not in wanted)
         for job_id in wanted:
+            self._met.pop(job_id, None)
             if self._done.pop(job_id, None) is None and job_id in self._owner:
                 self._cancelled.add(job_id)
 
@@ -307,6 +311,9 @@ class WorkerPool:
                 if job_id not in self._done:
                     self._check_alive()
         result = self._done.pop(job_id)
+        # (the malformed inputs its worker skipped count here, in the order of the jobs
+        # read, as one process counts them: a DataError past the count)
+        self._composite.count_errors(self._met.pop(job_id, ()))
         if isinstance(result, BaseException):
             raise result
         return result
@@ -320,10 +327,10 @@ class WorkerPool:
         job_id = message[1]
         self._answered = True
         if message[0] == "ok":
-            _, _, slot, name, entries = message
+            _, _, slot, name, entries, met = message
             result: Any = self._read_slot(worker, slot, name, entries)
         else:
-            result = self._unpack_exception(worker, message[2])
+            result, met = self._unpack_exception(worker, message[2]), message[3]
         if worker.in_flight and worker.in_flight[0] == job_id:
             worker.in_flight.popleft()
         else:
@@ -333,6 +340,8 @@ class WorkerPool:
             self._cancelled.discard(job_id)
         else:
             self._done[job_id] = result
+            if met:
+                self._met[job_id] = met
         self._dispatch()
 
     def _read_slot(self, worker: _Worker, slot: int, name: str, entries: list) -> dict:
@@ -414,6 +423,7 @@ class WorkerPool:
             worker.slots.clear()
             worker.conn.close()
         self._done.clear()
+        self._met.clear()
         self._pending.clear()
 
     def __del__(self) -> None:  # pragma: no cover - normal paths close explicitly
