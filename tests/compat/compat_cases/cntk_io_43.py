@@ -10,6 +10,8 @@ wants; within a sweep it takes no sequence past the sweep's samples left, except
 first (BlockRandomizer.cpp:245-333).  Every case writes its files in its own working folder.
 """
 
+import functools
+
 from compat_harness import cntk_case
 
 _NAMES = ["cntk.io.MinibatchSource", "cntk.io.MinibatchSource.next_minibatch",
@@ -89,4 +91,100 @@ def io43_base64_counted_cross_sweeps(C, r):
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     r.touch("cntk.io.MinibatchSource.get_checkpoint_state")
     r.touch("cntk.io.MinibatchSource.restore_from_checkpoint")
+    return res
+
+
+def _png(value):
+    """A 2x2 RGB PNG of one value."""
+    import struct
+    import zlib
+
+    def part(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + \
+            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    raw = (b"\0" + bytes([value] * 3) * 2) * 2
+    return (b"\x89PNG\r\n\x1a\n" + part(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
+            + part(b"IDAT", zlib.compress(raw)) + part(b"IEND", b""))
+
+
+def _attribute(read):
+    """What reading an attribute gives: its shape, or the AttributeError's text."""
+    try:
+        got = read()
+    except AttributeError as e:
+        return "AttributeError: %s" % e
+    return list(getattr(got, "shape", (len(got),)))
+
+
+@cntk_case(name="io43__all_invalid_minibatch",
+           names=_NAMES + ["cntk.io.MinibatchData.asarray", "cntk.io.MinibatchData.data",
+                           "cntk.io.MinibatchData.as_sequences", "cntk.io.MinibatchData.mask",
+                           "cntk.io.transforms.scale"],
+           note="Base64 image files (label i % 2, image i of value 10 i) where 'J' lines are "
+                "base64 but not images, read in file order with max_errors 10 in minibatches "
+                "of 2 (JJgggg: the first minibatch all left out; ggJJgg: a later one; ggJJ: "
+                "the last one, one sweep and two; gggJJJgg in minibatches of 3), streams "
+                "'features' (scale 2x2x3, or none) and 'labels' (dim 2), also named 'z' and "
+                "'a'.  Per minibatch: per stream by name, num_samples, num_sequences, "
+                "end_of_sweep, data is None, asarray's shape or AttributeError, as_sequences' "
+                "length or AttributeError (features), mask's AttributeError where no data; "
+                "a RuntimeError's first line")
+def io43_all_invalid_minibatch(C, r):
+    import base64
+    good = ["%d\t%s\n" % (i % 2, base64.b64encode(_png(10 * i)).decode("ascii"))
+            for i in range(8)]
+    junk = "0\t%s\n" % base64.b64encode(b"not an image at all").decode("ascii")
+
+    def lines(pattern):
+        out, k = [], 0
+        for c in pattern:
+            out.append(junk if c == "J" else good[k])
+            k += c != "J"
+        return "".join(out)
+    runs = [("first", "JJgggg", True, ("features", "labels"), 2, 1),
+            ("first_unscaled", "JJgggg", False, ("features", "labels"), 2, 1),
+            ("first_za", "JJgggg", True, ("z", "a"), 2, 1),
+            ("later", "ggJJgg", True, ("features", "labels"), 2, 1),
+            ("last", "ggJJ", True, ("features", "labels"), 2, 1),
+            ("last_2_sweeps", "ggJJ", True, ("features", "labels"), 2, 2),
+            ("middle_of_3", "gggJJJgg", True, ("features", "labels"), 3, 1)]
+    res = {}
+    for tag, pattern, scale, names, size, sweeps in runs:
+        with open(tag + ".txt", "w") as f:
+            f.write(lines(pattern))
+        transforms = [C.io.transforms.scale(width=2, height=2, channels=3)] if scale else []
+        streams = C.io.StreamDefs(**{
+            names[0]: C.io.StreamDef(field="image", transforms=transforms),
+            names[1]: C.io.StreamDef(field="label", shape=2)})
+        src = C.io.MinibatchSource(C.io.Base64ImageDeserializer(tag + ".txt", streams),
+                                   randomize=False, max_sweeps=sweeps, max_errors=10)
+        out = []
+        for _ in range(6):
+            try:
+                mb = src.next_minibatch(size)
+            except RuntimeError as e:
+                out.append("RuntimeError: " + str(e).split("\n")[0].split(" (")[0])
+                continue
+            if not mb:
+                out.append("empty")
+                break
+            step = []
+            for name in sorted(names):
+                d = mb[getattr(src.streams, name)]
+                entry = [int(d.num_samples), int(d.num_sequences), bool(d.end_of_sweep),
+                         d.data is None, _attribute(d.asarray)]
+                if name == names[0]:
+                    entry.append(_attribute(d.as_sequences))
+                if d.data is None:
+                    entry.append(_attribute(functools.partial(getattr, d, "mask")))
+                step.append(entry)
+                del d
+            out.append(step)
+            del mb
+        res[tag] = out
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    r.touch("cntk.io.MinibatchData.asarray")
+    r.touch("cntk.io.MinibatchData.data")
+    r.touch("cntk.io.MinibatchData.as_sequences")
+    r.touch("cntk.io.MinibatchData.mask")
     return res
