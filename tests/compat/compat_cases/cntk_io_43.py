@@ -188,3 +188,55 @@ def io43_all_invalid_minibatch(C, r):
     r.touch("cntk.io.MinibatchData.as_sequences")
     r.touch("cntk.io.MinibatchData.mask")
     return res
+
+
+@cntk_case(name="io43__base64_broadcast_join",
+           names=_NAMES + ["cntk.io.HTKFeatureDeserializer"],
+           note="Base64 image lines 'i<TAB>i<TAB>png', sequence i of 1, 3, 1, 2 lines, first, "
+                "joined by key with an HTK feature stream of one frame per key "
+                "(broadcast=True, frame i = [2i+1, 2i+2]); in file order and randomized "
+                "(seed 1), frame mode or not, minibatches of 1 to 4, 2 sweeps: [labels, "
+                "broadcast steps per sequence, their first values, samples of both, "
+                "end_of_sweep] per minibatch.  CNTK 2.7 repeats the frame over the steps the "
+                "base64 sequence delivers (one), not the lines it counts")
+def io43_base64_broadcast_join(C, r):
+    import struct
+    png = _png_base64()
+    counts = [1, 3, 1, 2]
+    with open("b.txt", "w") as f:
+        for i, c in enumerate(counts):
+            f.write("%d\t%d\t%s\n" % (i, i, png) * c)
+    frames = [[2.0 * i + 1, 2.0 * i + 2] for i in range(len(counts))]
+    with open("iv.htk", "wb") as f:
+        f.write(struct.pack(">iihh", len(frames), 100000, 8, 9)
+                + b"".join(struct.pack(">ff", *v) for v in frames))
+    with open("iv.scp", "w") as f:
+        for i in range(len(counts)):
+            f.write("%d=iv.htk[%d,%d]\n" % (i, i, i))
+    res = {}
+    for randomize in (False, True):
+        for frame_mode in (False, True):
+            for size in (1, 2, 3, 4):
+                b = C.io.Base64ImageDeserializer("b.txt", C.io.StreamDefs(
+                    f=C.io.StreamDef(field="image", transforms=[]),
+                    l=C.io.StreamDef(field="label", shape=4)))
+                h = C.io.HTKFeatureDeserializer(C.io.StreamDefs(
+                    iv=C.io.StreamDef(shape=2, scp="iv.scp", broadcast=True)))
+                src = C.io.MinibatchSource([b, h], randomize=randomize, max_sweeps=2,
+                                           frame_mode=frame_mode, randomization_seed=1)
+                out = []
+                for _ in range(10):
+                    mb = src.next_minibatch(size)
+                    if not mb:
+                        break
+                    lab, iv = mb[src.streams.l], mb[src.streams.iv]
+                    seqs = iv.as_sequences()
+                    out.append([[int(v) for v in lab.asarray().reshape(-1, 4).argmax(1)],
+                                [int(s.shape[0]) for s in seqs],
+                                [float(s[0][0]) for s in seqs], int(lab.num_samples),
+                                int(iv.num_samples), bool(lab.end_of_sweep)])
+                    del lab, iv, mb, seqs
+                res["%s_%s_mb%d" % ("rand" if randomize else "file",
+                                    "frames" if frame_mode else "seqs", size)] = out
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
