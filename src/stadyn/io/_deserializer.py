@@ -61,6 +61,17 @@ class StreamBatch:
             stored = None if stored is None else stored[:, :data.shape[1]]
         return StreamBatch(data, lengths, stored)
 
+    def rows_at(self, order: np.ndarray) -> "StreamBatch":
+        """The rows in ``order`` (indices).
+
+        Example:
+            >>> StreamBatch(np.arange(3.0)[:, None]).rows_at(np.array([2, 0])).data.tolist()
+            [[2.0], [0.0]]
+        """
+        return StreamBatch(self.data[order], None if self.lengths is None else
+                           self.lengths[order], None if self.stored is None else
+                           self.stored[order])
+
 
 class Deserializer(abc.ABC):
     """A list of samples; each sample has one array per named stream.

@@ -152,7 +152,7 @@ def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: in
                 return
             if job is None:
                 return
-            job_id, ids, sweeps, positions, chunks = job
+            job_id, ids, sweeps, positions, chunks, keep = job
             slot = count % prefetch
             count += 1
             try:
@@ -163,8 +163,8 @@ def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: in
                 message = ("ok", job_id, slot, name, entries, composite.deferred_errors())
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the main process
                 message = ("err", job_id, _pack_exception(exc), composite.deferred_errors())
-            finally:    # (the other workers read the rest of those chunks: keep no parses)
-                if chunks is not None:
+            finally:    # (the other workers read the rest of those chunks: keep no parses,
+                if chunks is not None and not keep:     # unless this worker reads them all)
                     composite.release_chunks()
             try:
                 conn.send(message)
@@ -253,11 +253,14 @@ class WorkerPool:
     # -- jobs
 
     def submit(self, job_id: int, ids: np.ndarray, sweeps: np.ndarray,
-               positions: np.ndarray, chunks: np.ndarray | None = None) -> None:
+               positions: np.ndarray, chunks: np.ndarray | None = None,
+               worker: int | None = None) -> None:
         """Queue a job; it goes to a worker as soon as one has a free slot.  ``chunks``: the
         chunks the worker has the data read whole first (``Composite.load_chunks``), so a bad
-        line in them raises from this job."""
-        self._pending.append((job_id, ids, sweeps, positions, chunks))
+        line in them raises from this job.  ``worker``: the worker that must read it (it
+        reads every sequence of the chunks it is given, so it keeps what reading them whole
+        parsed until it reads them); jobs wait in order for their worker."""
+        self._pending.append((job_id, ids, sweeps, positions, chunks, worker))
         self._dispatch()
 
     def cancel(self, job_ids) -> None:
@@ -271,12 +274,14 @@ class WorkerPool:
 
     def _dispatch(self) -> None:
         while self._pending:
-            worker = min(self.workers, key=lambda w: len(w.in_flight))
+            target = self._pending[0][5]
+            worker = min(self.workers, key=lambda w: len(w.in_flight)) if target is None \
+                else self.workers[target]
             if len(worker.in_flight) >= self.prefetch:
                 return
             job = self._pending.popleft()
             try:
-                worker.conn.send(job)
+                worker.conn.send(job[:5] + (target is not None,))
             except (BrokenPipeError, ConnectionResetError, OSError):
                 self._pending.appendleft(job)
                 self._check_alive()
