@@ -176,7 +176,8 @@ def test_randomized_workers_give_the_minibatches_of_one_process(tmp_path):
     path = tmp_path / "a.ctf"
     path.write_bytes(_text(40))
     here = _sweep(path, False, randomize=True)
-    with_workers = _sweep(path, True, randomize=True, num_workers=2)
+    # ('fork': no worker imports Stadyn again, and no OpenCV pool ran in this test's reads)
+    with_workers = _sweep(path, True, randomize=True, num_workers=2, start_method="fork")
     assert len(here) == len(with_workers) > 10
     for a, b in zip(here, with_workers):
         for name in a:
