@@ -110,9 +110,6 @@ class SourcePlan:
             length = int(lengths[self._sample_ids(np.array([end]))[0]])
             if taken and taken + length > n:
                 break
-            if taken and self._max_samples != INFINITELY_REPEAT and \
-                    samples + taken + length > self._max_samples:
-                break
             taken += length
             end += 1
             if taken >= n or sweep is not None and \

@@ -240,3 +240,37 @@ def io43_base64_broadcast_join(C, r):
                                     "frames" if frame_mode else "seqs", size)] = out
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
+
+
+@cntk_case(name="io43__max_samples_crossing_sequence",
+           names=_NAMES[:-1] + ["cntk.io.CTFDeserializer"],
+           note="CTF sequences of 2, 3, 1, 2, 3, 2 lines (values the sequence numbers), "
+                "max_samples 3, 5 and 7, minibatches of 2, 4 and 6, in file order and "
+                "randomized (seed 2): CNTK 2.7 takes a sequence that fits the minibatch while "
+                "the samples before it are below max_samples, though it ends past it "
+                "(BlockRandomizer.cpp:285-305).  Per minibatch: its sequences' values, its "
+                "samples")
+def io43_max_samples_crossing_sequence(C, r):
+    with open("s.ctf", "w") as f:
+        for i, n in enumerate([2, 3, 1, 2, 3, 2]):
+            f.write("%d |x %d\n" % (i, i) * n)
+    res = {}
+    for randomize in (False, True):
+        for max_samples in (3, 5, 7):
+            for size in (2, 4, 6):
+                d = C.io.CTFDeserializer("s.ctf", C.io.StreamDefs(
+                    x=C.io.StreamDef(field="x", shape=1)))
+                src = C.io.MinibatchSource(d, randomize=randomize, max_samples=max_samples,
+                                           randomization_seed=2)
+                out = []
+                for _ in range(8):
+                    mb = src.next_minibatch(size)
+                    if not mb:
+                        break
+                    x = mb[src.streams.x]
+                    out.append([int(s[0][0]) for s in x.as_sequences()] + [int(x.num_samples)])
+                    del x, mb
+                res["%s_max%d_mb%d" % ("rand" if randomize else "file", max_samples,
+                                       size)] = out
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
