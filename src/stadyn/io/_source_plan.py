@@ -98,13 +98,13 @@ class SourcePlan:
                 take = min(take, self._epoch_end - samples)     # stops at the epoch end exactly
                 # (sequences are whole: _exhausted stops after the one that crosses it)
             return position + take, take
-        return self._fill(position, samples, n, self._lengths, None)
+        return self._fill(position, samples, n, self._lengths)
 
-    def _fill(self, position: int, samples: int, n: int, lengths: np.ndarray,
-              sweep: int | None) -> tuple[int, int]:
+    def _fill(self, position: int, samples: int, n: int,
+              lengths: np.ndarray) -> tuple[int, int]:
         """(end position, samples taken) of whole sequences of ``lengths`` from ``position``
-        until n samples are taken (a sequence crossing n is taken only as the first), the
-        source is exhausted or, with ``sweep``, the samples taken cross a multiple of it."""
+        until n samples are taken (a sequence crossing n is taken only as the first) or the
+        source is exhausted."""
         end, taken = position, 0
         while not self._exhausted(end, samples + taken):
             length = int(lengths[self._sample_ids(np.array([end]))[0]])
@@ -112,8 +112,7 @@ class SourcePlan:
                 break
             taken += length
             end += 1
-            if taken >= n or sweep is not None and \
-                    (samples + taken) // sweep > (samples + taken - length) // sweep:
+            if taken >= n:
                 break
         return end, taken
 
@@ -129,7 +128,7 @@ class SourcePlan:
         still wants, ending where none does.  The positions such a minibatch reads are
         :meth:`_plan_positions`'s."""
         if not self._randomize:
-            return self._fill(position, samples, n, self._counted, None)
+            return self._fill(position, samples, n, self._counted)
         sweep, counted = self._sweep_length, self._counted
         end, taken, first = position, 0, True
         while not self._exhausted(end, samples + taken):
