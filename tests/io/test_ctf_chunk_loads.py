@@ -134,3 +134,52 @@ def test_the_parses_go_with_the_source(tmp_path):
     del src
     gc.collect()
     assert own() is None and "_parsed" not in vars(d)
+
+
+class _RecordingPool:
+    """A worker pool that records the jobs submitted (nothing is read)."""
+
+    def __init__(self):
+        self.jobs = []
+
+    def submit(self, job_id, ids, sweeps, positions, chunks=None, worker=None):
+        self.jobs.append((worker, ids.copy(), () if chunks is None else chunks.tolist()))
+
+
+def test_randomized_workers_read_each_chunk_where_it_was_parsed_whole(tmp_path):
+    # 40 sequences in chunks of 200 bytes, randomized, 2 workers: each job goes to one worker;
+    # every chunk is read whole by one job (the first minibatch's window holds them all) and
+    # every row of it is read by that job's worker, which kept the parses (chunk % 2), so no
+    # worker parses a sequence another one parsed
+    path = tmp_path / "a.ctf"
+    path.write_bytes(_text(40))
+    d = CTFDeserializer(path, STREAMS)
+    d["chunkSizeInBytes"] = 200
+    src = MinibatchSource(d, max_sweeps=1, num_workers=2)
+    src._pool = pool = _RecordingPool()
+    src._plan_at = (0, 0)
+    while src._queue_job(7, 1, 0):
+        pass
+    ends = np.cumsum(d.chunk_sizes())
+    loaded = {c: worker for worker, _, chunks in pool.jobs for c in chunks}
+    assert sorted(loaded) == list(range(len(ends))) and len(ends) > 4
+    assert sum(len(chunks) for _, _, chunks in pool.jobs) == len(ends)   # (each once)
+    rows = 0
+    for worker, ids, _ in pool.jobs:
+        assert worker in (0, 1)
+        assert all(loaded[c] == worker for c in np.searchsorted(ends, ids, side="right"))
+        rows += len(ids)
+    assert rows == 40
+
+
+def test_randomized_workers_give_the_minibatches_of_one_process(tmp_path):
+    path = tmp_path / "a.ctf"
+    path.write_bytes(_text(40))
+    here = _sweep(path, False, randomize=True)
+    # ('fork': no worker imports Stadyn again, and no OpenCV pool ran in this test's reads)
+    with_workers = _sweep(path, True, randomize=True, num_workers=2, start_method="fork")
+    assert len(here) == len(with_workers) > 10
+    for a, b in zip(here, with_workers):
+        for name in a:
+            np.testing.assert_array_equal(a[name][0], b[name][0])
+            np.testing.assert_array_equal(a[name][1], b[name][1])

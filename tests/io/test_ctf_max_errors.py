@@ -172,11 +172,6 @@ def _read_counting_errors(path, workers):
                 return out + [type(exc).__name__]
 
 
-@pytest.mark.xfail(strict=True, reason="each worker process counts maxErrors on its own copy "
-                   "of the deserializer (io/_workers.py: the composite is pickled to every "
-                   "worker, CTFDeserializer._skipped with it), so two malformed inputs read by "
-                   "two workers are each the first of their count: no error where one process "
-                   "(and CNTK 2.7's reader, which counts per reader) raises at the second")
 def test_max_errors_counts_over_worker_processes_as_in_one(tmp_path):
     """Sequences of 2 lines; the second line's x of sequences 3 and 30 is not a number, with
     maxErrors 1: read in one process the second one raises (CNTK 2.7 raised RuntimeError at

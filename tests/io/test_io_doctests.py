@@ -10,7 +10,7 @@ import pytest
 MODULES = ["stadyn.io.transforms", "stadyn.io._random", "stadyn.io._streams",
            "stadyn.io._image", "stadyn.io._files", "stadyn.io._mean_file", "stadyn.io._transforms",
            "stadyn.io._map_file", "stadyn.io._image_deserializer", "stadyn.io._ctf",
-           "stadyn.io._ctf_values",
+           "stadyn.io._ctf_values", "stadyn.io._ctf_errors", "stadyn.io._ctf_index",
            "stadyn.io._recordio", "stadyn.io._recordio_index", "stadyn.io._recordio_images",
            "stadyn.io._rec_deserializer", "stadyn.io._numpy_deserializer",
            "stadyn.io._source", "stadyn.io._tools", "stadyn.io._htk_file",

@@ -70,7 +70,8 @@ class ChunkLoads:
     def _read_here(self, end: int, count: int, index: int) -> dict[str, StreamBatch]:
         """This process reads the positions up to ``end`` (the partition's share), the
         chunks CNTK 2.7 loads for them read whole first (read as one partition)."""
-        positions = self._partition_positions(self._position, end, count, index)
+        positions = self._partition_positions(self._position, self._samples, end, count,
+                                             index)
         if count == 1:
             self._load_windows(positions)
         return self._composite.materialize(*self._job(positions), self._seed)

@@ -217,6 +217,23 @@ class Composite:
         for d in self.deserializers:
             d.release_chunks()
 
+    def defer_error_counts(self) -> None:
+        """Have every deserializer skip malformed inputs without counting them (a worker
+        process's copy: ``Deserializer.defer_error_counts``)."""
+        for d in self.deserializers:
+            d.defer_error_counts()
+
+    def deferred_errors(self) -> list:
+        """The malformed inputs each deserializer skipped uncounted since the last call:
+        (its place, its records) of each that has some."""
+        return [(k, met) for k, d in enumerate(self.deserializers)
+                if (met := d.deferred_errors())]
+
+    def count_errors(self, met: list) -> None:
+        """Have each deserializer count what its copy skipped (:meth:`deferred_errors`)."""
+        for k, records in met:
+            self.deserializers[k].count_errors(records)
+
     def chunk_sizes(self) -> np.ndarray:
         """Sequences per chunk: the first deserializer's chunks (CNTK bundles the others'
         sequences into them)."""

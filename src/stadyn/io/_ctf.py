@@ -36,7 +36,6 @@ and parsed lazily, sequence by sequence, in whichever process reads it.
 
 from __future__ import annotations
 
-import codecs
 import mmap
 import os
 import re
@@ -47,8 +46,10 @@ import numpy as np
 
 from .._errors import DataError
 from .._fileutil import refuse_special_file
-from ._ctf_streams import _CHUNK, bar_positions, byte_positions, input_counts
+from ._ctf_streams import bar_positions, input_counts
 from ._ctf_chunks import WholeChunkParses
+from ._ctf_errors import MaxErrors
+from ._ctf_index import CTFIndex as _Index   # (tests count the files indexed through it)
 from ._ctf_stored import stored_batch, stored_zeros
 from ._ctf_values import InputField, parse_values, text_format_errors
 from ._deserializer import Deserializer, StreamBatch, StreamSpec, byte_chunks, pad_sequences
@@ -58,115 +59,9 @@ from ._streams import StreamDef, iter_stream_defs
 __all__ = ["CTFDeserializer"]
 
 _COMMENT = re.compile(r"\|#(?:[^|]|\|#)*")
-# a sequence id is the digits at the very start of a line, read as a number (CNTK's
-# TextInputIndexBuilder::TryGetNumericSequenceId, IndexBuilder.cpp:384-411): "abc", " 7", "-1"
-# give none, "1a" gives 1, "00" and "0" are the same id
-_ID = re.compile(rb"[0-9]+")
-_MAX_ID = (1 << 64) - 1         # a size_t; a longer id is CNTK's "Overflow while reading ..."
 _LEADING_DIGITS = re.compile(r"[0-9]*", re.ASCII)
 # below ' ' but not a tab or a newline: CNTK's isNonPrintable, which ends an input's values
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f]")
-
-
-def _bytes_at(data, offsets: np.ndarray) -> np.ndarray:
-    """The bytes of ``data`` at ``offsets``, copied: no view outlives the call (an mmap with a
-    view cannot be closed, which would hide a DataError raised while indexing it)."""
-    return np.frombuffer(data, dtype=np.uint8)[offsets]
-
-
-_SPACES = np.frombuffer(b" \t\r\n\v\f", np.uint8)
-
-
-def _first_text(data, start: int) -> int:
-    """The offset of the first byte at or after ``start`` that is not white space (the
-    length of ``data`` when there is none)."""
-    view = np.frombuffer(data, dtype=np.uint8)
-    for at in range(start, len(view), _CHUNK):
-        found = np.flatnonzero(~np.isin(view[at:at + _CHUNK], _SPACES))
-        if found.size:
-            return at + int(found[0])
-    return len(view)
-
-
-class _Index:
-    """Where each sequence's lines are: byte range, first line number, line count, key."""
-
-    def __init__(self, data, source: str):
-        ends = byte_positions(data, ord("\n"))
-        size = len(data)
-        bom = len(codecs.BOM_UTF8) if bytes(data[:3]) == codecs.BOM_UTF8 else 0
-        starts = np.concatenate([[bom], ends + 1]).astype(np.int64)
-        ends = np.concatenate([ends, [size]]).astype(np.int64)
-        numbers = np.arange(1, len(starts) + 1, dtype=np.int64)
-        if len(starts) and starts[-1] == ends[-1]:      # nothing after the last newline
-            starts, ends, numbers = starts[:-1], ends[:-1], numbers[:-1]
-        # CNTK's indexer (TextInputIndexBuilder) skips the white space at the start of the file;
-        # after that every line is a row: a blank or comment-only line is a row without inputs
-        skip_to = _first_text(data, bom)
-        keep = ends > skip_to
-        starts, ends, numbers = starts[keep], ends[keep], numbers[keep]
-        if len(starts):
-            starts[0] = max(int(starts[0]), skip_to)   # the first line is read from its text
-        seq_start, seq_end, seq_line, seq_count, keys = [], [], [], [], []
-        if len(starts) and bytes(data[skip_to:skip_to + 1]) == b"|":
-            # no sequence ids (the first text is a '|'): every line is a sequence of its own
-            first = _bytes_at(data, starts)
-            for k in np.flatnonzero(first != ord("|")).tolist():
-                line = bytes(data[starts[k]:ends[k]])
-                if b"|" not in line and line.strip():
-                    text = line.strip().decode("utf-8", "replace")
-                    raise DataError(f"unexpected text {text[:40]!r} on a line without '|' "
-                                    f"(not a sample, not a '|#' comment)", source,
-                                    int(numbers[k]))
-            seq_start, seq_end, seq_line = starts, ends, numbers
-            seq_count = np.ones(len(seq_start), np.int64)
-            # each line's key is its number counted from 0, as CNTK's index keys it (the line
-            # count of its reader, IndexBuilder.cpp:273; BufferedFileReader.h:35-45): the key
-            # an image map file's line has too (ImageDataDeserializer.cpp:163-174)
-            self.keys: list[str] = [str(n - 1) for n in seq_line.tolist()]
-            self.explicit_ids = False
-        else:
-            # a line starting with an id other than the current sequence's starts a sequence;
-            # any other line (same id, no id, blank, comment only) is a row of the current one
-            prev_id = None
-            for s, e, n in zip(starts.tolist(), ends.tolist(), numbers.tolist()):
-                line = bytes(data[s:e])
-                # text without a '|' is an error, except an id alone ("0   "): a row without
-                # inputs (CNTK reads the id, then counts "Could not read a row")
-                if b"|" not in line and len(line.split()) > 1:
-                    text = line.strip().decode("utf-8", "replace")
-                    raise DataError(f"unexpected text {text[:40]!r} on a line without '|' "
-                                    f"(not a sample, not a '|#' comment)", source, n)
-                # a line without digits at its start continues the sequence before it
-                m = _ID.match(line)
-                seq_id = int(m.group(0)) if m else None
-                if seq_id is not None and seq_id > _MAX_ID:
-                    raise DataError(f"sequence id {m.group(0)[:30].decode()} is too large (CNTK: "
-                                    "Overflow while reading a numeric sequence id)", source, n)
-                if seq_start and (seq_id is None or seq_id == prev_id):
-                    seq_end[-1] = e
-                    seq_count[-1] += 1
-                    continue
-                if seq_id is None:
-                    text = line.strip().decode("utf-8", "replace")[:40]
-                    raise DataError(f"expected a sequence id (digits) at the start of the file's "
-                                    f"first line, found {text!r}: CNTK 2.7 reads only numeric "
-                                    "ids (CNTK: Expected a sequence id)", source, n)
-                prev_id = seq_id
-                seq_start.append(s)
-                seq_end.append(e)
-                seq_line.append(n)
-                seq_count.append(1)
-                keys.append(str(seq_id))
-            self.keys = keys
-            self.explicit_ids = True
-        self.starts = np.asarray(seq_start, dtype=np.int64)
-        self.ends = np.asarray(seq_end, dtype=np.int64)
-        self.first_lines = np.asarray(seq_line, dtype=np.int64)
-        self.line_counts = np.asarray(seq_count, dtype=np.int64)
-
-    def __len__(self) -> int:
-        return len(self.starts)
 
 
 def _repeats_an_input(data, index: _Index, fields: dict[str, InputField]) -> bool:
@@ -258,7 +153,7 @@ def _missing(name: str, text: str) -> str:
     return f"input {name!r} is missing from this line"
 
 
-class CTFDeserializer(WholeChunkParses, Deserializer):
+class CTFDeserializer(WholeChunkParses, MaxErrors, Deserializer):
     """Samples from a CNTK Text Format file (CNTK's ``CTFDeserializer``).
 
     Args:
@@ -339,41 +234,6 @@ class CTFDeserializer(WholeChunkParses, Deserializer):
         self._h_file = None
         self._finish_init()
         return self
-
-    def _set_max_errors(self, max_errors: int) -> None:
-        if int(max_errors) < 0:
-            raise ValueError(f"max_errors must be >= 0, got {max_errors}")
-        self.max_errors = int(max_errors)
-        self._skipped: set[tuple[int | None, str]] = set()   # the malformed inputs met
-
-    def copy_for_source(self) -> "CTFDeserializer":
-        """As :meth:`Deserializer.copy_for_source`, the copy counting its own malformed
-        inputs from none: CNTK 2.7 makes each source's reader, and its count of errors, anew
-        (case ``io42__ctf_max_errors_per_source``).
-
-        Example:
-            >>> from stadyn.io import StreamDef, StreamDefs
-            >>> d = CTFDeserializer.from_bytes(b'0 |x 1 |y 1\\n0 |x a |y 2\\n',
-            ...     StreamDefs(x=StreamDef(shape=1), y=StreamDef(shape=1)), max_errors=1)
-            >>> d.copy_for_source()._skipped is d._skipped
-            False
-        """
-        copy = super().copy_for_source()
-        copy._skipped = set()
-        return copy
-
-    def _skip(self, err: DataError) -> None:
-        """Count a malformed input against ``max_errors`` (once per line and message)."""
-        key = (err.line, err.reason)
-        if key in self._skipped:
-            return
-        if len(self._skipped) >= self.max_errors:
-            raise DataError(f"{err.reason} (more than maxErrors = {self.max_errors} malformed "
-                            "inputs; CNTK: Reached the maximum number of allowed errors)",
-                            err.path, err.line)
-        self._skipped.add(key)
-        warnings.warn(f"{err}; skipped ({len(self._skipped)} of maxErrors = "
-                      f"{self.max_errors})", stacklevel=5)
 
     def __setitem__(self, key: str, value) -> None:
         """CNTK 2.7's dict-style setting of its reader's keys, ``d["maxErrors"] = 2`` (see

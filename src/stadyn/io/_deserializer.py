@@ -61,6 +61,17 @@ class StreamBatch:
             stored = None if stored is None else stored[:, :data.shape[1]]
         return StreamBatch(data, lengths, stored)
 
+    def rows_at(self, order: np.ndarray) -> "StreamBatch":
+        """The rows in ``order`` (indices).
+
+        Example:
+            >>> StreamBatch(np.arange(3.0)[:, None]).rows_at(np.array([2, 0])).data.tolist()
+            [[2.0], [0.0]]
+        """
+        return StreamBatch(self.data[order], None if self.lengths is None else
+                           self.lengths[order], None if self.stored is None else
+                           self.stored[order])
+
 
 class Deserializer(abc.ABC):
     """A list of samples; each sample has one array per named stream.
@@ -155,6 +166,19 @@ class Deserializer(abc.ABC):
     def release_chunks(self) -> None:
         """Forget what :meth:`load_chunks` kept in memory for sequences not read yet (a
         source calls it at each sweep's end and when it is closed); a no-op here."""
+
+    def defer_error_counts(self) -> None:
+        """Skip the malformed inputs a count such as CNTK's ``maxErrors`` lets be skipped
+        without counting them (a worker process's copy: the source counts them,
+        :meth:`count_errors`); a no-op here."""
+
+    def deferred_errors(self) -> list:
+        """The malformed inputs skipped and not counted since the last call (none here)."""
+        return []
+
+    def count_errors(self, met: list) -> None:
+        """Count the malformed inputs another copy skipped (:meth:`deferred_errors`), a
+        DataError past the count; a no-op here."""
 
     def read_steps(self, ids: Sequence[int], steps: np.ndarray,
                    rngs: Sequence[SampleRandom]) -> dict[str, StreamBatch]:

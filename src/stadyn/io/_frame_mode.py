@@ -107,6 +107,15 @@ class FrameComposite:
     def release_chunks(self) -> None:
         self.inner.release_chunks()
 
+    def defer_error_counts(self) -> None:
+        self.inner.defer_error_counts()
+
+    def deferred_errors(self) -> list:
+        return self.inner.deferred_errors()
+
+    def count_errors(self, met: list) -> None:
+        self.inner.count_errors(met)
+
     def materialize(self, ids: np.ndarray, sweeps: np.ndarray, positions: np.ndarray,
                     seed: int) -> dict[str, StreamBatch]:
         if self._starts is None and self._whole is None:

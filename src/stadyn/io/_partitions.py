@@ -112,6 +112,8 @@ def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, 
     """(this partition's positions, end position, global samples stepped) of the next
     minibatch of ``n`` samples, starting at the source's position."""
     limit = local_minibatch_size(n, count, index)
+    if source._counted is not None and source._randomize:
+        return _counted_walk(source, limit, count, index)
     position, samples = source._position, source._samples
     sweep = max(source._sweep_length, 1)
     randomized = _by_chunks(source)
@@ -143,3 +145,42 @@ def partition_walk(source, n: int, count: int, index: int) -> tuple[np.ndarray, 
                 # a whole sweep without one of this partition's chunks: nothing to read
                 return _nothing_to_read(source)
         position = block[-1] + 1
+
+
+def _counted_walk(source, limit: int, count: int, index: int) -> tuple[np.ndarray, int, int]:
+    """``partition_walk`` of randomized sequences that count other samples than they deliver
+    (``source._counted``: a base64 sequence of several lines), as CNTK 2.7's block
+    randomizer walks them (BlockRandomizer.cpp:124-156, 245-333): a sweep ends where the
+    samples counted reach its own, its last sequences not read, and a walk within it takes no
+    sequence past that, except the partition's first; at a sweep's end the walk goes on at
+    the next sweep's first sequence while the partition wants more, with sequences that fit,
+    ending where none does (``SourcePlan._plan_counted`` as one partition)."""
+    position, samples = source._position, source._samples
+    sweep, counted = source._sweep_length, source._counted
+    mine: list[int] = []
+    taken = walked = 0
+    first = True
+    while not source._exhausted(position, samples + walked):
+        at = samples + walked
+        position = max(position, at // sweep * sweep)   # (a new sweep: its first sequence)
+        cap, got = sweep - at % sweep, 0
+        while position < (at // sweep + 1) * sweep and \
+                not source._exhausted(position, at + got):
+            p = np.array([position], np.int64)
+            ids = source._sample_ids(p)
+            length = int(counted[ids[0]])
+            own = bool(partition_of(source, p, ids, count, index)[0])
+            if not first and (got + length > cap or own and taken + length > limit):
+                break
+            if own:
+                mine.append(position)
+                taken, first = taken + length, False
+            got, position = got + length, position + 1
+            if not mine and position - source._position >= 2 * sweep:
+                # a whole sweep without one of this partition's chunks: nothing to read
+                return _nothing_to_read(source)
+        walked += got
+        if not got or taken >= limit or at % sweep + got < sweep:
+            break
+        first = False
+    return np.array(mine, np.int64), position, walked

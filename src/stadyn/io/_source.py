@@ -199,6 +199,7 @@ class MinibatchSource(SourcePlan, ChunkLoads, WorkerJobs):
         # sequences a deserializer left out (an undecodable base64 image), counted against
         # max_invalid_sequences as CNTK 2.7's SequenceCleaner counts them (ReaderUtil.h)
         self._invalid = 0
+        self._had_data = False      # (a minibatch with sequences was given: _no_data)
         self.max_invalid_sequences = int(max_invalid_sequences or 0)
         # CNTK 2.7's reader counts sequences from the start of the sweep it was last set at
         # (its first read, a change of minibatch size or partition, a restore): which
@@ -381,19 +382,46 @@ class MinibatchSource(SourcePlan, ChunkLoads, WorkerJobs):
         self._refused = None
         batch, invalid = drop_invalid(batch)
         self._invalid += invalid
+        rows = any(b.rows for b in batch.values())
         # (CNTK 2.7 checks the count at every minibatch that has a sequence left, those after
         # the one that left some out too: ReaderUtil.h's SequenceCleaner::Clean)
-        if self._invalid > self.max_invalid_sequences and any(b.rows for b in batch.values()):
+        if self._invalid > self.max_invalid_sequences and rows:
             raise ReaderError(
                 f"Number of invalid sequences '{self._invalid}' in the input exceeded the "
                 f"specified maximum number '{self.max_invalid_sequences}' (max_errors; the "
                 f"warnings name each sequence left out)")
+        if invalid and not rows:
+            if self._no_data():
+                return Minibatch()
+            end_of_sweep = False
+        self._had_data = self._had_data or rows
         result = Minibatch()
         for key, info in targets:
             b = batch[info.name]
             result[key] = MinibatchData(b.data, b.num_samples, b.rows, end_of_sweep, b.lengths,
                                         info.is_sparse, b.stored if info.is_sparse else None)
         return result
+
+    def _no_data(self) -> bool:
+        """A minibatch all of whose sequences were left out (``max_invalid_sequences``), as
+        CNTK 2.7's reader shim gives it (ReaderShim.cpp:280-350, MinibatchSource.cpp:266-283):
+        its streams' data are empty and say no sweep end; where it ends the data the source
+        gives ``{}`` instead (returns True); before any minibatch with data, CNTK has no
+        sample shape to give: a ReaderError naming the first stream, by name, whose shape is
+        declared."""
+        if self._exhausted(self._position, self._samples):
+            return True
+        known = sorted((name, info.shape) for name, info in self._streams.items()
+                       if info.shape is not None)
+        if not self._had_data and known:
+            name, shape = known[0]
+            raise ReaderError(
+                f"Sample shape for '{name}' provided by the deserializer '18446744073709551614' "
+                f"does not match the shape expected by the network "
+                f"'{' x '.join(str(d) for d in reversed(shape))}'. (every sequence of the "
+                f"first minibatch with sequences was left out as invalid, so CNTK 2.7's reader "
+                f"has no sample shape yet)")
+        return False
 
     def _partition_minibatch(self, n: int, count: int, index: int,
                              targets: list[tuple[Hashable, StreamInformation]]) -> dict:

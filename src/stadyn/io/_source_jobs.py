@@ -36,9 +36,12 @@ class Job:
 class WorkerJobs:
     """The worker pipeline of ``MinibatchSource`` (see the module docstring)."""
 
-    def _partition_positions(self, start: int, end: int, count: int, index: int) -> np.ndarray:
-        first = start + (index - start) % count
-        return np.arange(first, end, count, dtype=np.int64)
+    def _partition_positions(self, start: int, samples: int, end: int, count: int,
+                             index: int) -> np.ndarray:
+        """The positions from ``start`` (``samples`` counted before it) to ``end`` a plan
+        reads (``_plan_positions``) that are partition ``index``'s of ``count``."""
+        positions = self._plan_positions(start, samples, end)
+        return positions if count == 1 else positions[positions % count == index]
 
     def _job(self, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(sample ids, sweeps, positions within their sweep) of global positions."""
@@ -64,18 +67,46 @@ class WorkerJobs:
         self._plan_at = None
         self._plan_key = None
 
+    def _owners(self, ids: np.ndarray) -> np.ndarray | None:
+        """The worker that reads each of sample ``ids`` where randomized data is read in
+        whole chunks by several workers: the one owning its chunk (chunk ``% num_workers``),
+        which reads that chunk whole once and keeps the parses for its own reads (a
+        randomized minibatch's rows come from many chunks, so the workers share it); else
+        None: any worker reads any job (in file order a minibatch's rows are a chunk's, so
+        owners would read one after another)."""
+        if self.num_workers < 2 or not self._randomize or \
+                self._composite.randomizer != "block" or \
+                not getattr(self._composite, "loads_whole_chunks", False):
+            return None
+        ends = self.__dict__.get("_owner_ends")
+        if ends is None:
+            ends = self._owner_ends = np.cumsum(self._composite.chunk_sizes())
+        return np.searchsorted(ends, ids, side="right") % self.num_workers
+
     def _queue_job(self, n: int, count: int, index: int) -> bool:
         position, samples = self._plan_at
         end, taken = self._plan(position, samples, n)
         if end == position:
             return False
-        positions = self._partition_positions(position, end, count, index)
-        job = Job(self._next_job_id, position, end, positions,
-                  chunks=self._chunks_to_send(positions))
-        self._next_job_id += 1
-        self._jobs.append(job)
+        positions = self._partition_positions(position, samples, end, count, index)
+        chunks = self._chunks_to_send(positions)
+        ids, sweeps, within = self._job(positions)
+        owners = self._owners(ids) if count == 1 else None
+        pool = self._ensure_pool()
+        # (read in whole chunks by several workers: one job a worker, its own chunks' rows
+        # and the chunks it reads whole first, so each chunk is parsed once)
+        for worker in range(self.num_workers) if owners is not None else (None,):
+            mine = slice(None) if worker is None else owners == worker
+            own = chunks if chunks is None or worker is None else \
+                chunks[chunks % self.num_workers == worker]
+            own = None if own is None or not len(own) else own
+            if worker is not None and not mine.any() and own is None:
+                continue
+            job = Job(self._next_job_id, position, end, positions[mine], chunks=own)
+            self._next_job_id += 1
+            self._jobs.append(job)
+            pool.submit(job.job_id, ids[mine], sweeps[mine], within[mine], own, worker)
         self._plan_at = (self._counted_start(end, samples + taken), samples + taken)
-        self._ensure_pool().submit(job.job_id, *self._job(positions), job.chunks)
         return True
 
     def _gather_from_workers(self, end: int, n: int, count: int,
@@ -88,6 +119,7 @@ class WorkerJobs:
         while self._plan_at[0] < end:
             self._queue_job(n, count, index)
         pieces: list[dict[str, StreamBatch]] = []
+        taken: list[np.ndarray] = []     # (the positions of each piece's rows)
         pool = self._ensure_pool()
         while self._jobs and self._jobs[0].start < end:
             job = self._jobs[0]
@@ -96,6 +128,7 @@ class WorkerJobs:
             stop = int(np.searchsorted(job.positions, end))
             if stop > job.consumed:
                 pieces.append({s: b.take(job.consumed, stop) for s, b in job.result.items()})
+                taken.append(job.positions[job.consumed:stop])
             job.consumed = stop
             if job.end <= end:
                 self._jobs.popleft()
@@ -113,4 +146,9 @@ class WorkerJobs:
                       {**p, INVALID_ROWS: StreamBatch(np.zeros(next(iter(p.values())).rows,
                                                                dtype=bool))}
                       for p in pieces]
-        return {s: concat_batches([p[s] for p in pieces]) for s in pieces[0]}
+        joined = {s: concat_batches([p[s] for p in pieces]) for s in pieces[0]}
+        at = np.concatenate(taken)
+        if len(at) > 1 and (np.diff(at) < 0).any():    # (one job a worker: rows by position)
+            order = np.argsort(at, kind="stable")
+            joined = {s: b.rows_at(order) for s, b in joined.items()}
+        return joined

@@ -98,39 +98,66 @@ class SourcePlan:
                 take = min(take, self._epoch_end - samples)     # stops at the epoch end exactly
                 # (sequences are whole: _exhausted stops after the one that crosses it)
             return position + take, take
-        return self._fill(position, samples, n, self._lengths, None)
+        return self._fill(position, samples, n, self._lengths)
 
-    def _fill(self, position: int, samples: int, n: int, lengths: np.ndarray,
-              sweep: int | None) -> tuple[int, int]:
+    def _fill(self, position: int, samples: int, n: int,
+              lengths: np.ndarray) -> tuple[int, int]:
         """(end position, samples taken) of whole sequences of ``lengths`` from ``position``
-        until n samples are taken (a sequence crossing n is taken only as the first), the
-        source is exhausted or, with ``sweep``, the samples taken cross a multiple of it."""
+        until n samples are taken (a sequence crossing n is taken only as the first) or the
+        source is exhausted."""
         end, taken = position, 0
         while not self._exhausted(end, samples + taken):
             length = int(lengths[self._sample_ids(np.array([end]))[0]])
             if taken and taken + length > n:
                 break
-            if taken and self._max_samples != INFINITELY_REPEAT and \
-                    samples + taken + length > self._max_samples:
-                break
             taken += length
             end += 1
-            if taken >= n or sweep is not None and \
-                    (samples + taken) // sweep > (samples + taken - length) // sweep:
+            if taken >= n:
                 break
         return end, taken
 
     def _plan_counted(self, position: int, samples: int, n: int) -> tuple[int, int]:
-        """``_plan`` where sequences count other samples than they deliver
-        (``_counted``): a minibatch fills by the counts, and a sweep ends where the samples
-        counted reach the sweep's (one a sequence), its last sequences then not read.
-        Randomized, the next sweep starts at its first sequence (CNTK 2.7's block randomizer
-        starts a sweep by the sample position, BlockRandomizer.cpp:103-121: see
-        :meth:`_counted_start`), and the minibatch ends at the sweep's end (CNTK's goes on
-        into the next sweep); in file order the cursor goes on to the next sequence
-        (NoRandomizer.cpp:69-83)."""
-        return self._fill(position, samples, n, self._counted,
-                          self._sweep_length if self._randomize else None)
+        """``_plan`` where sequences count other samples than they deliver (``_counted``): a
+        minibatch fills by the counts.  In file order the cursor goes on to the next sequence
+        at a sweep's end (NoRandomizer.cpp:69-83).  Randomized, as CNTK 2.7's
+        ``BlockRandomizer::GetNextSequences`` (BlockRandomizer.cpp:124-156, 245-333): a sweep
+        ends where the samples counted reach the sweep's (one a sequence), its last sequences
+        not read; a walk within a sweep takes no more than the sweep's samples left, except a
+        minibatch's first sequence; a minibatch that reaches a sweep's end goes on at the next
+        sweep's first sequence (:meth:`_counted_start`) with sequences that fit in what it
+        still wants, ending where none does.  The positions such a minibatch reads are
+        :meth:`_plan_positions`'s."""
+        if not self._randomize:
+            return self._fill(position, samples, n, self._counted)
+        sweep, counted = self._sweep_length, self._counted
+        end, taken, first = position, 0, True
+        while not self._exhausted(end, samples + taken):
+            at = samples + taken
+            end = max(end, at // sweep * sweep)         # (a new sweep: its first sequence)
+            cap, got = min(n - taken, sweep - at % sweep), 0
+            while end < (at // sweep + 1) * sweep and not self._exhausted(end, at + got):
+                length = int(counted[self._sample_ids(np.array([end]))[0]])
+                if not first and got + length > cap:
+                    break
+                got, end, first = got + length, end + 1, False
+            taken += got
+            if not got or taken >= n or at % sweep + got < sweep:
+                break       # (not at the sweep's end, or nothing more fits: the minibatch ends)
+        return end, taken
+
+    def _plan_positions(self, start: int, samples: int, end: int) -> np.ndarray:
+        """The global positions a minibatch planned from ``start`` (``samples`` counted
+        before it) to ``end`` reads: all of them, except where a randomized sweep of counted
+        sequences ended early -- its last sequences, up to the next sweep's first, are not
+        read (:meth:`_plan_counted`)."""
+        if self._counted is None or not self._randomize:
+            return np.arange(start, end, dtype=np.int64)
+        positions, p = [], start
+        while p < end:
+            positions.append(p)
+            samples += int(self._counted[self._sample_ids(np.array([p]))[0]])
+            p = self._counted_start(p + 1, samples)
+        return np.array(positions, dtype=np.int64)
 
     def _counted_start(self, position: int, samples: int) -> int:
         """Where a randomized source with counted lengths reads next: the first position of

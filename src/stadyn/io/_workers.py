@@ -139,6 +139,7 @@ def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: in
         _one_opencv_thread()
     slots: list[SharedMemory | None] = [None] * prefetch
     count = 0
+    composite.defer_error_counts()      # (the main process counts them: WorkerPool.wait)
     try:
         while True:
             if not conn.poll(1.0):
@@ -151,7 +152,7 @@ def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: in
                 return
             if job is None:
                 return
-            job_id, ids, sweeps, positions, chunks = job
+            job_id, ids, sweeps, positions, chunks, keep = job
             slot = count % prefetch
             count += 1
             try:
@@ -159,11 +160,11 @@ def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: in
                     composite.load_chunks(chunks)
                 batch = composite.materialize(ids, sweeps, positions, seed)
                 name, entries = _write_slot(slots, slot, batch)
-                message = ("ok", job_id, slot, name, entries)
+                message = ("ok", job_id, slot, name, entries, composite.deferred_errors())
             except Exception as exc:  # noqa: BLE001 - every failure goes back to the main process
-                message = ("err", job_id, _pack_exception(exc))
-            finally:    # (the other workers read the rest of those chunks: keep no parses)
-                if chunks is not None:
+                message = ("err", job_id, _pack_exception(exc), composite.deferred_errors())
+            finally:    # (the other workers read the rest of those chunks: keep no parses,
+                if chunks is not None and not keep:     # unless this worker reads them all)
                     composite.release_chunks()
             try:
                 conn.send(message)
@@ -228,6 +229,8 @@ class WorkerPool:
         self.prefetch, self.timeout = prefetch, float(timeout)
         self._pending: collections.deque = collections.deque()
         self._done: dict[int, Any] = {}
+        self._composite = composite     # (counts the malformed inputs the workers skipped)
+        self._met: dict[int, list] = {}     # job -> the malformed inputs its worker skipped
         self._cancelled: set[int] = set()
         self._owner: dict[int, _Worker] = {}
         self._failure: BaseException | None = None
@@ -250,11 +253,14 @@ class WorkerPool:
     # -- jobs
 
     def submit(self, job_id: int, ids: np.ndarray, sweeps: np.ndarray,
-               positions: np.ndarray, chunks: np.ndarray | None = None) -> None:
+               positions: np.ndarray, chunks: np.ndarray | None = None,
+               worker: int | None = None) -> None:
         """Queue a job; it goes to a worker as soon as one has a free slot.  ``chunks``: the
         chunks the worker has the data read whole first (``Composite.load_chunks``), so a bad
-        line in them raises from this job."""
-        self._pending.append((job_id, ids, sweeps, positions, chunks))
+        line in them raises from this job.  ``worker``: the worker that must read it (it
+        reads every sequence of the chunks it is given, so it keeps what reading them whole
+        parsed until it reads them); jobs wait in order for their worker."""
+        self._pending.append((job_id, ids, sweeps, positions, chunks, worker))
         self._dispatch()
 
     def cancel(self, job_ids) -> None:
@@ -262,17 +268,20 @@ class WorkerPool:
         wanted = set(job_ids)
         self._pending = collections.deque(j for j in self._pending if j[0] not in wanted)
         for job_id in wanted:
+            self._met.pop(job_id, None)
             if self._done.pop(job_id, None) is None and job_id in self._owner:
                 self._cancelled.add(job_id)
 
     def _dispatch(self) -> None:
         while self._pending:
-            worker = min(self.workers, key=lambda w: len(w.in_flight))
+            target = self._pending[0][5]
+            worker = min(self.workers, key=lambda w: len(w.in_flight)) if target is None \
+                else self.workers[target]
             if len(worker.in_flight) >= self.prefetch:
                 return
             job = self._pending.popleft()
             try:
-                worker.conn.send(job)
+                worker.conn.send(job[:5] + (target is not None,))
             except (BrokenPipeError, ConnectionResetError, OSError):
                 self._pending.appendleft(job)
                 self._check_alive()
@@ -307,6 +316,9 @@ class WorkerPool:
                 if job_id not in self._done:
                     self._check_alive()
         result = self._done.pop(job_id)
+        # (the malformed inputs its worker skipped count here, in the order of the jobs
+        # read, as one process counts them: a DataError past the count)
+        self._composite.count_errors(self._met.pop(job_id, ()))
         if isinstance(result, BaseException):
             raise result
         return result
@@ -320,10 +332,10 @@ class WorkerPool:
         job_id = message[1]
         self._answered = True
         if message[0] == "ok":
-            _, _, slot, name, entries = message
+            _, _, slot, name, entries, met = message
             result: Any = self._read_slot(worker, slot, name, entries)
         else:
-            result = self._unpack_exception(worker, message[2])
+            result, met = self._unpack_exception(worker, message[2]), message[3]
         if worker.in_flight and worker.in_flight[0] == job_id:
             worker.in_flight.popleft()
         else:
@@ -333,6 +345,8 @@ class WorkerPool:
             self._cancelled.discard(job_id)
         else:
             self._done[job_id] = result
+            if met:
+                self._met[job_id] = met
         self._dispatch()
 
     def _read_slot(self, worker: _Worker, slot: int, name: str, entries: list) -> dict:
@@ -414,6 +428,7 @@ class WorkerPool:
             worker.slots.clear()
             worker.conn.close()
         self._done.clear()
+        self._met.clear()
         self._pending.clear()
 
     def __del__(self) -> None:  # pragma: no cover - normal paths close explicitly

@@ -34,7 +34,7 @@ class MinibatchData(_io.MinibatchData):
         ((4, 3), 4, False)
     """
 
-    __slots__ = ("_as_given", "_truncated")
+    __slots__ = ("_as_given", "_truncated", "_no_data")
 
     def __init__(self, value, num_sequences: int, num_samples: int, sweep_end: bool,
                  lengths=None, is_sparse: bool = False):
@@ -44,6 +44,9 @@ class MinibatchData(_io.MinibatchData):
         super().__init__(data, num_samples, num_sequences, sweep_end, lengths, is_sparse)
         self._as_given = True
         self._truncated = None     # a truncated minibatch's TruncatedLayout (its source's)
+        # a source's minibatch without sequences (all left out as invalid): CNTK 2.7's data
+        # is None (MinibatchSource.cpp:278-283), and what reads it raises AttributeError
+        self._no_data = False
 
     @property
     def data(self) -> Value:
@@ -56,6 +59,8 @@ class MinibatchData(_io.MinibatchData):
             >>> d.data.shape, d.data.asarray().shape, np.asarray(d).shape
             ((2, 3), (2, 3), (2, 3))
         """
+        if self._no_data:
+            return None
         value = Value(batch=self._read())     # (CNTK's Value is unpacked when read)
         if self.lengths is not None:
             value.lengths = [int(n) for n in self.lengths]
@@ -84,8 +89,14 @@ class MinibatchData(_io.MinibatchData):
         (``(N, T, *shape)`` for sequences); a user source's as it gave it.  A minibatch of a
         source with ``truncation_length`` where a sequence goes on from the previous minibatch
         and the sequences are not one per slot cannot be read so (CNTK 2.7's RuntimeError)."""
+        self._refuse_no_data("is_sparse")
         self._check_unpackable()
         return self._read()
+
+    def _refuse_no_data(self, name: str, on: str = "NoneType") -> None:
+        """CNTK 2.7's AttributeError reading ``name`` of a minibatch without data."""
+        if self._no_data:
+            raise AttributeError(f"'{on}' object has no attribute '{name}'")
 
     def _read(self) -> np.ndarray:
         read = _READ.__get__(self)
@@ -95,6 +106,7 @@ class MinibatchData(_io.MinibatchData):
 
     @property
     def shape(self) -> tuple[int, ...]:
+        self._refuse_no_data("shape", "MinibatchData")
         return tuple(self._read().shape)
 
     def _check_unpackable(self) -> None:
@@ -112,6 +124,7 @@ class MinibatchData(_io.MinibatchData):
             >>> d.mask.tolist()
             [[2, 1, 1], [2, 0, 0]]
         """
+        self._refuse_no_data("mask", "MinibatchData")
         return self.data.mask
 
     def as_sequences(self, variable=None) -> list[np.ndarray]:
@@ -120,6 +133,7 @@ class MinibatchData(_io.MinibatchData):
         them); of a sparse stream, as CNTK 2.7 gives them, a SciPy CSR matrix per sequence,
         refused without the ``variable`` (:mod:`.._sparse_sequences`).  A truncated
         minibatch :meth:`asarray` refuses is refused here too, as CNTK 2.7 does."""
+        self._refuse_no_data("as_sequences")
         self._check_unpackable()
         if self.lengths is None:
             out = list(self.asarray())
@@ -139,6 +153,7 @@ class MinibatchData(_io.MinibatchData):
                   data.lengths, data.is_sparse)
         out.stored = data.stored
         out._as_given = as_given
+        out._no_data = not as_given and data.num_sequences == 0
         return out
 
 
