@@ -80,6 +80,7 @@ MODULES = {
              "cntk_rmfn_42",
              "cntk_user_42b",
              "cntk_io_42r",
+             "cntk_fn_43",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],

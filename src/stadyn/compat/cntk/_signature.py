@@ -101,13 +101,27 @@ def _function_of_callable(f, types=(), named_types=None):
 
 def _walk_order(out, untyped: bool) -> list:
     """The names of the arguments (or placeholders) of a body's result in the order the walk
-    of its graph meets them (CNTK 2.7's ``signature`` of it); [] where it cannot tell."""
-    try:
-        function = _as_function(out)
-        found = function.placeholders if untyped and _waits(out) else function.arguments
-        return [a.name for a in found]
-    except Exception:       # noqa: BLE001 - (no order to tell: the body is not run again)
+    of its graph meets them (CNTK 2.7's ``signature`` of it); [] where it returned no graph
+    (None, a number, an array: ``check_function_result`` or the Function made of it says what
+    is wrong), where the walk has nothing to compare."""
+    if not all(_of_graph(o) for o in (out if isinstance(out, (tuple, list)) else (out,))):
         return []
+    function = _as_function(out)
+    found = function.placeholders if untyped and _waits(out) else function.arguments
+    return [a.name for a in found]
+
+
+def _reads_any(built, placeholders) -> bool:
+    """Whether the graph ``built`` still reads one of ``placeholders`` (those a replay put
+    operands in the place of)."""
+    own = {id(unwrap(p)) for p in placeholders}
+    return any(id(unwrap(p)) in own for p in _as_function(built).placeholders)
+
+
+def _of_graph(value) -> bool:
+    """Whether a body's result (or a part of a tuple it returned) is of a graph: a Function,
+    a Variable, a waiting op."""
+    return hasattr(value, "outputs") or isinstance(wrap(value), (GraphObject, Deferred))
 
 
 def _waits(out) -> bool:
@@ -302,9 +316,16 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         subs = {p: v for p, v in zip(self._placeholders, values) if id(p.variable) in reads}
         try:
             built = waiting.bound_to(subs) if call == "bound" else waiting.clone("share", subs)
-        except Exception:       # noqa: BLE001 - (the body, run again, says what is wrong)
+        except (ValueError, RuntimeError):
+            # an op refusing the operands' shapes, types or axes (CNTK 2.7's ValueError or
+            # RuntimeError as it infers the graph, Stadyn's errors subclass them): the body,
+            # run again on them, raises it where the user's line made the op; anything else
+            # is Stadyn's own failure and surfaces
             return None
-        return None if _waits(built) else built    # (a part still waiting: run again)
+        if _waits(built) or _reads_any(built, subs):
+            return None     # (a part still waiting, or a layer's Python function read what
+            # the body made over the placeholders: the body runs again on the operands)
+        return built
 
     def eval(self, arguments=None, outputs=None, device=None, as_numpy: bool = True):
         """Its Function's ``eval`` once its arguments have types; before, refused as CNTK

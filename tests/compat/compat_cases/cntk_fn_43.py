@@ -1,0 +1,69 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (cntkfn43): an untyped
+``@C.Function`` whose body applies a ``Sequential``, a ``Recurrence`` or a ``Fold`` ran its
+body again for every call (CNTK 2.7 runs it once, as it is decorated, and clones that graph)."""
+
+import functools
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+
+_outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+def _counted(body, runs):
+    def f(x):
+        runs[0] += 1
+        return body(x)
+    return f
+
+
+@cntk_case(names=["cntk.ops.functions.Function", "cntk.layers.Sequential",
+                  "cntk.layers.Recurrence", "cntk.layers.Fold", "cntk.Function.eval"],
+           note="how many times CNTK 2.7 runs an untyped @C.Function's body (a counter in it) "
+                "that applies a layer made outside: a Sequential of a Dense and relu, of a "
+                "Dense and a lambda, a Recurrence of a GRU, a Fold of a GRU, a nested untyped "
+                "@C.Function, a Sequential whose lambda reads a constant made outside: once as "
+                "decorated, not again for two calls on sequence inputs nor the eval (Stadyn ran "
+                "the body again per call for all but the nested Function: 3 runs); the values; "
+                "a Sequential whose lambda reads the body's argument x (t + x), whose graph a "
+                "call cannot clone in Stadyn, still gives CNTK's values (the count left out)")
+def function_decorator__layer_bodies_run_once(C, r, np):
+    for n in ("cntk.ops.functions.Function", "cntk.Function.eval"):
+        r.touch(n)
+    L = C.layers
+    init = C.glorot_uniform(seed=1)
+    two = C.constant(np.full((3,), 2.0, np.float32))
+
+    @C.Function
+    def inner(z):
+        return C.tanh(z) * 3
+
+    layers = {"sequential relu": L.Sequential([L.Dense(3, init=init), C.relu]),
+              "sequential lambda": L.Sequential([L.Dense(3, init=init), lambda t: t * 2]),
+              "sequential outside constant": L.Sequential([L.Dense(3, init=init),
+                                                           lambda t: t + two]),
+              "recurrence": L.Recurrence(L.GRU(3, init=init)),
+              "fold": L.Fold(L.GRU(3, init=init)),
+              "nested function": inner}
+    data = (np.arange(12, dtype=np.float32).reshape(2, 2, 3) - 5) / 6
+    out = {}
+    for key, layer in sorted(layers.items()):
+        runs = [0]
+        f = C.Function(_counted(lambda x, layer=layer: C.relu(layer(x)) + 1, runs))
+        counts = [runs[0]]
+        a = f(C.sequence.input_variable(3))
+        counts.append(runs[0])
+        f(C.sequence.input_variable(3))
+        counts.append(runs[0])
+        value = a.eval({a.arguments[0]: data})
+        counts.append(runs[0])
+        out[key] = [counts, list(a.shape), value]
+    dense = L.Dense(3, init=init)
+
+    @C.Function
+    def reads_x(x):
+        return L.Sequential([dense, lambda t: t + x])(x)
+    a = reads_x(C.sequence.input_variable(3))
+    out["lambda reading x"] = [list(a.shape), a.eval({a.arguments[0]: data})]
+    return out
