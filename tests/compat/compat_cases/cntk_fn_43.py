@@ -67,3 +67,42 @@ def function_decorator__layer_bodies_run_once(C, r, np):
     a = reads_x(C.sequence.input_variable(3))
     out["lambda reading x"] = [list(a.shape), a.eval({a.arguments[0]: data})]
     return out
+
+
+@cntk_case(names=["cntk.layers.BlockFunction", "cntk.Function.root_function",
+                  "cntk.Function.arguments", "cntk.Function.eval"],
+           note="@C.layers.BlockFunction('Square', 'name') over x * x, and ('Mul', 'mm') over "
+                "a * b + 1: CNTK 2.7 makes a Function (Function(f, make_block=True, ...)): "
+                "isinstance Function, str 'name: Square(x: Sequence[tensor]) -> "
+                "Sequence[tensor]', its root the block Square named 'name', its name 'name', "
+                "its arguments placeholders of unknown shape named x (a, b); applied to inputs "
+                "a block with block_root ElementTimes, the values; Stadyn returned a plain "
+                "Python function (no root_function, arguments, name)")
+def block_function__is_a_function(C, r, np):
+    for n in ("cntk.Function.root_function", "cntk.Function.arguments", "cntk.Function.eval"):
+        r.touch(n)
+
+    @C.layers.BlockFunction("Square", "name")
+    def sq(x):
+        return x * x
+
+    @C.layers.BlockFunction("Mul", "mm")
+    def mul(a, b):
+        return a * b + 1
+    root = sq.root_function
+    out = {"decorated": [isinstance(sq, C.Function), str(sq), sq.name, root.op_name,
+                         root.name, root.is_block,
+                         [[a.name, list(a.shape), a.is_placeholder] for a in sq.arguments],
+                         [a.name for a in mul.arguments]]}
+    x = C.input_variable(3, name="inp")
+    y = sq(x)
+    yr = y.root_function
+    out["applied"] = [yr.op_name, yr.name, yr.is_block, yr.block_root.op_name, list(y.shape),
+                      [a.name for a in y.arguments], y.name]
+    out["value"] = y.eval({x: np.array([[1, 2, 3]], np.float32)})
+    p, q = C.input_variable(2, name="p"), C.input_variable(2, name="q")
+    z = mul(p, q)
+    out["mul"] = [z.root_function.op_name, z.root_function.name, [a.name for a in z.arguments]]
+    out["mul value"] = z.eval({p: np.ones((1, 2), np.float32),
+                               q: np.full((1, 2), 2.0, np.float32)})
+    return out
