@@ -106,3 +106,58 @@ def block_function__is_a_function(C, r, np):
     out["mul value"] = z.eval({p: np.ones((1, 2), np.float32),
                                q: np.full((1, 2), 2.0, np.float32)})
     return out
+
+
+def _kind(v):
+    return ("placeholder" if v.is_placeholder else "parameter" if v.is_parameter else
+            "constant" if v.is_constant else "input" if v.is_input else "output")
+
+
+def _shown(f):
+    r = f.root_function
+    out = [r.op_name, r.name, r.is_block, [[i.name, _kind(i), list(i.shape)] for i in r.inputs],
+           sorted(r.attributes.items())]
+    if r.is_block:
+        inner = r.block_root
+        out.append([inner.op_name, [[_kind(i), i.owner.op_name if i.is_output else ""]
+                                    for i in inner.inputs]])
+        out.append([[_kind(p), _kind(a), a.name] for p, a in r.block_arguments_mapping])
+    return out
+
+
+@cntk_case(names=["cntk.ops.hard_sigmoid", "cntk.ops.softplus", "cntk.Function.root_function",
+                  "cntk.Function.block_root", "cntk.Function.clone", "cntk.Function.grad"],
+           note="hard_sigmoid(x, 0.2, 0.5), softplus(x), softplus(x, steepness=2), named 'nm': "
+                "CNTK 2.7 makes blocks -- HardSigmoid (attributes alpha, beta; inputs the "
+                "constants alpha, beta, 1, 0 and x; block_root Select(Greater, Select, 0)), "
+                "Softplus (LogPlus(x, 0)), the Python block softplus (ElementDivide of the "
+                "Softplus block of steepness * x) -- where Stadyn made one op each (no "
+                "block, x alone its input); their clones of each method; values and "
+                "gradients at the kinks (alpha * x + beta exactly 0 and 1: 0)",
+           known={"softplus steepness clone clone": "CNTK 2.7's clone (and freeze) of its Python "
+                  "softplus block raises ValueError (one of the arguments of the underlying "
+                  "composite has not been mapped): the as_block made in Python keeps a "
+                  "placeholder its clone does not map; Stadyn clones it (compat/cntk/"
+                  "_ops_act_blocks.py softplus)",
+                  "softplus steepness clone freeze": "as 'softplus steepness clone clone'"})
+def activation_blocks__hard_sigmoid_softplus(C, r, np):
+    for n in ("cntk.Function.root_function", "cntk.Function.block_root", "cntk.Function.clone",
+              "cntk.Function.grad"):
+        r.touch(n)
+    x = C.input_variable(3, needs_gradient=True, name="x")
+    made = {"hard_sigmoid": (C.hard_sigmoid(x, 0.2, 0.5, name="nm"),
+                             np.array([[-2.5, 2.5, 0.0], [-3.0, 3.0, 1.0]], np.float32)),
+            "softplus": (C.softplus(x, name="nm"),
+                         np.array([[0.0, 1.0, -1.0], [20.0, -20.0, 0.5]], np.float32)),
+            "softplus steepness": (C.softplus(x, steepness=2, name="nm"),
+                                   np.array([[0.0, 1.0, -1.0], [20.0, -20.0, 0.5]],
+                                            np.float32))}
+    out = {}
+    for key, (f, data) in sorted(made.items()):
+        out[key] = _shown(f) + [str(f)]
+        out[key + " value"] = f.eval({x: data})
+        out[key + " grad"] = f.grad({x: data}, wrt=[x])
+        for method in ("clone", "share", "freeze"):
+            out["%s clone %s" % (key, method)] = _outcome(
+                lambda: _shown(f.clone(getattr(C.CloneMethod, method))))
+    return out
