@@ -161,3 +161,33 @@ def activation_blocks__hard_sigmoid_softplus(C, r, np):
             out["%s clone %s" % (key, method)] = _outcome(
                 lambda: _shown(f.clone(getattr(C.CloneMethod, method))))
     return out
+
+
+@cntk_case(names=["cntk.Trainer", "cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch",
+                  "cntk.Function.eval"],
+           note="a list of numbers (0-d samples) fed to an input of shape (1,): CNTK 2.7's "
+                "ValueError 'Value::Create: The shape '[]' of sequence #0 is not compatible "
+                "with the sample shape '[1]'.' from train_minibatch, test_minibatch and eval "
+                "(one number, two, a 0-d array, and a list whose second sample is a number); "
+                "Stadyn's Trainer refused with another first line ('The trailing dimensions of "
+                "the Value shape '[1]' do not match ... '[1]'', of the stacked list)")
+def trainer__refuses_numbers_for_samples(C, r, np):
+    for n in ("cntk.Trainer.train_minibatch", "cntk.Trainer.test_minibatch", "cntk.Function.eval"):
+        r.touch(n)
+    said = functools.partial(outcome, convert=as_returned,
+                             raised=functools.partial(as_raised, first_line=True))
+    x, y = C.input_variable(1, name="x"), C.input_variable(1, name="y")
+    z = C.layers.Dense(1, init=0.5)(x)
+    loss = C.squared_error(z, y)
+    tr = C.Trainer(z, (loss, loss), [C.sgd(z.parameters, C.learning_parameter_schedule(0.1))])
+    one = [np.ones(1, np.float32)]
+    feeds = {"one number": [np.float32(1.0)], "0-d array": [np.array(1.0, np.float32)],
+             "a number second": [np.ones(1, np.float32), np.float32(2.0)]}
+    out = {}
+    for key, xs in sorted(feeds.items()):
+        ys = one * len(xs)
+        out[key] = [said(lambda: tr.train_minibatch({x: xs, y: ys})),
+                    said(lambda: tr.test_minibatch({x: xs, y: ys})),
+                    said(lambda: z.eval({x: xs}))]
+    out["weights after"] = z.parameters[0].value
+    return out
