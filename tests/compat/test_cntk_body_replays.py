@@ -1,6 +1,6 @@
 """A call of an untyped ``@C.Function`` builds the graph its body made as it was decorated on
-the call's operands (``_signature._Deferred._replayed``: CNTK 2.7 runs the body once and clones
-that graph).  Where that replay failed, for whatever reason, the body ran again on the
+the call's operands (``_waiting_function._Deferred._replayed``: CNTK 2.7 runs the body once
+and clones that graph).  Where that replay failed, for whatever reason, the body ran again on the
 operands and its result was taken: a failure of Stadyn's own (not an op refusing the operands)
 was hidden, the body run once more than under CNTK.  Now only an op's refusal (ValueError,
 RuntimeError: the errors CNTK 2.7 raises for operands an op cannot take) leads to the body's

@@ -28,7 +28,7 @@ from ._clone import rebuild
 from ._deferred import Deferred, pending
 from ._function import Function
 from ._sequence_placeholders import note_call
-from ._signature import _Deferred as WaitingFunction
+from ._waiting_function import _Deferred as WaitingFunction
 from ._variables import placeholder
 
 __all__ = ["as_block", "as_composite", "BlockFunction"]
