@@ -191,3 +191,27 @@ def trainer__refuses_numbers_for_samples(C, r, np):
                     said(lambda: z.eval({x: xs}))]
     out["weights after"] = z.parameters[0].value
     return out
+
+
+@cntk_case(names=["cntk.ops.times_transpose", "cntk.ops.parameter", "cntk.Function.eval"],
+           note="times_transpose over a parameter whose last axis is inferred (glorot_uniform, "
+                "seed 3): as the left operand, (3, ?) and (?,) over an input (3,), CNTK 2.7 "
+                "infers that axis from the input's (the one reduced: (3, 3), (3,)) as the op "
+                "is made, shows (3, 1) and (1,) and computes; Stadyn waited (shape (-2,)) and "
+                "refused the eval (ValueError); as the right operand, (3, ?), (?,) and (2, ?), "
+                "CNTK shows (3,), (1,), (2,) and refuses the eval (ValueError: unresolved "
+                "shape); the shapes are left out there (Stadyn: (-2,))")
+def times_transpose__infers_the_left_parameter(C, r, np):
+    r.touch("cntk.Function.eval")
+    a = C.input_variable(3, name="a")
+    data = np.array([[1, 2, 3]], np.float32)
+    out = {}
+    for shape in ((3, C.InferredDimension), (C.InferredDimension,)):
+        p = C.parameter(shape=shape, init=C.glorot_uniform(seed=3))
+        f = C.times_transpose(p, a)
+        out["left %s" % (shape,)] = [list(f.shape), list(p.shape), f.eval({a: data})]
+    for shape in ((3, C.InferredDimension), (C.InferredDimension,), (2, C.InferredDimension)):
+        p = C.parameter(shape=shape, init=C.glorot_uniform(seed=3))
+        f = C.times_transpose(a, p)
+        out["right %s" % (shape,)] = [list(p.shape), _outcome(lambda: f.eval({a: data}))]
+    return out
