@@ -215,3 +215,40 @@ def times_transpose__infers_the_left_parameter(C, r, np):
         f = C.times_transpose(a, p)
         out["right %s" % (shape,)] = [list(p.shape), _outcome(lambda: f.eval({a: data}))]
     return out
+
+
+@cntk_case(names=["cntk.ops.convolution", "cntk.ops.convolution_transpose", "cntk.ops.pooling",
+                  "cntk.Function.attributes", "cntk.Function.root_function"],
+           note="root_function.attributes of convolution (defaults; strides (2, 1) with "
+                "auto_padding [False, True, False]; dilation 2, max_temp_mem_size_in_samples 5), "
+                "convolution_transpose (defaults; strides 2 with output_shape (3, 10, 10)) and "
+                "pooling (max and average; strides, auto_padding, ceil_out_dim, include_pad): "
+                "CNTK 2.7's dicts -- a convolution's options filled to the operand's rank as its "
+                "C++ makes the op (strides from the operand's sizes: (2, 1, 1) for the "
+                "transpose's default), kernelShape, sharing, lower/upperPad, outputShape; a "
+                "pooling's as given -- where Stadyn showed its own ops' ({'axis': 1}, a "
+                "slice's start/stop, pooling's kernel/pad/rule)")
+def convolution_pooling__cntk_attributes(C, r, np):
+    for n in ("cntk.Function.attributes", "cntk.Function.root_function"):
+        r.touch(n)
+    x = C.input_variable((2, 5, 5), name="x")
+    w = C.parameter((3, 2, 3, 3), init=1.0)
+    wt = C.parameter((2, 3, 3, 3), init=1.0)
+
+    def shown(f):
+        return [f.root_function.op_name, sorted(f.root_function.attributes.items())]
+    made = {"conv": lambda: C.convolution(w, x),
+            "conv strides": lambda: C.convolution(w, x, strides=(2, 1),
+                                                  auto_padding=[False, True, False]),
+            "conv dilation": lambda: C.convolution(w, x, dilation=2,
+                                                   max_temp_mem_size_in_samples=5),
+            "transpose": lambda: C.convolution_transpose(wt, x),
+            "transpose output shape": lambda: C.convolution_transpose(
+                wt, x, strides=2, output_shape=(3, 10, 10), auto_padding=[False, True, True]),
+            "max pooling": lambda: C.pooling(x, C.MAX_POOLING, (3, 2)),
+            "average pooling": lambda: C.pooling(x, C.AVG_POOLING, (3, 2), strides=(2, 1),
+                                                 auto_padding=[False, True]),
+            "pooling ceil": lambda: C.pooling(x, C.MAX_POOLING, (3, 2), strides=2,
+                                              auto_padding=[True], ceil_out_dim=True,
+                                              include_pad=True)}
+    return {key: shown(make()) for key, make in sorted(made.items())}
