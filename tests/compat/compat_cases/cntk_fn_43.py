@@ -252,3 +252,29 @@ def convolution_pooling__cntk_attributes(C, r, np):
                                               auto_padding=[True], ceil_out_dim=True,
                                               include_pad=True)}
     return {key: shown(make()) for key, make in sorted(made.items())}
+
+
+@cntk_case(names=["cntk.ops.constant", "cntk.Constant", "cntk.Constant.value"],
+           note="C.constant(2, shape=(-2, 4)): CNTK 2.7 makes it (its shape (-2, 4): -2 taken "
+                "as 2**64 - 2), refuses its value (RuntimeError std::bad_array_new_length), a "
+                "Plus with an input (3, 4) (RuntimeError), a times of an input (3,) by it "
+                "(ValueError) and relu(c).eval() (RuntimeError); C.constant(shape=(-2, 4)) "
+                "and C.Constant(shape=(-2,)) without a value are its RuntimeError at once; "
+                "Stadyn raised NumPy's ValueError ('all elements of broadcast shape must be "
+                "non-negative') as it was made",
+           known={"relu": "CNTK 2.7 builds relu over the constant of shape (-2, 4) (shape "
+                  "(-2, 4)) and refuses only its run; Stadyn refuses the op as it is made "
+                  "(RuntimeError, as CNTK's run: compat/cntk/_parameter_waits.py)",
+                  "times right": "CNTK 2.7 builds times(c, x (4,)) (shape (-2, 4, 4)) and "
+                  "refuses only its run; Stadyn refuses it as it is made (RuntimeError)"})
+def constant__minus_two_in_its_shape(C, r, np):
+    r.touch("cntk.Constant.value")
+    c = C.constant(2, shape=(-2, 4))
+    return {"shape": list(c.shape), "value": _outcome(lambda: c.value),
+            "plus": _outcome(lambda: (c + C.input_variable((3, 4))).shape),
+            "times": _outcome(lambda: C.times(C.input_variable(3), c).shape),
+            "times right": _outcome(lambda: list(C.times(c, C.input_variable(4)).shape)),
+            "relu": _outcome(lambda: list(C.relu(c).shape)),
+            "relu eval": _outcome(lambda: C.relu(c).eval()),
+            "no value": _outcome(lambda: C.constant(shape=(-2, 4)).shape),
+            "Constant no value": _outcome(lambda: C.Constant(shape=(-2,)).shape)}

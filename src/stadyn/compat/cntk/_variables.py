@@ -261,7 +261,11 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
     def value(self) -> np.ndarray:
         """A copy of the value (settable with an array of the same shape); a ValueError
         while an axis is still to be inferred, as in CNTK 2.7."""
-        if pending_shape(self) is not None:
+        waiting = pending_shape(self)
+        if waiting is not None and -2 in waiting:
+            raise RuntimeError(f"std::bad_array_new_length\nConstant.value: the shape "
+                               f"{waiting} has -2, no size (CNTK 2.7's RuntimeError)")
+        if waiting is not None:
             raise unresolved_value_error(self)
         return self.variable.d.copy()
 
@@ -330,6 +334,10 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
         uid = f"constant{next(_constant_ids)}" + (f"/{name}" if name else "")
 
         def make(known: tuple) -> _Var:
+            if -2 in known:     # (an op made on it: CNTK 2.7's RuntimeError of its shape)
+                raise RuntimeError(f"Constant{name and ' ' + repr(name)} of shape {known}: -2 "
+                                   "is no size (CNTK 2.7 takes it as 2**64 - 2, which no "
+                                   "operand's shape is compatible with)")
             # (only a number fills the shape: an array or a list keeps its own, as in CNTK)
             made = _Var.from_numpy_array(np.broadcast_to(arr, known).copy() if filled
                                          else arr, dtype=dtype)
@@ -337,8 +345,13 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
             G.LEAF_NAMES[made] = name
             return made
 
-        if filled and InferredDimension in full:
-            # (CNTK 2.7 makes it, shows -1 and refuses only its value until an op infers it)
+        if filled and -2 in full and value is None:     # (CNTK 2.7 allocates it at once)
+            raise RuntimeError(f"std::bad_array_new_length\nconstant: the shape {full} has "
+                               "-2, no size (CNTK 2.7 takes it as 2**64 - 2 and cannot "
+                               "allocate the value)")
+        if filled and (InferredDimension in full or -2 in full):
+            # (CNTK 2.7 makes it, shows -1 and refuses only its value until an op infers it;
+            # -2, which no op infers, it shows so and refuses its value and every op on it)
             var = pending(full, dtype, make)
             var.need_grad = False
             G.LEAF_NAMES[var] = name
@@ -356,7 +369,11 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
     def value(self) -> np.ndarray:
         """A copy of the value (settable: CNTK allows it, as Stadyn's constants are buffers); a
         ValueError while an axis is still to be inferred, as in CNTK 2.7."""
-        if pending_shape(self) is not None:
+        waiting = pending_shape(self)
+        if waiting is not None and -2 in waiting:
+            raise RuntimeError(f"std::bad_array_new_length\nConstant.value: the shape "
+                               f"{waiting} has -2, no size (CNTK 2.7's RuntimeError)")
+        if waiting is not None:
             raise unresolved_value_error(self)
         return self.variable.d.copy()
 
