@@ -278,3 +278,25 @@ def constant__minus_two_in_its_shape(C, r, np):
             "relu eval": _outcome(lambda: C.relu(c).eval()),
             "no value": _outcome(lambda: C.constant(shape=(-2, 4)).shape),
             "Constant no value": _outcome(lambda: C.Constant(shape=(-2,)).shape)}
+
+
+@cntk_case(names=["cntk.sequence.first", "cntk.sequence.last", "cntk.sequence.reduce_sum",
+                  "cntk.sequence.reduce_max", "cntk.sequence.slice", "cntk.Function.eval"],
+           note="sequence.first, last, reduce_sum, reduce_max, slice(x, 0, 1) and x * 2 "
+                "evaluated on two sequences (3 and 1 steps) with sequence-begin flags [True, "
+                "False], before and after a run with [True, True]: CNTK 2.7 refuses the "
+                "sequence ops whenever a flag is False (RuntimeError: they need whole "
+                "sequences) and computes x * 2; Stadyn computed them all (SILENT)")
+def sequence_ops__refused_on_a_false_begin_flag(C, r, np):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(2)
+    data = np.arange(6, dtype=np.float32).reshape(3, 2)
+    made = {"first": C.sequence.first(x), "last": C.sequence.last(x),
+            "reduce_sum": C.sequence.reduce_sum(x), "reduce_max": C.sequence.reduce_max(x),
+            "slice": C.sequence.slice(x, 0, 1), "times 2": x * 2}
+    out = {}
+    for key, f in sorted(made.items()):
+        out[key] = [_outcome(lambda: f.eval({x: ([data, data[:1]], [True, False])})),
+                    _outcome(lambda: f.eval({x: ([data, data[:1]], [True, True])})),
+                    _outcome(lambda: f.eval({x: ([data, data[:1]], [True, False])}))]
+    return out
