@@ -27,6 +27,7 @@ from ._adapt import refuse_name, unwrap
 from ._clone import rebuild
 from ._deferred import Deferred, pending
 from ._function import Function
+from ._mixins import GraphObject
 from ._sequence_placeholders import note_call
 from ._waiting_function import _Deferred as WaitingFunction
 from ._variables import placeholder
@@ -152,6 +153,13 @@ def _waiting_block(composite, block_arguments_map, op_name: str, instance_name: 
     return Deferred(block, tuple(a for _, a in block_arguments_map), {}, name=instance_name)
 
 
+def _typed(actual) -> bool:
+    """Whether ``actual`` is a Variable or Function of a known shape."""
+    shape = getattr(actual, "shape", None)
+    return isinstance(actual, GraphObject) and shape is not None and \
+        tuple(shape) != (-2,) and -1 not in tuple(shape)
+
+
 def BlockFunction(op_name: str, name: str):
     """Decorator: a Python function of Functions whose result is one block (``op_name``),
     made a Function of its arguments as ``@C.Function`` makes it (CNTK 2.7's
@@ -174,6 +182,17 @@ def BlockFunction(op_name: str, name: str):
 
         @functools.wraps(fn)
         def block(*args):
+            if args and all(_typed(a) for a in args):
+                # (on operands of known types: the body on them, its result the block over
+                # them, as CNTK 2.7's block over its placeholders bound to them computes)
+                out = fn(*args)
+                v = unwrap(out)
+                if v.parent is None or v in G.BLOCKS:
+                    v = F.identity(v)
+                G.BLOCKS[v] = G.Block(op_name, name, tuple(unwrap(a) for a in args))
+                made = Function(v)
+                note_call(block, args, {}, made)
+                return made
             # (as CNTK 2.7: the body over placeholders of its own, named as the arguments,
             # made a block over them mapped to the actual ones)
             inner = [placeholder(name=n) for n in names[:len(args)]]
