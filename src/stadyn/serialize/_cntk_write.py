@@ -67,8 +67,9 @@ ONE_OP_BLOCKS = frozenset({"GatherOp", "Sequence::IsFirst", "Sequence::IsLast",
                            "Softplus"})
 #: the blocks of a loaded CNTK file the caller shows as one op with the block's attributes (its
 #: cntk_op_of gives ``(kind, arguments, attributes)``), which the rule of that kind writes from
-#: them, not as a layer of the ops the reader made of its body
-ATTRIBUTE_BLOCKS = frozenset({"LocalResponseNormalization"})
+#: them, not as a layer of the ops the reader made of its body (and the compat's hard_sigmoid,
+#: a HardSigmoid block of alpha and beta as CNTK 2.7's)
+ATTRIBUTE_BLOCKS = frozenset({"LocalResponseNormalization", "HardSigmoid"})
 #: the CNTK ops the caller gives with the attributes CNTK shows, which the writer writes (the
 #: third element of ``cntk_op_of``'s answer): random_sample_inclusion_frequency's seed
 ATTRIBUTE_OPS = frozenset({"RandomSampleInclusionFrequency"})

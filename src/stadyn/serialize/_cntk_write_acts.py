@@ -102,27 +102,11 @@ def _prelu(w, ins, uids, attrs, out, name):
 
 
 def _hard_sigmoid(w, ins, uids, attrs, out, name):
-    # the compat's CNTK 2.7 block: s = add_scalar(mul_scalar(x)); low = less_scalar(s, 1);
-    # b = where(low, s, r_sub_scalar(low, 1)); high = greater_scalar(b, 0); where(high, b, high)
-    def parent(v, catalog, **attributes):
-        node = v.parent if v is not None else None
-        if node is None or node.spec.name != catalog or \
-                any(node_attributes(node).get(k) != a for k, a in attributes.items()):
-            return None
-        return node
-    top = parent(out, "where")
-    high = parent(top.inputs[0], "greater_scalar", val=0.0) if top is not None else None
-    ok = high is not None and top.inputs[2] is top.inputs[0] and high.inputs[0] is top.inputs[1]
-    inner = parent(top.inputs[1], "where") if ok else None
-    low = parent(inner.inputs[0], "less_scalar", val=1.0) if inner is not None else None
-    back = parent(inner.inputs[2], "r_sub_scalar", val=1.0) if inner is not None else None
-    ok = low is not None and back is not None and back.inputs[0] is inner.inputs[0] and \
-        low.inputs[0] is inner.inputs[1]
-    add = parent(inner.inputs[1], "add_scalar") if ok else None
-    mul = parent(add.inputs[0], "mul_scalar") if add is not None else None
-    if mul is None or mul.inputs[0] is not ins[0]:
-        raise CntkWriteUnsupported("HardSigmoid", "a hard sigmoid the writer cannot read")
-    alpha, beta = float(node_attributes(mul)["val"]), float(node_attributes(add)["val"])
+    # the compat's HardSigmoid block (and a loaded file's), shown with its attributes alpha and
+    # beta: CNTK 2.7's block of two Selects over alpha, beta, 1 and 0
+    if "alpha" not in attrs or "beta" not in attrs or len(uids) != 1:
+        raise CntkWriteUnsupported("HardSigmoid", "a hard sigmoid without alpha and beta")
+    alpha, beta = float(attrs["alpha"]), float(attrs["beta"])
 
     def body(w_, p, c, n):
         scaled = w_.function("ElementTimes", [p[0], c[0]]) + "_Output_0"

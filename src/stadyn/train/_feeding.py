@@ -207,8 +207,10 @@ def _feed(var: Variable, value: Any, shown: str | None = None) -> int:
     if lengths is not None and (np.asarray(lengths) == 1).all():
         value = np.asarray(value.data)[:, 0]
     free = free_dimensions(var)
-    if isinstance(value, (list, tuple)) and free:
-        value = stack_samples(var, value)       # (one length per minibatch, CNTK's words)
+    if isinstance(value, (list, tuple)) and (free or (
+            _sample_shape(var, 1, free) and any(np.ndim(s) == 0 for s in value))):
+        # (one length per minibatch; a number for a sample of rank 1 or more: CNTK's words)
+        value = stack_samples(var, value)
     arr = value if type(value) is np.ndarray else _as_array(value)
     data = data_of(var)
     if not data.dtype.is_floating_point and data.dtype != torch.bool:

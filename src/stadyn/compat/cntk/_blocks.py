@@ -17,6 +17,9 @@ Example:
 
 from __future__ import annotations
 
+import functools
+import inspect
+
 from ... import functions as F
 from ...graph import Variable
 from . import _graph as G
@@ -24,8 +27,10 @@ from ._adapt import refuse_name, unwrap
 from ._clone import rebuild
 from ._deferred import Deferred, pending
 from ._function import Function
+from ._mixins import GraphObject
 from ._sequence_placeholders import note_call
-from ._signature import _Deferred as WaitingFunction
+from ._waiting_function import _Deferred as WaitingFunction
+from ._variables import placeholder
 
 __all__ = ["as_block", "as_composite", "BlockFunction"]
 
@@ -148,18 +153,52 @@ def _waiting_block(composite, block_arguments_map, op_name: str, instance_name: 
     return Deferred(block, tuple(a for _, a in block_arguments_map), {}, name=instance_name)
 
 
+def _typed(actual) -> bool:
+    """Whether ``actual`` is a Variable or Function of a known shape."""
+    shape = getattr(actual, "shape", None)
+    return isinstance(actual, GraphObject) and shape is not None and \
+        tuple(shape) != (-2,) and -1 not in tuple(shape)
+
+
 def BlockFunction(op_name: str, name: str):
-    """Decorator: a Python function of Functions whose result is one block (``op_name``)."""
+    """Decorator: a Python function of Functions whose result is one block (``op_name``),
+    made a Function of its arguments as ``@C.Function`` makes it (CNTK 2.7's
+    ``Function(f, make_block=True, op_name=op_name, name=name)``): untyped, they are
+    placeholders of unknown shape, and a call builds the block on its operands.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> @C.layers.BlockFunction("Square", "sq")
+        ... def square(x):
+        ...     return x * x
+        >>> isinstance(square, C.Function), str(square)
+        (True, 'sq: Square(x: Sequence[tensor]) -> Sequence[tensor]')
+        >>> y = square(C.input_variable(2))
+        >>> y.root_function.op_name, y.eval({y.arguments[0]: np.array([[2, 3]], np.float32)})
+        ('Square', array([[4., 9.]], dtype=float32))
+    """
     def decorate(fn):
+        names = list(inspect.signature(fn).parameters)
+
+        @functools.wraps(fn)
         def block(*args):
-            out = fn(*args)
-            v = unwrap(out)
-            if v.parent is None or v in G.BLOCKS:
-                v = F.identity(v)
-            G.BLOCKS[v] = G.Block(op_name, name, tuple(unwrap(a) for a in args))
-            made = Function(v)
-            note_call(block, args, {}, made)    # (as as_block's)
-            return made
-        block.__name__ = getattr(fn, "__name__", op_name)
-        return block
+            if args and all(_typed(a) for a in args):
+                # (on operands of known types: the body on them, its result the block over
+                # them, as CNTK 2.7's block over its placeholders bound to them computes)
+                out = fn(*args)
+                v = unwrap(out)
+                if v.parent is None or v in G.BLOCKS:
+                    v = F.identity(v)
+                G.BLOCKS[v] = G.Block(op_name, name, tuple(unwrap(a) for a in args))
+                made = Function(v)
+                note_call(block, args, {}, made)
+                return made
+            # (as CNTK 2.7: the body over placeholders of its own, named as the arguments,
+            # made a block over them mapped to the actual ones)
+            inner = [placeholder(name=n) for n in names[:len(args)]]
+            return as_block(fn(*inner), list(zip(inner, args)), op_name, name)
+        made = Function(block)
+        if isinstance(made, WaitingFunction):     # (its name the block's, as CNTK 2.7's)
+            made.name = name
+        return made
     return decorate

@@ -3,7 +3,8 @@ decorated (twice where the walk of the result meets the arguments out of the Pyt
 ``_signature``), over its arguments -- inputs for the typed ones, placeholders for the
 others, on which the ops wait for their shapes (``_deferred.Deferred``) -- and never again
 for a call or ``update_signature``, which build that waiting graph on their operands
-(:func:`replayable` says where Stadyn can; elsewhere the body runs again on them).
+(:func:`replayable` says which ops Stadyn can build so; where the graph holds another, or
+a layer's Python function reads what the body made, the body runs again on them).
 
 Example:
     >>> import stadyn.compat.cntk as C
@@ -17,21 +18,17 @@ Example:
 
 from __future__ import annotations
 
+import os
 import types
+from typing import Any
 
-from ._adapt import ShapelessPlaceholderError
+from . import _graph as G
+from ._adapt import ShapelessPlaceholderError, unwrap
 from ._deferred_operands import PROBING, _layer_function
 from ._step_checks import NOT_BUILT, constructing
 from ._user_clones import body_run
 
-__all__ = ["run_body", "replayable", "REPLAYED_LAYERS"]
-
-#: the layers a graph built again on a call's operands may apply: none reads a Python
-#: function of the user's, whose closure may hold values the body made over its placeholders
-REPLAYED_LAYERS = frozenset({"Dense", "Embedding", "Convolution", "ConvolutionTranspose",
-                             "MaxPooling", "AveragePooling", "GlobalMaxPooling",
-                             "GlobalAveragePooling", "BatchNormalization",
-                             "LayerNormalization", "Dropout", "Stabilizer"})
+__all__ = ["run_body", "replayable"]
 
 
 def run_body(f, arguments: list, untyped: bool, first: list):
@@ -56,21 +53,64 @@ def run_body(f, arguments: list, untyped: bool, first: list):
 
 def replayable(fn) -> bool:
     """Whether a waiting op calling ``fn`` is built on a call's operands as the body would
-    build it: a CNTK op of this package, or a layer of :data:`REPLAYED_LAYERS` (a
-    recurrence's step, a ``Sequential`` of the user's functions, a nested ``@C.Function``
-    may read what the body made over its placeholders: the body runs again for those).
+    build it: a CNTK op of this package, or a layer (``Dense``, a ``Sequential``, a
+    ``Recurrence`` over its step: applied again to the call's operands, its parameters
+    shared) none of whose Python functions reads, from its closure, what the body made over
+    its placeholders (an attention step over the body's ``encoded``: the body runs again for
+    those, as for a user's own Python function).
 
     Example:
         >>> import stadyn.compat.cntk as C
-        >>> replayable(C.relu), replayable(C.layers.Dense(2))
+        >>> replayable(C.relu), replayable(C.layers.Recurrence(C.layers.GRU(2)))
         (True, True)
-        >>> replayable(C.layers.Recurrence(C.layers.GRU(2)))
+        >>> def over(x):        # (as a body makes it: its lambda reads x)
+        ...     return C.layers.Sequential([C.layers.Dense(2), lambda t: t + x])
+        >>> replayable(over(C.placeholder(name="x")))
         False
     """
     if isinstance(fn, _layer_function()):
-        return getattr(fn, "kind", "") in REPLAYED_LAYERS
+        return not _reads_the_body(fn, 8, set())
     return isinstance(fn, types.FunctionType) and \
         getattr(fn, "__module__", "").startswith(__package__ + ".")
+
+
+_STADYN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
+
+
+def _reads_the_body(obj: Any, depth: int, seen: set) -> bool:
+    """Whether ``obj`` (a layer, its attributes, items and sublayers, ``depth`` levels down)
+    holds a Python function of the user's whose closure or defaults hold a value a body may
+    have made over its placeholders: a placeholder, or an op waiting for one's shape."""
+    if depth == 0 or id(obj) in seen or obj is None or \
+            isinstance(obj, (str, bytes, int, float, type)):
+        return False
+    seen.add(id(obj))
+    if isinstance(obj, types.FunctionType):
+        if obj.__code__.co_filename.startswith(_STADYN):
+            held = list(obj.__defaults__ or ())
+        else:
+            held = [c.cell_contents for c in obj.__closure__ or ()
+                    if c.cell_contents is not c] + list(obj.__defaults__ or ())
+            if any(_of_a_body(v) for v in held):
+                return True
+        return any(_reads_the_body(v, depth - 1, seen) for v in held)
+    items = list(obj) if isinstance(obj, (list, tuple)) else \
+        list(obj.values()) if isinstance(obj, dict) else \
+        list(vars(obj).values()) if hasattr(obj, "__dict__") and \
+        type(obj).__module__.startswith("stadyn") else []
+    return any(_reads_the_body(v, depth - 1, seen) for v in items)
+
+
+def _of_a_body(value: Any) -> bool:
+    """Whether ``value`` may be what a body made over its placeholders: a placeholder, or an
+    op (or its output) waiting for the shapes of some."""
+    from ._deferred import Deferred     # (lazy: _deferred's parts import this package's ops)
+    if isinstance(value, Deferred) or isinstance(getattr(value, "waiting", None), Deferred):
+        return True
+    try:
+        return G.kind_of(unwrap(value)) == "placeholder"
+    except (AttributeError, TypeError):
+        return False
 
 
 def _probed(f, arguments: list):

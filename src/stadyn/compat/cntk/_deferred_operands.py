@@ -44,7 +44,7 @@ def _shapeless(value: Any) -> bool:
 
 # Set while ``@C.Function`` probes a Python function on placeholders for its untyped
 # arguments: a call that would wait raises instead, and the Function is built when applied
-# (``_signature._Deferred``), its body run on operands with shapes.
+# (``_waiting_function._Deferred``), its body run on operands with shapes.
 PROBING = [False]
 
 

@@ -19,7 +19,7 @@ from ._model_load import (load_roots, model_path, restore_parameters, untyped_ar
                           untyped_file_parameters, untyped_placeholder_order,
                           untyped_shown_op)
 from ._model_save import save_roots
-from ._signature import waiting_function
+from ._waiting_function import waiting_function
 
 __all__ = ["FunctionFiles", "load_model"]
 

@@ -23,7 +23,7 @@ from ._loops import clone_graph, close_loops, split_loops
 from ._mixins import GraphObject
 from ._sequence_placeholders import non_sequence_bindings, note_call, noted_readers, rebuilt
 from ._shown_constants import shown_constants
-from ._signature import argument_leaves
+from ._body_results import argument_leaves
 
 __all__ = ["CloneMethod", "FunctionRebuilding"]
 

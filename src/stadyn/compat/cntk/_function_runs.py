@@ -72,8 +72,8 @@ class RunState:
         """The recurrences of the graph of the Function's outputs ``roots`` whose states its
         runs carry, or None for a graph without recurrences."""
         if self.begins is None:
-            self.begins = SequenceBegins(roots)
-        return self.begins if self.begins.carries else None
+            self.begins = SequenceBegins(roots, whole_sequences=True)
+        return self.begins if self.begins.carries or self.begins.whole else None
 
 
 # the RunStates of Functions other than combines, held by those Functions: per first output,

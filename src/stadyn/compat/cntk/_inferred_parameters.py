@@ -28,7 +28,7 @@ from ._mixins import GraphObject, move_variable, moved
 from ._variable_text import dims_text
 
 __all__ = ["pending", "pending_shape", "current", "infer_elementwise", "infer_nary",
-           "infer_times", "infer_rnnstack",
+           "infer_times", "infer_times_transpose", "infer_rnnstack",
            "refuse_pending", "unresolved_value_error", "UnresolvedParameterError"]
 
 # stand-in Variable -> (the shape with -1 on each inferred axis, the maker of the parameter)
@@ -249,6 +249,25 @@ def infer_times(left: Any, right: Any, output_rank: int = 1) -> None:
     new = tuple(known[len(known) - reduced:])
     _check_agree(shape[:reduced], new, shape, known)
     _infer(right, new + (-1,) * int(output_rank))
+
+
+def infer_times_transpose(left: Any, right: Any) -> None:
+    """CNTK 2.7's ``times_transpose(W, x)`` (its ``TransposeTimes(x, W)``): ``W``'s last axis,
+    the one reduced, where inferred, takes ``x``'s last (``W`` (3, ?) over ``x`` (4,): (3,
+    4)); ``W`` as the right operand is left as it is (CNTK 2.7 builds the op and refuses the
+    graph when it is run).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> W = C.parameter((3, C.InferredDimension), init=0.0)
+        >>> infer_times_transpose(W, C.input_variable(4)); W.shape
+        (3, 4)
+    """
+    shape = pending_shape(left)
+    known = _known_shape(right) if shape is not None else None
+    if not known or not shape or shape[-1] != -1 or known[-1] <= 0:
+        return
+    _infer(left, (-1,) * (len(shape) - 1) + (known[-1],))
 
 
 def _infer_times_left(left: Any, right: Any, output_rank: int) -> None:

@@ -33,8 +33,8 @@ from ._mixed_axes import refuse_mixed_axes, refuse_other_sequence_axes
 from ._mixins import GraphObject
 from ._variables import Constant
 
-__all__ = ["relu", "sigmoid", "tanh", "softplus",
-           "softsign", "hard_sigmoid", "exp", "log", "sqrt", "square", "abs", "negate",
+__all__ = ["relu", "sigmoid", "tanh",
+           "softsign", "exp", "log", "sqrt", "square", "abs", "negate",
            "reciprocal", "floor", "ceil", "round", "sin", "cos", "tan", "asin", "acos", "atan",
            "sinh", "cosh", "asinh", "atanh", "plus", "minus", "element_times", "element_divide",
            "element_max", "element_min", "pow", "log_add_exp", "equal", "not_equal", "less",
@@ -135,36 +135,11 @@ def alias(x, name: str = ""):
     return named(wrap(F.identity(operand(x))), name, "NoOp")
 
 
-def softplus(x, steepness: float = 1, name: str = ""):
-    """``log(1 + exp(steepness * x)) / steepness``."""
-    refuse_several_outputs(x, "softplus")
-    v = operand(x)
-    if steepness == 1:
-        return named(wrap(F.softplus(v)), name, "Softplus")
-    out = F.mul_scalar(F.softplus(F.mul_scalar(v, float(steepness))), 1.0 / float(steepness))
-    return named(wrap(one_op(out, v)), name, "softplus")   # (CNTK 2.7's Python-made block)
-
-
 def softsign(x, steepness: float = 1, name: str = ""):
     """``x / (1 + |x|)`` (CNTK 2.7 takes ``steepness`` and does not use it)."""
     refuse_several_outputs(x, "softsign")
     v = operand(x)
     return named(wrap(one_op(F.div2(v, F.add_scalar(F.abs(v), 1.0)), v)), name, "Softsign")
-
-
-def hard_sigmoid(x, alpha: float, beta: float, name: str = ""):
-    """``alpha * x + beta`` limited to ``[0, 1]`` as CNTK 2.7's block computes it:
-    ``s = x * alpha + beta``, ``s < 1 ? s : 1``, then ``b > 0 ? b : 0`` -- so NaN gives 1, and
-    the gradient is 0 where ``s`` is exactly 0 or 1 (``alpha`` strictly between)."""
-    u = operand(x)
-    v = F.add_scalar(F.mul_scalar(u, float(alpha)), float(beta))
-    # the bounds come from the comparisons (1 - [s < 1] is 1 where s is not taken, [b > 0] is
-    # 0 where b is not), so no constant leaf joins the op's inputs
-    low = F.less_scalar(v, 1.0)
-    below = F.where(low, v, F.r_sub_scalar(low, 1.0))
-    high = F.greater_scalar(below, 0.0)
-    out = F.where(high, below, high)
-    return named(wrap(one_op(out, u)), name, "HardSigmoid")
 
 
 @float_arrays("x", "min_value", "max_value")

@@ -24,6 +24,9 @@ from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._seq_axes import refuse_free_windows
 from ._adapt import (batched, const, float_arrays, named, one_op, operand as _as_operand,
                      refuse_several_outputs, sample_shape, wrap)
+from ._cntk_attributes import CNTK_ATTRIBUTES
+from ._conv_attributes import convolution_attributes, pooling_attributes
+from ._mixins import GraphObject
 from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
 
 __all__ = ["convolution", "convolution_transpose", "pooling", "unpooling", "batch_normalization",
@@ -101,7 +104,9 @@ def convolution(convolution_map, operand, strides=(1,), sharing=(True,), auto_pa
             one_op(out, convolution_map, operand)   # axis: no Reshape of Stadyn's shown)
         G.show_operands_in_order(out, (_as_operand(convolution_map), _as_operand(operand)))
         _refuse_unshared(out, sharing, convolution_map)
-        return named(wrap(out), name, "Convolution")
+        return _shown(named(wrap(out), name, "Convolution"), convolution_map, operand,
+                      strides, sharing, auto_padding, dilation, groups,
+                      max_temp_mem_size_in_samples, sequential)
     # the map slides along the channel axis too: CNTK 2.7 builds (maps * positions, ...) and
     # refuses it at the first run; the values stand in for the shape (each position the
     # convolution of the map's channels), never shown
@@ -116,7 +121,9 @@ def convolution(convolution_map, operand, strides=(1,), sharing=(True,), auto_pa
     out = _unbatch(y, operand)
     refuse_when_run(out, message, InvalidAtRunError)
     _refuse_unshared(out, sharing, convolution_map)
-    return named(wrap(out), name, "Convolution")
+    return _shown(named(wrap(out), name, "Convolution"), convolution_map, operand, strides,
+                  sharing, auto_padding, dilation, groups, max_temp_mem_size_in_samples,
+                  sequential)
 
 
 def _refuse_groups(channels: int, map_shape: tuple, groups: int) -> None:
@@ -243,6 +250,18 @@ def _channel_geometry(size: int, kernel: int, strides, auto_padding, dilation, r
                        f"to {positions} positions and refuses that when it runs)")
 
 
+def _shown(result, convolution_map, operand, *options, **more):
+    """``result`` (a Convolution made of ``convolution_map`` over ``operand``) with CNTK
+    2.7's attributes recorded as its ``root_function.attributes`` (``_conv_attributes``)."""
+    if isinstance(result, GraphObject):
+        CNTK_ATTRIBUTES[result.variable] = convolution_attributes(
+            tuple(np.shape(convolution_map) if not hasattr(convolution_map, "shape")
+                  else convolution_map.shape),
+            tuple(np.shape(operand) if not hasattr(operand, "shape") else operand.shape),
+            *options, **more)
+    return result
+
+
 def convolution_transpose(convolution_map, operand, strides=(1,), sharing=(True,),
                           auto_padding=(True,), output_shape=None, dilation=(1,),
                           reduction_rank: int = 1, max_temp_mem_size_in_samples: int = 0,
@@ -269,7 +288,9 @@ def convolution_transpose(convolution_map, operand, strides=(1,), sharing=(True,
     # (CNTK 2.7 builds it as its Convolution op, transposed inside: Convolution(W, x))
     one_op(out, convolution_map, operand)
     G.show_operands_in_order(out, (_as_operand(convolution_map), _as_operand(operand)))
-    return named(wrap(out), name, "Convolution")
+    return _shown(named(wrap(out), name, "Convolution"), convolution_map, operand, strides,
+                  sharing, auto_padding, dilation, 1, max_temp_mem_size_in_samples, False,
+                  transpose=True, output_shape=output_shape)
 
 
 def pooling(operand, pooling_type, pooling_window_shape, strides=(1,), auto_padding=(False,),
@@ -290,7 +311,11 @@ def pooling(operand, pooling_type, pooling_window_shape, strides=(1,), auto_padd
     y = S.pooling(x, window, strides_, pads, average, include_pad=average and bool(include_pad),
                   ceil_out_dim=bool(ceil_out_dim))
     G.hide_padding(y, [x])              # (CNTK's Pooling pads inside: no Pad shown)
-    return named(wrap(_unbatch(y, operand)), name, "Pooling")
+    result = named(wrap(_unbatch(y, operand)), name, "Pooling")
+    if isinstance(result, GraphObject):     # (CNTK 2.7's attributes: _conv_attributes)
+        CNTK_ATTRIBUTES[result.variable] = pooling_attributes(
+            pooling_type, window, strides, auto_padding, ceil_out_dim, include_pad)
+    return result
 
 
 def unpooling(operand, pooling_input, unpooling_type, unpooling_window_shape, strides=(1,),

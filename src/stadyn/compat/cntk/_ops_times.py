@@ -21,7 +21,7 @@ from ._adapt import (batched, float_arrays, lead_axes, named, one_op, operand, o
                      refuse_several_outputs, reshape_samples, root_as_output, same_dtype,
                      sample_shape, wrap)
 from ._graph import SHAPELESS
-from ._inferred_parameters import infer_times, pending_shape
+from ._inferred_parameters import infer_times, infer_times_transpose, pending_shape
 from ._mixins import GraphObject
 from ._mixed_axes import refuse_other_sequence_axes
 from ._ops_shape import reshape, transpose
@@ -158,6 +158,7 @@ def times_transpose(left, right, name: str = ""):
         >>> C.times_transpose(a, C.constant(np.ones((2, 4), np.float32))).shape
         (3, 2)
     """
+    infer_times_transpose(left, right)      # (a parameter's reduced axis, CNTK 2.7's)
     rank = len(sample_shape(right))
     if rank and not sample_shape(left):     # CNTK 2.7: a RuntimeError when built
         raise RuntimeError(f"times_transpose: the left operand {left!r} is a scalar; it "

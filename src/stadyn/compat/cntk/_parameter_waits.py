@@ -62,6 +62,10 @@ def _probed(deferred: Any, waiting: list) -> "tuple | None":
         bound = {}
         for p in waiting:
             shape = tuple(length if d == -1 else d for d in pending_shape(p))
+            if -2 in shape:         # (a constant made of shape -2: no op takes it)
+                raise RuntimeError(f"{p!r}: an op on a constant of shape "
+                                   f"{pending_shape(p)}: -2 is no size (CNTK 2.7 takes it as "
+                                   "2**64 - 2, which no operand's shape is compatible with)")
             bound[id(p.variable)] = constant(np.zeros(shape, np.float32), dtype=p.dtype)
         try:
             with auto_seeds_kept():     # (a random op built here draws no seed of the program's)

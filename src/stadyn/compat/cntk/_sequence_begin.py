@@ -433,6 +433,12 @@ def _assign(v: Variable, array: np.ndarray) -> None:
 
 
 _DELAYS = {"past_value": _DelayCarry, "future_value": _FutureCarry}
+#: the ops that read a whole sequence, which CNTK 2.7 refuses on one that goes on from the
+#: previous minibatch (a False flag), with or without one before: sequence.first, last
+#: (DelayedValueNode's GetColumnIndex) and the sequence reductions (ReshapingNodes.cpp:115,
+#: SequenceReshapeNodes.h:323), as RuntimeError
+_WHOLE_SEQUENCE = {"sequence_first": "first", "sequence_last": "last",
+                   "sequence_reduce_sum": "reduce_sum", "sequence_reduce_max": "reduce_max"}
 
 
 class SequenceBegins:
@@ -440,11 +446,16 @@ class SequenceBegins:
     docstring): a Trainer's, made at its first minibatch; a Function's, at its first run
     with flags."""
 
-    def __init__(self, roots: Sequence[Variable]):
-        nodes = [n for n in Subgraph(list(roots)).nodes
-                 if n.spec.name in RECURRENCES or n.spec.name in _DELAYS]
+    def __init__(self, roots: Sequence[Variable], whole_sequences: bool = False):
+        every = Subgraph(list(roots)).nodes
+        nodes = [n for n in every if n.spec.name in RECURRENCES or n.spec.name in _DELAYS]
         self.carries = [_Carry(n) if n.spec.name in RECURRENCES else _DELAYS[n.spec.name](n)
                         for n in nodes]
+        # (with ``whole_sequences``, a Function's graph: the ops reading whole sequences, by
+        # CNTK 2.7's names, refused on a False flag; a Trainer's graph holds Stadyn's own
+        # sums of the loss over the sequences, which CNTK has not, so its runs go on)
+        self.whole = sorted({_WHOLE_SEQUENCE[n.spec.name] for n in every
+                             if n.spec.name in _WHOLE_SEQUENCE}) if whole_sequences else []
         self.packed = True      # whether this minibatch holds whole sequences only
         self.layout = None      # a truncated minibatch's slots (stadyn.io.TruncatedLayout)
 
@@ -459,6 +470,13 @@ class SequenceBegins:
         sequence starts; ``what``: the call, for errors; ``layout``: a truncated minibatch's
         slots, whose sequences go on from their slot's)."""
         self.layout = layout
+        if flags is not None and not all(flags) and self.whole:
+            raise RuntimeError(
+                f"{what}: sequence-begin flags {flags} continue sequences from the previous "
+                f"minibatch, which sequence.{', sequence.'.join(self.whole)} cannot read: they "
+                "need whole sequences (CNTK 2.7: cannot perform sequence axis reduction for "
+                "truncated sequence / attempted to access a time step that is accessing a "
+                "portion of a sequence that is not included in current minibatch)")
         try:
             for c in self.carries:
                 c.set(flags, what, layout)
@@ -475,6 +493,7 @@ class SequenceBegins:
         nodes = {id(n) for n in Subgraph(list(roots)).nodes}
         part = SequenceBegins.__new__(SequenceBegins)
         part.carries = [c for c in self.carries if id(c.node) in nodes]
+        part.whole = []
         part.packed = True
         part.layout = None
         return part

@@ -21,6 +21,8 @@ from ._late import bind, late
 from ._mixins import ArrayMixin, GraphObject, TensorOpsMixin, VariableMixin
 from ._renaming import refuse_name
 from ._sequence_placeholders import mark_sequence_placeholder
+from ._record import Record
+from ._value_types import input_dtype, parameter_dtype, value_dtype
 from ._variable_text import axis_mark, dims_text
 
 __all__ = ["Variable", "Parameter", "Constant", "Record", "of", "input_variable",
@@ -259,7 +261,11 @@ class Parameter(VariableMixin, TensorOpsMixin, GraphObject):
     def value(self) -> np.ndarray:
         """A copy of the value (settable with an array of the same shape); a ValueError
         while an axis is still to be inferred, as in CNTK 2.7."""
-        if pending_shape(self) is not None:
+        waiting = pending_shape(self)
+        if waiting is not None and -2 in waiting:
+            raise RuntimeError(f"std::bad_array_new_length\nConstant.value: the shape "
+                               f"{waiting} has -2, no size (CNTK 2.7's RuntimeError)")
+        if waiting is not None:
             raise unresolved_value_error(self)
         return self.variable.d.copy()
 
@@ -328,6 +334,10 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
         uid = f"constant{next(_constant_ids)}" + (f"/{name}" if name else "")
 
         def make(known: tuple) -> _Var:
+            if -2 in known:     # (an op made on it: CNTK 2.7's RuntimeError of its shape)
+                raise RuntimeError(f"Constant{name and ' ' + repr(name)} of shape {known}: -2 "
+                                   "is no size (CNTK 2.7 takes it as 2**64 - 2, which no "
+                                   "operand's shape is compatible with)")
             # (only a number fills the shape: an array or a list keeps its own, as in CNTK)
             made = _Var.from_numpy_array(np.broadcast_to(arr, known).copy() if filled
                                          else arr, dtype=dtype)
@@ -335,8 +345,13 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
             G.LEAF_NAMES[made] = name
             return made
 
-        if filled and InferredDimension in full:
-            # (CNTK 2.7 makes it, shows -1 and refuses only its value until an op infers it)
+        if filled and -2 in full and value is None:     # (CNTK 2.7 allocates it at once)
+            raise RuntimeError(f"std::bad_array_new_length\nconstant: the shape {full} has "
+                               "-2, no size (CNTK 2.7 takes it as 2**64 - 2 and cannot "
+                               "allocate the value)")
+        if filled and (InferredDimension in full or -2 in full):
+            # (CNTK 2.7 makes it, shows -1 and refuses only its value until an op infers it;
+            # -2, which no op infers, it shows so and refuses its value and every op on it)
             var = pending(full, dtype, make)
             var.need_grad = False
             G.LEAF_NAMES[var] = name
@@ -354,7 +369,11 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
     def value(self) -> np.ndarray:
         """A copy of the value (settable: CNTK allows it, as Stadyn's constants are buffers); a
         ValueError while an axis is still to be inferred, as in CNTK 2.7."""
-        if pending_shape(self) is not None:
+        waiting = pending_shape(self)
+        if waiting is not None and -2 in waiting:
+            raise RuntimeError(f"std::bad_array_new_length\nConstant.value: the shape "
+                               f"{waiting} has -2, no size (CNTK 2.7's RuntimeError)")
+        if waiting is not None:
             raise unresolved_value_error(self)
         return self.variable.d.copy()
 
@@ -366,64 +385,6 @@ class Constant(VariableMixin, TensorOpsMixin, GraphObject):
 
     def __repr__(self) -> str:
         return shown("Constant", self)
-
-
-class Record(dict):
-    """A read-only dict whose items are attributes too (``r.x`` is ``r['x']``).
-
-    Example:
-        >>> r = Record(x=1, y=2)
-        >>> r.x + r["y"], r.updated_with(y=5).y
-        (3, 5)
-    """
-
-    def __init__(self, **args_dict):
-        super().__init__(args_dict)
-
-    def __getattr__(self, key):
-        try:
-            return self[key]
-        except KeyError:
-            raise AttributeError(f"record has no attribute {key!r}") from None
-
-    def __setattr__(self, key, value):
-        raise AttributeError("record is immutable")
-
-    def updated_with(self, **kwargs) -> "Record":
-        """A new Record with ``kwargs`` added or replaced."""
-        d = dict(self)
-        d.update(kwargs)
-        return Record(**d)
-
-
-def value_dtype(value, dtype) -> np.dtype:
-    """The data type of a constant made from ``value`` with ``dtype`` (None: CNTK 2.7's rule:
-    a float64 or float16 NumPy array's type, anything else float32).
-
-    >>> value_dtype(np.zeros(2), None), value_dtype([1.0], None), value_dtype(1.0, np.float64)
-    (dtype('float64'), dtype('float32'), dtype('float64'))
-    """
-    if dtype is None:
-        dtype = value.dtype if isinstance(value, np.ndarray) and value.dtype in _OWN_TYPES \
-            else np.float32
-    return np.dtype(dtype)
-
-
-_OWN_TYPES = (np.dtype(np.float64), np.dtype(np.float16))
-
-
-def parameter_dtype(value, dtype) -> np.dtype:
-    """A parameter's data type (as :func:`value_dtype`): float64, float16 (which CNTK 2.7
-    computes in on a CPU but does not train there: ``Trainer.train_minibatch``) or float32."""
-    dt = value_dtype(value, dtype)
-    return dt if dt in _OWN_TYPES else np.dtype(np.float32)
-
-
-def input_dtype(dtype) -> np.dtype:
-    """An input's data type: ``dtype``, or ``default_options(dtype=...)``'s, else float32."""
-    from ...layers import resolve
-    return np.dtype(resolve(None, "dtype", default_override_or(np.float32)
-                            if dtype is None else dtype))
 
 
 def _refuse_free_axis(kind: str, name: str, shape: tuple) -> None:

@@ -30,14 +30,14 @@ from .._function import CloneMethod, Function, ModelFormat, combine_outputs, loa
 from .._ops_losses import (binary_cross_entropy, classification_error, cosine_distance,
                           cross_entropy_with_softmax, fmeasure, squared_error,
                           weighted_binary_cross_entropy)
-from .._ops_act_blocks import elu, leaky_relu, param_relu, selu
+from .._ops_act_blocks import elu, hard_sigmoid, leaky_relu, param_relu, selu, softplus
 from .._ops_math import (abs, acos, alias, asin, asinh, associative_multi_arg, atan, atanh, cast,
                         ceil, clip, cos, cosh, element_and, element_divide, element_max,
                         element_min, element_not, element_or, element_select, element_times,
                         element_xor, equal, exp, floor, greater, greater_equal,
-                        hard_sigmoid, less, less_equal, log, log_add_exp, mean,
+                        less, less_equal, log, log_add_exp, mean,
                         minus, negate, not_equal, plus, pow, reciprocal, relu,
-                        round, sigmoid, sin, sinh, softplus, softsign, sqrt, square,
+                        round, sigmoid, sin, sinh, softsign, sqrt, square,
                         stop_gradient, straight_through_impl, sum, tan, tanh)
 from .._ops_nn import (AVG_POOLING, MAX_POOLING, MAX_UNPOOLING, PoolingType_Average,
                       PoolingType_Max, SentinelValueForAutoSelectRandomSeed, batch_normalization,
