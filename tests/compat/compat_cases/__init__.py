@@ -79,6 +79,7 @@ MODULES = {
              "cntk_user_42",
              "cntk_rmfn_42",
              "cntk_user_42b",
+             "cntk_user_43",
              "cntk_io_42r",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)

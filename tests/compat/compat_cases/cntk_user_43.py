@@ -1,0 +1,54 @@
+"""A CNTK 2.7 user's own programs (round 43), from CNTK 2.7's own Python tests of its ops,
+losses and metrics (``cntk/ops/tests``, ``cntk/losses/tests``, ``cntk/metrics/tests``, whose
+``_test_binary_op`` applies each op to an input and a constant as well as to two inputs): the
+mismatches each ran into, each run unchanged on CNTK 2.7 and on ``stadyn.compat.cntk``."""
+
+import functools
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+_returned = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+def _with_a_constant(C, fn, out, target, **kw):
+    """``fn`` of two inputs, of an input and a constant target, and of a constant output and
+    an input target (``metrics_test.py``'s three ways), each evaluated on one sample."""
+    z = C.input_variable(out.shape, needs_gradient=True)
+    t = C.input_variable(target.shape, needs_gradient=True)
+    return {
+        "inputs": _returned(lambda: np.asarray(fn(z, t, **kw).eval(
+            {z: out[None], t: target[None]}))),
+        "constant target": _returned(lambda: np.asarray(fn(z, C.constant(target), **kw).eval(
+            {z: out[None]}))),
+        "constant output": _returned(lambda: np.asarray(fn(C.constant(out), t, **kw).eval(
+            {t: target[None]}))),
+    }
+
+
+@cntk_case(names=["cntk.classification_error", "cntk.metrics.classification_error",
+                  "cntk.constant"])
+def user43_classification_error_of_a_constant(C, r):
+    """``classification_error`` of an input and a constant (``metrics_test.py``): of matrix
+    samples ``(R, C)`` along the default axis (CNTK 2.7's ``TransposeTimes``, the constant
+    multiplied with every sample; a constant output's hardmax is each row's) CNTK 2.7 gives
+    ``(R, R)`` per sample, and along ``axis=1`` of ``(3, 4)`` samples the share of wrong
+    rows (1/3 here), for a constant output too."""
+    res = {}
+    o = np.array([[1., 2., 3., 4.]], np.float32)
+    for i, t in enumerate([[[1., 0., 0., 0.]], [[0., 0., 0., 1.]]]):
+        res["one row %d" % i] = _with_a_constant(C, C.classification_error, o,
+                                                 np.array(t, np.float32))
+    o2 = np.array([[1., 2., 3., 4.], [6., 2., 7., 4.]], np.float32)
+    t2 = np.array([[0., 0., 1., 0.], [0., 0., 0., 1.]], np.float32)
+    res["two rows"] = _with_a_constant(C, C.classification_error, o2, t2)
+    res["two rows cross entropy"] = _with_a_constant(C, C.cross_entropy_with_softmax, o2, t2)
+    o3 = np.array([[1., 2., 3., 4.], [6., 2., 7., 4.], [1., 5., 3., 4.]], np.float32)
+    t3 = np.array([[0., 1., 0., 0.], [0., 0., 1., 0.], [0., 1., 0., 0.]], np.float32)
+    res["axis 1"] = _with_a_constant(C, C.classification_error, o3, t3, axis=1)
+    res["axis 1 soft"] = _with_a_constant(
+        C, C.classification_error, o3,
+        np.array([[0., 0., .5, .5], [0., 0., 1., 0.], [0., 1., 0., 0.]], np.float32), axis=1)
+    return res
