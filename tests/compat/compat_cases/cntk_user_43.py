@@ -52,3 +52,35 @@ def user43_classification_error_of_a_constant(C, r):
         C, C.classification_error, o3,
         np.array([[0., 0., .5, .5], [0., 0., 1., 0.], [0., 1., 0., 0.]], np.float32), axis=1)
     return res
+
+
+@cntk_case(names=["cntk.hardmax", "cntk.classification_error", "cntk.cross_entropy_with_softmax"])
+def user43_float64_hardmax_and_matrix_metrics(C, r):
+    """In double precision (``metrics_test.py``'s ``double`` runs): ``hardmax`` of a float64
+    input is float64 in CNTK 2.7, and ``classification_error`` of float64 ``(1, 4)`` samples
+    (its ``TransposeTimes`` of that hardmax) is computed, with the target's gradient ``-1`` at
+    the output's largest value."""
+    res = {}
+    x = C.input_variable(3, dtype=np.float64)
+    h = C.hardmax(x).eval({x: np.array([[1., 3., 2.]])})
+    res["hardmax"] = {"value": np.asarray(h), "dtype": str(np.asarray(h).dtype)}
+    o = np.array([[1., 2., 3., 4.]])
+    t = np.array([[0., 0., 1., 0.]])
+    z = C.input_variable((1, 4), dtype=np.float64, needs_gradient=True)
+    y = C.input_variable((1, 4), dtype=np.float64, needs_gradient=True)
+    for name, fn in [("error", C.classification_error), ("cross entropy",
+                                                          C.cross_entropy_with_softmax)]:
+        for kind in ["inputs", "constant target", "constant output"]:
+            if kind == "inputs":
+                f, a = fn(z, y), {z: o[None], y: t[None]}
+            elif kind == "constant target":
+                f, a = fn(z, C.constant(t)), {z: o[None]}
+            else:
+                f, a = fn(C.constant(o), y), {y: t[None]}
+
+            def run(f=f, a=a):
+                v = np.asarray(f.eval(a))
+                g = f.grad(a, wrt=[list(a)[-1]])
+                return {"value": v, "dtype": str(v.dtype), "grad": np.asarray(g)}
+            res["%s %s" % (name, kind)] = _returned(run)
+    return res
