@@ -84,3 +84,33 @@ def user43_float64_hardmax_and_matrix_metrics(C, r):
                 return {"value": v, "dtype": str(v.dtype), "grad": np.asarray(g)}
             res["%s %s" % (name, kind)] = _returned(run)
     return res
+
+
+@cntk_case(names=["cntk.times", "cntk.TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK",
+                  "cntk.sequence.input_variable"])
+def user43_times_reducing_the_sequence_axis(C, r):
+    """``times(l, r, infer_input_rank_to_map=TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_
+    INPUT_RANK)`` of two sequences (``linear_test.py``'s ``test_op_times_reduce_sequence_
+    axis``): each sequence's step products summed, one value per sequence with the batch
+    axis alone, as ``sequence.reduce_sum(times(l, r))``; with the gradient of ``l``."""
+    res = {}
+    dim = 10
+    seq = [[0, 1, 2], [3], [4, 5, 6, 7, 8, 9]]
+    right = C.sequence.input_variable(dim, is_sparse=True)
+    left = C.sequence.input_variable(1, needs_gradient=True)
+    left_data = [np.ones((n, 1), np.float32) * (i + 1) for i, n in enumerate([3, 1, 6])]
+    f = C.times(left, right,
+                infer_input_rank_to_map=C.TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK)
+    res["axes"] = [a.name for a in f.dynamic_axes]
+    res["shape"] = list(f.shape)
+    res["value"] = np.asarray(f.eval({left: left_data, right: C.Value.one_hot(seq, dim)}))
+    g = f.grad({left: left_data, right: C.Value.one_hot(seq, dim)}, wrt=[left])
+    res["grad"] = [np.asarray(s) for s in g]
+    dense = C.sequence.input_variable((2, 3))
+    d = r.randn(2, 4, 2, 3).astype(np.float32)
+    lv = r.randn(2, 4, 2).astype(np.float32)
+    lin = C.sequence.input_variable(2)
+    res["dense"] = np.asarray(C.times(
+        lin, dense, infer_input_rank_to_map=C.TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK
+    ).eval({lin: lv, dense: d}))
+    return res

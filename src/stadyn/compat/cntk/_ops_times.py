@@ -24,7 +24,8 @@ from ._graph import SHAPELESS
 from ._inferred_parameters import infer_times, pending_shape
 from ._mixins import GraphObject
 from ._mixed_axes import refuse_other_sequence_axes
-from ._ops_shape import reshape, transpose
+from ._ops_shape import (TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK, reshape,
+                         transpose)
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._sparse_operands import sparse_taken
 from ._times_ranks import check_times_op
@@ -68,6 +69,11 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
         elif lead_axes(right) < n:
             b = Seq.broadcast_as(b, a)
         out = _times_both_batched(a, b, int(output_rank), n)
+        if int(infer_input_rank_to_map) == TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK \
+                and lead_axes(left) == lead_axes(right) == 2:
+            # CNTK 2.7's Times reducing the sequence axis too: the products of each sequence's
+            # steps summed, one value per sequence (its sequence.reduce_sum of the times)
+            return named(wrap(one_op(Seq.reduce_sum(out), a, b)), name, "Times")
         return named(wrap(out if lead_axes(left) != lead_axes(right) else one_op(out, a, b)),
                      name, "Times")
     out = _times_batched_right(a, b, int(output_rank), lead_axes(right))
