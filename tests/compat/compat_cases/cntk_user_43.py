@@ -114,3 +114,29 @@ def user43_times_reducing_the_sequence_axis(C, r):
         lin, dense, infer_input_rank_to_map=C.TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK
     ).eval({lin: lv, dense: d}))
     return res
+
+
+@cntk_case(names=["cntk.reshape", "cntk.Axis"])
+def user43_reshape_up_to_a_new_leading_axis(C, r):
+    """``reshape(x, shape, begin_axis, end_axis)`` with ``Axis.new_leading_axis()``
+    (``reshaping_test.py``'s ``test_op_reshape_subshape``): as an end axis it is the place
+    after the sample's last axis ((2, 3) from 0 to it: the whole sample), as both axes a new
+    axis there ((2, 3) given (1, 1): (2, 3, 1, 1)); with the gradient of ``x * x``."""
+    res = {}
+    A = C.Axis
+    for i, (s, rep, b, e) in enumerate([
+            ((2, 3), (3, 2), 0, A.new_leading_axis()),
+            ((2, 3), (1, 1), A.new_leading_axis(), A.new_leading_axis()),
+            ((2, 3, 4), (4, 3), 1, A.new_leading_axis()),
+            ((2, 3, 4), (6,), A.new_leading_axis(), A.new_leading_axis()),
+            ((2, 3), (3, 2), A(0), A.new_leading_axis())]):
+        a = C.input_variable(s, needs_gradient=True)
+        x = np.arange(np.prod(s), dtype=np.float32).reshape((1,) + s)
+
+        def run(a=a, rep=rep, b=b, e=e, x=x):
+            y = C.reshape(a, rep, b, e)
+            z = y * y
+            return {"shape": list(y.shape), "value": np.asarray(y.eval({a: x})),
+                    "grad": np.asarray(z.grad({a: x}, wrt=[a]))}
+        res[str(i)] = _returned(run)
+    return res
