@@ -140,3 +140,31 @@ def user43_reshape_up_to_a_new_leading_axis(C, r):
                     "grad": np.asarray(z.grad({a: x}, wrt=[a]))}
         res[str(i)] = _returned(run)
     return res
+
+
+@cntk_case(names=["cntk.cross_entropy_with_softmax", "cntk.losses.cross_entropy_with_softmax"])
+def user43_cross_entropy_along_an_axis_of_a_constant_output(C, r):
+    """``cross_entropy_with_softmax(C.constant(z), t, axis=1)`` of a constant output and an
+    input target (``losses_test.py``'s ``test_op_cross_entropy_with_soft_max_and_axis``):
+    CNTK 2.7 gives each sample's row-wise cross entropy and the target's gradient ``-z``;
+    the other two ways (two inputs, a constant target) for comparison."""
+    res = {}
+    for i, (o, t) in enumerate([([[2., 1., 1., 4.]], [[0., .4, .3, .3]]),
+                                ([[1., 2., 3., 4.], [1., 7., 3., 5.]],
+                                 [[0., 0., 0., 1.], [0., 1., 0., 0.]])]):
+        o, t = np.array(o, np.float32), np.array(t, np.float32)
+        z = C.input_variable(o.shape, needs_gradient=True)
+        y = C.input_variable(t.shape, needs_gradient=True)
+        for kind in ["inputs", "constant target", "constant output"]:
+            if kind == "inputs":
+                f, a = C.cross_entropy_with_softmax(z, y, axis=1), {z: o[None], y: t[None]}
+            elif kind == "constant target":
+                f, a = C.cross_entropy_with_softmax(z, C.constant(t), axis=1), {z: o[None]}
+            else:
+                f, a = C.cross_entropy_with_softmax(C.constant(o), y, axis=1), {y: t[None]}
+
+            def run(f=f, a=a):
+                return {"value": np.asarray(f.eval(a)),
+                        "grad": np.asarray(f.grad(a, wrt=[list(a)[-1]]))}
+            res["%d %s" % (i, kind)] = _returned(run)
+    return res

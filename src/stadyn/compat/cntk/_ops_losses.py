@@ -69,8 +69,9 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     out = _cross_entropy_of(operand(output_vector),
                             _target_like(target_vector, output_vector, True),
                             _axis(output_vector, axis),
-                            lead_axes(target_vector) < lead_axes(output_vector) and
-                            (isinstance(axis, Axis) or int(axis) != -1))
+                            lead_axes(target_vector) != lead_axes(output_vector) and
+                            (isinstance(axis, Axis) or int(axis) != -1),
+                            max(0, lead_axes(target_vector) - lead_axes(output_vector)))
     return _loss_block(named(wrap(out), name, "CrossEntropyWithSoftmax"), name,
                        (output_vector, target_vector), "Minus")
 
