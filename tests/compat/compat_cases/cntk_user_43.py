@@ -168,3 +168,25 @@ def user43_cross_entropy_along_an_axis_of_a_constant_output(C, r):
                         "grad": np.asarray(f.grad(a, wrt=[list(a)[-1]]))}
             res["%d %s" % (i, kind)] = _returned(run)
     return res
+
+
+@cntk_case(names=["cntk.argmax", "cntk.argmin"])
+def user43_float64_argmax(C, r):
+    """``argmax``/``argmin`` of a float64 input are float64 in CNTK 2.7, so adding the input
+    back (``stop_gradient_test.py``'s ``test_op_reduce_no_back_prop_ops``, double runs) is
+    made and evaluated; float32 stays float32."""
+    res = {}
+    for dt in [np.float32, np.float64]:
+        x = C.input_variable((2, 2), dtype=dt, needs_gradient=True)
+        d = np.array([[[1., 2.], [4., 5.]]], dt)
+        for fn in [C.argmax, C.argmin]:
+            for axis in [0, 1, None]:
+                y = fn(x, axis=axis)
+
+                def run(y=y, x=x, d=d):
+                    v = np.asarray(y.eval({x: d}))
+                    s = np.asarray((y + x).eval({x: d}))
+                    return {"value": v, "dtype": str(v.dtype), "plus": s,
+                            "plus dtype": str(s.dtype)}
+                res["%s %s %s" % (dt.__name__, fn.__name__, axis)] = _returned(run)
+    return res
