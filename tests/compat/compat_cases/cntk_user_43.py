@@ -190,3 +190,33 @@ def user43_float64_argmax(C, r):
                             "plus dtype": str(s.dtype)}
                 res["%s %s %s" % (dt.__name__, fn.__name__, axis)] = _returned(run)
     return res
+
+
+@cntk_case(names=["cntk.batch_normalization", "cntk.parameter", "cntk.constant",
+                  "cntk.InferredDimension"])
+def user43_batch_normalization_infers_its_statistics(C, r):
+    """``batch_normalization`` (``non_linear_test.py``): scale, bias and running statistics
+    of shape ``(InferredDimension,)`` take ``(channels,)`` when spatial and the sample's
+    size when not, and it evaluates; other inferred shapes stay unresolved (CNTK 2.7's
+    ValueError when run). Without ``running_count`` CNTK 2.7 warns (a ``Warning``)."""
+    import warnings
+    res = {}
+    d = np.arange(18, dtype=np.float32).reshape(1, 2, 3, 3)
+    for spatial, ps in [(True, (C.InferredDimension,)), (False, (C.InferredDimension,)),
+                        (True, (C.InferredDimension, 1, 1))]:
+        i = C.input_variable((2, 3, 3))
+        params = [C.parameter(ps, init=1), C.parameter(ps, init=2), C.constant(3, shape=ps),
+                  C.constant(4, shape=ps)]
+        bn = C.batch_normalization(i, *params, spatial=spatial, normalization_time_constant=-1,
+                                   epsilon=0.01, running_count=C.constant(2, shape=()))
+        key = "%s %s" % (spatial, list(ps))
+        res[key] = {"shapes": [list(p.shape) for p in params],
+                    "eval": _returned(lambda bn=bn, i=i: np.asarray(bn.eval({i: d})))}
+    i = C.input_variable(2)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        C.batch_normalization(i, C.parameter(2, init=1), C.parameter(2, init=0),
+                              C.constant(0, shape=2), C.constant(1, shape=2), False)
+    res["warned"] = [str(w.category.__name__) + ": " + str(w.message) for w in caught
+                     if "running_count" in str(w.message)]
+    return res
