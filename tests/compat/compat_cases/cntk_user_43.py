@@ -220,3 +220,34 @@ def user43_batch_normalization_infers_its_statistics(C, r):
     res["warned"] = [str(w.category.__name__) + ": " + str(w.message) for w in caught
                      if "running_count" in str(w.message)]
     return res
+
+
+@cntk_case(names=["cntk.times", "cntk.FreeDimension", "cntk.input_variable"])
+def user43_times_of_free_dimensions(C, r):
+    """``times`` of two inputs with free dimensions (``free_static_axis_test.py``'s
+    ``test_free_static_axis_times_free_static_axis``): each sample pair's tensor product,
+    the output's axes free where an operand's were -- ``(F, F)`` times ``(F, F)`` is
+    ``(-3, -3)``, ``(F, F, F)`` times ``(F, F, F)`` with ``output_rank`` 1 is ``[[[332]]]``
+    in CNTK 2.7; a free reduced axis ((2, F) times (F, 3)); a free output axis."""
+    res = {}
+    Fd = C.FreeDimension
+    for i, (orank, xs, xd, ys, yd) in enumerate([
+            (1, (Fd, Fd), np.asarray([[[0.5, 0.2], [0.35, 0.75]]], np.float32), (Fd, Fd),
+             np.asarray([[[0.7, 0.3], [0.7, 0.3]]], np.float32)),
+            (1, (Fd, Fd, Fd), np.asarray([[[[2.5, 4.5], [10.5, 12.5]]]], np.float32),
+             (Fd, Fd, Fd), np.asarray([[[[5.], [13.]], [[7.], [15.]]]], np.float32)),
+            (2, (Fd, Fd, Fd), np.asarray([[[[2.5, 4.5], [10.5, 12.5]]]], np.float32),
+             (Fd, Fd, Fd), np.asarray([[[[5.], [13.]], [[7.], [15.]]]], np.float32)),
+            (1, (Fd, 2), r.rand(2, 3, 2).astype(np.float32), (2, 3),
+             r.rand(2, 2, 3).astype(np.float32)),
+            (1, (2, Fd), r.rand(2, 2, 4).astype(np.float32), (Fd, 3),
+             r.rand(2, 4, 3).astype(np.float32)),
+            (1, (2, 4), r.rand(2, 2, 4).astype(np.float32), (4, Fd),
+             r.rand(2, 4, 5).astype(np.float32))]):
+        x, y = C.input_variable(xs), C.input_variable(ys)
+
+        def run(x=x, y=y, orank=orank, xd=xd, yd=yd):
+            t = C.times(x, y, output_rank=orank)
+            return {"shape": list(t.shape), "value": np.asarray(t.eval({x: xd, y: yd}))}
+        res[str(i)] = _returned(run)
+    return res
