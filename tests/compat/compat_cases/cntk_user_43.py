@@ -251,3 +251,24 @@ def user43_times_of_free_dimensions(C, r):
             return {"shape": list(t.shape), "value": np.asarray(t.eval({x: xd, y: yd}))}
         res[str(i)] = _returned(run)
     return res
+
+
+@cntk_case(names=["cntk.splice"])
+def user43_splice_along_an_axis_before_the_sample(C, r):
+    """``splice(a, b, axis=-2)`` of samples of rank 1 (``reshaping_test.py``'s
+    ``test_op_splice``): CNTK 2.7 gives the operands leading axes of 1 up to the axis and
+    joins them there ((1,) and (1,) along -2: (2, 1); along -3: (2, 1, 1)); a positive axis
+    past the rank is its ValueError."""
+    res = {}
+    for s1, s2, ax in [((1,), (1,), -2), ((1,), (1,), -3), ((2, 2), (2, 2), -3),
+                       ((2, 2), (3, 2), -2), ((1,), (1,), 1)]:
+        a, b = C.input_variable(s1, needs_gradient=True), C.input_variable(s2)
+
+        def run(a=a, b=b, s1=s1, s2=s2, ax=ax):
+            y = C.splice(a, b, axis=ax)
+            d = {a: np.arange(np.prod(s1), dtype=np.float32).reshape((1,) + s1),
+                 b: 10 + np.arange(np.prod(s2), dtype=np.float32).reshape((1,) + s2)}
+            return {"shape": list(y.shape), "value": np.asarray(y.eval(d)),
+                    "grad": np.asarray(y.grad(d, wrt=[a]))}
+        res["%s %s" % (list(s1), ax)] = _returned(run)
+    return res

@@ -155,6 +155,8 @@ def splice(*inputs, axis=-1, name: str = ""):
     rank = max(len(sample_shape(i)) for i in items)
     if rank == 0 and not isinstance(axis, Axis) and int(axis) == -1:
         rank = 1    # scalars spliced along the default axis: a vector (CNTK 2.7)
+    if not isinstance(axis, Axis) and int(axis) < -rank:
+        rank = -int(axis)   # (CNTK 2.7: leading axes of 1 up to it, (1,) along -3: (2, 1, 1))
     dtype = operands_dtype(*items, op="Splice")
     vs = [_to_rank(v, i, rank) for v, i in zip(
         same_dtype([_as_operand(i, dtype) for i in items], "Splice"), items)]
