@@ -272,3 +272,28 @@ def user43_splice_along_an_axis_before_the_sample(C, r):
                     "grad": np.asarray(y.grad(d, wrt=[a]))}
         res["%s %s" % (list(s1), ax)] = _returned(run)
     return res
+
+
+@cntk_case(names=["cntk.sequence.gather", "cntk.sequence.is_last", "cntk.sequence.is_first",
+                  "cntk.sequence.input_variable"])
+def user43_gather_of_one_step_each(C, r):
+    """``sequence.gather(x, c, new_sequence_axis_typeinfo=(0, 1))`` (``sequence_test.py``'s
+    ``test_op_gather_derived_dynamic_axes_equivalence``): one step per sequence, so CNTK 2.7
+    deletes the sequence axis (dynamic axes: the batch axis alone), and two such gathers of
+    different inputs add up: ``[[3.]]`` for 1 and 2."""
+    res = {}
+    a = C.sequence.input_variable(2, name="a")
+    d = [np.array([[1., 2.], [3., 4.]], np.float32), np.array([[5., 6.]], np.float32)]
+    for which, cond in [("last", C.sequence.is_last), ("first", C.sequence.is_first)]:
+        g = C.sequence.gather(a, cond(a), new_sequence_axis_typeinfo=(0, 1))
+        res[which] = {"axes": [ax.name for ax in g.dynamic_axes], "shape": list(g.shape),
+                      "value": _returned(lambda g=g: np.asarray(g.eval({a: d}))),
+                      "twice": _returned(lambda g=g: np.asarray((g * 2).eval({a: d})))}
+    x = C.sequence.input_variable(1, name="x")
+    y = C.sequence.input_variable(1, name="y")
+    z = C.sequence.gather(x, C.sequence.is_last(x), new_sequence_axis_typeinfo=(0, 1)) + \
+        C.sequence.gather(y, C.sequence.is_last(y), new_sequence_axis_typeinfo=(0, 1))
+    res["sum axes"] = [ax.name for ax in z.dynamic_axes]
+    res["sum"] = _returned(lambda: np.asarray(z.eval(
+        {x: np.array([[[1.]]], np.float32), y: np.array([[[2.]]], np.float32)})))
+    return res
