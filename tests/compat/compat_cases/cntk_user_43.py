@@ -297,3 +297,23 @@ def user43_gather_of_one_step_each(C, r):
     res["sum"] = _returned(lambda: np.asarray(z.eval(
         {x: np.array([[[1.]]], np.float32), y: np.array([[[2.]]], np.float32)})))
     return res
+
+
+@cntk_case(names=["cntk.pow"])
+def user43_pow_of_a_negative_base(C, r):
+    """The gradient of ``pow(x, e)`` with respect to ``e`` where ``x <= 0``
+    (``non_linear_test.py``'s ``test_op_neg_pow``): 0 in CNTK 2.7, not ``y * log(x)``'s NaN;
+    of the base and the values as before. Two inputs, and each side a constant."""
+    res = {}
+    x = C.input_variable(6, needs_gradient=True)
+    e = C.input_variable(6, needs_gradient=True)
+    xd = np.array([[-1., -2., -3., -4., 0., 2.]], np.float32)
+    ed = np.array([[2., -3., 3., -2., 2., .5]], np.float32)
+    y = C.pow(x, e)
+    res["value"] = np.asarray(y.eval({x: xd, e: ed}))
+    g = y.grad({x: xd, e: ed}, wrt=[x, e])
+    res["grad base"] = np.asarray(g[x])
+    res["grad exponent"] = np.asarray(g[e])
+    res["constant exponent"] = np.asarray(C.pow(x, C.constant(ed[0])).grad({x: xd}, wrt=[x]))
+    res["constant base"] = np.asarray(C.pow(C.constant(xd[0]), e).grad({e: ed}, wrt=[e]))
+    return res
