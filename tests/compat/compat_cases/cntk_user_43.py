@@ -317,3 +317,25 @@ def user43_pow_of_a_negative_base(C, r):
     res["constant exponent"] = np.asarray(C.pow(x, C.constant(ed[0])).grad({x: xd}, wrt=[x]))
     res["constant base"] = np.asarray(C.pow(C.constant(xd[0]), e).grad({e: ed}, wrt=[e]))
     return res
+
+
+@cntk_case(names=["cntk.gather", "cntk.constant", "cntk.parameter"])
+def user43_float64_gather(C, r):
+    """``gather`` of a float64 table (``reshaping_test.py``'s ``test_gather_op_with_axis``,
+    double runs): CNTK 2.7 picks the rows (or, along ``axis=1``, the columns) as float64."""
+    res = {}
+    for dt in [np.float32, np.float64]:
+        data = np.array([[1.0, 1.2, 1.9], [2.3, 3.4, 3.9], [4.5, 5.7, 5.9]]).astype(dt)
+        ids = np.array([0, 2]).astype(dt)
+        for ax in [None, 1]:
+            def run(data=data, ids=ids, ax=ax):
+                x, i = C.constant(data), C.constant(ids)
+                y = C.gather(x, i) if ax is None else C.gather(x, i, axis=ax)
+                z = np.asarray(y.eval({}))
+                return {"value": z, "dtype": str(z.dtype)}
+            res["%s %s" % (dt.__name__, ax)] = _returned(run)
+        i = C.input_variable(2, dtype=dt)
+        g = C.gather(C.parameter((3, 3), init=data), i)
+        res["%s input" % dt.__name__] = _returned(
+            lambda g=g, i=i, dt=dt: np.asarray(g.eval({i: np.array([[2, 0]], dt)})))
+    return res
