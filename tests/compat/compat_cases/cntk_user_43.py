@@ -339,3 +339,19 @@ def user43_float64_gather(C, r):
         res["%s input" % dt.__name__] = _returned(
             lambda g=g, i=i, dt=dt: np.asarray(g.eval({i: np.array([[2, 0]], dt)})))
     return res
+
+
+@cntk_case(names=["cntk.times", "cntk.sequence.input_variable"])
+def user43_one_hot_index_past_the_classes(C, r):
+    """``Value.one_hot`` of an index not below ``num_classes`` (``trainer_test.py``'s
+    ``test_eval_one_hot_bad``): CNTK 2.7's ValueError ('one-hot index value (11) exceeds
+    vocabulary size (10)'); the index ``num_classes`` itself too (it was a row of zeros);
+    a negative index its NotImplementedError; good indices as before."""
+    res = {}
+    for b, d in [([[11]], 10), ([[0, 1]], 1), ([[10]], 10), ([[-1]], 3), ([[2, 0]], 3)]:
+        def run(b=b, d=d):
+            v = C.Value.one_hot(b, d)
+            x = C.sequence.input_variable(d, is_sparse=True)
+            return np.asarray(C.times(x, np.eye(d, dtype=np.float32)).eval({x: v}))
+        res["%s %d" % (b, d)] = _returned(run)
+    return res
