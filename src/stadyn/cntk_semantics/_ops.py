@@ -48,7 +48,8 @@ def class_ids(x: Variable, num_classes: int) -> Variable:
 def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
     """CNTK's ``Hardmax``: per sample (the axes after the ``lead`` ones, of shape ``sample``),
     1.0 at the first largest value in row-major order (the first value no later one exceeds:
-    a NaN first wins, a later one is passed by) and 0.0 elsewhere, with no gradient.
+    a NaN first wins, a later one is passed by) and 0.0 elsewhere, with no gradient; float64
+    for a float64 ``x`` (as CNTK 2.7's), else float32.
 
     Example:
         >>> import numpy as np, stadyn as sd
@@ -61,7 +62,8 @@ def hardmax(x: Variable, lead: int, sample: Sequence[int]) -> Variable:
     v = F.stop_gradient(x)
     flat = v if len(sample) == 1 else reshape_samples(v, lead, (size,))
     index = F.max(flat, axis=flat.ndim - 1, keepdims=True, only_index=True, rule="cntk")
-    hot = F.cast(F.one_hot(F.cast(index, "int64"), (size,)), "float32")
+    hot = F.cast(F.one_hot(F.cast(index, "int64"), (size,)),
+                 "float64" if str(x.dtype) == "float64" else "float32")
     return hot if len(sample) == 1 else reshape_samples(hot, lead, tuple(sample))
 
 

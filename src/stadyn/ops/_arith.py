@@ -52,8 +52,14 @@ def div2(x0, x1, inplace=False):
 
 
 @op(2, category=_A, elementwise=True, nnabla_half=_HE.POW2)
-def pow2(x0, x1, inplace=False):
-    """Element-wise ``x0 ** x1``.  Example: ``F.pow2(a, b)`` or ``a ** b``."""
+def pow2(x0, x1, inplace=False, rule="nnabla"):
+    """Element-wise ``x0 ** x1``.  Example: ``F.pow2(a, b)`` or ``a ** b``.  With
+    ``rule="cntk"`` the gradient of ``x1`` is 0 where ``x0 <= 0`` (CNTK 2.7's
+    ``ElementwiseProductWithPowExponentDerivative``, TensorOps.h:351: ``c <= 0 ? 0 : a * b *
+    log(c)``), not ``y * log(x0)``'s NaN; the values are the same."""
+    if _cntk_rule("pow2", rule) and isinstance(x1, torch.Tensor) and x1.requires_grad:
+        # (the exponent held where the base is not positive: no gradient reaches it there)
+        x1 = torch.where(x0 > 0, x1, x1.detach())
     return torch.pow(x0, x1)
 
 

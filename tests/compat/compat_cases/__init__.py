@@ -79,6 +79,7 @@ MODULES = {
              "cntk_user_42",
              "cntk_rmfn_42",
              "cntk_user_42b",
+             "cntk_user_43",
              "cntk_io_42r",
              "cntk_learner_test_43",
              "cntk_io_43",

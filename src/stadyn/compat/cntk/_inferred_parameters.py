@@ -323,3 +323,24 @@ def infer_rnnstack(operand: Any, weights: Any, hidden_size: int, num_layers: int
     count = rnnstack_weight_count(known[0], hidden, int(num_layers), bool(bidirectional),
                                   recurrent_op)
     _infer(weights, (count // hidden, hidden))
+
+
+def infer_batch_norm(operand: Any, parameters: tuple, spatial: bool) -> None:
+    """CNTK 2.7's ``BatchNormalization`` of an operand of known shape: its scale, bias and
+    running statistics of shape ``(InferredDimension,)`` take one value per channel (the
+    operand's first axis) when ``spatial``, else one per value of the sample; of other
+    shapes they stay pending (CNTK 2.7 refuses them when the graph compiles).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> s = C.parameter((C.InferredDimension,), init=1.0)
+        >>> infer_batch_norm(C.input_variable((4, 3, 3)), (s,), True); s.shape
+        (4,)
+    """
+    known = _known_shape(operand)
+    if not known or any(d <= 0 for d in known):
+        return
+    size = known[0] if spatial else int(np.prod(known))
+    for p in parameters:
+        if pending_shape(p) == (-1,):
+            _infer(p, (size,))

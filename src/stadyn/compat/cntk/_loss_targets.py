@@ -70,15 +70,16 @@ def _cross_entropy_of_whole_samples(output_vector, target_vector):
                               (), base_axis=lead)
 
 
-def _cross_entropy_of(o, t, axis: int, unbatched: bool):
-    """The native op's cross entropy along ``axis``; of an ``unbatched`` target (a
-    constant, no batch axis), CNTK's ``ReduceLogSum`` less ``ElementTimes``' sum, the target
-    broadcast over the batch."""
+def _cross_entropy_of(o, t, axis: int, unbatched: bool, shift: int = 0):
+    """The native op's cross entropy along ``axis``; of an ``unbatched`` operand (a
+    constant, no batch axis), CNTK's ``ReduceLogSum`` less ``ElementTimes``' sum, the constant
+    broadcast over the batch: an output ``shift`` leading axes short of the target's (a
+    constant output) has ``axis`` counted in its own axes."""
     if not unbatched:
         return F.cross_entropy_with_softmax(o, t, axis)
     top = F.max(o, axis=axis, keepdims=True)
     lse = F.add2(F.log(F.sum(F.exp(F.sub2(o, top)), axis=axis, keepdims=True)), top)
-    return F.sub2(lse, F.sum(F.mul2(o, t), axis=axis, keepdims=True))
+    return F.sub2(lse, F.sum(F.mul2(o, t), axis=axis + shift, keepdims=True))
 
 
 def _topn_target(target_vector, output_vector, t, size: int):

@@ -69,8 +69,9 @@ def cross_entropy_with_softmax(output_vector, target_vector, axis=-1, name: str 
     out = _cross_entropy_of(operand(output_vector),
                             _target_like(target_vector, output_vector, True),
                             _axis(output_vector, axis),
-                            lead_axes(target_vector) < lead_axes(output_vector) and
-                            (isinstance(axis, Axis) or int(axis) != -1))
+                            lead_axes(target_vector) != lead_axes(output_vector) and
+                            (isinstance(axis, Axis) or int(axis) != -1),
+                            max(0, lead_axes(target_vector) - lead_axes(output_vector)))
     return _loss_block(named(wrap(out), name, "CrossEntropyWithSoftmax"), name,
                        (output_vector, target_vector), "Minus")
 
@@ -210,10 +211,11 @@ def _matrices_along_default_axis(output_vector, target_vector, axis) -> bool:
     """Whether CNTK 2.7 computes a loss of these operands along its default axis with
     ``TransposeTimes`` of matrices (Function.cpp, ``CrossEntropyWithSoftmax`` and
     ``ClassificationError`` along ``Axis(0)``): samples ``(R, C)`` of one shape, with the
-    batch axis alone or no dynamic axis."""
+    batch axis alone or no dynamic axis (one of them without it, a constant, is multiplied
+    with every sample of the other)."""
     return not isinstance(axis, Axis) and int(axis) == -1 and \
         len(sample_shape(output_vector)) == 2 and lead_axes(output_vector) <= 1 and \
-        lead_axes(target_vector) == lead_axes(output_vector) and \
+        lead_axes(target_vector) <= 1 and \
         tuple(sample_shape(target_vector)) == tuple(sample_shape(output_vector))
 
 
@@ -271,9 +273,13 @@ def _classification_error_along(output_vector, target_vector, axis, name: str):
         _axis(output_vector, axis)
     marked = F.cast(F.equal(o, F.max(o, axis=ax, keepdims=True)), str(o.dtype))
     wrong = F.cast(F.not_equal(t, marked), str(o.dtype))
+    # an output without the target's dynamic axes (a constant) is compared with every
+    # sample of the target: the sample's axes are those after the target's leading ones
+    lead = max(lead_axes(output_vector), lead_axes(target_vector))
+    shift = lead - lead_axes(output_vector)
+    ax = tuple(a + shift for a in ax) if isinstance(ax, tuple) else ax + shift
     rows = F.cast(F.greater_equal_scalar(F.sum(wrong, axis=ax, keepdims=True), 1.0),
                   str(o.dtype))
-    lead = lead_axes(output_vector)     # (of sequences, per step as CNTK 2.7's)
     out = F.mean(rows, axis=tuple(range(lead, len(rows.shape)))) if len(rows.shape) > lead \
         else rows
     return _loss_block(named(wrap(one_op(out, o, t)), name, "ClassificationError"), name,

@@ -255,7 +255,7 @@ def _element_min(a, b):
 def pow(base, exponent, name: str = ""):  # noqa: A001
     """``base ** exponent``, element-wise."""
     refuse_other_sequence_axes("Pow", (base, exponent))
-    return binary(F.pow2, base, exponent, name, "Pow")
+    return binary(functools.partial(F.pow2, rule="cntk"), base, exponent, name, "Pow")
 
 
 @float_arrays("left", "right")

@@ -13,6 +13,8 @@ Example:
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
 from ... import cntk_semantics as S
@@ -26,6 +28,7 @@ from ._adapt import (batched, const, float_arrays, named, one_op, operand as _as
                      refuse_several_outputs, sample_shape, wrap)
 from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._conv_attributes import convolution_attributes, pooling_attributes
+from ._inferred_parameters import infer_batch_norm
 from ._mixins import GraphObject
 from ._seeds import SentinelValueForAutoSelectRandomSeed, drawn_seed, resolved_seed
 
@@ -342,7 +345,11 @@ def batch_normalization(operand, scale, bias, running_mean, running_inv_std, spa
     """CNTK's batch normalisation with the given parameters and running statistics (constants
     updated in place while training; ``running_inv_std`` holds the running variance)."""
     from ._variables import constant
+    if running_count is None:       # (CNTK 2.7 warns so, and counts from a constant 0)
+        warnings.warn("batch_normalization requires an additional 'running_count' parameter, "
+                      "which can be instantiated as 'constant(0)'", Warning, stacklevel=2)
     count = _as_operand(running_count if running_count is not None else constant(0.0, shape=()))
+    infer_batch_norm(operand, (scale, bias, running_mean, running_inv_std), bool(spatial))
     # (an operand without dynamic axes is one sample, as CNTK 2.7's eval normalises it)
     x = _channels_first(operand, 1)
     tc = float(normalization_time_constant) if normalization_time_constant is not None else 0.0

@@ -268,7 +268,9 @@ def _arg(fn, op_name: str):
             static = axis.static_axis_index() if isinstance(axis, Axis) else axis
             out = fn(v, axis=sample_axis(x, int(static)), keepdims=True, only_index=True,
                      rule="cntk")
-        return named(wrap(one_op(F.cast(out, "float32"), v)), name, "ReduceElements")
+        # the index as a float of the operand's precision (CNTK 2.7: float64 of float64)
+        dtype = "float64" if str(v.dtype) == "float64" else "float32"
+        return named(wrap(one_op(F.cast(out, dtype), v)), name, "ReduceElements")
     return takes_axes(axis="axis")(arg)
 
 

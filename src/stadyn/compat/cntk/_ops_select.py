@@ -262,7 +262,8 @@ def gather(reference, indices, axis=None, name: str = ""):
         flat = F.reshape_trailing(whole, (-1, 1), base_axis=ids_n)
     else:
         flat = reshape_samples(whole, ids_n, (math.prod(id_shape), 1))
-    hot = F.cast(F.one_hot(flat, (sample[0],)), "float32")       # (..., n_ids, size)
+    hot = F.cast(F.one_hot(flat, (sample[0],)),                   # (..., n_ids, size)
+                 "float64" if str(table.dtype) == "float64" else "float32")
     if not ref_n:
         picked = F.affine(hot, table, None, hot.ndim - 1)          # (..., n_ids, rest)
     else:

@@ -67,9 +67,12 @@ def reshape(x, shape, begin_axis=None, end_axis=None, name: str = ""):
     (one entry may be -1)."""
     refuse_several_outputs(x, "reshape")
     shape = (int(shape),) if isinstance(shape, (int, np.integer)) else tuple(int(s) for s in shape)
-    begin = begin_axis.static_axis_index() if isinstance(begin_axis, Axis) else begin_axis
-    end = end_axis.static_axis_index() if isinstance(end_axis, Axis) else end_axis
     rank = len(sample_shape(x))
+    # Axis.new_leading_axis() is the place after the sample's last axis (CNTK 2.7's reshape
+    # swaps it with Axis(0) as it reverses the axes): (2, 3) to (1, 1) there is (2, 3, 1, 1)
+    begin, end = (rank if isinstance(a, Axis) and a == Axis.new_leading_axis() else
+                  a.static_axis_index() if isinstance(a, Axis) else a
+                  for a in (begin_axis, end_axis))
     # CNTK counts a negative axis from the end of the sample: -1 is its last axis
     begin = begin + rank if begin is not None and begin < 0 else begin
     end = end + rank if end is not None and end < 0 else end
@@ -152,6 +155,8 @@ def splice(*inputs, axis=-1, name: str = ""):
     rank = max(len(sample_shape(i)) for i in items)
     if rank == 0 and not isinstance(axis, Axis) and int(axis) == -1:
         rank = 1    # scalars spliced along the default axis: a vector (CNTK 2.7)
+    if not isinstance(axis, Axis) and int(axis) < -rank:
+        rank = -int(axis)   # (CNTK 2.7: leading axes of 1 up to it, (1,) along -3: (2, 1, 1))
     dtype = operands_dtype(*items, op="Splice")
     vs = [_to_rank(v, i, rank) for v, i in zip(
         same_dtype([_as_operand(i, dtype) for i in items], "Splice"), items)]

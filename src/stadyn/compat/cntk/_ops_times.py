@@ -24,11 +24,12 @@ from ._graph import SHAPELESS
 from ._inferred_parameters import infer_times, infer_times_transpose, pending_shape
 from ._mixins import GraphObject
 from ._mixed_axes import refuse_other_sequence_axes
-from ._ops_shape import reshape, transpose
+from ._ops_shape import (TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK, reshape,
+                         transpose)
 from ._run_checks import InvalidAtRunError, refuse_when_run
 from ._sparse_operands import sparse_taken
 from ._times_ranks import check_times_op
-from ._seq_axes import free_steps
+from ._seq_axes import free_steps, mark_free_axes
 
 __all__ = ["times", "times_transpose"]
 
@@ -68,6 +69,11 @@ def times(left, right, output_rank: int = 1, infer_input_rank_to_map=-1, name: s
         elif lead_axes(right) < n:
             b = Seq.broadcast_as(b, a)
         out = _times_both_batched(a, b, int(output_rank), n)
+        if int(infer_input_rank_to_map) == TIMES_REDUCE_SEQUENCE_AXIS_WITHOUT_INFERRED_INPUT_RANK \
+                and lead_axes(left) == lead_axes(right) == 2:
+            # CNTK 2.7's Times reducing the sequence axis too: the products of each sequence's
+            # steps summed, one value per sequence (its sequence.reduce_sum of the times)
+            return named(wrap(one_op(Seq.reduce_sum(out), a, b)), name, "Times")
         return named(wrap(out if lead_axes(left) != lead_axes(right) else one_op(out, a, b)),
                      name, "Times")
     out = _times_batched_right(a, b, int(output_rank), lead_axes(right))
@@ -90,6 +96,9 @@ def _times_both_batched(a, b, output_rank: int, n: int):
     against ``a``'s last ones."""
     left, right = tuple(a.shape[n:]), tuple(b.shape[n:])
     in_rank = len(right) - output_rank
+    free = free_steps(a) | free_steps(b)
+    if free and 0 <= in_rank <= len(left):
+        return _times_of_free_samples(a, b, in_rank, n, free)
     if in_rank < 0 or in_rank > len(left) or left[len(left) - in_rank:] != right[:in_rank]:
         raise ValueError(f"times: samples of shape {left} cannot multiply samples of shape "
                          f"{right} (output_rank {output_rank})")
@@ -97,6 +106,26 @@ def _times_both_batched(a, b, output_rank: int, n: int):
     k, m, r = math.prod(right[:in_rank]), math.prod(lead), math.prod(out_shape)
     y = F.batch_matmul(reshape_samples(a, n, (m, k)), reshape_samples(b, n, (k, r)))
     return reshape_samples(y, n, lead + out_shape)
+
+
+def _times_of_free_samples(a, b, in_rank: int, n: int, free: frozenset):
+    """:func:`_times_both_batched` of samples with free dimensions (their lengths each run's,
+    so not known to the graph): an ``einsum`` of each sample pair, ``b``'s first ``in_rank``
+    axes against ``a``'s last ones, whose output axes are free where an operand's were
+    (CNTK 2.7's ``times`` of two ``(FreeDimension, FreeDimension)`` inputs is ``(-3, -3)``)."""
+    letters = iter("abcdefghijklmnopqrstuvwxy")
+    lead = "".join(next(letters) for _ in range(n))
+    ka = a.ndim - n - in_rank
+    kept_a = "".join(next(letters) for _ in range(ka))
+    summed = "".join(next(letters) for _ in range(in_rank))
+    kept_b = "".join(next(letters) for _ in range(b.ndim - n - in_rank))
+    out = F.einsum(a, b, equation=f"{lead}{kept_a}{summed},{lead}{summed}{kept_b}->"
+                                  f"{lead}{kept_a}{kept_b}")
+    shown = [ax for ax in range(n, n + ka) if ax in free_steps(a)] + \
+        [n + ka + j for j in range(b.ndim - n - in_rank) if n + in_rank + j in free_steps(b)]
+    if shown:
+        mark_free_axes(out, shown)
+    return out
 
 
 def _times_batched_right(w, x, output_rank: int, n: int):

@@ -62,8 +62,7 @@ def derived_axis_name(source: Variable, scale: int, add: int) -> str:
     """The axis CNTK derives from ``source``'s sequence axis for sequences ``scale`` times as
     long plus ``add`` steps (``GetDerivedDynamicAxes``: ``gather``'s
     ``new_sequence_axis_typeinfo``, ``sequence.slice``); ``(0, 1)`` (one step: CNTK deletes
-    the axis, and so does ``sequence.slice``; ``gather`` keeps a sequence) is the default
-    axis."""
+    the axis, and so do ``sequence.slice`` and ``gather``) is the default axis."""
     base = G.SEQUENCE_AXES.get(source.sequence_lengths) if \
         source.sequence_lengths is not None else None
     name = base.name if base is not None else Axis.default_dynamic_axis().name

@@ -313,6 +313,15 @@ class Value:
             if len(ids) % per_step:
                 raise ValueError(f"Value.one_hot: a sequence of {len(ids)} indices does not "
                                  f"fill steps of sample shape {sample}")
+            bad = ids[(ids != Value.ONE_HOT_SKIP) & ((ids < 0) | (ids >= sample[-1]))]
+            if bad.size and bad[0] < 0:     # (CNTK 2.7's SWIG refuses a negative index)
+                raise NotImplementedError(
+                    f"Value.one_hot: the index {int(bad[0])} is negative (CNTK 2.7: wrong "
+                    "number or type of arguments for overloaded function "
+                    "'Value_create_one_hot_float')")
+            if bad.size:
+                raise ValueError(f"Value::Create: one-hot index value ({int(bad[0])}) exceeds "
+                                 f"vocabulary size ({sample[-1]}).")
             ids = np.where(ids == Value.ONE_HOT_SKIP, sample[-1], ids)
             seqs.append(eye[ids].reshape((-1,) + sample))
         lengths = [len(s) for s in seqs]

@@ -389,7 +389,10 @@ def gather(seq, condition, new_sequence_axis_typeinfo=None, name: str = ""):
         out = name_new_axis(out, _WHERE_AXIS, unwrap(condition))
     else:
         scale, add = (int(k) for k in new_sequence_axis_typeinfo)
-        out = on_derived_axis(out, derived_axis_name(unwrap(condition), scale, add))
+        if (scale, add) == (0, 1):  # one step each: CNTK 2.7 deletes the sequence axis
+            out = S.first(out)
+        else:
+            out = on_derived_axis(out, derived_axis_name(unwrap(condition), scale, add))
     return _block(wrap(out), "Sequence::Gather", "GatherPacked", name, seq, c)
 
 
