@@ -129,7 +129,7 @@ MODULES = {
                "nnabla_graphdef_41",
                "nnabla_half_41",
                "nnabla_graphdef_41b", "nnabla_half_42",
-               "nnabla_half_43"],
+               "nnabla_half_43", "nnabla_rmhalf_43"],
 }
 
 
