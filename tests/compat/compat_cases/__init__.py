@@ -136,7 +136,8 @@ MODULES = {
                "nnabla_half_43",
                "nnabla_tests_43",
                "nnabla_solver_hooks_43",
-               "nnabla_view_43"],
+               "nnabla_view_43",
+               "nnabla_rmhalf_43"],
 }
 
 
