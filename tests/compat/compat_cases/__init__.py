@@ -130,7 +130,8 @@ MODULES = {
                "nnabla_half_41",
                "nnabla_graphdef_41b", "nnabla_half_42",
                "nnabla_half_43",
-               "nnabla_tests_43"],
+               "nnabla_tests_43",
+               "nnabla_tests_43b"],
 }
 
 

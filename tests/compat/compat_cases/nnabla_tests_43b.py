@@ -1,0 +1,44 @@
+"""NNabla 1.39's own test files (``python/test/`` of sony/nnabla) as users' programs, second
+pass (nnuser43b): inputs that NNabla 1.39 takes and Stadyn got wrong or refused.
+
+* ``F.random_shift`` with ``shifts`` moving an axis before ``base_axis`` (a sample axis:
+  ``shifts=(0, 0, 1, 2), base_axis=-1`` of function/test_random_shift.py): NNabla computes it
+  (random_shift.cpp, ``shift_recursive``: a sample reads another sample), Stadyn refused;
+* ``y.parent.context`` of a function made under ``nn.context_scope(ctx1)`` is ``ctx1``
+  (test_graph.py's ``test_function_context``); Stadyn gave its own native context;
+* ``NdArray.copy_from(src, use_current_context=...)`` (test_nd_array.py's
+  ``test_copy_from``): Stadyn had no such argument and returned None;
+* ``get_parameter_or_create(existing_name)`` without a shape: NNabla's TypeError, Stadyn
+  returned the parameter.
+"""
+
+import numpy as np
+
+from compat_harness import nnabla_case
+
+V = "nnabla.Variable."
+FN = "nnabla.functions."
+
+
+@nnabla_case(names=[FN + "random_shift", V + "backward", V + "g"],
+             note="x = arange(120) (2, 3, 4, 5): random_shift(x, shifts=(0, 0, 1, 2), "
+                  "base_axis=-1, seed=5) in each border mode (constant -1), forward and "
+                  "backward of (arange % 7); shifts=(1, 1, 0), base_axis=2, seed=3 "
+                  "(function/test_random_shift.py moves sample axes so)")
+def tests43b_random_shift__moves_sample_axes(nn, F, PF, r):
+    r.touch(V + "backward", V + "g")
+    x = nn.Variable.from_numpy_array(np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5),
+                                     need_grad=True)
+    dy = np.arange(120, dtype=np.float32).reshape(2, 3, 4, 5) % 7
+    res = {}
+    for mode in ("nearest", "reflect", "constant"):
+        with nn.auto_forward(True):     # (computed as made: no graph to trace, cheaper)
+            y = F.random_shift(x, shifts=(0, 0, 1, 2), border_mode=mode, constant_value=-1,
+                               base_axis=-1, seed=5)
+        x.grad.zero()
+        y.backward(dy)
+        res[mode] = {"y": y.d.copy(), "x.g": x.g.copy()}
+    y = F.random_shift(x, shifts=(1, 1, 0), border_mode="nearest", base_axis=2, seed=3)
+    y.forward()                         # (a static graph: built, then run)
+    res["base_axis 2"] = y.d.copy()
+    return res
