@@ -42,3 +42,20 @@ def tests43b_random_shift__moves_sample_axes(nn, F, PF, r):
     y.forward()                         # (a static graph: built, then run)
     res["base_axis 2"] = y.d.copy()
     return res
+
+
+@nnabla_case(names=["nnabla.context_scope", "nnabla.Context", "nnabla.function.Function.context"],
+             note="ctx1 = Context(['cpu:float'], 'CpuCachedArray', '1'); y = F.relu(x) under "
+                  "context_scope(ctx1); z = F.relu(x) under context_scope(y.parent.context): "
+                  "str() of both functions' contexts (test_graph.py's test_function_context)")
+def tests43b_function_context__the_scope_s(nn, F, PF, r):
+    r.touch("nnabla.function.Function.context")
+    x = nn.Variable.from_numpy_array(r.randn(2, 3))
+    ctx1 = nn.Context(backend=["cpu:float"], array_class="CpuCachedArray", device_id="1")
+    with nn.context_scope(ctx1):
+        y = F.relu(x)
+    with nn.context_scope(y.parent.context):
+        z = F.relu(x)
+    ctx1.device_id = "2"        # a later change: the functions keep the context they were made in
+    y.forward()
+    return {"y": str(y.parent.context), "z": str(z.parent.context), "values": y.d.copy()}
