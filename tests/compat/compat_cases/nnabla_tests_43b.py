@@ -15,6 +15,7 @@ pass (nnuser43b): inputs that NNabla 1.39 takes and Stadyn got wrong or refused.
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import nnabla_refusal, outcome
 
 V = "nnabla.Variable."
 FN = "nnabla.functions."
@@ -59,3 +60,36 @@ def tests43b_function_context__the_scope_s(nn, F, PF, r):
     ctx1.device_id = "2"        # a later change: the functions keep the context they were made in
     y.forward()
     return {"y": str(y.parent.context), "z": str(z.parent.context), "values": y.d.copy()}
+
+
+@nnabla_case(names=["nnabla.NdArray.copy_from", "nnabla.NdArray.zero", "nnabla.NdArray.cast"],
+             note="dst.copy_from(src[, use_current_context]) for int32 -> float, float32 -> "
+                  "int32, the returned object, and a uint8 src after src.zero() copied in a "
+                  "cpu:float context (test_nd_array.py's test_copy_from)")
+def tests43b_copy_from__use_current_context(nn, F, PF, r):
+    r.touch("nnabla.NdArray.copy_from", "nnabla.NdArray.zero", "nnabla.NdArray.cast")
+    get_extension_context = r.module("nnabla.ext_utils").get_extension_context
+    res = {}
+    src = nn.NdArray.from_numpy_array(np.array([1, 2, 3], np.int32))
+    for name, kw in (("default", {}), ("current", {"use_current_context": True}),
+                     ("source's", {"use_current_context": False})):
+        dst = nn.NdArray((3,))
+        dst.data = 0
+        back = dst.copy_from(src, **kw)
+        res[name] = {"returns dst": back is dst, "dtype": str(dst.dtype), "d": dst.data.copy()}
+    dst = nn.NdArray.from_numpy_array(np.zeros(3, np.int32))
+    dst.copy_from(nn.NdArray.from_numpy_array(np.array([1.5, 2, 3], np.float32)))
+    res["float into int"] = {"dtype": str(dst.dtype), "d": dst.data.copy()}
+    src = nn.NdArray((2, 3))
+    src.data = 0
+    src.cast(np.uint8)
+    dst = nn.NdArray((2, 3))
+    dst.copy_from(src, use_current_context=False)
+    res["uint8"] = str(dst.dtype)
+    src.zero()
+    with nn.context_scope(get_extension_context("cpu", dtype="float")):
+        dst.copy_from(src, use_current_context=True)
+    res["uint8 zeroed, in float"] = {"dtype": str(dst.dtype), "d": dst.data.copy()}
+    res["other shape"] = outcome(lambda: nn.NdArray((2,)).copy_from(nn.NdArray((3,))),
+                                 raised=nnabla_refusal)
+    return res
