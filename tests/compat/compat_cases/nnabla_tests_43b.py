@@ -93,3 +93,15 @@ def tests43b_copy_from__use_current_context(nn, F, PF, r):
     res["other shape"] = outcome(lambda: nn.NdArray((2,)).copy_from(nn.NdArray((3,))),
                                  raised=nnabla_refusal)
     return res
+
+
+@nnabla_case(names=["nnabla.parameter.get_parameter_or_create"],
+             note="get_parameter_or_create('w', (2, 3)), then 'w' again with no shape, with "
+                  "shape=None, with (3, 2)")
+def tests43b_get_parameter_or_create__existing_without_shape(nn, F, PF, r):
+    get = r.module("nnabla.parameter").get_parameter_or_create
+    get("w", (2, 3))
+    return {"no shape": outcome(lambda: get("w"), raised=nnabla_refusal),
+            "None": outcome(lambda: get("w", None), raised=nnabla_refusal),
+            "other": outcome(lambda: get("w", (3, 2)), raised=nnabla_refusal),
+            "same": outcome(lambda: list(get("w", (2, 3)).shape), raised=nnabla_refusal)}
