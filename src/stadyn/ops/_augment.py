@@ -56,6 +56,7 @@ from .. import _libstdcxx_random as _std
 from ._random import _generator, _nnabla_cpu, nnabla_draw
 from ._kernels import kernel_op
 from ._registry import op
+from ._sample_moves import move_samples
 from ._util import norm_axes
 
 _C = "random"
@@ -265,11 +266,18 @@ def random_shift(x, shifts=None, border_mode="nearest", constant_value=0, base_a
     samples = _samples(x, base_axis, "random_shift")
     moves = _trailing((0,) * x.dim() if shifts is None else shifts, x.dim(), "random_shift",
                       "shifts")
-    if any(d < base_axis and m for d, m in moves):
-        raise ValueError(f"random_shift: shifts {tuple(shifts)} move a sample axis (before "
-                         f"base_axis={base_axis})")
     y = x.reshape((samples,) + tuple(x.shape[base_axis:]))
-    if _nnabla_cpu(rule, x.device):
+    if any(d < base_axis and m for d, m in moves):    # (NNabla moves samples too)
+        if _nnabla_cpu(rule, x.device):
+            words = nnabla_draw("words", 0, 0, (samples, len(moves)), seed)
+            table = torch.stack([words[:, k] % (2 * m + 1) - m
+                                 for k, (_, m) in enumerate(moves)], 1)
+        else:
+            generator = _source(seed, x)
+            table = torch.stack([torch.randint(-m, m + 1, (samples,), generator=generator,
+                                               device=x.device) for _, m in moves], 1)
+        y, drawn = move_samples(x, y, table, moves, base_axis, border_mode, constant_value)
+    elif _nnabla_cpu(rule, x.device):
         # NNabla (random_shift.cpp): per sample one number ``w`` for each entry of ``shifts``
         # (zeros too), the move ``w % (2m + 1) - m``; samples in NNabla's order
         words = nnabla_draw("words", 0, 0, (samples, len(moves)), seed)
@@ -287,6 +295,8 @@ def random_shift(x, shifts=None, border_mode="nearest", constant_value=0, base_a
         drawn = torch.stack([torch.randint(-m, m + 1, (samples,), generator=generator,
                                            device=x.device) for _, m in moves], 1)
     for k, (d, m) in enumerate(moves):
+        if d < base_axis:
+            continue
         axis, size = d - base_axis + 1, x.shape[d]
         source = torch.arange(size, device=x.device)[None, :] - drawn[:, k:k + 1]
         if border_mode == "reflect":

@@ -137,7 +137,8 @@ MODULES = {
                "nnabla_tests_43",
                "nnabla_solver_hooks_43",
                "nnabla_view_43",
-               "nnabla_rmhalf_43"],
+               "nnabla_rmhalf_43",
+               "nnabla_tests_43b"],
 }
 
 

@@ -30,7 +30,8 @@ from typing import Any, Iterator
 
 from ... import graph
 
-__all__ = ["Context", "context_scope", "get_current_context", "set_default_context"]
+__all__ = ["Context", "bound_context", "context_scope", "get_current_context",
+           "set_default_context"]
 
 # NNabla's type configurations and the dtype Stadyn computes in for each, and the type
 # configuration a context of each dtype names (``mixed_half`` computes in float16 too).  The
@@ -75,13 +76,14 @@ class Context:
         ['cpu', 'float']
     """
 
-    __slots__ = ("_backend", "_array_class", "_device_id", "_native")
+    __slots__ = ("_backend", "_array_class", "_device_id", "_native", "_frozen")
 
     def __init__(self, backend: Any = None, array_class: str = "", device_id: str = "0"):
         self.backend = ["cpu:float"] if backend is None else backend
         self.array_class = array_class
         self.device_id = device_id
         self._native: tuple | None = None
+        self._frozen: tuple | None = None
 
     backend = property(lambda self: self._backend,
                        lambda self, value: setattr(self, "_backend", [_text(v) for v in value]),
@@ -113,6 +115,29 @@ class Context:
             native = graph.context(extension, self.device_id or None, DTYPES[kind])
             self._native = (key, native)
         return self._native[1]
+
+    def _snapshot(self) -> "Context":
+        """A copy of this context as it is now, the same one while its fields stay the same
+        (a function binds its context when it is made, as NNabla's: a later change of the
+        fields changes no function made before; and graphs rebuilt in it stay comparable)."""
+        key = (tuple(self.backend), self.array_class, self.device_id)
+        if self._frozen is None or self._frozen[0] != key:
+            copy = _Bound(list(self.backend), self.array_class, self.device_id)
+            copy._native = ((key[0], key[2]), self._to_stadyn())
+            self._frozen = (key, copy)
+        return self._frozen[1]
+
+
+class _Bound(Context):
+    """The context a function binds (``y.parent.context``): NNabla's, and what Stadyn's graph
+    reads of ``FunctionNode.context`` (``half_dtype``)."""
+
+    __slots__ = ()
+
+    @property
+    def half_dtype(self):
+        """The half type the function computes in (None in float)."""
+        return self._to_stadyn().half_dtype
 
 
 def describe(native: graph.Context) -> Context:
@@ -158,6 +183,25 @@ def context_scope(ctx: Context | graph.Context) -> Iterator[Context | graph.Cont
                 if _set[k] is ctx:
                     del _set[k]
                     break
+
+
+def bound_context() -> Context | graph.Context:
+    """The context a function made now binds (``y.parent.context``): the NNabla context made
+    current (``nn.context_scope(ctx)``, ``nn.set_default_context(ctx)``), as it is now, as
+    NNabla 1.39's ``str(y.parent.context) == str(ctx)``; else Stadyn's current context.
+
+    Example:
+        >>> import stadyn.compat.nnabla as nn
+        >>> ctx = nn.Context(device_id="1")
+        >>> with nn.context_scope(ctx):
+        ...     str(bound_context()) == str(ctx)
+        True
+    """
+    native = graph.get_current_context()
+    for ctx in reversed(_set):
+        if ctx._native is not None and ctx._native[1] is native:
+            return ctx._snapshot()
+    return native
 
 
 def get_current_context() -> Context:

@@ -35,7 +35,8 @@ from __future__ import annotations
 import weakref
 from typing import Any, Sequence
 
-from ...graph import FunctionNode, get_current_context, topological_nodes
+from ...graph import FunctionNode, topological_nodes
+from ._context import bound_context
 from ._float_inputs import note_reads
 from ._function_args import nnabla_args
 from ._readers import note_reader_function, note_readers
@@ -178,8 +179,9 @@ class Function(FunctionNode):
         # ``inputs`` is a list, as NNabla's: held as one, so reading it costs nothing.
         super().__init__(spec, args, kwargs, list(inputs), scope, location)
         # NNabla binds a function's context when it is made: PF.affine made in a cpu:half
-        # scope computes in fp16 at every later forward (case user36_half_context_on_cpu)
-        self.context = get_current_context()
+        # scope computes in fp16 at every later forward (case user36_half_context_on_cpu);
+        # ``y.parent.context`` is the NNabla context that was current (test_function_context)
+        self.context = bound_context()
         note_reads(self, inputs)        # the floating leaves it reads as data (_float_inputs)
         note_readers(inputs, self)      # NNabla's function_reference(s/_count) (_readers.py)
 

@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from ...graph import (Variable, auto_forward, data_of, is_zeroing, mark_zeroing,
-                      numpy_reader, to_torch_dtype, unmark_zeroing, viewed)
+from ...graph import (Variable, auto_forward, data_of, get_current_context, is_zeroing,
+                      mark_zeroing, numpy_reader, to_torch_dtype, unmark_zeroing, viewed)
 from ..._errors import ArgumentError, ShapeError
 from ._fill_values import filled_value, scalar_is_filled
 from ._kept_dtypes import filled, forget, keep, kept_now, saved_arrays
@@ -310,23 +310,32 @@ class NdArray:
         """
         return is_zeroing(self._mark)
 
-    def copy_from(self, arr: "NdArray") -> None:
-        """Copy ``arr``'s values and dtype into this array (the shapes must agree).
+    def copy_from(self, arr: "NdArray", use_current_context: bool = True) -> "NdArray":
+        """Copy ``arr``'s values and dtype into this array (the shapes must agree) and return
+        this array, as NNabla 1.39's.  ``use_current_context`` (NNabla's: copy with
+        ``F.identity`` in the current context, or on the source's device and dtype) changes
+        nothing here: NNabla 1.39 gives this array the source's dtype either way.
 
         Example:
             >>> import numpy as np, stadyn.compat.nnabla as nn
-            >>> a = nn.NdArray((2,)); a.copy_from(nn.NdArray.from_numpy_array(np.array([1, 2])))
-            >>> a.data
-            array([1, 2])
+            >>> a = nn.NdArray((2,))
+            >>> a.copy_from(nn.NdArray.from_numpy_array(np.array([1, 2]))) is a, a.data
+            (True, array([1, 2]))
         """
         src = _tensor_of(arr, "copy_from")
         if tuple(src.shape) != self.shape:
-            raise ShapeError(f"NdArray.copy_from: an array of shape {tuple(src.shape)} into one "
-                             f"of shape {self.shape}")
+            raise RuntimeError(f"NdArray.copy_from: an array of shape {tuple(src.shape)} into "
+                               f"one of shape {self.shape} (NNabla 1.39's RuntimeError)")
+        dtype = src.dtype
+        if use_current_context and isinstance(arr, NdArray) and is_zeroing(arr._mark):
+            # NNabla's zero() leaves no array to copy: F.identity reads the zeros in the
+            # current context's type (a uint8 array zeroed copies as float32 in cpu:float)
+            dtype = get_current_context().compute_dtype
         t = self._t
-        if src.dtype != t.dtype:
-            t = self._retensor(torch.empty_like(t, dtype=src.dtype)).detach()
+        if dtype != t.dtype:
+            t = self._retensor(torch.empty_like(t, dtype=dtype)).detach()
         t.copy_(src)
+        return self
 
     def narrow(self, dim: int, start: int, length: int) -> "NdArray":
         """The ``length`` entries from ``start`` along axis ``dim`` (0, as NNabla allows),

@@ -352,6 +352,12 @@ def get_parameter_or_create(name, shape=None, initializer=None, need_grad=True,
         raise AssertionError(f"get_parameter_or_create: parameter '{name}' does not exist, and "
                              "a shape is needed to make it unless the initializer is a NumPy "
                              "array (NNabla 1.39's AssertionError)")
+    if shape is None and existing is not None:
+        # NNabla 1.39 compares the shape given with the existing one's (``tuple(shape)``,
+        # parameter.py:330): none given is that TypeError, not the parameter
+        raise TypeError(f"get_parameter_or_create: parameter '{name}' exists and no shape was "
+                        "given to check it against ('NoneType' object is not iterable in "
+                        "NNabla 1.39): use nn.get_parameters()[name] to read it")
     if shape is not None and existing is not None and tuple(shape) != tuple(existing.shape):
         # NNabla 1.39's ValueError, word for word (a program may print or match it)
         raise ValueError(f'The size of existing parameter "{name}" {tuple(existing.shape)} '
