@@ -239,7 +239,9 @@ class CntkLearner(CntkCounts):
         see :meth:`~stadyn.learners.Learner.count_refused_update`)."""
         if not isinstance(gradient_values, Mapping):
             return super().update(gradient_values, training_sample_count, is_sweep_end)
-        arrays = {unwrap(k): _gradient(self.name, k, v) for k, v in gradient_values.items()}
+        spread = self.name in _SPREAD_ONE and not self.l2_regularization_weight
+        arrays = {unwrap(k): _gradient(self.name, k, v, spread)
+                  for k, v in gradient_values.items()}
         count = _sample_count(self.name, training_sample_count)
         if self.learning_rate() == 0:
             return False
@@ -274,9 +276,17 @@ def _name(parameter) -> str:
     return repr(name) if name else repr(parameter)
 
 
-def _gradient(learner: str, parameter, value) -> np.ndarray:
+#: The learners whose CNTK 2.7 update adds a one-element gradient to every element of its
+#: parameter: their rule is ``ScaleAndAdd`` of the gradient, which takes a 1 x 1 matrix as a
+#: scalar (``CPUMatrix::ScaleAndAdd``); with L2 (``g + l2 w`` into the 1 x 1 gradient) CNTK
+#: raises ValueError, and the other learners' rules refuse one (or corrupt their state).
+_SPREAD_ONE = frozenset({"sgd", "momentum_sgd", "nesterov"})
+
+
+def _gradient(learner: str, parameter, value, spread: bool = False) -> np.ndarray:
     """``value``, the gradient ``update`` was given for ``parameter``, as an array, checked as
-    CNTK 2.7 checks it before the update begins: an array (or NDArrayView) of floats."""
+    CNTK 2.7 checks it before the update begins: an array (or NDArrayView) of floats; with
+    ``spread`` a one-element array is the gradient of every element (:data:`_SPREAD_ONE`)."""
     if isinstance(value, (list, tuple)):
         raise TypeError(f"{learner}.update: the gradient of parameter {_name(parameter)} is a "
                         f"{type(value).__name__}; give a NumPy array (CNTK 2.7: data type "
@@ -287,6 +297,8 @@ def _gradient(learner: str, parameter, value) -> np.ndarray:
     shape = tuple(getattr(unwrap(parameter), "shape", array.shape))
     if array.shape != shape and _matrix(array.shape) == _matrix(shape):
         array = array.reshape(shape)
+    elif spread and array.size == 1 and array.shape != shape:
+        array = np.full(shape, array.reshape(()), array.dtype)
     return array
 
 
