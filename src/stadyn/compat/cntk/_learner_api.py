@@ -147,6 +147,8 @@ class CntkLearner(CntkCounts):
     _rate_reference: int | None = None
     # the minibatch_size the learner was made with (None: not given)
     _given_minibatch_size: int | None = None
+    # the minibatch_size set on the learner since (None: never set)
+    _minibatch_size_set: int | None = None
 
     @property
     def minibatch_size(self) -> int:
@@ -161,7 +163,37 @@ class CntkLearner(CntkCounts):
             ...  for l in (C.sgd(z.parameters, lr), C.sgd(z.parameters, lr, minibatch_size=32))]
             [(0, False), (32, True)]
         """
+        if self._minibatch_size_set is not None:
+            return self._minibatch_size_set
         return int(self._given_minibatch_size or 0)
+
+    @minibatch_size.setter
+    def minibatch_size(self, value: int) -> None:
+        """CNTK 2.7's ``Learner.minibatch_size = n`` (``SetMinibatchSize``): from the next
+        update the learner is in compatible mode (the mean gradient, see
+        :meth:`is_compatible_mode`) exactly when ``n`` is ``IGNORE`` (0); the schedules keep
+        their own reference size and ``is_minibatch_size_explicitly_specified`` its answer.
+        A Python ``int`` (``True`` is 1), as CNTK's ``size_t`` argument: anything else a
+        TypeError, a negative one an OverflowError.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> w = C.parameter(shape=(1,))
+            >>> learner = C.sgd([w], C.learning_parameter_schedule(0.1))
+            >>> learner.minibatch_size = C.learners.IGNORE
+            >>> learner.minibatch_size, learner.is_compatible_mode()
+            (0, True)
+        """
+        if not isinstance(value, int):
+            raise TypeError(f"{self.name}: minibatch_size must be a Python int, not "
+                            f"{type(value).__name__} ({value!r}); CNTK 2.7: in method "
+                            "'Learner_minibatch_size_set', argument 2 of type 'std::size_t'")
+        if value < 0:
+            raise OverflowError(f"{self.name}: minibatch_size {value} is negative; CNTK 2.7: "
+                                "in method 'Learner_minibatch_size_set', argument 2 of type "
+                                "'std::size_t'")
+        self._minibatch_size_set = int(value)
+        self._reference = int(value)        # (what the learner's compatible mode reads)
 
     @property
     def is_minibatch_size_explicitly_specified(self) -> bool:
