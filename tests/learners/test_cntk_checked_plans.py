@@ -57,3 +57,15 @@ def test_gradients_are_checked_on_every_call(counted):
     # checks are kept, but the gradients' are made again
     assert not _step(ws, [gs[0].view(torch.int32), gs[1]], vs)
     assert counted == [3]
+
+
+def test_a_parameter_seen_transposed_at_the_same_address_is_refused(counted):
+    # w.t() and g.view(3, 2): the addresses and lengths of the kept plan, but the parameter is
+    # no longer contiguous; a kept check took it and updated w's element 1 (w[0, 1]) for the
+    # gradient of wt[0, 1] (w[1, 0]): the caller's torch path must take it instead
+    w, g = torch.arange(6.0).reshape(2, 3), torch.zeros(2, 3)
+    assert K.sgd_cntk([w], [g], lr=1.0)
+    wt, gt = w.t(), g.view(3, 2)
+    gt[0, 1] = 1.0
+    assert not K.sgd_cntk([wt], [gt], lr=1.0)
+    assert wt.tolist() == [[0.0, 3.0], [1.0, 4.0], [2.0, 5.0]]      # (untouched)

@@ -48,7 +48,9 @@ def _kind(params: Tensors, grads: Tensors, *states: Tensors):
     """``(kind, plan)``: the NumPy type of CNTK's ``ElemType`` for these tensors
     (``np.float32`` or ``np.float64``; ``None`` where the block loop cannot run on them) and
     the block plan of ``[params, grads, *states]`` to hand :func:`_run`.  The gradients, a
-    caller's afresh on each step, are checked on every call; the parameters and states once
+    caller's afresh on each step, and the parameters' layout (a user's tensors, whose
+    ``t_()`` or ``.data =`` a view of the same memory keeps address and length) are checked on
+    every call; the parameters and states otherwise once
     per plan (:func:`~._float32_blocks.checked_plan`: for 200 tensors the checks cost more
     than a small update's arithmetic)."""
     if torch.compiler.is_compiling() or not params:
@@ -56,13 +58,14 @@ def _kind(params: Tensors, grads: Tensors, *states: Tensors):
     dtype = params[0].dtype
     if dtype not in _DTYPES or len(grads) != len(params) \
             or not set(map(type, grads)) <= _PLAIN or not all(map(_on_cpu, grads)) \
-            or set(map(_dtype_of, grads)) != {dtype}:
-        return None, None
+            or set(map(_dtype_of, grads)) != {dtype} or not all(map(_contiguous, params)):
+        return None, None       # (a parameter's layout can change in place: w.t_(), .data =)
     return checked_plan([params, grads, *states], _checked_kind)
 
 
 _PLAIN = {torch.Tensor}
 _on_cpu, _dtype_of = operator.attrgetter("is_cpu"), operator.attrgetter("dtype")
+_contiguous = torch.Tensor.is_contiguous
 
 
 def _checked_kind(lists: list):

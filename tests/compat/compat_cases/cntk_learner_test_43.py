@@ -94,3 +94,76 @@ def learner__compatible_mode(C, r, np):
                     int(learner.minibatch_size), learner.learning_rate(),
                     [float(s[i]) for i in range(5)]]
     return out
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.learners.momentum_sgd", "cntk.learners.nesterov",
+                  "cntk.learners.learning_parameter_schedule", "cntk.ops.parameter"],
+           note="update({w: g}, 3) with a one-element g ((1,) or (1, 1)) for a (2,) or (2, 3) "
+                "w: CNTK's sgd, momentum_sgd and nesterov add it to every element (a 1 x 1 "
+                "matrix to ScaleAndAdd), twice, as the mean gradient and with L1 too; with "
+                "L2 (g + l2 w into the 1 x 1 gradient) a ValueError")
+def learner_update__one_element_gradient(C, r, np):
+    r.touch("cntk.learners.Learner.update", "cntk.Parameter.value")
+    lr = C.learning_parameter_schedule(0.1)
+    makers = {"sgd": lambda p, **k: C.sgd(p, lr, **k),
+              "momentum_sgd": lambda p, **k: C.momentum_sgd(p, lr, 0.9, **k),
+              "nesterov": lambda p, **k: C.nesterov(p, lr, 0.9, **k)}
+    options = {"": {}, "l1": {"l1_regularization_weight": 0.1},
+               "mean": {"use_mean_gradient": True},
+               "l2": {"l2_regularization_weight": 0.1}}
+    out = {}
+    for name, make in sorted(makers.items()):
+        for option, kwargs in sorted(options.items()):
+            for shape, given in (((2,), (1,)), ((2, 3), (1, 1))):
+                w = C.parameter(shape=shape, init=np.arange(
+                    int(np.prod(shape)), dtype=np.float32).reshape(shape) / 3)
+                learner = make([w], **kwargs)
+                g = np.full(given, 0.5, np.float32)
+
+                def step():
+                    learner.update({w: g}, 3)
+                    learner.update({w: g}, 3)
+                    return np.asarray(w.value)
+                out["%s %s %s <- %s" % (name, option, shape, given)] = _outcome(step)
+    return out
+
+
+@cntk_case(names=["cntk.learners.sgd", "cntk.learners.momentum_sgd", "cntk.learners.adam",
+                  "cntk.learners.IGNORE"],
+           note="learner.minibatch_size = IGNORE, then = 3 (CNTK's test_learner_init_legacy): "
+                "compatible mode (the mean gradient) follows it from the next update, the "
+                "schedules keep their reference size; made with and without minibatch_size=5, "
+                "momentum_sgd with L2 and clipping; -1 OverflowError, 2.5 and None TypeError, "
+                "True is 1")
+def learner_minibatch_size__set(C, r, np):
+    r.touch("cntk.learners.Learner.update", "cntk.learners.Learner.is_compatible_mode",
+            "cntk.learners.Learner.minibatch_size")
+    lr = C.learning_parameter_schedule(0.1)
+    makers = {"sgd": lambda p, **k: C.sgd(p, lr, **k),
+              "momentum_sgd": lambda p, **k: C.momentum_sgd(
+                  p, lr, 0.9, l2_regularization_weight=0.1,
+                  gradient_clipping_threshold_per_sample=0.2, **k),
+              "adam": lambda p, **k: C.adam(p, lr, 0.9, **k)}
+    out = {}
+    for name, make in sorted(makers.items()):
+        for given in (None, 5):
+            w = C.parameter(shape=(2,), init=np.array([1.0, 2.0], np.float32))
+            learner = make([w], **({} if given is None else {"minibatch_size": given}))
+            g = np.array([0.5, 1.0], np.float32)
+            rows = []
+            for size in (C.learners.IGNORE, 3):
+                learner.minibatch_size = size
+                rows.append([learner.minibatch_size, learner.is_compatible_mode(),
+                             learner.is_minibatch_size_explicitly_specified,
+                             learner._learning_rate_schedule.minibatch_size])
+                learner.update({w: g}, 4)
+                rows.append(np.asarray(w.value))
+            out["%s %s" % (name, given)] = rows
+    w = C.parameter(shape=(2,))
+    learner = C.sgd([w], lr)
+    for value in (-1, 2.5, None, True):
+        def put(value=value):
+            learner.minibatch_size = value
+            return learner.minibatch_size
+        out["set %r" % (value,)] = _outcome(put)
+    return out

@@ -147,6 +147,8 @@ class CntkLearner(CntkCounts):
     _rate_reference: int | None = None
     # the minibatch_size the learner was made with (None: not given)
     _given_minibatch_size: int | None = None
+    # the minibatch_size set on the learner since (None: never set)
+    _minibatch_size_set: int | None = None
 
     @property
     def minibatch_size(self) -> int:
@@ -161,7 +163,37 @@ class CntkLearner(CntkCounts):
             ...  for l in (C.sgd(z.parameters, lr), C.sgd(z.parameters, lr, minibatch_size=32))]
             [(0, False), (32, True)]
         """
+        if self._minibatch_size_set is not None:
+            return self._minibatch_size_set
         return int(self._given_minibatch_size or 0)
+
+    @minibatch_size.setter
+    def minibatch_size(self, value: int) -> None:
+        """CNTK 2.7's ``Learner.minibatch_size = n`` (``SetMinibatchSize``): from the next
+        update the learner is in compatible mode (the mean gradient, see
+        :meth:`is_compatible_mode`) exactly when ``n`` is ``IGNORE`` (0); the schedules keep
+        their own reference size and ``is_minibatch_size_explicitly_specified`` its answer.
+        A Python ``int`` (``True`` is 1), as CNTK's ``size_t`` argument: anything else a
+        TypeError, a negative one an OverflowError.
+
+        Example:
+            >>> import stadyn.compat.cntk as C
+            >>> w = C.parameter(shape=(1,))
+            >>> learner = C.sgd([w], C.learning_parameter_schedule(0.1))
+            >>> learner.minibatch_size = C.learners.IGNORE
+            >>> learner.minibatch_size, learner.is_compatible_mode()
+            (0, True)
+        """
+        if not isinstance(value, int):
+            raise TypeError(f"{self.name}: minibatch_size must be a Python int, not "
+                            f"{type(value).__name__} ({value!r}); CNTK 2.7: in method "
+                            "'Learner_minibatch_size_set', argument 2 of type 'std::size_t'")
+        if value < 0:
+            raise OverflowError(f"{self.name}: minibatch_size {value} is negative; CNTK 2.7: "
+                                "in method 'Learner_minibatch_size_set', argument 2 of type "
+                                "'std::size_t'")
+        self._minibatch_size_set = int(value)
+        self._reference = int(value)        # (what the learner's compatible mode reads)
 
     @property
     def is_minibatch_size_explicitly_specified(self) -> bool:
@@ -239,7 +271,9 @@ class CntkLearner(CntkCounts):
         see :meth:`~stadyn.learners.Learner.count_refused_update`)."""
         if not isinstance(gradient_values, Mapping):
             return super().update(gradient_values, training_sample_count, is_sweep_end)
-        arrays = {unwrap(k): _gradient(self.name, k, v) for k, v in gradient_values.items()}
+        spread = self.name in _SPREAD_ONE and not self.l2_regularization_weight
+        arrays = {unwrap(k): _gradient(self.name, k, v, spread)
+                  for k, v in gradient_values.items()}
         count = _sample_count(self.name, training_sample_count)
         if self.learning_rate() == 0:
             return False
@@ -274,9 +308,17 @@ def _name(parameter) -> str:
     return repr(name) if name else repr(parameter)
 
 
-def _gradient(learner: str, parameter, value) -> np.ndarray:
+#: The learners whose CNTK 2.7 update adds a one-element gradient to every element of its
+#: parameter: their rule is ``ScaleAndAdd`` of the gradient, which takes a 1 x 1 matrix as a
+#: scalar (``CPUMatrix::ScaleAndAdd``); with L2 (``g + l2 w`` into the 1 x 1 gradient) CNTK
+#: raises ValueError, and the other learners' rules refuse one (or corrupt their state).
+_SPREAD_ONE = frozenset({"sgd", "momentum_sgd", "nesterov"})
+
+
+def _gradient(learner: str, parameter, value, spread: bool = False) -> np.ndarray:
     """``value``, the gradient ``update`` was given for ``parameter``, as an array, checked as
-    CNTK 2.7 checks it before the update begins: an array (or NDArrayView) of floats."""
+    CNTK 2.7 checks it before the update begins: an array (or NDArrayView) of floats; with
+    ``spread`` a one-element array is the gradient of every element (:data:`_SPREAD_ONE`)."""
     if isinstance(value, (list, tuple)):
         raise TypeError(f"{learner}.update: the gradient of parameter {_name(parameter)} is a "
                         f"{type(value).__name__}; give a NumPy array (CNTK 2.7: data type "
@@ -287,6 +329,8 @@ def _gradient(learner: str, parameter, value) -> np.ndarray:
     shape = tuple(getattr(unwrap(parameter), "shape", array.shape))
     if array.shape != shape and _matrix(array.shape) == _matrix(shape):
         array = array.reshape(shape)
+    elif spread and array.size == 1 and array.shape != shape:
+        array = np.full(shape, array.reshape(()), array.dtype)
     return array
 
 
