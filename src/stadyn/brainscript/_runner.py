@@ -382,16 +382,20 @@ class _Runner:
         if cmd.model_path is None:
             raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs 'modelPath'",
                               *where)
+        model_path = model_path or cmd.model_path
+        # (before the network is looked for: cntk.exe opens the file first, fopenOrDie's
+        # "error opening file" from ComputationNetwork::Read, ComputationNetwork.cpp:277)
+        path_loc = loc_of(cmd.record.get_str("modelPath", None, inherited=True)) or where
+        if not os.path.exists(model_path):
+            raise ConfigError(f"command '{cmd.name}' (action {cmd.action}): model file "
+                              f"'{model_path}' does not exist (modelPath; train it first)",
+                              *path_loc)
         fed = command_sequence_streams(cmd, self.run.commands, self.opened)
         if cmd.network is not None:        # cntk.exe evaluates the command's description
             network = CommandNetwork(cmd.network, 0.0, fed)
         else:                              # cntk.exe read the model file: no seeds taken
             with _seeds_kept(self.run.root):
-                network = CommandNetwork(network_for(self.run.root, cmd), 0.0, fed)
-        model_path = model_path or cmd.model_path
-        if not os.path.exists(model_path):
-            raise ConfigError(f"model file '{model_path}' does not exist (train it first)",
-                              *where)
+                network = CommandNetwork(network_for(self.run.root, cmd, model_path), 0.0, fed)
         # the values the network computes with (a declared parameter nothing uses is not in
         # the model file)
         used = [v for n in topological_nodes(list(network.model_file_parts()[0].values()))
@@ -401,7 +405,9 @@ class _Runner:
                                           network.net.reshaped_weights,
                                           network.library.untagged_file_names)
         except ModelFileError as exc:
-            raise ConfigError(f"cannot load the model: {exc}", *where) from None
+            named = str(exc) if model_path in str(exc) else f"{model_path}: {exc}"
+            raise ConfigError(f"command '{cmd.name}' (action {cmd.action}): modelPath is not a "
+                              f"model file: {named}", *path_loc) from None
         mark_computed(network, flags)
         check_computed(network, model_path, where)
         return network
