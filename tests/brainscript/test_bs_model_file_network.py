@@ -90,7 +90,32 @@ def test_write_of_a_model_another_config_trained(trained):
     np.testing.assert_allclose(written, want, rtol=1e-4, atol=1e-5)
 
 
-def test_a_missing_model_file_is_named(tmp_path):
+@pytest.mark.parametrize("action", ["eval", "write"])
+def test_a_missing_model_file_is_named(tmp_path, action):
+    """cntk.exe opens ``modelPath`` before anything else of the command (GetModelFromConfig,
+    NetworkFactory.cpp:180 -> ComputationNetwork::Read, ComputationNetwork.cpp:277: fopenOrDie's
+    "error opening file", fileutil.cpp:274); Stadyn said "no block of the config builds the
+    model", which does not say that the file is missing.  Now: the file, and modelPath's line."""
     data = _data(tmp_path)
-    with pytest.raises(ConfigError, match="no block of the config builds the model"):
-        run(_other_config(tmp_path, data, "eval"), out=io.StringIO())
+    config = _other_config(tmp_path, data, action)
+    with pytest.raises(ConfigError, match=f"model file '{tmp_path}/Models/net' does not "
+                       r"exist \(modelPath") as err:
+        run(config, out=io.StringIO())
+    assert (err.value.path, err.value.line) == (config, 3)
+
+
+@pytest.mark.parametrize("content", [b"|features 1 2 3\n", b"PK\x03\x04 truncated"],
+                         ids=["text", "truncated"])
+def test_a_file_that_is_not_a_model_is_named_at_model_path(tmp_path, content):
+    """A test command whose network the config's train block rebuilds, its model file text or
+    a truncated archive: one error naming the file and modelPath's line (was the action's
+    line, "cannot load the model: ...")."""
+    data = _data(tmp_path)
+    config = _train_config(tmp_path, data)
+    (tmp_path / "Models").mkdir()
+    (tmp_path / "Models" / "net").write_bytes(content)
+    with pytest.raises(ConfigError, match=f"modelPath is not a model file: "
+                       f"{tmp_path}/Models/net: ") as err:
+        run(config, ["command=test"], out=io.StringIO())
+    assert (err.value.path, err.value.line) == (config, 3)
+    assert str(err.value).count(f"{tmp_path}/Models/net") == 1

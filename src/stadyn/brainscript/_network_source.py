@@ -13,12 +13,14 @@ from ._config import BrainScriptSource, ConfigRecord
 __all__ = ["loaded_network", "network_for"]
 
 
-def network_for(root: ConfigRecord, cmd: CommandConfig) -> BrainScriptSource:
+def network_for(root: ConfigRecord, cmd: CommandConfig,
+                model_path: str | None = None) -> BrainScriptSource:
     """The network description of a command without one: the train command (of the whole
     config) that writes the same ``modelPath``, whose description is rebuilt (the model
     file then gives the parameters); where no block of the config builds it, the model file
     itself (``BS.Network.Load``: the graph with its criterion, evaluation and output tags,
-    as cntk.exe read the network from the file), when it exists."""
+    as cntk.exe read the network from the file), when it exists: ``model_path``, by default
+    the command's ``modelPath`` (a cv command's model of one epoch)."""
     candidates = []
     for key in root:
         block = root.peek(key)
@@ -32,11 +34,12 @@ def network_for(root: ConfigRecord, cmd: CommandConfig) -> BrainScriptSource:
     for path, block in candidates:
         if path == cmd.model_path:
             return network_of_block(block)
-    if cmd.model_path is not None and os.path.exists(cmd.model_path):
+    model_path = model_path or cmd.model_path
+    if model_path is not None and os.path.exists(model_path):
         # a model another config's train command wrote (TIMIT's eval, write and cv
         # configs): the network as the file holds it, its nodes tagged criterion,
         # evaluation and output as they were trained
-        return loaded_network(str(cmd.model_path), record_loc(cmd.record, "modelPath"))
+        return loaded_network(str(model_path), record_loc(cmd.record, "modelPath"))
     raise ConfigError(f"command '{cmd.name}' has no BrainScriptNetworkBuilder and no block of "
                       f"the config builds the model '{cmd.model_path}'",
                       *record_loc(cmd.record, "action"))

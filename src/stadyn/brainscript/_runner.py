@@ -12,7 +12,8 @@
   ``outputModelPath`` (skipped in make mode when that file exists); the MEL variant
   (``editPath``) is refused, naming the key.
 * ``test`` / ``eval``: load ``modelPath``, evaluate ``evalNodeNames`` (default: the evaluation and
-  criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``.
+  criterion nodes) over one sweep of the ``reader`` and print ``Final Results: ...``
+  (:mod:`._eval_command`).
 * ``cv``: the test action on the model file of each epoch of ``crossValidationInterval``, then
   the best model per evaluation node (:mod:`._cross_validate`).
 
@@ -33,46 +34,43 @@ import io as _io
 import os
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterator, TextIO
-
-import numpy as np
+from typing import Any, TextIO
 
 from .. import functions as F
 from .. import io
-from .._errors import ConfigError, ModelFileError, StadynError
+from .._errors import ConfigError, StadynError
 from .._random import auto_seeds_kept, restart_auto_seeds, seed
 from ..graph import context_scope, topological_nodes
 from ..parametric import ParameterRegistry, parameter_registry
-from ..train import evaluate_sums
-from ._accumulators import EpochAccumulators, counted_once, logged_so_far
+from ._accumulators import EpochAccumulators
 from ._blocks import (CommandConfig, RunConfig, per_epoch, run_config,
                       sgd_block)
-from ._command_network import (CommandNetwork, Validation, criterion_total, loc_of,
+from ._command_network import (CommandNetwork, Validation, loc_of,
                                record_loc)
 from ._command_checks import ACTIONS, check_edit, check_train, warn_unused_overrides
 from ._cntk_log import (CNTKLog, banner, cntk_shape_text, data_parallel_init_line,
-                        format_criterion, log_file_path, results_line)
+                        format_criterion, log_file_path)
 from ._config import ConfigRecord, load_config
 from ._cross_validate import cross_validate
 from ._mel import MELScript
 from ._mel_read import is_mel_edit, mel_saved_models
-from ._precompute import check_computed, mark_computed, precompute
-from ._ndl_counts import ndl_seeds_kept
-from ._network_source import loaded_network, network_for
-from ._model_files import (check_writable, load_model_parameters, model_name, resume, save_model,
+from ._precompute import mark_computed, precompute
+from ._network_source import loaded_network
+from ._model_files import (check_writable, model_name, resume, save_model,
                            start_epoch)
 from ._bptt_source import TruncatedSequenceSource, is_composite
 from ._reader_blocks import shim_parallel_sequences
 from ._readers import OpenedReaders, command_sequence_streams, make_source, reader_deserializers
 from ._run_setup import NetworkTrainer, Parallel, device_of
 from ._stadyn_library import StadynLibrary
-from ._state_carry import StateCarry, whole_sequences_instead
+from ._state_carry import StateCarry
 from ._autoadjust import auto_adjust, initial_state, min_learning_rate
 from ._sgd import (EpochClock, block_momentum, data_parallel_bits, disable_reg_in_batch_norm,
                    distributed_reading, keep_checkpoint_files, make_learners, quantized_bits)
 from ._train_progress import (CNTKProgress, EpochResult, RepeatEpoch,
                               TrainingComplete, TrainSetting)
 from ._write_command import write_command
+from ._eval_command import EvalResult, evaluate_network, seeds_kept, trained_network
 
 __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "model_name",
            "format_criterion"]
@@ -82,20 +80,11 @@ __all__ = ["run", "run_config_file", "RunResult", "EpochResult", "EvalResult", "
 # sequences (ReaderShim.cpp:79, 352)
 _SHIM_READERS = {"cntktextformatreader", "imagereader", "cntkbinaryreader",
                  "htkdeserializers"}     # (its Exports.cpp: HTKMLFReaderShim, a ReaderShim)
-_EVAL_MINIBATCH = 40960               # CNTK's default minibatchSize of test/eval
 
 
 # ---------------------------------------------------------------------------------------------
 # Results
 # ---------------------------------------------------------------------------------------------
-@dataclass
-class EvalResult:
-    """A test/eval command's final results: node name -> (average, samples)."""
-
-    values: dict[str, tuple[float, int]]
-    minibatches: int
-
-
 @dataclass
 class RunResult:
     """What :func:`run` did, per command name: a list of :class:`EpochResult` (train) or an
@@ -107,14 +96,6 @@ class RunResult:
 # ---------------------------------------------------------------------------------------------
 # The runner
 # ---------------------------------------------------------------------------------------------
-@contextlib.contextmanager
-def _seeds_kept(root: ConfigRecord) -> Iterator[None]:
-    """A network built where cntk.exe reads its model file takes no seeds: neither a
-    BrainScript network's parameter seeds nor the run's NDL seed count go on."""
-    with auto_seeds_kept(), ndl_seeds_kept(root):
-        yield
-
-
 class _Runner:
     def __init__(self, run: RunConfig, log: CNTKLog, parallel: Parallel,
                  epoch_callback: Callable[[str, int], None] | None = None):
@@ -205,7 +186,7 @@ class _Runner:
             description = loaded_network(resume_from, record_loc(rec, "modelPath"))
         # cntk.exe loads a checkpoint without evaluating the network description: its
         # parameters take no seeds then
-        with _seeds_kept(self.run.root) if resume_from is not None else contextlib.nullcontext():
+        with seeds_kept(self.run.root) if resume_from is not None else contextlib.nullcontext():
             network = CommandNetwork(description, per_epoch(sgd.dropout_rate, start),
                                      command_sequence_streams(cmd, self.run.commands, self.opened))
         if not network.criterion_nodes:
@@ -374,37 +355,8 @@ class _Runner:
     def _trained_network(self, cmd: CommandConfig,
                          model_path: str | None = None) -> CommandNetwork:
         """A test/eval/write/cv command's network with the parameters of its model file
-        (``model_path``, by default the command's ``modelPath``)."""
-        where = record_loc(cmd.record, "action")
-        if cmd.reader is None:
-            raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs a 'reader'",
-                              *where)
-        if cmd.model_path is None:
-            raise ConfigError(f"command '{cmd.name}' (action {cmd.action}) needs 'modelPath'",
-                              *where)
-        fed = command_sequence_streams(cmd, self.run.commands, self.opened)
-        if cmd.network is not None:        # cntk.exe evaluates the command's description
-            network = CommandNetwork(cmd.network, 0.0, fed)
-        else:                              # cntk.exe read the model file: no seeds taken
-            with _seeds_kept(self.run.root):
-                network = CommandNetwork(network_for(self.run.root, cmd), 0.0, fed)
-        model_path = model_path or cmd.model_path
-        if not os.path.exists(model_path):
-            raise ConfigError(f"model file '{model_path}' does not exist (train it first)",
-                              *where)
-        # the values the network computes with (a declared parameter nothing uses is not in
-        # the model file)
-        used = [v for n in topological_nodes(list(network.model_file_parts()[0].values()))
-                for v in n.inputs]
-        try:
-            flags = load_model_parameters(model_path, used, network.precompute_aliases,
-                                          network.net.reshaped_weights,
-                                          network.library.untagged_file_names)
-        except ModelFileError as exc:
-            raise ConfigError(f"cannot load the model: {exc}", *where) from None
-        mark_computed(network, flags)
-        check_computed(network, model_path, where)
-        return network
+        (:func:`._eval_command.trained_network`)."""
+        return trained_network(cmd, self.run, self.opened, model_path)
 
     # -- write --------------------------------------------------------------------------------
     def write(self, cmd: CommandConfig) -> dict[str, Any]:
@@ -439,79 +391,10 @@ class _Runner:
     # -- test / eval ------------------------------------------------------------------------
     def evaluate(self, cmd: CommandConfig, model_path: str | None = None) -> EvalResult:
         """CNTK's test/eval action (``DoEval``) on the model file ``model_path`` (by default
-        the command's ``modelPath``; a cv command passes each of its models)."""
-        log, rec = self.log, cmd.record
-        where = record_loc(rec, "action")
-        network = self._trained_network(cmd, model_path)
-        if cmd.eval_node_names:
-            nodes, seen = [], set()
-            for name in cmd.eval_node_names:
-                node = network.node(name, record_loc(rec, "evalNodeNames"))
-                if id(node) not in seen:
-                    seen.add(id(node))
-                    nodes.append(node)
-        else:
-            log.raw("evalNodeNames are not specified, using all the default evalnodes and "
-                    "training criterion nodes.")
-            nodes, seen = [], set()
-            for node in network.evaluation_nodes + network.criterion_nodes:
-                if id(node) not in seen:
-                    seen.add(id(node))
-                    nodes.append(node)
-            if not nodes:
-                raise ConfigError("There is no default evaluation node or training criterion "
-                                  "specified in the network.", *where)
-        for node in nodes:
-            if int(np.prod(node.shape[1:])) != 1:
-                raise ConfigError(f"node '{network.name(node)}': criterion nodes to evaluate must "
-                                  "have dimension 1x1 (one value per sample)", *where)
-        names = [network.name(n) for n in nodes]
-        EpochAccumulators(nodes).reset()    # the sweep is one epoch
-        # a node holding an accumulated result is logged as its value so far, counted once
-        accumulated = network.accumulated(nodes)
-        sums = [criterion_total(n) for n in nodes]     # over real steps of sequences
-        # one sweep; an epoch of epochSize samples has no sweep limit, truncated or not
-        # (SimpleEvaluator.h:97-99, ReaderShim.cpp:108-112, Reader.h:49: an epoch past the
-        # sweep reads on into the next)
-        sweeps = io.INFINITELY_REPEAT if cmd.epoch_size else 1
-        source = make_source(cmd.reader, max_sweeps=sweeps, warn=log.raw,
-                             evaluating=not whole_sequences_instead(nodes),
-                             opened=self.opened.take(cmd.reader))
-        inputs = network.input_source(nodes, source, record_loc(rec, "reader"), cmd.name)
-        mb_size = (cmd.minibatch_size or (_EVAL_MINIBATCH,))[0]
-        limit = cmd.epoch_size or source.sweep_size
-        carry = None
-        if isinstance(source, TruncatedSequenceSource):
-            # a truncated deserializers list: truncated pieces, the state carried (cntk.exe's
-            # evaluator reads the epoch of testSize samples until the packer is empty)
-            carry, limit = StateCarry(nodes, source), None
-            if cmd.epoch_size:
-                source.start_epoch(0, cmd.epoch_size)
-        show = rec.get_int("numMBsToShowResult", 100)   # command_config checked them
-        first = rec.get_int("firstMBsToShowResult", 0)
-        totals = [[0.0, 0] for _ in nodes]
-        logged = [[0.0, 0] for _ in nodes]
-        mbs_logged = seen_logged = 0
-
-        def show_results(record: dict) -> None:      # CNTK's line every numMBsToShowResult
-            nonlocal totals, logged, mbs_logged, seen_logged
-            totals = counted_once([[t, record["seen"]] for t in record["totals"]],
-                                  record["sums"], accumulated)
-            mbs = record["minibatch"]
-            if cmd.trace_level > 0 and (mbs <= first or (show and mbs % show == 0)):
-                self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
-                logged = logged_so_far(totals, accumulated)
-                mbs_logged, seen_logged = mbs, record["seen"]
-        result = evaluate_sums(sums, inputs, inputs.input_map, minibatch_size=mb_size,
-                               max_samples=limit, on_minibatch=show_results,
-                               count=network.counted(nodes[0], nodes), carry=carry)
-        mbs = result["minibatches"]
-        source.close()
-        if cmd.trace_level > 0 and result["samples"] > seen_logged:
-            self._eval_line(mbs_logged + 1, mbs, names, nodes, totals, logged, network, False)
-        zero = [[0.0, 0] for _ in nodes]
-        self._eval_line(1, mbs, names, nodes, totals, zero, network, True)
-        return EvalResult({n: (t / c if c else 0.0, c) for n, (t, c) in zip(names, totals)}, mbs)
+        the command's ``modelPath``; a cv command passes each of its models):
+        :func:`._eval_command.evaluate_network`."""
+        return evaluate_network(cmd, self._trained_network(cmd, model_path), self.log,
+                                self.opened)
 
     def _evaluate_model(self, cmd: CommandConfig) -> Callable[[str], EvalResult]:
         """:meth:`evaluate` of one model file, its network built afresh (as cntk.exe loads each
@@ -521,10 +404,6 @@ class _Runner:
             with parameter_registry(ParameterRegistry()):
                 return self.evaluate(cmd, path)
         return evaluate
-
-    def _eval_line(self, first, last, names, nodes, totals, logged, network, final) -> None:
-        perplexity = [network.library.shows_perplexity(n) for n in nodes]
-        self.log(results_line(first, last, names, totals, logged, perplexity, final))
 
 
 def run(config: str | os.PathLike | Sequence[str | os.PathLike], overrides: Sequence[str] = (),
