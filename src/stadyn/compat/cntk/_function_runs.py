@@ -40,7 +40,7 @@ from ._run_checks import RunnableCheck
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_flags,
                               truncated_layout)
-from ._values import Value, output_value, root_gradient
+from ._values import Value, output_value, root_gradient, sequence_starts
 from ._worker_sums import refuse_empty_sequences, refuse_no_rows
 
 __all__ = ["FunctionRuns", "RunState", "refuse_function_keys"]
@@ -143,6 +143,8 @@ class FunctionRuns:
             given.add(id(unwrap(target)))
             if isinstance(value, tuple) and len(value) == 2 and isinstance(value[1], list):
                 value, flags = value[0], [bool(f) for f in value[1]]    # (data, sequence starts)
+            elif flags is None and sequence_starts(value) is not None:
+                flags = sequence_starts(value)      # (Value.create's seq_starts)
             refuse_data_type(value, target)         # (CNTK 2.7's ValueErrors, warnings)
             refuse_dense_feed(unwrap(target), value)
             value = _dense(value)

@@ -387,14 +387,23 @@ class _FutureCarry(_DelayCarry):
         super().__init__(node)
         self.unsupported = None
         self.layout = dataclasses.replace(self.layout, kind="future_value")
+        self.ran = False        # whether a minibatch ran (CNTK's saved previous MBLayout)
 
     def wanted(self) -> list[Variable]:
         return []
 
     def keep(self, packed: bool, layout=None) -> None:
         self.last = None
+        self.ran = True
 
     def set(self, flags, what="train_minibatch", layout=None) -> None:
+        if layout is None and flags is not None and not all(flags) and not self.ran:
+            # (CNTK 2.7 looks the sequence up in the previous minibatch's layout, even for
+            # the future; after one, a False flag computes as a True one: its RuntimeError)
+            raise RuntimeError(
+                f"{what}: sequence-begin flags {flags} continue {len(flags)} sequences from the "
+                "previous minibatch, which had no minibatch (CNTK 2.7: No matching sequence "
+                "found in the saved previous MBLayout)")
         if layout is None or not any(layout.goes_on):
             _Carry.set(self, None, what)
             return

@@ -131,11 +131,26 @@ def _batch_array(batch) -> np.ndarray:
     return np.array(batch)
 
 
+def sequence_starts(value) -> list[bool] | None:
+    """The sequence-begin flags ``Value.create`` was given for ``value`` (a list of bools),
+    or None (data other than a Value of sequences, or none given): a run fed the Value
+    takes them as CNTK 2.7 does.
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> s = C.sequence.input_variable(2)
+        >>> sequence_starts(Value.create(s, [np.ones((2, 2)), np.ones((1, 2))], [True, False]))
+        [True, False]
+    """
+    starts = value._starts if isinstance(value, Value) else None
+    return list(starts) if starts is not None else None
+
+
 class Value:
     """A minibatch of data for a variable (CNTK's ``Value``): ``Value(array)`` (or
     ``batch=array``) or ``Value.create(variable, data)``; ``asarray()`` gives the array back.
-    ``seq_starts`` is kept for :attr:`mask` only (every sequence Stadyn runs starts in its
-    minibatch).
+    ``seq_starts`` (of ``Value.create``) is kept for :attr:`mask` and for a run fed the
+    Value (its sequence-begin flags: :func:`sequence_starts`).
 
     Example:
         >>> Value(np.zeros((4, 3), np.float32)).shape
