@@ -32,6 +32,7 @@ import numpy as np
 
 from . import _graph as G
 from ._adapt import batched, float_arrays, operand, sample_shape
+from ._inferred_parameters import infer_times_transpose, pending_shape
 from ._ops_math import log_add_exp
 from ._ops_nn import SentinelValueForAutoSelectRandomSeed
 from ._ops_reduce import reduce_sum
@@ -55,6 +56,17 @@ def _noise(noise_distribution) -> np.ndarray:
     return q
 
 
+def _infer_input_axis(weights, inputs) -> None:
+    """CNTK 2.7's ``NCELoss`` (``Function.cpp``'s NCELoss): a ``weights`` ``(classes, ?)``
+    whose input axis is inferred takes the length of the vector ``inputs`` (CNTK builds an
+    unused ``Times`` for it); its class axis is never inferred."""
+    shape = pending_shape(weights)
+    if shape is None or len(shape) != 2 or shape[1] != -1:
+        return
+    if len(sample_shape(inputs)) == 1:
+        infer_times_transpose(weights, inputs)
+
+
 @float_arrays("inputs", "labels", "noise_distribution")
 def nce_loss(weights, biases, inputs, labels, noise_distribution, num_samples: int = 32,
              allow_duplicates: bool = True, seed=SentinelValueForAutoSelectRandomSeed,
@@ -63,7 +75,8 @@ def nce_loss(weights, biases, inputs, labels, noise_distribution, num_samples: i
     ``(classes, dim)``, ``biases`` ``(classes, 1)``, ``inputs`` ``(dim,)`` and one-hot
     ``labels`` ``(classes,)`` per sample; ``num_samples`` negatives drawn by
     ``noise_distribution`` (positive, not necessarily normalised), shared by the minibatch.
-    One number per sample (see the module docstring for the formula).
+    One number per sample (see the module docstring for the formula).  Weights
+    ``(classes, InferredDimension)`` take the length of ``inputs`` there, as CNTK 2.7's do.
 
     Example:
         >>> import numpy as np, stadyn.compat.cntk as C
@@ -78,6 +91,7 @@ def nce_loss(weights, biases, inputs, labels, noise_distribution, num_samples: i
     """
     q = _noise(noise_distribution)
     classes = q.shape[0]
+    _infer_input_axis(weights, inputs)
     w, b = operand(weights), operand(biases)
     if len(w.shape) != 2 or int(w.shape[0]) != classes:
         raise ValueError(f"nce_loss: weights must be ({classes}, input dimension), got "

@@ -368,8 +368,10 @@ def _hardmax_of_free_lengths(v: Variable, lead: int, free: frozenset) -> Variabl
                          "compat takes one")
     flat = F.reshape_trailing(F.stop_gradient(v), (-1,), base_axis=lead)
     first = F.max(flat, axis=lead, keepdims=True, only_index=True, rule="cntk")
-    positions = F.cumsum(S.constant_like(flat, 1.0), axis=lead, exclusive=True)
-    hot = F.cast(F.equal(positions, F.cast(first, "float32")), "float32")
+    dtype = str(v.dtype)         # (CNTK 2.7's Hardmax keeps float16 and float64)
+    counted = "float64" if dtype == "float64" else "float32"    # (float16 counts to 2048)
+    positions = F.cumsum(F.cast(S.constant_like(flat, 1.0), counted), axis=lead, exclusive=True)
+    hot = F.cast(F.equal(positions, F.cast(first, counted)), dtype)
     return F.reshape_trailing(hot, tuple(sample), base_axis=lead)
 
 

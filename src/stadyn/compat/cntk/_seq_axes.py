@@ -348,7 +348,9 @@ def _kept_steps(node, x: Variable, free: frozenset, shape: tuple) -> set:
     if name == "pad":           # CNTK 2.7 keeps -3 on a padded free axis too
         return set(free) if len(shape) == rank else set()
     if name in _WINDOWS:        # a free spatial axis of an image stays free (CNTK's FCNs)
-        return {a for a in free if a >= 2} if x is node.inputs[0] else set()
+        # (a pooling keeps its channels: a free channel axis stays free, CNTK 2.7's (-3, ...))
+        first = 1 if name.endswith("_pooling") else 2
+        return {a for a in free if a >= first} if x is node.inputs[0] else set()
     if name == "one_hot":                        # the last axis, of indices, made classes
         return {a for a in free if a < rank - 1}
     if name == "affine":
