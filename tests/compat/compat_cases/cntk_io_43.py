@@ -274,3 +274,40 @@ def io43_max_samples_crossing_sequence(C, r):
                                        size)] = out
     r.touch("cntk.io.MinibatchSource.next_minibatch")
     return res
+
+
+@cntk_case(name="io43__base64_counted_seek_past_sweep",
+           names=_NAMES + ["cntk.io.MinibatchSource.get_checkpoint_state",
+                           "cntk.io.MinibatchSource.restore_from_checkpoint"],
+           note="Base64 image sequences of 1, 1, 1 and 5 lines (labels the sequence numbers), "
+                "randomized (seed 5, 3 sweeps of 4 samples): minibatch sizes 2, 5, 1, 3, 2 on "
+                "one source, and the same restored on a second source after the 1st and the "
+                "2nd minibatch.  The change of size (and a restore) sets CNTK 2.7's reader to "
+                "the sample position, whose seek walks sequences by their counts and can stop "
+                "in the next sweep (BlockRandomizer.cpp SetState, SequenceRandomizer.cpp "
+                "Seek): the next minibatch starts at that sweep's first sequence.  Labels per "
+                "minibatch, '|' where it says end_of_sweep")
+def io43_base64_counted_seek_past_sweep(C, r):
+    png = _png_base64()
+    counts = [1, 1, 1, 5]
+    with open("e.txt", "w") as f:
+        for i, c in enumerate(counts):
+            f.write("%d\t%d\t%s\n" % (i, i, png) * c)
+
+    def source():
+        d = C.io.Base64ImageDeserializer("e.txt", C.io.StreamDefs(
+            f=C.io.StreamDef(field="image", transforms=[]),
+            l=C.io.StreamDef(field="label", shape=len(counts))))
+        return C.io.MinibatchSource(d, randomize=True, randomization_seed=5, max_sweeps=3)
+    sizes = [2, 5, 1, 3, 2]
+    res = {"one_source": _labels(source(), sizes, len(counts))}
+    for k in (1, 2):
+        src = source()
+        before = _labels(src, sizes[:k], len(counts))
+        again = source()
+        again.restore_from_checkpoint(src.get_checkpoint_state())
+        res["restored_after_%d" % k] = [before, _labels(again, sizes[k:], len(counts))]
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    r.touch("cntk.io.MinibatchSource.get_checkpoint_state")
+    r.touch("cntk.io.MinibatchSource.restore_from_checkpoint")
+    return res
