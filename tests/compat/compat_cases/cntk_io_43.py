@@ -119,6 +119,7 @@ def _attribute(read):
 @cntk_case(name="io43__all_invalid_minibatch",
            names=_NAMES + ["cntk.io.MinibatchData.asarray", "cntk.io.MinibatchData.data",
                            "cntk.io.MinibatchData.as_sequences", "cntk.io.MinibatchData.mask",
+                           "cntk.io.MinibatchData.is_sparse",
                            "cntk.io.transforms.scale"],
            note="Base64 image files (label i % 2, image i of value 10 i) where 'J' lines are "
                 "base64 but not images, read in file order with max_errors 10 in minibatches "
@@ -127,7 +128,8 @@ def _attribute(read):
                 "'features' (scale 2x2x3, or none) and 'labels' (dim 2), also named 'z' and "
                 "'a'.  Per minibatch: per stream by name, num_samples, num_sequences, "
                 "end_of_sweep, data is None, asarray's shape or AttributeError, as_sequences' "
-                "length or AttributeError (features), mask's AttributeError where no data; "
+                "length or AttributeError (features), mask's and is_sparse's AttributeError "
+                "where no data; "
                 "a RuntimeError's first line")
 def io43_all_invalid_minibatch(C, r):
     import base64
@@ -177,6 +179,7 @@ def io43_all_invalid_minibatch(C, r):
                     entry.append(_attribute(d.as_sequences))
                 if d.data is None:
                     entry.append(_attribute(functools.partial(getattr, d, "mask")))
+                    entry.append(_attribute(functools.partial(lambda m: [m.is_sparse], d)))
                 step.append(entry)
                 del d
             out.append(step)
@@ -187,6 +190,7 @@ def io43_all_invalid_minibatch(C, r):
     r.touch("cntk.io.MinibatchData.data")
     r.touch("cntk.io.MinibatchData.as_sequences")
     r.touch("cntk.io.MinibatchData.mask")
+    r.touch("cntk.io.MinibatchData.is_sparse")
     return res
 
 
