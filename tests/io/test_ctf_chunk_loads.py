@@ -183,3 +183,29 @@ def test_randomized_workers_give_the_minibatches_of_one_process(tmp_path):
         for name in a:
             np.testing.assert_array_equal(a[name][0], b[name][0])
             np.testing.assert_array_equal(a[name][1], b[name][1])
+
+
+def test_randomized_workers_follow_a_change_of_minibatch_size(tmp_path):
+    # one job a worker: a job planned for minibatches of 7 is cut by the next one of 3, and
+    # each worker's part of it must give its rows to that minibatch (before: only the first
+    # worker's did, a minibatch of 3 sequences held 2 and the rows came later, silently)
+    path = tmp_path / "a.ctf"
+    path.write_bytes(_text(40))
+
+    def read(**kw):
+        d = CTFDeserializer(path, STREAMS)
+        d["chunkSizeInBytes"] = 200
+        src = MinibatchSource(d, max_sweeps=2, randomize=True, **kw)
+        out = []
+        for n in [7, 3] * 30:
+            mb = src.next_minibatch(n)
+            if not mb:
+                return out
+            out.append({name: (mb[name].data.copy(), mb[name].lengths) for name in ("x", "y")})
+    here = read()
+    with_workers = read(num_workers=2, start_method="fork")
+    assert len(here) == len(with_workers) > 10
+    for a, b in zip(here, with_workers):
+        for name in a:
+            np.testing.assert_array_equal(a[name][0], b[name][0])
+            np.testing.assert_array_equal(a[name][1], b[name][1])

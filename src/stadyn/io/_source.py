@@ -343,10 +343,8 @@ class MinibatchSource(SourcePlan, ChunkLoads, WorkerJobs):
             if self._restore_to is not None:
                 self._cntk_start()
             elif self._reader_config is not None:   # (a new minibatch size: SetConfiguration
-                self._position, moved = self._cursor.set_state(  # seeks)
-                    self._position, None if self._counted is None
-                    else self._samples % self._sweep_length)
-                self._samples += moved
+                self._position, moved = self._set_state(self._position, self._samples)
+                self._samples += moved          # (SetConfiguration seeks)
         elif self._counted is not None and not self._randomize and \
                 (config is None or self._reader_config is not None):
             self._position, self._samples = self._seek_counted(self._samples)
@@ -367,8 +365,19 @@ class MinibatchSource(SourcePlan, ChunkLoads, WorkerJobs):
         target, self._restore_to = self._restore_to, None
         if target[0] != 0:
             position, moved = cursor.set_state(*target)
-            self._position, again = cursor.set_state(position)
+            self._position, again = self._set_state(position, self._samples + moved)
             self._samples += moved + again
+
+    def _set_state(self, position: int, samples: int) -> tuple[int, int]:
+        """CNTK 2.7's ``BlockRandomizer::SetState`` at a global position, ``samples`` counted
+        before it: (the position reached, the samples moved).  With counted sequences the
+        sweep is the samples' (BlockRandomizer.cpp SetState: ``currentSamplePosition /
+        m_sweepSizeInSamples``), which a seek before may have moved past the sweep of
+        ``position``."""
+        if self._counted is None:
+            return self._cursor.set_state(position)
+        return self._cursor.set_state(self._counted_start(position, samples),
+                                      samples % self._sweep_length)
 
     def _deliver(self, batch: dict[str, StreamBatch], end: int, taken: int,
                  targets: list[tuple[Hashable, StreamInformation]]) -> dict:

@@ -121,8 +121,9 @@ class WorkerJobs:
         pieces: list[dict[str, StreamBatch]] = []
         taken: list[np.ndarray] = []     # (the positions of each piece's rows)
         pool = self._ensure_pool()
-        while self._jobs and self._jobs[0].start < end:
-            job = self._jobs[0]
+        k = 0       # (one job a worker: jobs with one start and end, read alike)
+        while k < len(self._jobs) and self._jobs[k].start < end:
+            job = self._jobs[k]
             if job.result is None:
                 job.result = pool.wait(job.job_id)
             stop = int(np.searchsorted(job.positions, end))
@@ -132,8 +133,8 @@ class WorkerJobs:
             job.consumed = stop
             if job.end <= end:
                 self._jobs.popleft()
-            else:
-                break
+            else:       # (read on by the next minibatch, as the other workers' parts of it)
+                k += 1
         # Prepare ahead, guessing that the next request has the same size (a wrong guess only
         # costs a re-cut: rows are taken by position).
         limit = self.num_workers * self._pool_args[0]

@@ -152,8 +152,8 @@ class SourcePlan:
         read (:meth:`_plan_counted`)."""
         if self._counted is None or not self._randomize:
             return np.arange(start, end, dtype=np.int64)
-        positions, p = [], start
-        while p < end:
+        positions, p = [], self._counted_start(start, samples)  # (a seek can stop past
+        while p < end:                                  # its sweep: CNTK reads the next's)
             positions.append(p)
             samples += int(self._counted[self._sample_ids(np.array([p]))[0]])
             p = self._counted_start(p + 1, samples)

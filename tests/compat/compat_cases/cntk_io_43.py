@@ -119,6 +119,7 @@ def _attribute(read):
 @cntk_case(name="io43__all_invalid_minibatch",
            names=_NAMES + ["cntk.io.MinibatchData.asarray", "cntk.io.MinibatchData.data",
                            "cntk.io.MinibatchData.as_sequences", "cntk.io.MinibatchData.mask",
+                           "cntk.io.MinibatchData.is_sparse",
                            "cntk.io.transforms.scale"],
            note="Base64 image files (label i % 2, image i of value 10 i) where 'J' lines are "
                 "base64 but not images, read in file order with max_errors 10 in minibatches "
@@ -127,7 +128,8 @@ def _attribute(read):
                 "'features' (scale 2x2x3, or none) and 'labels' (dim 2), also named 'z' and "
                 "'a'.  Per minibatch: per stream by name, num_samples, num_sequences, "
                 "end_of_sweep, data is None, asarray's shape or AttributeError, as_sequences' "
-                "length or AttributeError (features), mask's AttributeError where no data; "
+                "length or AttributeError (features), mask's and is_sparse's AttributeError "
+                "where no data; "
                 "a RuntimeError's first line")
 def io43_all_invalid_minibatch(C, r):
     import base64
@@ -177,6 +179,7 @@ def io43_all_invalid_minibatch(C, r):
                     entry.append(_attribute(d.as_sequences))
                 if d.data is None:
                     entry.append(_attribute(functools.partial(getattr, d, "mask")))
+                    entry.append(_attribute(functools.partial(lambda m: [m.is_sparse], d)))
                 step.append(entry)
                 del d
             out.append(step)
@@ -187,6 +190,7 @@ def io43_all_invalid_minibatch(C, r):
     r.touch("cntk.io.MinibatchData.data")
     r.touch("cntk.io.MinibatchData.as_sequences")
     r.touch("cntk.io.MinibatchData.mask")
+    r.touch("cntk.io.MinibatchData.is_sparse")
     return res
 
 
@@ -273,4 +277,41 @@ def io43_max_samples_crossing_sequence(C, r):
                 res["%s_max%d_mb%d" % ("rand" if randomize else "file", max_samples,
                                        size)] = out
     r.touch("cntk.io.MinibatchSource.next_minibatch")
+    return res
+
+
+@cntk_case(name="io43__base64_counted_seek_past_sweep",
+           names=_NAMES + ["cntk.io.MinibatchSource.get_checkpoint_state",
+                           "cntk.io.MinibatchSource.restore_from_checkpoint"],
+           note="Base64 image sequences of 1, 1, 1 and 5 lines (labels the sequence numbers), "
+                "randomized (seed 5, 3 sweeps of 4 samples): minibatch sizes 2, 5, 1, 3, 2 on "
+                "one source, and the same restored on a second source after the 1st and the "
+                "2nd minibatch.  The change of size (and a restore) sets CNTK 2.7's reader to "
+                "the sample position, whose seek walks sequences by their counts and can stop "
+                "in the next sweep (BlockRandomizer.cpp SetState, SequenceRandomizer.cpp "
+                "Seek): the next minibatch starts at that sweep's first sequence.  Labels per "
+                "minibatch, '|' where it says end_of_sweep")
+def io43_base64_counted_seek_past_sweep(C, r):
+    png = _png_base64()
+    counts = [1, 1, 1, 5]
+    with open("e.txt", "w") as f:
+        for i, c in enumerate(counts):
+            f.write("%d\t%d\t%s\n" % (i, i, png) * c)
+
+    def source():
+        d = C.io.Base64ImageDeserializer("e.txt", C.io.StreamDefs(
+            f=C.io.StreamDef(field="image", transforms=[]),
+            l=C.io.StreamDef(field="label", shape=len(counts))))
+        return C.io.MinibatchSource(d, randomize=True, randomization_seed=5, max_sweeps=3)
+    sizes = [2, 5, 1, 3, 2]
+    res = {"one_source": _labels(source(), sizes, len(counts))}
+    for k in (1, 2):
+        src = source()
+        before = _labels(src, sizes[:k], len(counts))
+        again = source()
+        again.restore_from_checkpoint(src.get_checkpoint_state())
+        res["restored_after_%d" % k] = [before, _labels(again, sizes[k:], len(counts))]
+    r.touch("cntk.io.MinibatchSource.next_minibatch")
+    r.touch("cntk.io.MinibatchSource.get_checkpoint_state")
+    r.touch("cntk.io.MinibatchSource.restore_from_checkpoint")
     return res

@@ -105,6 +105,22 @@ class MinibatchData(_io.MinibatchData):
         return read[:, None]
 
     @property
+    def is_sparse(self) -> bool:
+        """Whether the stream is sparse; AttributeError on a minibatch without data, as
+        CNTK 2.7's (its ``is_sparse`` reads the data).
+
+        Example:
+            >>> MinibatchData(np.zeros((2, 3), np.float32), 2, 2, False).is_sparse
+            False
+        """
+        self._refuse_no_data("is_sparse", "MinibatchData")
+        return _SPARSE.__get__(self)
+
+    @is_sparse.setter
+    def is_sparse(self, value: bool) -> None:
+        _SPARSE.__set__(self, value)
+
+    @property
     def shape(self) -> tuple[int, ...]:
         self._refuse_no_data("shape", "MinibatchData")
         return tuple(self._read().shape)
@@ -160,6 +176,7 @@ class MinibatchData(_io.MinibatchData):
 # the array a minibatch's data holds, as Stadyn's reader gave it (MinibatchData.data is CNTK's
 # Value of it)
 _READ = _io.MinibatchData.data
+_SPARSE = _io.MinibatchData.is_sparse     # (its slot: MinibatchData.is_sparse refuses no data)
 
 #: the key of CNTK 2.7's minibatch source state: the samples read or stepped over from the start
 CNTK_POSITION = "minibatchSourcePosition"
