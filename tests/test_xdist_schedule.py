@@ -120,13 +120,17 @@ def test_a_module_to_keep_whole_is_not_split_even_when_a_worker_idles():
     assert sched.tests_finished and sched.split_modules() == [] and sched.steals == 0
 
 
-def test_every_long_and_one_worker_prefix_names_test_files():
+def test_every_long_and_one_worker_prefix_names_test_files(request):
     """A renamed module would silently leave ``LONG_TESTS`` or ``ONE_WORKER`` (conftest.py)."""
     import glob
     import os
 
-    import conftest
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    # tests/conftest.py as pytest loaded it ("import conftest" finds whichever of the suite's
+    # conftest modules was imported last)
+    here = os.path.join(root, "tests", "conftest.py")
+    conftest = next(p for p in request.config.pluginmanager.get_plugins()
+                    if os.path.abspath(getattr(p, "__file__", "") or "") == here)
     files = [os.path.relpath(p, root).replace(os.sep, "/")
              for p in glob.glob(os.path.join(root, "tests", "**", "test_*.py"), recursive=True)]
     for prefix in conftest.LONG_TESTS + conftest.ONE_WORKER:

@@ -46,6 +46,7 @@ SECTIONS = [
         "stadyn.compat.nnabla.utils.create_cache", "stadyn.compat.nnabla.logger",
         "stadyn.compat.nnabla.monitor", "stadyn.compat.nnabla.tutorial",
         "stadyn.compat.nnabla.tutorial.tiny_digits", "stadyn.compat.nnabla.random",
+        "stadyn.compat.nnabla.testing",
         "stadyn.compat.nnabla.function", "stadyn.compat.nnabla.contrib",
         "stadyn.compat.nnabla.contrib.context",
         "stadyn.compat.nnabla.utils.data_source_implements",
