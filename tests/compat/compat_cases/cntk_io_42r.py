@@ -8,24 +8,10 @@ files in its own working folder."""
 import functools
 
 from compat_harness import cntk_case
+from compat_cases.cntk_io_42 import _png_base64
 from compat_outcomes import as_raised, as_returned, outcome
 
 _result = functools.partial(outcome, convert=as_returned, raised=as_raised)
-
-
-def _png_base64():
-    """A 2x2 PNG, base64-encoded."""
-    import base64
-    import struct
-    import zlib
-
-    def part(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + \
-            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    return base64.b64encode(
-        b"\x89PNG\r\n\x1a\n" + part(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
-        + part(b"IDAT", zlib.compress((b"\0" + b"\x10\x20\x30" * 2) * 2))
-        + part(b"IEND", b"")).decode()
 
 
 @cntk_case(name="io42r__base64_joined_counts",

@@ -13,24 +13,10 @@ first (BlockRandomizer.cpp:245-333).  Every case writes its files in its own wor
 import functools
 
 from compat_harness import cntk_case
+from compat_cases.cntk_io_42 import _png_base64
 
 _NAMES = ["cntk.io.MinibatchSource", "cntk.io.MinibatchSource.next_minibatch",
           "cntk.io.StreamDefs", "cntk.io.StreamDef", "cntk.io.Base64ImageDeserializer"]
-
-
-def _png_base64():
-    """A 2x2 PNG, base64-encoded."""
-    import base64
-    import struct
-    import zlib
-
-    def part(kind, data):
-        return struct.pack(">I", len(data)) + kind + data + \
-            struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
-    return base64.b64encode(
-        b"\x89PNG\r\n\x1a\n" + part(b"IHDR", struct.pack(">IIBBBBB", 2, 2, 8, 2, 0, 0, 0))
-        + part(b"IDAT", zlib.compress((b"\0" + b"\x10\x20\x30" * 2) * 2))
-        + part(b"IEND", b"")).decode()
 
 
 def _labels(src, sizes, width, part=None):
