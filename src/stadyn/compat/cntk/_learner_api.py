@@ -184,15 +184,9 @@ class CntkLearner(CntkCounts):
             >>> learner.minibatch_size, learner.is_compatible_mode()
             (0, True)
         """
-        if not isinstance(value, int):
-            raise TypeError(f"{self.name}: minibatch_size must be a Python int, not "
-                            f"{type(value).__name__} ({value!r}); CNTK 2.7: in method "
-                            "'Learner_minibatch_size_set', argument 2 of type 'std::size_t'")
-        if value < 0:
-            raise OverflowError(f"{self.name}: minibatch_size {value} is negative; CNTK 2.7: "
-                                "in method 'Learner_minibatch_size_set', argument 2 of type "
-                                "'std::size_t'")
-        self._minibatch_size_set = int(value)
+        value = _size_t(value, f"{self.name}: minibatch_size",
+                        "'Learner_minibatch_size_set', argument 2 of type 'std::size_t'")
+        self._minibatch_size_set = value
         self._reference = int(value)        # (what the learner's compatible mode reads)
 
     @property
@@ -286,17 +280,22 @@ class CntkLearner(CntkCounts):
         return super().update(arrays, count, is_sweep_end)
 
 
+def _size_t(value, what: str, swig: str) -> int:
+    """``value`` checked as CNTK 2.7's SWIG wrapper checks a ``size_t`` argument: a Python
+    ``int`` (``True`` is 1), else a TypeError; a negative one an OverflowError."""
+    if not isinstance(value, int):
+        raise TypeError(f"{what} must be a Python int, not {type(value).__name__} "
+                        f"({value!r}); CNTK 2.7: in method {swig}")
+    if value < 0:
+        raise OverflowError(f"{what} {value} is negative; CNTK 2.7: in method {swig}")
+    return int(value)
+
+
 def _sample_count(learner: str, count) -> int:
     """``training_sample_count`` checked as CNTK 2.7's ``Learner.update`` checks it (a
     ``size_t`` argument, then an empty minibatch refused)."""
-    if not isinstance(count, int):
-        raise TypeError(f"{learner}.update: training_sample_count must be a Python int, not "
-                        f"{type(count).__name__} ({count!r}); CNTK 2.7: in method "
-                        "'Learner__update', argument 3 of type 'size_t'")
-    if count < 0:
-        raise OverflowError(f"{learner}.update: training_sample_count {count} is negative; "
-                            "CNTK 2.7: in method 'Learner__update', argument 3 of type "
-                            "'size_t'")
+    count = _size_t(count, f"{learner}.update: training_sample_count",
+                    "'Learner__update', argument 3 of type 'size_t'")
     if count == 0:
         raise ValueError(f"{learner}.update: training_sample_count is 0; CNTK 2.7: "
                          "Learner::Update() cannot perform an update with an empty minibatch.")
