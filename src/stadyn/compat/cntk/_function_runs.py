@@ -73,7 +73,8 @@ class RunState:
         runs carry, or None for a graph without recurrences."""
         if self.begins is None:
             self.begins = SequenceBegins(roots, whole_sequences=True)
-        return self.begins if self.begins.carries or self.begins.whole else None
+        return self.begins if self.begins.carries or self.begins.whole or \
+            self.begins.looked_up else None
 
 
 # the RunStates of Functions other than combines, held by those Functions: per first output,

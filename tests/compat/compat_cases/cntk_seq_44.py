@@ -1,0 +1,151 @@
+"""Where ``stadyn.compat.cntk`` did otherwise than CNTK 2.7 (cntkseq44): sequence-begin flags
+through the ops that read across a sequence's steps, swept with flags [True] and [False] on a
+first run and [True, False] / [False, False] after one."""
+
+import functools
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+
+_outcome = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+def _runs(f, x, runs):
+    """The outcome of each eval of ``f`` on ``(sequences, flags)`` in ``runs``, in order."""
+    return [_outcome(lambda: f.eval({x: run})) for run in runs]
+
+
+@cntk_case(names=["cntk.sequence.is_first", "cntk.sequence.past_value", "cntk.sequence.delay",
+                  "cntk.Function.eval"],
+           note="is_first, past_value (of x, exp(x), x + 1, with initial_state 7) and delay, "
+                "each: a first run with flags [True, False] (CNTK 2.7 RuntimeError: no "
+                "matching sequence in the saved previous MBLayout), one of sequences of 3 and "
+                "1 steps with [True, True], the same with [True, False], then 2 and 2 steps "
+                "with [True, False] and [False, False]: the sequence that goes on reads the "
+                "previous minibatch's slot 1 at step 2, past its sequence's end, where CNTK "
+                "2.7 computes the ops on the gap (x 0 there: is_first 0, exp(x) 1, x + 1 1); "
+                "Stadyn raised ValueError ('where that slot's sequences had ended') and its "
+                "later runs went on from another minibatch than CNTK's")
+def past_value__goes_on_from_a_gap(C, r, np):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(2)
+    data = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
+    runs = [([data, data[:1]], [True, False]), ([data, data[:1]], [True, True]),
+            ([data, data[:1]], [True, False]), ([data[:2], data[:2]], [True, False]),
+            ([data[:2], data[:2]], [False, False])]
+    S = C.sequence
+    made = {"is_first": S.is_first, "past_value": S.past_value,
+            "past_value exp": lambda v: S.past_value(C.exp(v)),
+            "past_value plus 1": lambda v: S.past_value(v + 1),
+            "past_value initial 7": lambda v: S.past_value(v, initial_state=7),
+            "delay": lambda v: S.delay(v, 0, 1)}
+    return {key: _runs(make(x), x, runs) for key, make in sorted(made.items())}
+
+
+@cntk_case(names=["cntk.sequence.gather", "cntk.sequence.where", "cntk.sequence.scatter",
+                  "cntk.sequence.unpack", "cntk.sequence.softmax", "cntk.sequence.broadcast_as",
+                  "cntk.Function.eval"],
+           note="sequence.gather, where, scatter (of a gather), unpack, softmax and broadcast_as "
+                "of a constant, each on a new Function: one sequence with flag [False] on a first "
+                "run, and after a run of [True, True] one with [True, False] (3 and 1 steps) and "
+                "[False, False] (3 and 3): CNTK 2.7 refuses every False flag for gather, where, "
+                "scatter (GetColumnIndex, Sequences.h:524), unpack and softmax (UnpackSequence), "
+                "RuntimeError, and computes broadcast_as of a constant; Stadyn computed the first "
+                "five (SILENT) and refused broadcast_as (it reads the sequence's first step for "
+                "its shape)")
+def sequence_ops__false_flags_need_whole_sequences(C, r, np):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(2)
+    data = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
+    S = C.sequence
+    one = C.constant(np.ones(2, np.float32))
+    made = {"gather": lambda v: S.gather(v, C.greater(C.reduce_sum(v), 0.5)),
+            "where": lambda v: S.where(C.greater(C.reduce_sum(v), 0.5)),
+            "scatter": lambda v: S.scatter(S.gather(v, C.greater(C.reduce_sum(v), 0.5)),
+                                           C.greater(C.reduce_sum(v), 0.5)),
+            "unpack": lambda v: S.unpack(v, 0, no_mask_output=True),
+            "softmax": S.softmax,
+            "broadcast_as constant": lambda v: S.broadcast_as(one, v) * v}
+    out = {}
+    for key, make in sorted(made.items()):
+        first, later = make(x), make(x)
+        out[key] = _runs(first, x, [([data], [False])]) + _runs(
+            later, x, [([data, data[:1]], [True, True]), ([data, data[:1]], [True, False]),
+                       ([data, data], [False, False])])
+    return out
+
+
+@cntk_case(names=["cntk.layers.Convolution", "cntk.Function.eval"],
+           note="Convolution((k,), 1, sequential=True, pad=p) for k 2 and 3, p True and "
+                "False: flags [True, True], [False, False], [True, True] on two sequences of 3 "
+                "steps, and [False] on a first run. CNTK 2.7 (its window of future and past "
+                "values): the first run RuntimeError (no matching sequence in the saved "
+                "previous MBLayout); unpadded every False flag RuntimeError (GetColumnIndex); "
+                "k 2 padded (future values only) computes a False flag as a True one. Stadyn "
+                "computed all of them as begun sequences (SILENT); k 3 padded, where CNTK "
+                "carries the past values of the previous minibatch, Stadyn refuses (known)",
+           known={"3 padded": "CNTK 2.7's sequential convolution reads the previous "
+                              "minibatch's steps through its past values (1.212 at step 0 "
+                              "where a begun sequence gives -0.315); Stadyn's unpacks the "
+                              "minibatch and refuses a sequence that goes on "
+                              "(compat/cntk/_seq_conv.py)"})
+def convolution_sequential__false_flags(C, r, np):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(2)
+    data = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
+    out = {}
+    for k in (2, 3):
+        for pad in (True, False):
+            def make():
+                return C.layers.Convolution((k,), 1, sequential=True, pad=pad,
+                                            init=C.glorot_uniform(seed=2))(x)
+            key = "%d %s" % (k, "padded" if pad else "unpadded")
+            out[key] = _runs(make(), x, [([data, data], [True, True]),
+                                         ([data, data], [False, False]),
+                                         ([data, data], [True, True])]) + \
+                _runs(make(), x, [([data], [False])])
+    return out
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.LSTM", "cntk.layers.GRU",
+                  "cntk.Function.eval"],
+           note="Recurrence(LSTM(2)) and Recurrence(GRU(2)) made after another Function on "
+                "the same input ran on two sequences of 2 steps, evaluated on two of 3: CNTK "
+                "2.7 computes; Stadyn raised ShapeError (add2 of (2, 3, 8) and (2, 2, 8): the "
+                "step's view, built as the run's arguments were checked, paired the last "
+                "run's steps with the data just fed)")
+def recurrence__made_after_a_run_of_other_steps(C, r, np):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(2)
+    data = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
+    C.sin(x).eval({x: [data[:2], data[:2]]})
+    out = {}
+    for key, step in (("gru", C.layers.GRU), ("lstm", C.layers.LSTM)):
+        f = C.layers.Recurrence(step(2, init=C.glorot_uniform(seed=1)))(x)
+        out[key] = _runs(f, x, [[data, data]])
+    return out
+
+
+@cntk_case(names=["cntk.layers.Recurrence", "cntk.layers.RNNStep", "cntk.Function.eval"],
+           note="Recurrence(RNNStep(2)) on sequences of 2 and 1 steps with [True, True], then "
+                "2 and 2 with [False, False]: sequence 1 goes on from slot 1's step 1 of the "
+                "previous minibatch, past its sequence's end, where CNTK 2.7 ran the "
+                "recurrence on over the gap (0.348 where the sequence's last output is "
+                "0.470); Stadyn's kernel stops at the sequence's end and refuses (ValueError, "
+                "known), and a past_value of the recurrence's output as well",
+           known={"rnn": "CNTK 2.7 runs a recurrence on over the gap after a sequence's end "
+                         "and carries that state; Stadyn's kernels stop at each sequence's "
+                         "end (compat/cntk/_sequence_begin.py _Carry.gaps_computed)",
+                  "past_value of rnn": "the same, through a past_value of the recurrence's "
+                                       "output (CNTK 0.5, 0.5 on the gap)"})
+def recurrence__goes_on_from_a_gap(C, r, np):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(2)
+    data = np.arange(6, dtype=np.float32).reshape(3, 2) / 4
+    out = {}
+    for key, wrap in (("rnn", lambda h: h), ("past_value of rnn", C.sequence.past_value)):
+        f = wrap(C.layers.Recurrence(C.layers.RNNStep(2, init=C.glorot_uniform(seed=1)))(x))
+        out[key] = _runs(f, x, [([data[:2], data[:1]], [True, True]),
+                                ([data[:2], data[:2]], [False, False])])
+    return out
