@@ -149,3 +149,55 @@ def recurrence__goes_on_from_a_gap(C, r, np):
         out[key] = _runs(f, x, [([data[:2], data[:1]], [True, True]),
                                 ([data[:2], data[:2]], [False, False])])
     return out
+
+
+@cntk_case(names=["cntk.Function.save", "cntk.Function.restore", "cntk.Function.eval"],
+           note="Function.restore of a file the same Function saved, its parameters set to 9 "
+                "between: plus(p, 0), plus(p, a constant vector), (p + p) * p, a Dense plus a "
+                "constant, Recurrence(LSTM) then Dense; then plus(q, 7) restored from "
+                "plus(p, 0)'s file, q * 1 too, and plus(q, a constant of shape (2,)). CNTK "
+                "2.7 pairs the constants and parameters of the two Functions' inputs in order "
+                "and copies each (the constant 7 becomes 0: eval gives [1, 2]), and refuses "
+                "pairs of other shapes (ValueError, not equivalent); Stadyn counted the "
+                "file's constants as parameters and raised ValueError for all but (p + p) * p")
+def restore__constants_and_parameters(C, r, np):
+    r.touch("cntk.Function.save", "cntk.Function.restore", "cntk.Function.eval")
+    init = C.glorot_uniform(seed=1)
+
+    def plus0():
+        p = C.parameter((2,), init=np.array([1., 2.], np.float32))
+        return C.plus(p, 0)
+
+    def lstm():
+        x = C.sequence.input_variable(2)
+        return C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(2, init=init)),
+                                    C.layers.Dense(1, init=init)])(x)
+    made = {"plus 0": plus0,
+            "plus constant": lambda: C.plus(C.parameter((2,), init=1.5),
+                                            C.constant(np.array([3., 4.], np.float32))),
+            "shared": lambda: (lambda p: C.plus(p, p) * p)(C.parameter((2,), init=0.5)),
+            "dense plus constant": lambda: C.layers.Dense(2, init=init)(
+                C.input_variable(2)) + C.constant(1.0),
+            "recurrence": lstm}
+    out = {}
+    for key, make in sorted(made.items()):
+        f = make()
+        path = key.replace(" ", "_") + ".model"
+        f.save(path)
+        before = [np.array(v.value) for v in f.parameters]
+        for v in f.parameters:
+            v.value = np.full(v.shape, 9, np.float32)
+        got = _outcome(lambda: f.restore(path))
+        out[key] = [got, [bool((np.array(v.value) == b).all())
+                          for v, b in zip(f.parameters, before)]]
+    plus0().save("plus0.model")
+    q = C.parameter((2,), init=np.array([5., 6.], np.float32))
+    g = C.plus(q, 7)
+    out["other constant"] = [_outcome(lambda: g.restore("plus0.model")), np.array(q.value),
+                             g.eval()]
+    q = C.parameter((2,), init=np.array([5., 6.], np.float32))
+    out["times 1"] = [_outcome(lambda: (q * 1).restore("plus0.model")), np.array(q.value)]
+    q = C.parameter((2,), init=np.array([5., 6.], np.float32))
+    g = C.plus(q, C.constant(np.array([7., 8.], np.float32)))
+    out["vector constant"] = [_outcome(lambda: g.restore("plus0.model")), np.array(q.value)]
+    return out
