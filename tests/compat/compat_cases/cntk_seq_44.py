@@ -201,3 +201,39 @@ def restore__constants_and_parameters(C, r, np):
     g = C.plus(q, C.constant(np.array([7., 8.], np.float32)))
     out["vector constant"] = [_outcome(lambda: g.restore("plus0.model")), np.array(q.value)]
     return out
+
+
+@cntk_case(names=["cntk.ops.functions.Function", "cntk.splice"],
+           note="how many times CNTK 2.7 runs an untyped @C.Function's body (a counter in it): "
+                "a body splicing x with a constant of 2 rows, called on an input of 3 (the "
+                "splice refuses: ValueError), then printed; a body reading an attribute x "
+                "has not (AttributeError) and one reading a missing dict key (KeyError), as "
+                "decorated. CNTK 2.7 runs each body once, as it is decorated, raising from "
+                "the clone for the call and from that one run for the others; Stadyn ran the "
+                "first body again for the failing call and the others again to probe their "
+                "error (2 runs each)")
+def function_decorator__a_failing_body_runs_once(C, r, np):
+    r.touch("cntk.ops.functions.Function")
+    out = {}
+    runs = [0]
+
+    @C.Function
+    def spliced(x):
+        runs[0] += 1
+        return C.splice(x, C.constant(np.ones((2, 2), np.float32)), axis=0)
+    counts = [runs[0]]
+    out["splice call"] = _outcome(lambda: spliced(C.input_variable(3)))
+    counts.append(runs[0])
+    out["printed"] = str(spliced)
+    counts.append(runs[0])
+    out["splice runs"] = counts
+    table = {}
+    for key, read in (("attribute", lambda x: x.no_such_attribute),
+                      ("dict key", lambda x: table["missing"] + x)):
+        runs = [0]
+
+        def body(x, read=read, runs=runs):
+            runs[0] += 1
+            return read(x)
+        out[key] = [_outcome(lambda: C.Function(body)), runs[0]]
+    return out
