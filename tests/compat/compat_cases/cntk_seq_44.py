@@ -237,3 +237,45 @@ def function_decorator__a_failing_body_runs_once(C, r, np):
             return read(x)
         out[key] = [_outcome(lambda: C.Function(body)), runs[0]]
     return out
+
+
+@cntk_case(names=["cntk.random_sample", "cntk.random.uniform_like", "cntk.Function.eval",
+                  "cntk.Function.grad", "cntk.Function.forward", "cntk.Function.backward"],
+           note="the draws of random_sample(ones(50), 1, seed=7) (its class read as a value "
+                "and as the gradient of a scalar parameter) over runs eval/grad/forward+"
+                "backward in the orders e g e e, g e e, e fb fb e, and of uniform_like(x, "
+                "seed=3) over e g e: CNTK 2.7 builds the network again for the first training "
+                "run after evaluations and gives each random node the engine of its "
+                "attributes (the stream's start, CompositeFunction.cpp:1183): e g e e draws "
+                "37 37 47 5, e fb fb e 37 37 47 5, uniform_like draws 1, 1, 2; Stadyn's "
+                "streams went on (37 47 5 44; 1, 2, 3: SILENT)")
+def random_sample__first_training_run_restarts_the_stream(C, r, np):
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.Function.forward",
+            "cntk.Function.backward")
+    X = np.zeros((1, 1), np.float32)
+    classes = C.constant(np.arange(50, dtype=np.float32).reshape(50, 1))
+    out = {}
+    for order in ("egee", "gee", "eFFe"):
+        x = C.input_variable(1)
+        p = C.parameter((1,), init=1.0)
+        s = C.random_sample(C.constant(np.ones(50, np.float32)), 1, True, seed=7)
+        f = C.reduce_sum(C.times(s, classes)) * p + x * 0
+        got = []
+        for run in order:
+            if run == "e":
+                got.append(int(np.asarray(f.eval({x: X})).ravel()[0]))
+            elif run == "g":
+                got.append(int(np.asarray(f.grad({x: X}, wrt=[p])).ravel()[0]))
+            else:
+                state, values = f.forward({x: X}, [f.output], set([f.output]))
+                grads = f.backward(state, {f.output: np.ones_like(values[f.output])}, set([p]))
+                got.append([int(np.asarray(values[f.output]).ravel()[0]),
+                            int(np.asarray(grads[p]).ravel()[0])])
+        out[order] = got
+    x = C.input_variable(3)
+    p = C.parameter((3,), init=1.0)
+    f = C.random.uniform_like(x, seed=3) * p + x
+    X = np.ones((1, 3), np.float32)
+    out["uniform_like"] = [np.asarray(f.eval({x: X})) - 1, np.asarray(f.grad({x: X}, wrt=[p])),
+                           np.asarray(f.eval({x: X})) - 1]
+    return out

@@ -37,6 +37,7 @@ from ._deferred_runs import not_provided, typeless_data, unbound_placeholders
 from ._late import late
 from ._requested_outputs import RequestedOutputs
 from ._run_checks import RunnableCheck
+from ._seeds import rewind_streams
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_flags,
                               truncated_layout)
@@ -264,7 +265,11 @@ class FunctionRuns:
         data = arguments[0] if isinstance(arguments, tuple) else arguments
         refuse_function_keys(data)
         self._refuse_unfed_root(arguments)
-        self._run_state().requested.check(self, wanted, keep)
+        requested = self._run_state().requested
+        rebuilt = keep and requested.compiled is None and self._run_state().runs > 0
+        requested.check(self, wanted, keep)
+        if rebuilt:     # (CNTK 2.7 builds the network again for the first training run)
+            rewind_streams(self._roots())
         flags = self._bind(arguments, "forward" if keep else "eval", given, undo)
         state = self._run_state()
         self._refuse_missing(state, None if outputs is None else wanted, given)
