@@ -154,12 +154,15 @@ def recurrence__goes_on_from_a_gap(C, r, np):
 @cntk_case(names=["cntk.Function.save", "cntk.Function.restore", "cntk.Function.eval"],
            note="Function.restore of a file the same Function saved, its parameters set to 9 "
                 "between: plus(p, 0), plus(p, a constant vector), (p + p) * p, a Dense plus a "
-                "constant, Recurrence(LSTM) then Dense; then plus(q, 7) restored from "
-                "plus(p, 0)'s file, q * 1 too, and plus(q, a constant of shape (2,)). CNTK "
+                "constant, Recurrence(LSTM) then Dense, a BlockFunction over a constant and "
+                "a parameter, Embedding then BatchNormalization; then plus(q, 7) restored from "
+                "plus(p, 0)'s file, q * 1 too, plus(q, a constant of shape (2,)), and q + p "
+                "from p + q's file (pairs by order: the values swap). CNTK "
                 "2.7 pairs the constants and parameters of the two Functions' inputs in order "
                 "and copies each (the constant 7 becomes 0: eval gives [1, 2]), and refuses "
                 "pairs of other shapes (ValueError, not equivalent); Stadyn counted the "
-                "file's constants as parameters and raised ValueError for all but (p + p) * p")
+                "file's constants as parameters and raised ValueError for all but (p + p) * p "
+                "and the swap")
 def restore__constants_and_parameters(C, r, np):
     r.touch("cntk.Function.save", "cntk.Function.restore", "cntk.Function.eval")
     init = C.glorot_uniform(seed=1)
@@ -172,7 +175,18 @@ def restore__constants_and_parameters(C, r, np):
         x = C.sequence.input_variable(2)
         return C.layers.Sequential([C.layers.Recurrence(C.layers.LSTM(2, init=init)),
                                     C.layers.Dense(1, init=init)])(x)
-    made = {"plus 0": plus0,
+    def block():
+        bp = C.parameter((2,), init=0.5)
+
+        @C.BlockFunction("Blk", "blk")
+        def blk(a):
+            return a * C.constant(np.array([2., 3.], np.float32)) + bp
+        return blk(C.input_variable(2))
+
+    def batch_norm():
+        return C.layers.Sequential([C.layers.Embedding(3, init=init),
+                                    C.layers.BatchNormalization()])(C.input_variable(4))
+    made = {"plus 0": plus0, "block": block, "batch norm": batch_norm,
             "plus constant": lambda: C.plus(C.parameter((2,), init=1.5),
                                             C.constant(np.array([3., 4.], np.float32))),
             "shared": lambda: (lambda p: C.plus(p, p) * p)(C.parameter((2,), init=0.5)),
@@ -200,6 +214,10 @@ def restore__constants_and_parameters(C, r, np):
     q = C.parameter((2,), init=np.array([5., 6.], np.float32))
     g = C.plus(q, C.constant(np.array([7., 8.], np.float32)))
     out["vector constant"] = [_outcome(lambda: g.restore("plus0.model")), np.array(q.value)]
+    p, q = C.parameter((2,), init=1.0), C.parameter((2,), init=2.0)
+    (p + q).save("pq.model")
+    out["swapped order"] = [_outcome(lambda: (q + p).restore("pq.model")), np.array(p.value),
+                            np.array(q.value)]
     return out
 
 
