@@ -179,6 +179,29 @@ class CNTKStream(RandomStream, state_prefix=_STATE_PREFIX):
         self.time_major = getattr(operand, "sequence_lengths", None) is not None
         return self
 
+    def rewind(self) -> None:
+        """Move this stream back to where a copy would start (:meth:`saved_offset`), in place:
+        the engine CNTK 2.7 gives an op's node when it builds its network again.
+
+        Example:
+            >>> import numpy as np, stadyn as sd, stadyn.functions as F
+            >>> s = CNTKStream(5)
+            >>> with sd.auto_forward():
+            ...     _ = F.rand_like(sd.Variable.from_numpy_array(np.zeros(3)), seed=s)
+            >>> before = s.position(); s.rewind()
+            >>> before, s.position()
+            (3, 0)
+        """
+        offset = self.saved_offset()
+        if self._handle is None:
+            self._offset = offset
+            return
+        rng = _mt.MT19937_64(int(self))
+        rng.discard(offset)
+        engine = self._engine()         # (its handle stays: the kernels may hold it)
+        with engine.lock:
+            engine.rng, engine.count, engine.computed = rng, offset, None
+
     def restarted(self) -> "CNTKStream":
         """A stream of its own for a copy of the op: the seed moved on by the offset of the
         last save (:meth:`saved_offset`), as CNTK 2.7's clone makes the copy's engine."""

@@ -28,7 +28,7 @@ from ._deferred_operands import PROBING, _layer_function
 from ._step_checks import NOT_BUILT, constructing
 from ._user_clones import body_run
 
-__all__ = ["run_body", "replayable"]
+__all__ = ["run_body", "replayable", "OVER_SHAPELESS"]
 
 
 def run_body(f, arguments: list, untyped: bool, first: list):
@@ -43,12 +43,19 @@ def run_body(f, arguments: list, untyped: bool, first: list):
             return f(*arguments)
     except ShapelessPlaceholderError:
         return NOT_BUILT
-    except Exception:       # noqa: BLE001 - (told apart by the probe below)
+    except OVER_SHAPELESS:     # (told apart by the probe below)
         if not untyped:
             raise
         return _probed(f, arguments)
     finally:
         PROBING[0] = probing
+
+
+#: what a body run over placeholders of unknown shape may raise because of their shapes: an
+#: op refusing them (Stadyn's errors subclass ValueError and RuntimeError, as CNTK's), NumPy
+#: or Python arithmetic on a shape (TypeError, IndexError); anything else is the body's own
+#: error, raised from its one run (CNTK 2.7 runs the body once)
+OVER_SHAPELESS = (ValueError, RuntimeError, TypeError, IndexError)
 
 
 def replayable(fn) -> bool:

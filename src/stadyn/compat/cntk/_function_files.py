@@ -15,7 +15,7 @@ from ._function_runs import RunState
 from ._late import late
 from ._model_file import ModelFormat
 from ._loaded_untyped import FileGraph
-from ._model_load import (load_roots, model_path, restore_parameters, untyped_arguments,
+from ._model_load import (load_roots, model_path, restore_values, untyped_arguments,
                           untyped_file_parameters, untyped_placeholder_order,
                           untyped_shown_op)
 from ._model_save import save_roots
@@ -51,9 +51,10 @@ class FunctionFiles:
     save_model = save  # the 2017 betas' name
 
     def restore(self, filename) -> None:
-        """Set this Function's parameters to those saved in ``filename`` (by a Function of the
-        same architecture), in order."""
-        restore_parameters(self.parameters, filename)
+        """Set this Function's parameters and constants to those saved in ``filename`` (by a
+        Function of the same architecture), in the order of their inputs, as CNTK 2.7."""
+        loaded = load_model(filename)
+        restore_values(list(self.inputs), list(loaded.inputs), str(self), str(loaded))
 
     #: op name (``module.class``) -> ``callback(inputs, name, state)``: what rebuilds a
     #: saved user function of that op name instead of its class's ``deserialize``

@@ -24,8 +24,8 @@ import torch
 
 from ... import io as _io
 from ..._errors import EmptySequenceError
-from ...graph import (FeedUndo, Variable, forward_all, graph_version, shapes_changed,
-                      topological_nodes, training)
+from ...graph import (FeedUndo, Variable, forward_all, graph_version, topological_nodes,
+                      training)
 from ...train import feed, fits_sample, stack_samples
 from . import _graph as G
 from ._adapt import unwrap
@@ -34,13 +34,16 @@ from ._checked_mode import CheckedLatch
 from ._fed_data import (refuse_data_type, refuse_fed_layouts_that_differ, unbatched,
                         unbatched_sample)
 from ._deferred_runs import not_provided, typeless_data, unbound_placeholders
+from ._forward_state import (ForwardState, as_values, check_differentiable, kept_buffers,
+                             put_back, restore_values)
 from ._late import late
 from ._requested_outputs import RequestedOutputs
 from ._run_checks import RunnableCheck
+from ._seeds import rewind_streams
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_flags,
                               truncated_layout)
-from ._values import Value, output_value, root_gradient, sequence_starts
+from ._values import output_value, root_gradient, sequence_starts
 from ._worker_sums import refuse_empty_sequences, refuse_no_rows
 
 __all__ = ["FunctionRuns", "RunState", "refuse_function_keys"]
@@ -73,7 +76,8 @@ class RunState:
         runs carry, or None for a graph without recurrences."""
         if self.begins is None:
             self.begins = SequenceBegins(roots, whole_sequences=True)
-        return self.begins if self.begins.carries or self.begins.whole else None
+        return self.begins if self.begins.carries or self.begins.whole or \
+            self.begins.looked_up else None
 
 
 # the RunStates of Functions other than combines, held by those Functions: per first output,
@@ -248,12 +252,12 @@ class FunctionRuns:
             refuse_unpacking(layout)        # (after the run, whose states go on, as CNTK's)
         values = {o: output_value(unwrap(o)) for o in wanted}
         if not as_numpy:
-            values = _as_values(values)
+            values = as_values(values)
         pending = pending_assignments(assigns)
         if not keep:
             apply_assignments(pending)      # training: after the backward
-        kept = _kept_buffers(roots) if keep else None
-        return (_ForwardState(self, pending, flags, state.runs, kept) if keep else None), values
+        kept = kept_buffers(roots) if keep else None
+        return (ForwardState(self, pending, flags, state.runs, kept) if keep else None), values
 
     def _prepare(self, arguments: Any, outputs, wanted: list, keep: bool,
                  undo: "FeedUndo") -> tuple:
@@ -263,7 +267,11 @@ class FunctionRuns:
         data = arguments[0] if isinstance(arguments, tuple) else arguments
         refuse_function_keys(data)
         self._refuse_unfed_root(arguments)
-        self._run_state().requested.check(self, wanted, keep)
+        requested = self._run_state().requested
+        rebuilt = keep and requested.compiled is None and self._run_state().runs > 0
+        requested.check(self, wanted, keep)
+        if rebuilt:     # (CNTK 2.7 builds the network again for the first training run)
+            rewind_streams(self._roots())
         flags = self._bind(arguments, "forward" if keep else "eval", given, undo)
         state = self._run_state()
         self._refuse_missing(state, None if outputs is None else wanted, given)
@@ -327,7 +335,7 @@ class FunctionRuns:
         if state is None:
             raise ValueError("backward: the forward() before it kept no intermediate results "
                              "(set keep_for_backward to the outputs in root_gradients)")
-        _check_differentiable(variables, "backward")
+        check_differentiable(variables, "backward")
         if state.run != state.function._run_state().runs:       # (CNTK 2.7's words)
             raise RuntimeError(
                 f"Function '{self}' Backward: The specified backprop state specified cannot "
@@ -342,7 +350,7 @@ class FunctionRuns:
         for v in leaves:
             v.grad = None
         checked = state.function._run_state().checked.again()
-        swapped = _put_back(state.kept, self)   # another Function's later run over its nodes
+        swapped = put_back(state.kept, self)   # another Function's later run over its nodes
         try:
             with checked:
                 for root, seed in root_gradients.items():
@@ -353,11 +361,11 @@ class FunctionRuns:
                 out[v] = output_value(var, var.g if var.grad is not None else
                                 np.zeros(var.shape, np.float32))     # per sequence, too
             apply_assignments(state.assignments)
-            return out if as_numpy else _as_values(out)
+            return out if as_numpy else as_values(out)
         finally:
             for v, g in saved:
                 v.grad = g
-            _restore(swapped)           # the later run's values again
+            restore_values(swapped)           # the later run's values again
 
     def grad(self, at: Any, wrt=None, outputs=None, device=None, as_numpy: bool = True,
              grad_root=None):
@@ -381,7 +389,7 @@ class FunctionRuns:
         if not wrt:
             raise ValueError(f"Function '{self}' Backward: List of inputs to compute gradients "
                              "for, must not be empty.")
-        _check_differentiable(wrt, "grad")
+        check_differentiable(wrt, "grad")
         root = self.output if grad_root is None else grad_root
         state, values = self.forward(at, [root] + list(outputs or []), {root})
         if state.flags is not None and not all(state.flags):
@@ -398,7 +406,7 @@ class FunctionRuns:
             return grads
         values = {o: values[o] for o in outputs}
         if not as_numpy:            # (CNTK 2.7's Value objects, as forward's and backward's)
-            values = _as_values(values)
+            values = as_values(values)
         return grads, (next(iter(values.values())) if len(values) == 1 else values)
 
     def train(self, minibatch_source, *args, **kwargs):
@@ -417,14 +425,6 @@ class FunctionRuns:
                                  model_inputs_to_streams, callbacks)
 
 
-
-def _as_values(arrays: dict) -> dict:
-    """CNTK's Value objects for ``{variable: array or list of sequences}`` (``as_numpy=False``
-    of ``forward``, ``backward`` and ``grad``): sequences padded, their lengths kept."""
-    return {o: Value._holding(v) if isinstance(v, np.ndarray) else
-            Value._of_sequences(v) if isinstance(v, list) else v for o, v in arrays.items()}
-
-
 def over_arguments(function, wanted: "list | None") -> tuple:
     """The arguments of ``function``'s outputs ``wanted`` (None, or its own outputs in order:
     all of them)."""
@@ -435,24 +435,6 @@ def over_arguments(function, wanted: "list | None") -> tuple:
     if len(roots) == len(outs) and all(a is b for a, b in zip(roots, outs)):
         return function.arguments
     return type(function)(outs[0], outs).arguments
-
-
-def _check_differentiable(variables, what: str) -> None:
-    """CNTK 2.7 differentiates w.r.t. parameters and inputs made with ``needs_gradient=True``
-    only; asking for another Variable's gradient is its ValueError."""
-    for v in variables:
-        var = unwrap(v)
-        kind = G.kind_of(var)
-        if kind == "output":
-            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, which the graph "
-                             "computes: CNTK gives gradients w.r.t. the graph's leaves (inputs "
-                             "and parameters) only")
-        if not var.need_grad:
-            made = "a constant" if kind == "constant" else \
-                "an input made without needs_gradient=True"
-            raise ValueError(f"Function.{what}: a gradient asked for {v!r}, {made}: CNTK gives "
-                             "gradients w.r.t. parameters and inputs made with "
-                             "needs_gradient=True only")
 
 
 def _leaves_of(roots: list[Variable]) -> list[Variable]:
@@ -487,82 +469,6 @@ def refuse_function_keys(mapping: Any) -> None:
         if isinstance(key, function):
             raise TypeError("Variable expected, but got \"<class 'cntk.ops.functions."
                             "Function'>\"")
-
-
-def _kept_buffers(roots: list[Variable]) -> list:
-    """The values a kept forward over ``roots`` leaves in its graph, for its backward:
-    ``(Variable, tensor, its version, a copy or None)`` of every op's output (a later run of
-    another Function over shared nodes puts new tensors there) and of every input's data and
-    lengths, with a copy (a later run feeds them in place).  Parameters and constants are
-    not kept."""
-    kept = []
-    seen: set = set()
-    for node in topological_nodes(roots):
-        for v in node.inputs:
-            if v.parent is None and id(v) not in seen and v in G.INPUTS:
-                seen.add(id(v))
-                for leaf in (v, v.sequence_lengths):
-                    if leaf is not None and leaf._data is not None:
-                        t = leaf._data
-                        kept.append((leaf, t, t._version, t.detach().clone()))
-        for v in node.outputs:
-            if v is not None and v._data is not None:     # (an output no one holds: None)
-                kept.append((v, v._data, v._data._version, None))
-    return kept
-
-
-def _put_back(kept: list, function) -> list:
-    """Put a kept forward's values back into its graph (CNTK 2.7's backward computes with
-    its own forward's values whatever ran since); returns what :func:`_restore` takes to
-    give the later run's values back after the backward.  An op's output written over in
-    place since cannot be put back: a RuntimeError rather than a gradient of other values."""
-    undo: list = []
-    try:
-        for v, t, version, copy in kept:
-            if v._data is not t:
-                undo.append((v, v._data, None))
-                if v.shape != tuple(t.shape):
-                    shapes_changed()        # (a later run's other batch size)
-                v._data = t
-            if t._version != version:
-                if copy is None:
-                    raise RuntimeError(
-                        f"Function '{function}' Backward: the values its forward kept were "
-                        "written over in place by a later run of another Function over the "
-                        "same nodes; run forward again before backward")
-                undo.append((v, t, t.detach().clone()))
-                with torch.no_grad():
-                    t.copy_(copy)
-    except BaseException:
-        _restore(undo)
-        raise
-    return undo
-
-
-def _restore(undo: list) -> None:
-    """Give back the values :func:`_put_back` replaced, last first."""
-    for v, t, later in reversed(undo):
-        if later is None:
-            if v.shape != tuple(t.shape):
-                shapes_changed()
-            v._data = t
-        else:
-            with torch.no_grad():
-                t.copy_(later)
-
-
-class _ForwardState:
-    """What ``forward(keep_for_backward=...)`` hands to ``backward``."""
-
-    __slots__ = ("function", "assignments", "flags", "run", "kept")
-
-    def __init__(self, function: "FunctionRuns", assignments: list, flags: list[bool] | None,
-                 run: int, kept: list):
-        self.function = function
-        self.kept = kept                     # the run's values its backward reads
-        self.assignments = assignments       # assign ops' writes, made after the backward
-        self.flags = flags                   # the run's sequence-begin flags, if given
-        self.run = run                       # its number among the Function's runs
 
 
 def _refuse_computed_empty(lengths: list) -> None:

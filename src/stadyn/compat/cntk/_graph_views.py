@@ -345,8 +345,14 @@ def _fed_since_shaped(out: Variable) -> bool:
                                                               "sequence_first"):
         out = out.parent.inputs[0]
     lengths = out.sequence_lengths
-    return lengths is not None and len(lengths.shape) == 1 and len(out.shape) > 0 and \
-        lengths.shape[0] != out.shape[0]
+    if lengths is None or len(lengths.shape) != 1 or len(out.shape) == 0:
+        return False
+    if lengths.shape[0] != out.shape[0]:
+        return True
+    # (as many sequences, of another longest length: a run of 2 steps, then 3)
+    fed = lengths.data
+    return len(out.shape) > 1 and fed is not None and fed.numel() > 0 and \
+        int(fed.max()) != out.shape[1]
 
 
 def past_value_view(out: Variable, op_name: str, state: int = 0,

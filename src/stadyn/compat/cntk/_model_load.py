@@ -22,7 +22,7 @@ from ._model_file import (_ARG, _AXIS, _COMBINE, _FREE, _NODE, _OUT, _SEVERAL, _
 from ._seq_axes import free_steps, mark_free_axes
 from ._shown_constants import show_constants, show_topn_constant
 
-__all__ = ["load_roots", "STADYN_FILE", "restore_parameters", "untyped_arguments",
+__all__ = ["load_roots", "STADYN_FILE", "restore_values", "untyped_arguments",
            "untyped_shown_op", "model_path", "untyped_placeholder_order"]
 
 #: what :func:`untyped_arguments` gives for a file its first bytes tell is Stadyn's own
@@ -510,18 +510,25 @@ def _restore_origins(origins: list) -> None:
         show_constants(var, tuple(o for o in operands if o.parent is None and o not in G.INPUTS))
 
 
-def restore_parameters(mine: list, filename) -> None:
-    """Set the CNTK Parameters ``mine`` to those saved in ``filename``, by name or in order."""
-    from ... import serialize
-    network = serialize.load(os.fspath(filename))
-    saved = network.parameters
-    if len(mine) != len(saved):
-        raise ValueError(f"restore: the file holds {len(saved)} parameters, the Function "
-                         f"{len(mine)}")
-    by_name = all(p.variable.name in saved for p in mine)
-    theirs = [saved[p.variable.name] for p in mine] if by_name else list(saved.values())
-    for p, q in zip(mine, theirs):
-        if tuple(p.variable.shape) != tuple(q.shape):
-            raise ValueError(f"restore: parameter {p.name!r} has shape {p.variable.shape}, the "
-                             f"file's {tuple(q.shape)}")
-        p.variable.d = q.d
+def restore_values(mine: list, theirs: list, shown: str, loaded: str) -> None:
+    """CNTK 2.7's ``Function.restore``: the constants and parameters among a Function's
+    inputs (``mine``, in CNTK's order) take the values of those of the Function loaded from
+    the file (``theirs``), pair by pair, constants too (``Function::RestoreFromCheckpoint``,
+    Function.cpp:1040-1052); a pair of another kind, shape or type is CNTK's ValueError, the
+    two Functions not being equivalent (``Internal::AreEquivalent``, Common.cpp:213; names
+    ``shown`` and ``loaded`` in the error).  All are checked before any is written."""
+    def leaves(inputs):
+        return [v for v in inputs if v.is_parameter or v.is_constant]
+    mine, theirs = leaves(mine), leaves(theirs)
+    if len(mine) != len(theirs) or any(
+            a.is_parameter != b.is_parameter or tuple(a.shape) != tuple(b.shape) or
+            np.dtype(a.dtype) != np.dtype(b.dtype) for a, b in zip(mine, theirs)):
+        pairs = "; ".join(f"{a!r} and {b!r}" for a, b in zip(mine, theirs) if
+                          a.is_parameter != b.is_parameter or tuple(a.shape) != tuple(b.shape)
+                          or np.dtype(a.dtype) != np.dtype(b.dtype)) or \
+            f"{len(mine)} constants and parameters and {len(theirs)}"
+        raise ValueError(f"Function '{shown}' being restored is not equivalent (isomorphic) to "
+                         f"the Function '{loaded}' loaded from checkpoint ({pairs})")
+    values = [b.variable.d.copy() for b in theirs]
+    for a, value in zip(mine, values):
+        a.variable.d = value

@@ -19,9 +19,11 @@ from __future__ import annotations
 
 from ... import distributed
 from ..._random import auto_seed, fixed_seed
+from ...graph import Subgraph
 from ...ops import CNTKStream
 
-__all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed", "drawn_seed"]
+__all__ = ["SentinelValueForAutoSelectRandomSeed", "resolved_seed", "drawn_seed",
+           "rewind_streams"]
 
 SentinelValueForAutoSelectRandomSeed = 2 ** 64 - 3
 
@@ -50,3 +52,26 @@ def drawn_seed(seed) -> int:
         raise ValueError(f"cntk.random: seed must be >= 0, got {seed}")
     return int(seed)
 
+
+def rewind_streams(roots) -> None:
+    """Move the streams of the random ops computing ``roots`` (``cntk.random``'s, dropout,
+    the samplers) back to where the Function's attributes say they stand (their offset at
+    the last save, else 0), as CNTK 2.7 does when a Function's first training-phase run
+    (``forward`` with ``keep_for_backward``, ``grad``) comes after runs for evaluation only:
+    it builds the network again (CompositeFunction::GetComputationNetwork purges the one
+    compiled for evaluation) and gives each RngUser node the engine of its attributes'
+    rngSeed and rngOffset (CompositeFunction.cpp:1183-1188), which the evaluations' draws
+    did not move: ``eval``, ``grad``, ``eval`` draw the stream's first, first and second
+    values.
+
+    Example:
+        >>> import numpy as np, stadyn.compat.cntk as C
+        >>> s = C.random_sample(np.ones(50, np.float32), 1, True, seed=7)
+        >>> first = s.eval().argmax()
+        >>> rewind_streams(s._roots()); bool(s.eval().argmax() == first)
+        True
+    """
+    for node in Subgraph(list(roots)).nodes:
+        seed = node.spec.split_arguments(node.args, node.kwargs)[1].get("seed")
+        if isinstance(seed, CNTKStream):
+            seed.rewind()

@@ -37,6 +37,7 @@ from ...cntk_semantics import convolution as window_convolution
 from ._layers import Convolution as _static_convolution
 from ._layers import LayerFunction, _native
 from ._run_checks import refuse_when_run
+from ._sequence_begin import reads_across
 
 __all__ = ["Convolution", "SequentialConvolution"]
 
@@ -108,6 +109,15 @@ class _SequentialConvolution(Layer):
                 f"(CNTK 2.7: 'Reshape: Operand (sub-)dimensions '[0]' incompatible with "
                 f"desired replacement (sub-)dimensions '[]''); dilate the spatial axes only")
         values, _ = S.unpack(x, 0.0)                       # (B, T, [C,] *spatial)
+        # CNTK 2.7's window of past and future values: of future values only (padded, of up
+        # to 2 steps), a sequence that goes on is looked up in the previous minibatch and then
+        # read as begun; with past values CNTK carries them, which Stadyn refuses as it does
+        # every sequence that goes on into a SequentialConvolution (UnpackSequence's)
+        span = self.dilation[0] * (self.filter_shape[0] - 1) + 1
+        only_future = self.windowed and self.pad[0] and (span - 1) // 2 == 0
+        reads_across(values, "looked up" if only_future else "whole",
+                     "Convolution(sequential=True)" if self.windowed else
+                     "SequentialConvolution")
         if self.reduction_rank == 0:
             values = F.stack(values, axis=2)
         channels = int(values.shape[2])

@@ -37,10 +37,10 @@ from ...graph import FunctionNode, Subgraph, Variable
 from ...ops import RECURRENCES, RecurrenceStates, lstm_cells, recurrence_states
 from . import _graph as G
 
-__all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "refuse_unpacking",
-           "split_flags", "truncated_layout"]
+__all__ = ["SequenceBeginError", "SequenceBegins", "carrying", "reads_across",
+           "refuse_going_on", "refuse_unpacking", "split_flags", "truncated_layout"]
 
-class SequenceBeginError(ValueError, RuntimeError):
+class SequenceBeginError(RuntimeError, ValueError):
     """A False sequence-begin flag with no previous minibatch to go on from: CNTK 2.7's
     RuntimeError ("No matching sequence found in the saved previous MBLayout")."""
 
@@ -277,18 +277,23 @@ class _Carry:
                     "values the previous minibatch kept (column (T - 1) * n + i of its T "
                     "steps by S slots), which Stadyn cannot imitate; continue as many "
                     "sequences as the previous minibatch had, or fewer")
-            found = [(j, step - t0) for j, t0 in slots[slot] if t0 <= step < t0 + lengths[j]]
-            if not found:
+            j, t = [(j, step - t0) for j, t0 in slots[slot] if t0 <= step][-1]
+            if t >= lengths[j] and not self.gaps_computed():
                 raise ValueError(
                     f"{flagged} continue sequence {i} from step {step} of slot {slot} of the "
                     f"previous minibatch (sequences of lengths {lengths}), where that slot's "
                     "sequences had ended: CNTK 2.7 carries the value its recurrence computed "
                     "on the padding there, which Stadyn does not compute; give the previous "
                     "minibatch sequences of one length, or begin this one afresh")
-            j, t = found[0]
             for row, trajectory in zip(rows, trajectories):
                 row[i] = trajectory[j, t]
         return rows
+
+    def gaps_computed(self) -> bool:
+        """Whether the padding of the states' sequences holds what CNTK 2.7 computes on the
+        gap after a slot's last sequence: never for a recurrence (CNTK runs it on over the
+        gap, Stadyn's kernels stop at each sequence's end)."""
+        return False
 
     def _slot_states(self, flags: list[bool], layout, what: str) -> list[np.ndarray]:
         """The states carried into a minibatch a ``MinibatchSource`` with
@@ -376,6 +381,14 @@ class _DelayCarry(_Carry):
         self.last = None
         self.splice = None
 
+    def gaps_computed(self) -> bool:
+        """CNTK 2.7 computes each op on a gap of the minibatch as on a step, its inputs 0
+        there (a ``past_value`` of ``exp(x)`` carries 1 from a gap, of ``x + 1`` 1), as
+        Stadyn computes its padding, where the delayed value is computed step by step: no op
+        of it reads across steps (a sequence op, a recurrence), nor draws random numbers."""
+        return not any(n.spec.category in _ACROSS_STEPS or n.spec.name in _ACROSS_OPS
+                       for n in Subgraph(list(self.sequences)).nodes)
+
 
 class _FutureCarry(_DelayCarry):
     """A ``future_value`` outside a recurrence loop in a minibatch of a ``MinibatchSource``
@@ -397,13 +410,10 @@ class _FutureCarry(_DelayCarry):
         self.ran = True
 
     def set(self, flags, what="train_minibatch", layout=None) -> None:
-        if layout is None and flags is not None and not all(flags) and not self.ran:
+        if layout is None:
             # (CNTK 2.7 looks the sequence up in the previous minibatch's layout, even for
-            # the future; after one, a False flag computes as a True one: its RuntimeError)
-            raise RuntimeError(
-                f"{what}: sequence-begin flags {flags} continue {len(flags)} sequences from the "
-                "previous minibatch, which had no minibatch (CNTK 2.7: No matching sequence "
-                "found in the saved previous MBLayout)")
+            # the future; after one, a False flag computes as a True one)
+            refuse_going_on(what, flags, self.ran, [], ["sequence.future_value"])
         if layout is None or not any(layout.goes_on):
             _Carry.set(self, None, what)
             return
@@ -441,13 +451,86 @@ def _assign(v: Variable, array: np.ndarray) -> None:
     v.data = torch.from_numpy(np.ascontiguousarray(array, np.dtype(v.dtype)))
 
 
+#: the ops' categories (and ops) whose values on a sequence's padding are not CNTK 2.7's on
+#: its gaps: those reading across steps, those drawing random numbers, those running Python
+_ACROSS_STEPS = ("sequence", "recurrent", "random")
+_ACROSS_OPS = ("python_function", "cntk_user_function")
+
 _DELAYS = {"past_value": _DelayCarry, "future_value": _FutureCarry}
-#: the ops that read a whole sequence, which CNTK 2.7 refuses on one that goes on from the
-#: previous minibatch (a False flag), with or without one before: sequence.first, last
-#: (DelayedValueNode's GetColumnIndex) and the sequence reductions (ReshapingNodes.cpp:115,
-#: SequenceReshapeNodes.h:323), as RuntimeError
-_WHOLE_SEQUENCE = {"sequence_first": "first", "sequence_last": "last",
-                   "sequence_reduce_sum": "reduce_sum", "sequence_reduce_max": "reduce_max"}
+
+#: how CNTK 2.7 takes a sequence that goes on from the previous minibatch (a False
+#: sequence-begin flag) in the ops that read across a sequence's steps other than the delays
+#: and recurrences (whose states are carried, :class:`_Carry`), by Stadyn's op: "whole", a
+#: RuntimeError for every such run (the op needs whole sequences: sequence.first, last and
+#: slice through DelayedValueNode's GetColumnIndex, Sequences.h:524, as gather, where and
+#: scatter; the sequence reductions, ReshapingNodes.cpp:115, SequenceReshapeNodes.h:323;
+#: unpack and sequence.softmax through UnpackSequenceNode); "looked up", a RuntimeError where
+#: no minibatch ran before (the sequence is looked up in the saved previous MBLayout: a
+#: convolution over the sequence axis, as future_value), else computed as a begun sequence
+_ACROSS = {"sequence_first": "whole", "sequence_last": "whole",
+           "sequence_reduce_sum": "whole", "sequence_reduce_max": "whole",
+           "sequence_gather": "whole", "sequence_where": "whole", "sequence_scatter": "whole",
+           "sequence_unpack": "whole", "sequence_softmax": "whole"}
+#: the CNTK names of the ops refused, for the error
+_CNTK_NAMES = {"sequence_first": "sequence.first", "sequence_last": "sequence.last",
+               "sequence_reduce_sum": "sequence.reduce_sum",
+               "sequence_reduce_max": "sequence.reduce_max", "sequence_gather": "sequence.gather",
+               "sequence_where": "sequence.where", "sequence_scatter": "sequence.scatter",
+               "sequence_unpack": "sequence.unpack", "sequence_softmax": "sequence.softmax"}
+# the nodes whose op does not read across steps as CNTK's does (None: not at all, a node
+# made for its shape; "looked up": a convolution over the sequence axis), set by the
+# compat ops that build them (:func:`reads_across`)
+_MARKED: "weakref.WeakKeyDictionary[FunctionNode, tuple]" = weakref.WeakKeyDictionary()
+
+
+def reads_across(v: Variable, rule: str | None, shown: str = "") -> Variable:
+    """Mark the node computing ``v`` as reading across steps by ``rule`` (see ``_ACROSS``:
+    "whole", "looked up", or None for a node that reads no step as CNTK's op does, such as
+    ``sequence.broadcast_as``'s ``first`` of the sequence taken for its shape), shown as
+    ``shown`` (CNTK's op) in the error; returns ``v``.
+
+    Example:
+        >>> import stadyn.sequence as S
+        >>> x = S.input_variable((3,))
+        >>> first = reads_across(S.first(x), None)      # (read for its shape only)
+        >>> _reading_across([first.parent])
+        {'whole': [], 'looked up': []}
+    """
+    if v.parent is not None:
+        _MARKED[v.parent] = (rule, shown)
+    return v
+
+
+def _reading_across(nodes) -> dict[str, list[str]]:
+    """The CNTK ops among ``nodes`` that read across steps, by rule ("whole", "looked up")."""
+    found: dict[str, set] = {"whole": set(), "looked up": set()}
+    for n in nodes:
+        rule, shown = _MARKED.get(n, (_ACROSS.get(n.spec.name), ""))
+        if rule is not None:
+            found[rule].add(shown or _CNTK_NAMES.get(n.spec.name, n.spec.name))
+    return {rule: sorted(names) for rule, names in found.items()}
+
+
+def refuse_going_on(what: str, flags, ran: bool, whole, looked_up) -> None:
+    """The one rule for the ops that read across a sequence's steps: CNTK 2.7's RuntimeError
+    for a run whose sequence-begin ``flags`` continue a sequence (a False flag) where the
+    graph holds ops that need whole sequences (``whole``: their names) or, on a first run
+    (``ran`` False), ops that look the sequence up in the previous minibatch's layout
+    (``looked_up``: a convolution over the sequence axis, ``future_value``)."""
+    if flags is None or all(flags):
+        return
+    if whole:
+        raise RuntimeError(
+            f"{what}: sequence-begin flags {flags} continue sequences from the previous "
+            f"minibatch, which {', '.join(whole)} cannot read: they need whole sequences "
+            "(CNTK 2.7: cannot perform sequence axis reduction for truncated sequence / "
+            "attempted to access a time step that is accessing a portion of a sequence that "
+            "is not included in current minibatch)")
+    if looked_up and not ran:
+        raise RuntimeError(
+            f"{what}: sequence-begin flags {flags} continue {len(flags)} sequences from the "
+            f"previous minibatch, which had no minibatch ({', '.join(looked_up)}; CNTK 2.7: No "
+            "matching sequence found in the saved previous MBLayout)")
 
 
 class SequenceBegins:
@@ -460,11 +543,14 @@ class SequenceBegins:
         nodes = [n for n in every if n.spec.name in RECURRENCES or n.spec.name in _DELAYS]
         self.carries = [_Carry(n) if n.spec.name in RECURRENCES else _DELAYS[n.spec.name](n)
                         for n in nodes]
-        # (with ``whole_sequences``, a Function's graph: the ops reading whole sequences, by
-        # CNTK 2.7's names, refused on a False flag; a Trainer's graph holds Stadyn's own
-        # sums of the loss over the sequences, which CNTK has not, so its runs go on)
-        self.whole = sorted({_WHOLE_SEQUENCE[n.spec.name] for n in every
-                             if n.spec.name in _WHOLE_SEQUENCE}) if whole_sequences else []
+        # (with ``whole_sequences``, a Function's graph: the ops reading across steps, by
+        # CNTK 2.7's names, refused on a False flag by ``refuse_going_on``; a Trainer's graph
+        # holds Stadyn's own sums of the loss over the sequences, which CNTK has not, so its
+        # runs go on)
+        across = _reading_across(every) if whole_sequences else {}
+        self.whole = across.get("whole", [])
+        self.looked_up = across.get("looked up", [])
+        self.ran = False        # whether a minibatch ran (CNTK's saved previous MBLayout)
         self.packed = True      # whether this minibatch holds whole sequences only
         self.layout = None      # a truncated minibatch's slots (stadyn.io.TruncatedLayout)
 
@@ -479,13 +565,9 @@ class SequenceBegins:
         sequence starts; ``what``: the call, for errors; ``layout``: a truncated minibatch's
         slots, whose sequences go on from their slot's)."""
         self.layout = layout
-        if flags is not None and not all(flags) and self.whole:
-            raise RuntimeError(
-                f"{what}: sequence-begin flags {flags} continue sequences from the previous "
-                f"minibatch, which sequence.{', sequence.'.join(self.whole)} cannot read: they "
-                "need whole sequences (CNTK 2.7: cannot perform sequence axis reduction for "
-                "truncated sequence / attempted to access a time step that is accessing a "
-                "portion of a sequence that is not included in current minibatch)")
+        # (a truncated minibatch's pieces go on as the reader laid them out)
+        refuse_going_on(what, flags, self.ran or layout is not None, self.whole,
+                        self.looked_up)
         try:
             for c in self.carries:
                 c.set(flags, what, layout)
@@ -502,7 +584,7 @@ class SequenceBegins:
         nodes = {id(n) for n in Subgraph(list(roots)).nodes}
         part = SequenceBegins.__new__(SequenceBegins)
         part.carries = [c for c in self.carries if id(c.node) in nodes]
-        part.whole = []
+        part.whole, part.looked_up, part.ran = [], [], True
         part.packed = True
         part.layout = None
         return part
@@ -510,6 +592,7 @@ class SequenceBegins:
     def keep(self) -> None:
         """Keep what the states the step just run went through are computed from (after a
         run of :meth:`wanted`), and put the recurrences back to starting afresh."""
+        self.ran = True
         for c in self.carries:
             c.keep(self.packed, self.layout)
             c.set(None)

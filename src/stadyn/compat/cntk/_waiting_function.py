@@ -21,7 +21,7 @@ from ._adapt import STRICT_DYNAMIC_AXES, unwrap
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._body_results import as_function, in_signature_order, reads_any, unapplied_output, waits
-from ._body_runs import replayable
+from ._body_runs import OVER_SHAPELESS, replayable
 from ._deferred import Deferred, pending
 from ._deferred_runs import refuse_grad, refuse_run
 from ._late import late
@@ -169,14 +169,10 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         if not reads <= {id(p.variable) for p in self._placeholders}:
             return None     # (it reads another's placeholder too: an enclosing body's)
         subs = {p: v for p, v in zip(self._placeholders, values) if id(p.variable) in reads}
-        try:
-            built = waiting.bound_to(subs) if call == "bound" else waiting.clone("share", subs)
-        except (ValueError, RuntimeError):
-            # an op refusing the operands' shapes, types or axes (CNTK 2.7's ValueError or
-            # RuntimeError as it infers the graph, Stadyn's errors subclass them): the body,
-            # run again on them, raises it where the user's line made the op; anything else
-            # is Stadyn's own failure and surfaces
-            return None
+        # an op refusing the operands' shapes, types or axes raises here, as CNTK 2.7's
+        # clone of the graph the body made once raises it (ValueError or RuntimeError as it
+        # infers the graph; the body is not run again)
+        built = waiting.bound_to(subs) if call == "bound" else waiting.clone("share", subs)
         if waits(built) or reads_any(built, subs):
             return None     # (a part still waiting, or a layer's Python function read what
             # the body made over the placeholders: the body runs again on the operands)
@@ -450,7 +446,7 @@ class _Deferred(TensorOpsMixin, ArgumentBinding):
         if "_waiting" not in self.__dict__:
             try:
                 self.__dict__["_waiting"] = self._fn(*self.arguments)
-            except Exception:       # noqa: BLE001 - (it needs the shapes: none to show)
+            except OVER_SHAPELESS:      # (it needs the shapes: none to show)
                 self.__dict__["_waiting"] = None
         return self.__dict__["_waiting"]
 

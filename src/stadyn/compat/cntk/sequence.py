@@ -32,6 +32,7 @@ from ._loops import as_loop_sequence, one_step
 from ._seq_axes import derived_axis_name, name_new_axis, on_derived_axis
 from ._defaults import default_override_or
 from ._variables import batch_axis_only, free_until_fed, input_dtype, without_dynamic_axes
+from ._sequence_begin import reads_across
 from ._run_checks import InvalidAtRunError, at_first_run, check_each_run, refuse_when_run
 from ._shown_constants import float64_scalars, show_slice_scalars
 from ._deferred import Deferred, UnknownOutput
@@ -254,7 +255,7 @@ def _per_sequence(value, like):
     ``like``."""
     v = _as_operand(value)
     v = v if isinstance(v, Variable) else F.constant(float(v), ())
-    first = S.first(like)
+    first = reads_across(S.first(like), None)     # (for its shape: no step is read)
     base = F.mul_scalar(F.sum(first, axis=list(range(1, len(first.shape))))
                         if len(first.shape) > 1 else first, 0.0)
     return F.add2(F.reshape(base, (-1,) + (1,) * len(v.shape)),
