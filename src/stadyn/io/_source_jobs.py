@@ -31,6 +31,8 @@ class Job:
     consumed: int = 0  # rows already handed out
     result: dict[str, StreamBatch] | None = None
     chunks: np.ndarray | None = None  # the chunks its worker reads whole first
+    # (one job a worker) the chunks the group of jobs it is one of loads, in load order
+    load_order: np.ndarray | None = None
 
 
 class WorkerJobs:
@@ -102,7 +104,8 @@ class WorkerJobs:
             own = None if own is None or not len(own) else own
             if worker is not None and not mine.any() and own is None:
                 continue
-            job = Job(self._next_job_id, position, end, positions[mine], chunks=own)
+            job = Job(self._next_job_id, position, end, positions[mine], chunks=own,
+                      load_order=None if worker is None else chunks)
             self._next_job_id += 1
             self._jobs.append(job)
             pool.submit(job.job_id, ids[mine], sweeps[mine], within[mine], own, worker)
@@ -124,7 +127,13 @@ class WorkerJobs:
         k = 0       # (one job a worker: jobs with one start and end, read alike)
         while k < len(self._jobs) and self._jobs[k].start < end:
             job = self._jobs[k]
-            if job.result is None:
+            if job.result is None and job.load_order is not None:
+                # (one job a worker: the inputs they skipped count in CNTK's load order)
+                group = [j for j in self._jobs if j.load_order is job.load_order]
+                for j, result in zip(group, pool.wait_all([j.job_id for j in group],
+                                                          job.load_order)):
+                    j.result = result
+            elif job.result is None:
                 job.result = pool.wait(job.job_id)
             stop = int(np.searchsorted(job.positions, end))
             if stop > job.consumed:
