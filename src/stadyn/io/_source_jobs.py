@@ -35,6 +35,14 @@ class Job:
     load_order: np.ndarray | None = None
 
 
+def _without_unstored(batch: StreamBatch) -> StreamBatch:
+    """``batch`` with no ``stored`` where its rows store no zero (rows of a job that read
+    more than one minibatch: a read of these rows alone gives None)."""
+    if batch.stored is None or batch.stored.any():
+        return batch
+    return StreamBatch(batch.data, batch.lengths)
+
+
 class WorkerJobs:
     """The worker pipeline of ``MinibatchSource`` (see the module docstring)."""
 
@@ -85,9 +93,31 @@ class WorkerJobs:
             ends = self._owner_ends = np.cumsum(self._composite.chunk_sizes())
         return np.searchsorted(ends, ids, side="right") % self.num_workers
 
+    def _chunk_rest(self, position: int, count: int) -> int | None:
+        """The samples from ``position`` to the end of its chunk where data read in file
+        order is read in whole chunks (a job then reads the rest of a chunk: the worker that
+        reads the chunk whole reads every row of it from what it parsed, each chunk parsed
+        once, the workers reading different chunks at once); else None (a job a minibatch)."""
+        if self._randomize or count != 1 or self._counted is not None or \
+                self._composite.randomizer != "block" or \
+                not getattr(self._composite, "loads_whole_chunks", False):
+            return None
+        ends = self.__dict__.get("_chunk_ends")
+        if ends is None:
+            ends = self._chunk_ends = np.cumsum(self._composite.chunk_sizes())
+        within = position % self._sweep_length
+        chunk = int(np.searchsorted(ends, within, side="right"))
+        if chunk >= len(ends):
+            return None
+        stop = position - within + int(ends[chunk])
+        if self._lengths is None:
+            return max(stop - position, 1)
+        return max(int(self._lengths[self._sample_ids(np.arange(position, stop))].sum()), 1)
+
     def _queue_job(self, n: int, count: int, index: int) -> bool:
         position, samples = self._plan_at
-        end, taken = self._plan(position, samples, n)
+        rest = self._chunk_rest(position, count)
+        end, taken = self._plan(position, samples, n if rest is None else rest)
         if end == position:
             return False
         positions = self._partition_positions(position, samples, end, count, index)
@@ -137,7 +167,8 @@ class WorkerJobs:
                 job.result = pool.wait(job.job_id)
             stop = int(np.searchsorted(job.positions, end))
             if stop > job.consumed:
-                pieces.append({s: b.take(job.consumed, stop) for s, b in job.result.items()})
+                pieces.append({s: _without_unstored(b.take(job.consumed, stop))
+                               for s, b in job.result.items()})
                 taken.append(job.positions[job.consumed:stop])
             job.consumed = stop
             if job.end <= end:
@@ -147,6 +178,8 @@ class WorkerJobs:
         # Prepare ahead, guessing that the next request has the same size (a wrong guess only
         # costs a re-cut: rows are taken by position).
         limit = self.num_workers * self._pool_args[0]
+        if self._chunk_rest(self._plan_at[0], count) is not None:
+            limit = self.num_workers + 1    # (jobs of whole chunks: one a worker ahead)
         while len(self._jobs) < limit and self._queue_job(n, count, index):
             pass
         if not pieces:  # this partition's share of the minibatch is empty
