@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import multiprocessing as mp
+import os
 import multiprocessing.connection as mp_connection
 import pickle
 import signal
@@ -239,6 +240,7 @@ class WorkerPool:
             ctx.set_forkserver_preload(["stadyn.io._workers"])
         resource_tracker.ensure_running()
         self.prefetch, self.timeout = prefetch, float(timeout)
+        self._pid = os.getpid()       # (a forked copy of the pool is not theirs to stop)
         self._pending: collections.deque = collections.deque()
         self._done: dict[int, Any] = {}
         self._composite = composite     # (counts the malformed inputs the workers skipped)
@@ -434,8 +436,12 @@ class WorkerPool:
     # -- shutdown
 
     def close(self) -> None:
-        """Stop the workers (politely, then by force) and release shared memory."""
+        """Stop the workers (politely, then by force) and release shared memory.  In a
+        process forked after the pool was made (another pool's 'fork' worker, which may
+        collect a dropped source it inherited), a no-op: the workers are the maker's."""
         workers, self.workers = self.workers, []
+        if os.getpid() != getattr(self, "_pid", os.getpid()):
+            return
         for worker in workers:
             try:
                 worker.conn.send(None)
