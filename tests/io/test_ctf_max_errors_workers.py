@@ -35,8 +35,9 @@ def _read(path, max_errors, workers, **kw):
     samples, written = [], []
     with warnings.catch_warnings(record=True) as warned:
         warnings.simplefilter("always")
+        # ('fork': no worker imports Stadyn again, and no OpenCV pool ran in these reads)
         with MinibatchSource(d, max_sweeps=1, randomize=True, num_workers=workers,
-                             **kw) as src:
+                             start_method="fork", **kw) as src:
             for _ in range(12):
                 try:
                     mb = src.next_minibatch(8)
