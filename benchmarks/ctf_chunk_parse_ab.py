@@ -14,7 +14,9 @@ CPU seconds per sweep and the median and range of the rounds' B/A (B: whole chun
 ``--workers N`` the sweeps read through N worker processes (each job's worker parses the
 chunks no earlier job was given whole first; randomized, each worker reads the rows of the
 chunks it owns, chunk % N, and reads them whole once) and the times are wall-clock seconds,
-the workers' start included; with ``--start-method spawn`` the workers are this process's
+the workers' start included (file order: each job the rest of a chunk, read by the worker
+that reads the chunk whole); ``--orders file`` or ``randomized`` runs one of the two; with
+``--start-method spawn`` the workers are this process's
 children and the report adds the CPU B/A, theirs included (a chunk parsed twice shows there
 whatever else the machine runs).
 """
@@ -73,6 +75,8 @@ def main():
     parser.add_argument("--chunk-bytes", type=int, default=1 << 20)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--workers", type=int, default=0)
+    parser.add_argument("--orders", choices=("both", "file", "randomized"), default="both",
+                        help="which reads: file order, randomized or both")
     parser.add_argument("--start-method", default=None,
                         help="the workers' ('spawn': their CPU is counted too)")
     args = parser.parse_args()
@@ -81,7 +85,8 @@ def main():
         write_file(path, args.sequences)
         print(f"{os.path.getsize(path) / 2**20:.1f} MiB, {args.sequences} sequences, chunks of "
               f"{args.chunk_bytes} bytes")
-        for randomize in (False, True):
+        for randomize in {"both": (False, True), "file": (False,),
+                          "randomized": (True,)}[args.orders]:
             times = {False: [], True: []}
             ratios, cpu_ratios = [], []
             for r in range(args.rounds):

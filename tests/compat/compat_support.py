@@ -350,6 +350,7 @@ WAITING = {
         "io41__settings_after_source": 8,
         "ioerr39__declared": 4,
         "io_errors__htk": 4,
+        "io44__ctf_max_errors_randomized": 15,
     },
     "nnabla": {},
 }

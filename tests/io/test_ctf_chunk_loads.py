@@ -209,3 +209,52 @@ def test_randomized_workers_follow_a_change_of_minibatch_size(tmp_path):
         for name in a:
             np.testing.assert_array_equal(a[name][0], b[name][0])
             np.testing.assert_array_equal(a[name][1], b[name][1])
+
+
+def test_file_order_workers_read_each_chunk_where_it_was_parsed_whole(tmp_path):
+    # 40 sequences in chunks of 200 bytes, file order, 2 workers, minibatches of 7: the job
+    # that has a chunk read whole reads every row of it (the rest of the chunk: any worker
+    # takes it, and drops the parses after it), so no sequence is parsed twice (before: jobs
+    # of 7 rows, a chunk's later rows read by other jobs, parsed again on demand)
+    path = tmp_path / "a.ctf"
+    path.write_bytes(_text(40))
+    d = CTFDeserializer(path, STREAMS)
+    d["chunkSizeInBytes"] = 200
+    src = MinibatchSource(d, max_sweeps=1, randomize=False, num_workers=2)
+    src._pool = pool = _RecordingPool()
+    src._plan_at = (0, 0)
+    while src._queue_job(7, 1, 0):
+        pass
+    ends = np.cumsum(d.chunk_sizes())
+    assert len(ends) > 4 and [chunks for _, _, chunks in pool.jobs] == \
+        [[c] for c in range(len(ends))]
+    for (_, ids, _), c in zip(pool.jobs, range(len(ends))):
+        assert ids.tolist() == list(range(ends[c - 1] if c else 0, ends[c]))
+
+
+@pytest.mark.parametrize("sizes", [[7], [7, 3, 20]])
+def test_file_order_workers_give_the_minibatches_of_one_process(tmp_path, sizes):
+    # jobs of whole chunks cut into minibatches by position, over 2 sweeps, minibatch sizes
+    # changing too
+    path = tmp_path / "a.ctf"
+    path.write_bytes(_text(40))
+
+    def read(**kw):
+        d = CTFDeserializer(path, STREAMS)
+        d["chunkSizeInBytes"] = 200
+        src = MinibatchSource(d, max_sweeps=2, randomize=False, **kw)
+        out = []
+        for k in range(60):
+            mb = src.next_minibatch(sizes[k % len(sizes)])
+            if not mb:
+                return out
+            out.append({name: (mb[name].data.copy(), mb[name].lengths,
+                               mb[name].end_of_sweep) for name in ("x", "y")})
+    here = read()
+    with_workers = read(num_workers=2, start_method="fork")
+    assert len(here) == len(with_workers) > 5
+    for a, b in zip(here, with_workers):
+        for name in a:
+            np.testing.assert_array_equal(a[name][0], b[name][0])
+            np.testing.assert_array_equal(a[name][1], b[name][1])
+            assert a[name][2] == b[name][2]

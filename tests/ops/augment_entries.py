@@ -1,4 +1,4 @@
-"""Harness entries of the augmentation ops (``stadyn/ops/_augment.py``).
+"""Harness entries of the augmentation ops (``stadyn/ops/_augment.py``, ``_augment_image.py``).
 
 They are random, so each case gets a check instead of a reference: every output sample must be
 one of the outcomes NNabla 1.39's meaning allows, computed here with NumPy (a flip of the

@@ -198,12 +198,17 @@ def _htk_labels(d: DeserializerConfig) -> io.HTKMLFDeserializer:
     mlf = _param(s, "mlfFile")
     listing = _param(s, "mlfFileList")
     mapping = _param(s, "labelMappingFile")
-    if dim is None or (mlf is None and listing is None) or mapping is None:
-        raise config_error(f"HTKMLFDeserializer: stream '{s.name}' needs 'labelDim', 'mlfFile' (or "
-                   f"'mlfFileList') and 'labelMappingFile'", d.loc)
+    if dim is None or (mlf is None and listing is None):
+        raise config_error(f"HTKMLFDeserializer: stream '{s.name}' needs 'labelDim' and "
+                           f"'mlfFile' (or 'mlfFileList')", d.loc)
     files = [str(mlf)] if mlf is not None else _file_list(str(listing))
-    return io.HTKMLFDeserializer(str(mapping), io.StreamDefs(
-        **{s.name: io.StreamDef(shape=dim, mlf=files)}), _flag(s, "phoneBoundaries", d))
+    streams = io.StreamDefs(**{s.name: io.StreamDef(shape=dim, mlf=files)})
+    if mapping is None or not str(mapping):
+        # (no state list: cntk.exe reads each line's class id from its 4th column,
+        # HTKMLFReader.cpp:222 with htkfeatio.h:876-884, MLFDeserializer.cpp:377 with
+        # MLFUtils.cpp:86-93)
+        return io.HTKMLFDeserializer.from_class_ids(streams, _flag(s, "phoneBoundaries", d))
+    return io.HTKMLFDeserializer(str(mapping), streams, _flag(s, "phoneBoundaries", d))
 
 
 def _file_list(path: str) -> list[str]:

@@ -36,8 +36,9 @@ class ChunkLoads:
         not read in whole chunks): in file order, their chunks (a partition gives its own
         positions, NoRandomizer.cpp:200-210); randomized, the chunks of their chunks'
         randomization windows (``block_window_chunks``), of partition ``index`` of ``count``
-        only its own (a partition gives every position it walked).  In frame mode positions
-        are frames and chunks count frames (``FrameComposite.chunk_sizes``)."""
+        only its own (a partition gives every position it walked), in the order CNTK loads
+        them (shuffled: a text chunk's malformed inputs count in that order).  In frame mode
+        positions are frames and chunks count frames (``FrameComposite.chunk_sizes``)."""
         none = np.zeros(0, np.int64)
         if not (len(positions) and self._composite.randomizer == "block"
                 and getattr(self._composite, "loads_whole_chunks", False)):
@@ -55,7 +56,8 @@ class ChunkLoads:
                 kept = self._windows_of = (sweep, block_window_chunks(
                     self._chunks, self._seed + sweep, self._window[0], **self._block_window()))
             found.append(kept[1](positions[positions // n == sweep] % n, count, index))
-        return np.unique(np.concatenate(found))
+        found = np.concatenate(found)       # (in the order loaded, each chunk once)
+        return found[np.sort(np.unique(found, return_index=True)[1])]
 
     def _chunks_to_send(self, positions: np.ndarray, count: int = 1,
                         index: int = 0) -> np.ndarray | None:

@@ -51,7 +51,8 @@ class WholeChunkParses:
 
     @text_format_errors
     def load_chunks(self, chunk_ids: Sequence[int]) -> None:
-        """Parse chunks ``chunk_ids`` whole unless they were (CNTK 2.7's ``TextParser`` loads
+        """Parse chunks ``chunk_ids`` whole, in that order (CNTK 2.7's load order: the
+        malformed inputs count in it), unless they were (CNTK 2.7's ``TextParser`` loads
         a chunk at its first use, so any bad line in it raises then); their sequences'
         results wait in ``_parsed`` for the read that delivers them."""
         if not self._whole_chunks:
@@ -60,19 +61,23 @@ class WholeChunkParses:
             self._chunk_starts = np.cumsum(self.chunk_sizes())
         done = self.__dict__.setdefault("_chunks_read", set())
         parsed = self.__dict__.setdefault("_parsed", {})
-        for chunk in sorted(set(int(c) for c in chunk_ids)):
+        for chunk in dict.fromkeys(int(c) for c in chunk_ids):     # (in the order given)
             if chunk in done:
                 continue
             ends = self._chunk_starts
             begin = int(ends[chunk - 1]) if chunk else 0
             kept = self.__dict__.get("_kept", 0)
-            for i in range(begin, int(ends[chunk])):
-                zeros: dict[str, list] = {}
-                out = self._parse_sequence(i, zeros=zeros)
-                size = sum(int(a.size) for v in out.values() for a in v)
-                if i not in parsed and kept + size <= self._kept_values:
-                    parsed[i] = (out, zeros, size)
-                    kept += size
+            self._loading = chunk       # (a worker's copy tags the inputs it skips with it)
+            try:
+                for i in range(begin, int(ends[chunk])):
+                    zeros: dict[str, list] = {}
+                    out = self._parse_sequence(i, zeros=zeros)
+                    size = sum(int(a.size) for v in out.values() for a in v)
+                    if i not in parsed and kept + size <= self._kept_values:
+                        parsed[i] = (out, zeros, size)
+                        kept += size
+            finally:
+                del self._loading
             self._kept = kept
             done.add(chunk)
 

@@ -29,7 +29,7 @@ class MaxErrors:
         >>> worker = d.copy_for_source()
         >>> worker.defer_error_counts()
         >>> _ = worker.read_batch([0, 1], [None, None])     # both skipped, none counted
-        >>> met = worker.deferred_errors(); [line for _, _, line in met]
+        >>> met = worker.deferred_errors(); [line for _, _, line, _ in met]
         [2, 4]
         >>> import warnings
         >>> with warnings.catch_warnings():
@@ -41,7 +41,7 @@ class MaxErrors:
     """
 
     #: the errors met and not counted (a worker process's copy), else None
-    _deferred: list[tuple[str, str | None, int | None]] | None = None
+    _deferred: list[tuple[str, str | None, int | None, int | None]] | None = None
 
     def _set_max_errors(self, max_errors: int) -> None:
         if int(max_errors) < 0:
@@ -68,8 +68,8 @@ class MaxErrors:
     def _skip(self, err: DataError) -> None:
         """Count a malformed input against ``max_errors`` (once per line and message); in
         a worker's copy, keep it for :meth:`deferred_errors` instead."""
-        if self._deferred is not None:
-            record = (err.reason, err.path, err.line)
+        if self._deferred is not None:      # (with the chunk being read whole, if any)
+            record = (err.reason, err.path, err.line, self.__dict__.get("_loading"))
             if record not in self._deferred:
                 self._deferred.append(record)
             return
@@ -89,9 +89,11 @@ class MaxErrors:
         counting it: a worker process's copy, whose errors the source counts."""
         self._deferred = []
 
-    def deferred_errors(self) -> list[tuple[str, str | None, int | None]]:
+    def deferred_errors(self) -> list[tuple[str, str | None, int | None, int | None]]:
         """The malformed inputs skipped since the last call, uncounted: (reason, file,
-        line) each, in the order met."""
+        line, chunk) each, in the order met; chunk: the one being read whole
+        (:meth:`load_chunks`) when it was met, else None (a source counts those of a
+        minibatch's chunks in CNTK 2.7's load order, ``WorkerPool.wait_all``)."""
         met, self._deferred = self._deferred or [], [] if self._deferred is not None else None
         return met
 
@@ -99,5 +101,5 @@ class MaxErrors:
     def count_errors(self, met) -> None:
         """Count malformed inputs another copy skipped (:meth:`deferred_errors`), in order,
         as if met here: a warning each, the DataError of the one past ``max_errors``."""
-        for reason, path, line in met:
+        for reason, path, line, *_ in met:
             self._skip(DataError(reason, path, line))

@@ -5,7 +5,9 @@ An MLF starts with ``#!MLF!#``; each utterance is a quoted name (``"*/utt1.lab"`
 ``.``. ``start`` and ``end`` are HTK times in 100 ns units (a frame is 10 ms, 100000 units) or,
 when a line spans less than 99999 units, frame numbers; the ranges must follow one another from
 frame 0. ``state`` is looked up in the label mapping file (one state name a line, numbered from
-0).
+0); without one (cntk.exe's readers given no ``labelMappingFile``), a line has exactly four
+columns ``start end name id`` and ``id`` is the class id (htkfeatio.h:876-884,
+MLFUtils.cpp:86-93).
 """
 
 from __future__ import annotations
@@ -97,8 +99,24 @@ def _frame_range(tokens: list[str], path: str, line: int) -> tuple[int, int]:
     return first, last
 
 
-def read_mlf(path: str | os.PathLike, states: dict[str, int]) -> dict[str, MLFUtterance]:
-    """The utterances of a master label file, by key; ``states`` maps state names to ids.
+def _class_id(tokens: list[str], path: str, line: int) -> int:
+    """The class id of a line of an MLF read without a state list: its fourth column, of
+    exactly four (cntk.exe: "htkmlfentry: currently we only support 4-column format")."""
+    if len(tokens) != 4:
+        raise DataError(f"expected 4 columns 'start end name class-id' (an MLF read without a "
+                        f"labelMappingFile: CNTK reads only that format), found {len(tokens)}",
+                        path, line)
+    if not tokens[3].isdigit():
+        raise DataError(f"cannot read the class id {tokens[3]!r} (the 4th column of an MLF read "
+                        f"without a labelMappingFile)", path, line)
+    return int(tokens[3])
+
+
+def read_mlf(path: str | os.PathLike,
+             states: dict[str, int] | None) -> dict[str, MLFUtterance]:
+    """The utterances of a master label file, by key; ``states`` maps state names to ids
+    (None: each line's fourth and last column is its class id, as cntk.exe reads an MLF
+    without a ``labelMappingFile``).
 
     Example:
         >>> import os, tempfile
@@ -106,6 +124,9 @@ def read_mlf(path: str | os.PathLike, states: dict[str, int]) -> dict[str, MLFUt
         >>> _ = open(p, 'w').write('#!MLF!#\\n"*/u1.lab"\\n0 200000 a\\n200000 300000 b\\n.\\n')
         >>> read_mlf(p, {'a': 0, 'b': 1})['u1'].ranges.tolist()
         [[0, 2, 0], [2, 1, 1]]
+        >>> _ = open(p, 'w').write('#!MLF!#\\n"*/u1.lab"\\n0 200000 dr3 3\\n.\\n')
+        >>> read_mlf(p, None)['u1'].ranges.tolist()
+        [[0, 2, 3]]
     """
     path = os.path.abspath(os.fspath(path))
     lines = read_text_file(path, "master label file (MLF)").split("\n")
@@ -138,7 +159,7 @@ def read_mlf(path: str | os.PathLike, states: dict[str, int]) -> dict[str, MLFUt
         if len(tokens) < 3:
             raise DataError(f"expected 'start end state ...', found {line[:40]!r}", path, number)
         first, last = _frame_range(tokens, path, number)
-        state = states.get(tokens[2])
+        state = _class_id(tokens, path, number) if states is None else states.get(tokens[2])
         if state is None:
             raise DataError(f"state {tokens[2]!r} is not in the label mapping file", path, number)
         expected = rows[-1][0] + rows[-1][1] if rows else 0
@@ -194,6 +215,38 @@ class HTKMLFDeserializer(DictSettings, Deserializer):
     @reader_errors
     def __init__(self, label_mapping_file: str | os.PathLike, streams: dict[str, StreamDef],
                  phoneBoundaries: bool = False):
+        if not label_mapping_file:      # (CNTK 2.7's Python API: ValueError)
+            raise ValueError("HTKMLFDeserializer needs a label mapping file (the state list)")
+        self._setup(read_state_list(label_mapping_file), streams, phoneBoundaries)
+
+    @classmethod
+    @reader_errors
+    def from_class_ids(cls, streams: dict[str, StreamDef],
+                       phoneBoundaries: bool = False) -> "HTKMLFDeserializer":
+        """The deserializer of MLFs without a state list, as cntk.exe reads a label stream
+        given ``mlfFile`` and ``labelDim`` but no ``labelMappingFile`` (its HTKMLFReader,
+        HTKMLFReader.cpp:222 and htkfeatio.h:876-884, and its HTKMLFDeserializer,
+        MLFUtils.cpp:86-93): every line has exactly four columns, ``start end name id``,
+        and ``id`` is the class id.  CNTK 2.7's Python ``HTKMLFDeserializer`` refuses an
+        empty label mapping file (ValueError), as this class's constructor does.
+
+        Example:
+            >>> import os, tempfile
+            >>> from stadyn.io import StreamDef, StreamDefs
+            >>> d = tempfile.mkdtemp()
+            >>> _ = open(os.path.join(d, 'r.mlf'), 'w').write(
+            ...     '#!MLF!#\\n"u.lab"\\n0 1 dr1 1\\n1 3 dr0 0\\n.\\n')
+            >>> des = HTKMLFDeserializer.from_class_ids(StreamDefs(y=StreamDef(shape=2,
+            ...     mlf=os.path.join(d, 'r.mlf'))))
+            >>> des.read(0)['y'].tolist()
+            [[0.0, 1.0], [1.0, 0.0], [1.0, 0.0]]
+        """
+        self = cls.__new__(cls)
+        self._setup(None, streams, phoneBoundaries)
+        return self
+
+    def _setup(self, states: dict[str, int] | None, streams: dict[str, StreamDef],
+               phoneBoundaries: bool) -> None:
         defs = list(iter_stream_defs(streams))
         if len(defs) != 1:
             raise ValueError("HTKMLFDeserializer only accepts a single stream")
@@ -207,11 +260,8 @@ class HTKMLFDeserializer(DictSettings, Deserializer):
         if definition.shape is None or len(definition.shape) != 1:
             raise ValueError(f"HTKMLFDeserializer: stream {self._name!r} needs shape (the number "
                              f"of states)")
-        if not label_mapping_file:
-            raise ValueError("HTKMLFDeserializer needs a label mapping file (the state list)")
         self._dim = int(definition.shape[0])
         self._phone_boundaries = bool(phoneBoundaries)
-        states = read_state_list(label_mapping_file)
         files = definition.mlf if isinstance(definition.mlf, tuple) else (definition.mlf,)
         self._utterances: dict[str, MLFUtterance] = {}
         for file in files:

@@ -31,6 +31,16 @@ class Job:
     consumed: int = 0  # rows already handed out
     result: dict[str, StreamBatch] | None = None
     chunks: np.ndarray | None = None  # the chunks its worker reads whole first
+    # (one job a worker) the chunks the group of jobs it is one of loads, in load order
+    load_order: np.ndarray | None = None
+
+
+def _without_unstored(batch: StreamBatch) -> StreamBatch:
+    """``batch`` with no ``stored`` where its rows store no zero (rows of a job that read
+    more than one minibatch: a read of these rows alone gives None)."""
+    if batch.stored is None or batch.stored.any():
+        return batch
+    return StreamBatch(batch.data, batch.lengths)
 
 
 class WorkerJobs:
@@ -83,9 +93,31 @@ class WorkerJobs:
             ends = self._owner_ends = np.cumsum(self._composite.chunk_sizes())
         return np.searchsorted(ends, ids, side="right") % self.num_workers
 
+    def _chunk_rest(self, position: int, count: int) -> int | None:
+        """The samples from ``position`` to the end of its chunk where data read in file
+        order is read in whole chunks (a job then reads the rest of a chunk: the worker that
+        reads the chunk whole reads every row of it from what it parsed, each chunk parsed
+        once, the workers reading different chunks at once); else None (a job a minibatch)."""
+        if self._randomize or count != 1 or self._counted is not None or \
+                self._composite.randomizer != "block" or \
+                not getattr(self._composite, "loads_whole_chunks", False):
+            return None
+        ends = self.__dict__.get("_chunk_ends")
+        if ends is None:
+            ends = self._chunk_ends = np.cumsum(self._composite.chunk_sizes())
+        within = position % self._sweep_length
+        chunk = int(np.searchsorted(ends, within, side="right"))
+        if chunk >= len(ends):
+            return None
+        stop = position - within + int(ends[chunk])
+        if self._lengths is None:
+            return max(stop - position, 1)
+        return max(int(self._lengths[self._sample_ids(np.arange(position, stop))].sum()), 1)
+
     def _queue_job(self, n: int, count: int, index: int) -> bool:
         position, samples = self._plan_at
-        end, taken = self._plan(position, samples, n)
+        rest = self._chunk_rest(position, count)
+        end, taken = self._plan(position, samples, n if rest is None else rest)
         if end == position:
             return False
         positions = self._partition_positions(position, samples, end, count, index)
@@ -102,7 +134,8 @@ class WorkerJobs:
             own = None if own is None or not len(own) else own
             if worker is not None and not mine.any() and own is None:
                 continue
-            job = Job(self._next_job_id, position, end, positions[mine], chunks=own)
+            job = Job(self._next_job_id, position, end, positions[mine], chunks=own,
+                      load_order=None if worker is None else chunks)
             self._next_job_id += 1
             self._jobs.append(job)
             pool.submit(job.job_id, ids[mine], sweeps[mine], within[mine], own, worker)
@@ -124,11 +157,18 @@ class WorkerJobs:
         k = 0       # (one job a worker: jobs with one start and end, read alike)
         while k < len(self._jobs) and self._jobs[k].start < end:
             job = self._jobs[k]
-            if job.result is None:
+            if job.result is None and job.load_order is not None:
+                # (one job a worker: the inputs they skipped count in CNTK's load order)
+                group = [j for j in self._jobs if j.load_order is job.load_order]
+                for j, result in zip(group, pool.wait_all([j.job_id for j in group],
+                                                          job.load_order)):
+                    j.result = result
+            elif job.result is None:
                 job.result = pool.wait(job.job_id)
             stop = int(np.searchsorted(job.positions, end))
             if stop > job.consumed:
-                pieces.append({s: b.take(job.consumed, stop) for s, b in job.result.items()})
+                pieces.append({s: _without_unstored(b.take(job.consumed, stop))
+                               for s, b in job.result.items()})
                 taken.append(job.positions[job.consumed:stop])
             job.consumed = stop
             if job.end <= end:
@@ -138,6 +178,8 @@ class WorkerJobs:
         # Prepare ahead, guessing that the next request has the same size (a wrong guess only
         # costs a re-cut: rows are taken by position).
         limit = self.num_workers * self._pool_args[0]
+        if self._chunk_rest(self._plan_at[0], count) is not None:
+            limit = self.num_workers + 1    # (jobs of whole chunks: one a worker ahead)
         while len(self._jobs) < limit and self._queue_job(n, count, index):
             pass
         if not pieces:  # this partition's share of the minibatch is empty

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import collections
 import multiprocessing as mp
+import os
 import multiprocessing.connection as mp_connection
 import pickle
 import signal
@@ -180,6 +181,18 @@ def _worker_main(index: int, conn, composite: Composite, seed: int, prefetch: in
 # ------------------------------------------------------------------------------- main side
 
 
+def _in_load_order(met: list, load_order) -> list:
+    """``Composite.deferred_errors`` of several jobs as one list, each deserializer's
+    records sorted by the place of the chunk they were met reading whole in ``load_order``
+    (records met otherwise, chunk None, after those, in the order given)."""
+    rank = {int(c): k for k, c in enumerate(load_order)}
+    joined: dict[int, list] = {}
+    for k, records in met:
+        joined.setdefault(k, []).extend(records)
+    return [(k, sorted(records, key=lambda r: rank.get(r[3], len(rank))))
+            for k, records in sorted(joined.items())]
+
+
 def _unlink(name: str) -> None:
     try:
         shm = SharedMemory(name=name)
@@ -227,6 +240,7 @@ class WorkerPool:
             ctx.set_forkserver_preload(["stadyn.io._workers"])
         resource_tracker.ensure_running()
         self.prefetch, self.timeout = prefetch, float(timeout)
+        self._pid = os.getpid()       # (a forked copy of the pool is not theirs to stop)
         self._pending: collections.deque = collections.deque()
         self._done: dict[int, Any] = {}
         self._composite = composite     # (counts the malformed inputs the workers skipped)
@@ -291,6 +305,35 @@ class WorkerPool:
 
     def wait(self, job_id: int) -> dict[str, StreamBatch]:
         """The result of a submitted job; raises what the worker raised, or WorkerError."""
+        result, met = self._wait(job_id)
+        # (the malformed inputs its worker skipped count here, in the order of the jobs
+        # read, as one process counts them: a DataError past the count)
+        self._composite.count_errors(met)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def wait_all(self, job_ids, load_order) -> list[dict[str, StreamBatch]]:
+        """The results of jobs that read one minibatch together, each worker the chunks it
+        was given whole first (one job a worker): the malformed inputs they skipped count
+        in ``load_order``, the order of the chunks one process loads for the minibatch
+        (CNTK 2.7's, ``BlockRandomizer::LoadDataChunks``: the last one named is the one
+        past ``maxErrors``), then those met reading, in job order; then the first job that
+        raised raises."""
+        results, met = [], []
+        for job_id in job_ids:
+            result, skipped = self._wait(job_id)
+            results.append(result)
+            met.extend(skipped)
+        self._composite.count_errors(_in_load_order(met, load_order))
+        for result in results:
+            if isinstance(result, BaseException):
+                raise result
+        return results
+
+    def _wait(self, job_id: int) -> tuple[Any, list]:
+        """A submitted job's result (what its worker raised, as an exception) and the
+        malformed inputs its worker skipped uncounted (``Composite.deferred_errors``)."""
         if self._failure is not None:
             raise self._failure
         deadline = time.monotonic() + self.timeout
@@ -315,13 +358,7 @@ class WorkerPool:
                         self._receive(worker)
                 if job_id not in self._done:
                     self._check_alive()
-        result = self._done.pop(job_id)
-        # (the malformed inputs its worker skipped count here, in the order of the jobs
-        # read, as one process counts them: a DataError past the count)
-        self._composite.count_errors(self._met.pop(job_id, ()))
-        if isinstance(result, BaseException):
-            raise result
-        return result
+        return self._done.pop(job_id), self._met.pop(job_id, [])
 
     def _receive(self, worker: _Worker) -> None:
         try:
@@ -399,8 +436,12 @@ class WorkerPool:
     # -- shutdown
 
     def close(self) -> None:
-        """Stop the workers (politely, then by force) and release shared memory."""
+        """Stop the workers (politely, then by force) and release shared memory.  In a
+        process forked after the pool was made (another pool's 'fork' worker, which may
+        collect a dropped source it inherited), a no-op: the workers are the maker's."""
         workers, self.workers = self.workers, []
+        if os.getpid() != getattr(self, "_pid", os.getpid()):
+            return
         for worker in workers:
             try:
                 worker.conn.send(None)

@@ -17,7 +17,8 @@ from . import _random, _resample, _trig  # noqa: F401
 from . import _random_like  # noqa: F401  (random values of another value's shape: CNTK's)
 from . import _cntk_draws  # noqa: F401  (CNTK 2.7's own random numbers: CNTKStream)
 from . import _ranking  # noqa: F401  (CNTK's ranking criteria: lambda_rank, ndcg_at_1)
-from . import _augment  # noqa: F401  (data augmentation: image_augmentation, random_*)
+from . import _augment  # noqa: F401  (data augmentation: random_flip, _shift, _crop)
+from . import _augment_image  # noqa: F401  (random_erase, image_augmentation)
 from . import _binary, _grid, _linalg, _quantize, _rescale  # noqa: F401
 from . import _nnabla_extra  # noqa: F401  (NNabla's scatter_nd)
 from . import _nnabla_array, _nnabla_grad, _nnabla_index  # noqa: F401  (NNabla's flip, ...)

@@ -1,4 +1,5 @@
-"""Rules of the augmentation ops (``stadyn/ops/_augment.py``): ONNX has none of them."""
+"""Rules of the augmentation ops (``stadyn/ops/_augment.py``, ``_augment_image.py``): ONNX
+has none of them."""
 
 from __future__ import annotations
 
