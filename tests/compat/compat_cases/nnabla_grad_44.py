@@ -1,0 +1,50 @@
+"""NNabla 1.39's ``nn.grad`` details mended in nngrad44: a registered parameter read by two
+parametric function calls (each call its own graph Variable of it in NNabla's graph)."""
+
+from compat_harness import nnabla_case
+
+_FORMS = ("h1+3h2", "3h2+h1", "h1*F+h2", "h2+F+h1")
+
+
+def _form(F, name, h1, h2, f):
+    if name == "h1+3h2":
+        return F.sum(h1) + F.sum(h2 * 3)
+    if name == "3h2+h1":
+        return F.sum(h2 * 3) + F.sum(h1)
+    if name == "h1*F+h2":
+        return F.sum(h1 * f) + F.sum(h2)
+    return F.sum(h2) + F.sum(f * 2) + F.sum(h1)
+
+
+@nnabla_case(names=["nnabla.grad", "nnabla.get_parameters", "nnabla.functions.affine",
+                    "nnabla.parametric_functions.affine"], rtol=1e-6, atol=1e-6)
+def nn_grad__parameter_shared_by_two_calls(nn, F, PF, r):
+    """``nn.grad`` with respect to a ``W`` two ``PF.affine`` calls share (one
+    ``parameter_scope``), with and without a program's ``F.affine(x, W)`` too: NNabla 1.39's
+    graph holds one Variable of ``W`` per call (``get_unlinked_variable``), binds ``W`` to the
+    one its search from the output meets last and counts only the functions below it
+    (``F.sum(h1) + F.sum(h2 * 3)``: ``h2``'s call alone, 6 times the column sums of ``x``;
+    swapped, ``h1``'s).  Stadyn added every reader's part (7 times), static and dynamic; and
+    in dynamic mode a ``PF`` call and an ``F`` call on ``W`` both (``h + 2F``: NNabla 42.44,
+    Stadyn 21.22).  With ``b`` asked for too, ``b`` binds to the last call's ``b`` as well."""
+    res = {}
+    x_np = r.randn(2, 4)
+    w_np = r.randn(4, 3)
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        for name in _FORMS:
+            nn.clear_parameters()
+            with nn.auto_forward(dynamic):
+                x = nn.Variable.from_numpy_array(x_np)
+                h1 = PF.affine(x, 3, name="fc", w_init=w_np.copy())
+                h2 = PF.affine(x * 2, 3, name="fc")
+                params = nn.get_parameters()
+                y = _form(F, name, h1, h2, F.affine(x, params["fc/affine/W"]))
+                alone, = nn.grad([y], [params["fc/affine/W"]])
+                g, b = nn.grad([y], [params["fc/affine/W"], params["fc/affine/b"]])
+            for v in (alone, g, b):
+                v.forward()
+            res[mode + name] = alone.d.copy()
+            res[mode + name + " with b"] = [g.d.copy(), b.d.copy()]
+    nn.clear_parameters()
+    return res
