@@ -1,6 +1,8 @@
 """NNabla 1.39's ``nn.grad`` details mended in nngrad44: a registered parameter read by two
 parametric function calls (each call its own graph Variable of it in NNabla's graph)."""
 
+import numpy as np
+
 from compat_harness import nnabla_case
 
 _FORMS = ("h1+3h2", "3h2+h1", "h1*F+h2", "h2+F+h1")
@@ -47,4 +49,40 @@ def nn_grad__parameter_shared_by_two_calls(nn, F, PF, r):
             res[mode + name] = alone.d.copy()
             res[mode + name + " with b"] = [g.d.copy(), b.d.copy()]
     nn.clear_parameters()
+    return res
+
+
+_ONTO = ("a static graph's backward program returns each leaf's gradient summed (its readers' "
+         "parts added in NNabla's order, graph/_ordered_sums.py) and adds the sum onto the "
+         "gradient the leaf holds (graph/_grad_buffers.accumulate_grads): g0 + (p1 + p2); "
+         "NNabla 1.39 adds each function's part onto it in its backward order, "
+         "((g0 + p1) + p2): the last bit of some values")
+
+
+@nnabla_case(names=["nnabla.Variable.backward", "nnabla.Variable.g"], rtol=0.0, atol=0.0,
+             known={"static 2 readers": _ONTO, "static 3 readers": _ONTO})
+def nn_backward__onto_a_gradient_not_zeroed(nn, F, r):
+    """A leaf read by two or three functions whose ``.g`` holds a gradient before the
+    backward (not zeroed: gradients accumulated over several backwards): NNabla 1.39 adds each
+    function's part onto it in its backward order, ``((g0 + p1) + p2)``; Stadyn's dynamic
+    backward added the parts' sum, ``g0 + (p1 + p2)`` (a third of 400 float32 values a bit
+    apart).  The parts are exact (``x * a``: ``a``), so only the order of the additions
+    shows.  Compared exactly."""
+    n = 400
+    xv, g0, a, b, c = (r.randn(n).astype(np.float32) for _ in range(5))
+    res = {}
+    for dynamic in (False, True):
+        for readers in (2, 3):
+            with nn.auto_forward(dynamic):
+                x = nn.Variable.from_numpy_array(xv, need_grad=True)
+                A, B, C = (nn.Variable.from_numpy_array(v) for v in (a, b, c))
+                y = F.sum(x * A) + F.sum(x * B)
+                if readers == 3:
+                    y = y + F.sum(x * C)
+            x.g = g0
+            if not dynamic:
+                y.forward()
+            y.backward()
+            res["%s %d readers" % ("dynamic" if dynamic else "static", readers)] = x.g.copy()
+    r.touch("nnabla.Variable.backward", "nnabla.Variable.g")
     return res
