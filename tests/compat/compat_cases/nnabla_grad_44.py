@@ -1,9 +1,14 @@
-"""NNabla 1.39's ``nn.grad`` details mended in nngrad44: a registered parameter read by two
-parametric function calls (each call its own graph Variable of it in NNabla's graph)."""
+"""NNabla 1.39's gradient details mended in nngrad44: ``nn.grad`` of a registered parameter
+read by two parametric function calls (each call its own graph Variable of it in NNabla's
+graph), a backward onto a ``.g`` not zeroed, ``nn.grad`` through a function without a
+backward function."""
+
+import functools
 
 import numpy as np
 
 from compat_harness import nnabla_case
+from compat_outcomes import as_raised, outcome
 
 _FORMS = ("h1+3h2", "3h2+h1", "h1*F+h2", "h2+F+h1")
 
@@ -85,4 +90,37 @@ def nn_backward__onto_a_gradient_not_zeroed(nn, F, r):
             y.backward()
             res["%s %d readers" % ("dynamic" if dynamic else "static", readers)] = x.g.copy()
     r.touch("nnabla.Variable.backward", "nnabla.Variable.g")
+    return res
+
+
+_RAISED = functools.partial(outcome, raised=functools.partial(as_raised, first_line=True))
+
+
+@nnabla_case(names=["nnabla.grad", "nnabla.functions.mish", "nnabla.functions.flip",
+                    "nnabla.functions.cumprod", "nnabla.functions.sort",
+                    "nnabla.functions.shift", "nnabla.parametric_functions.mean_subtraction"])
+def nn_grad__function_without_backward_function(nn, F, PF, r):
+    """``nn.grad`` through a function whose backward function NNabla 1.39 has not
+    (python/src/nnabla/backward_function/<name>.py raises at once): ``NotImplementedError:
+    mish_backward is not implemented.``, static and dynamic, also where the function's part
+    is multiplied by 0.  Stadyn gave the gradient (``PF.mean_subtraction``'s included)."""
+    xv = r.randn(2, 3, 4, 4).astype(np.float32)
+    forms = [("mish", lambda x: F.mish(x)), ("flip", lambda x: F.flip(x, axes=[1])),
+             ("cumprod", lambda x: F.cumprod(x, axis=1)), ("sort", lambda x: F.sort(x, axis=1)),
+             ("shift", lambda x: F.shift(x, (1, 1))),
+             ("mean_subtraction", lambda x: PF.mean_subtraction(x)),
+             ("mish times 0", lambda x: F.mish(x) * 0 + x)]
+    res = {}
+    for dynamic in (False, True):
+        for name, f in forms:
+            nn.clear_parameters()
+
+            def run():
+                with nn.auto_forward(dynamic):
+                    x = nn.Variable.from_numpy_array(xv, need_grad=True)
+                    g, = nn.grad([F.sum(f(x) * 2.0)], [x])
+                g.forward()
+                return g.d.copy()
+            res[("dynamic " if dynamic else "") + name] = _RAISED(run)
+    nn.clear_parameters()
     return res

@@ -192,6 +192,17 @@ def _variable_grad_outputs(outputs: Any, grad_outputs: Any) -> tuple:
     return outs, gos
 
 
+# The functions whose backward function in NNabla 1.39 raises ``NotImplementedError("<name>_
+# backward is not implemented.")`` whatever its arguments (python/src/nnabla/backward_function/
+# <name>.py), by Stadyn's op names (NNabla's, snake-cased)
+_NO_BACKWARD = frozenset((
+    "adaptive_separable_convolution", "affine_grid", "bit_shift", "cumprod",
+    "deformable_convolution", "depthwise_convolution", "depthwise_deconvolution", "einsum",
+    "flip", "gather", "mean_subtraction", "meshgrid", "mish", "mod2", "nonzero",
+    "patch_correlation", "random_erase", "reset_inf", "reset_nan", "scatter_add",
+    "searchsorted", "shift", "sink", "sort", "top_k_data", "unique", "warp_by_flow"))
+
+
 def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
     """NNabla 1.39's ``nn.grad`` builds the gradient graph from each function's backward
     function (``nnabla.backward_functions.registry``), which has none for a ``PythonFunction``:
@@ -202,7 +213,9 @@ def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
     ``spectral_norm`` without ``output_u`` (``PF.spectral_norm``'s): NNabla's backward function
     for it raises ``ValueError: spectral_norm_backward is supported for output_u=True.``; and a
     ``sink`` (either ``one_input_grad``): ``NotImplementedError: sink_backward is not
-    implemented.`` (python/src/nnabla/backward_function/sink.py:36)."""
+    implemented.`` (python/src/nnabla/backward_function/sink.py:36), as every function of
+    :data:`_NO_BACKWARD` (``mish``, ``flip``, ``gather``, ...: their backward functions raise
+    it at once)."""
     outs = [outputs] if isinstance(outputs, _Variable) else list(outputs)
     below = {id(v) for v in ins}
     found = None
@@ -210,12 +223,13 @@ def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
         if not any(u is not None and id(u) in below for u in node.inputs):
             continue
         below.update(id(o) for o in node.outputs if o is not None)
-        if node.spec.name in ("python_function", "spectral_norm", "sink") and any(
+        if (node.spec.name in ("python_function", "spectral_norm") or
+                node.spec.name in _NO_BACKWARD) and any(
                 getattr(u, "need_grad", False) for u in node.inputs):
             if node.spec.name != "spectral_norm" or not node.attrs.get("output_u"):
                 found = node
-    if found is not None and found.spec.name == "sink":
-        raise NotImplementedError("sink_backward is not implemented.")
+    if found is not None and found.spec.name in _NO_BACKWARD:
+        raise NotImplementedError(f"{found.spec.name}_backward is not implemented.")
     if found is not None and found.spec.name == "spectral_norm":
         # (its backward function needs the u the forward started from: spectral_norm.py of
         # nnabla/backward_function, output_u=True only)
