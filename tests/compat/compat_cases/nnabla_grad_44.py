@@ -33,7 +33,9 @@ def nn_grad__parameter_shared_by_two_calls(nn, F, PF, r):
     (``F.sum(h1) + F.sum(h2 * 3)``: ``h2``'s call alone, 6 times the column sums of ``x``;
     swapped, ``h1``'s).  Stadyn added every reader's part (7 times), static and dynamic; and
     in dynamic mode a ``PF`` call and an ``F`` call on ``W`` both (``h + 2F``: NNabla 42.44,
-    Stadyn 21.22).  With ``b`` asked for too, ``b`` binds to the last call's ``b`` as well."""
+    Stadyn 21.22).  With ``b`` asked for too, ``b`` binds to the last call's ``b`` as well.
+    A weight shared by three steps of a recurrence: NNabla counts the last step's call only
+    (``W`` 3.16 where a backward gives 12.87), and so does Stadyn now."""
     res = {}
     x_np = r.randn(2, 4)
     w_np = r.randn(4, 3)
@@ -53,6 +55,16 @@ def nn_grad__parameter_shared_by_two_calls(nn, F, PF, r):
                 v.forward()
             res[mode + name] = alone.d.copy()
             res[mode + name + " with b"] = [g.d.copy(), b.d.copy()]
+        # a weight shared over three steps (an unrolled recurrence): the last step's call
+        nn.clear_parameters()
+        with nn.auto_forward(dynamic):
+            h = nn.Variable.from_numpy_array(x_np[:, :3])
+            for _ in range(3):
+                h = F.tanh(PF.affine(h, 3, name="fc", w_init=w_np[:3] * 0.5))
+            gs = nn.grad([F.sum(h)], list(nn.get_parameters().values()))
+        for v in gs:
+            v.forward()
+        res[mode + "three steps"] = [v.d.copy() for v in gs]
     nn.clear_parameters()
     return res
 
