@@ -17,7 +17,8 @@ Files by concern (imports point down this list; see docs/architecture.md):
   its input's other readers' gradients (``readers_before``); ``_reader_leaves.py`` — those
   arrangements where leaves are among its inputs; ``_ordered_sums.py`` — three or more
   readers' gradient parts added in NNabla's order; ``_written_leaves.py`` — a leaf written
-  between a dynamic forward and its backward read with its new value;
+  between a dynamic forward and its backward read with its new value; ``_edge_cuts.py`` —
+  readers' parts of an input's gradient an ``nn.grad`` leaves out;
 * ``_layout.py`` — a plan's memory layout (channels-last convolution chains, :func:`plan_layout`);
 * ``_deferred_layout.py`` — a channels-last plan's values, converted to NCHW by their first
   reader;
@@ -95,6 +96,7 @@ from ._shared_values import (hand_out, handed_out, on_renew, read_value_of, rene
 from ._tensors import data_of, grad_of
 from ._variable_arrays import drop_own_grad, keep_own_grad
 from ._reader_order import backward_order
+from ._edge_cuts import cut_at, dynamic_cuts
 from ._late_views import holds_array_of
 
 __all__ = [
@@ -138,6 +140,8 @@ __all__ = [
     # gradient buffers: what zero_grad gives back; nn.grad of a dynamic graph
     "release_grads", "take_released", "is_released", "mark_zeroing", "is_zeroing", "unmark_zeroing",
     "eager_grad_out", "grad_of_dynamic_graph", "grad_seed",
+    # a reader's part of an input's gradient left out of an nn.grad (_edge_cuts.py)
+    "cut_at", "dynamic_cuts",
     # a forward run again for its backward (NNabla differentiates the forward that ran)
     "replaying_a_forward",
     # the sequence axis: padded values with lengths (_sequence.py)

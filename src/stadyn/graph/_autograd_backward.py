@@ -63,7 +63,8 @@ def autograd_backward(var: Variable, data: torch.Tensor, grad: Any, clear_buffer
             stack.enter_context(readers_before(var.parent, nodes,
                                                lambda v: value_holder(v)._data))
             stack.enter_context(ordered_sums(var.parent, nodes,
-                                             lambda v: value_holder(v)._data, _half_copy))
+                                             lambda v: value_holder(v)._data, _half_copy,
+                                             accumulate=True))
         except BaseException:
             _undo(cuts, late)           # not registered yet: the cut hooks would stay
             raise

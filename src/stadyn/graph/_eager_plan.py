@@ -122,7 +122,7 @@ class EagerPlan:
                 data.append(value)
                 seeds.append(t)
         with readers_before(root.parent, self.nodes, self._tensor_of), \
-                ordered_sums(root.parent, self.nodes, self._tensor_of):
+                ordered_sums(root.parent, self.nodes, self._tensor_of, accumulate=True):
             torch.autograd.backward(data, seeds, retain_graph=not clear_buffer)
         take_retained_grads(kept)
         if clear_buffer:

@@ -16,6 +16,7 @@ import torch
 from .._errors import StadynError
 from ._apply import op_error, passes_through
 from ._context import get_current_context
+from ._edge_cuts import run_cuts
 from ._labels import _active as _labelling
 from ._labels import backward_label, label_backward, op_label
 from ._layout import channels_last_arguments
@@ -163,6 +164,7 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
     copies = HalfCopies()          # one half copy of each fp32 value, read by all its readers
     if seen is not None:
         seen["env"], seen["copies"] = env, copies
+    cuts = run_cuts(nodes)          # parts an nn.grad leaves out (_edge_cuts.py)
     for i, node in enumerate(nodes):
         args, kwargs = _node_arguments(node, env, half, copies)
         if channels_last and id(node) in channels_last:
@@ -170,7 +172,9 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
         if probing:
             args, kwargs = probe_inputs(node, args, node.args, kwargs, node.kwargs)
         try:
-            if _labelling[0]:
+            if cuts is not None and cuts.cutting(node):
+                out = cuts.run(node, copies, args, kwargs)
+            elif _labelling[0]:
                 with torch.profiler.record_function(op_label(node.spec.name, node.scope)):
                     out = node.spec.impl(*args, **kwargs)
                 if backward_seen is not None:
@@ -190,6 +194,8 @@ def interpret(nodes: Sequence[FunctionNode], leaves: Sequence[Variable],
         else:
             for k, t in enumerate(out):
                 env[output_key(node, k)] = t
+        if cuts is not None:
+            cuts.note(node, env)
         if after is not None and i in after:
             after[i](env)
         if release is not None:

@@ -59,6 +59,7 @@ import numpy as np
 import torch
 
 from .._memory import keep_freed_cpu_memory
+from ._edge_cuts import cut_key
 from ._own_streams import own_seed
 from ._plan import StaticPlan, holds_loop
 from ._shared_values import drop_stale
@@ -190,7 +191,9 @@ def graph_structure(leaves, nodes, roots) -> tuple | None:
                             for v in (ref() for ref in node._outputs))
             # the context a node is bound to (an NNabla function made in cpu:half) is part of
             # its program: the casts of its inputs and the Half formulas are traced into it
-            ops.append((node.spec, args, kwargs, outputs, node.context))  # spec: by identity
+            # (and the gradient parts an nn.grad node leaves out: _edge_cuts.py)
+            ops.append((node.spec, args, kwargs, outputs, node.context,  # spec: by identity
+                        cut_key(node, where)))
         keyed_roots = tuple(_attribute(r, where) for r in roots)
     except _Unkeyed:
         return None

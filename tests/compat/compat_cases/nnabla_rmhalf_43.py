@@ -5,13 +5,6 @@ from compat_harness import nnabla_case
 
 _FORMS = ("h*F", "F*h", "h+2F", "2F+h", "F(slice)")
 
-_DYNAMIC = ("dynamic nn.grad: Stadyn's parametric function and F call read the parameter's "
-            "one tensor, so torch cannot tell the two paths apart; NNabla takes the one its "
-            "search meets last (python/src/nnabla/grad.py, _get_corresponding_vars_on_graph)")
-_SHARED = ("two parametric function calls sharing one W: NNabla's graphs hold one Variable per "
-           "call and nn.grad takes the one met last (the other call's gradient is left out); "
-           "Stadyn's graphs hold the registered W itself and give the sum of both")
-
 
 def _form(F, name, h, f, P):
     if name == "h*F":
@@ -27,10 +20,7 @@ def _form(F, name, h, f, P):
 
 @nnabla_case(names=["nnabla.grad", "nnabla.get_parameters", "nnabla.functions.affine",
                     "nnabla.parametric_functions.affine", "nnabla.functions.slice"],
-             rtol=1e-6, atol=1e-6,
-             known={**{"dynamic " + n: _DYNAMIC for n in (
-                        "h+2F", "F(slice)", "h*F with b", "h+2F with b", "F(slice) with b")},
-                    "shared W": _SHARED, "dynamic shared W": _SHARED})
+             rtol=1e-6, atol=1e-6)
 def nn_grad__parameter_read_by_pf_and_f(nn, F, PF, r):
     """``nn.grad([y], [W])`` where the registered ``W`` is read both by ``PF.affine``'s graph
     and by a program's ``F.affine(x, W)``: NNabla 1.39 binds ``W`` to the one of its two graph

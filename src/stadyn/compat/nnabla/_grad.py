@@ -1,24 +1,28 @@
 """NNabla's ``nn.grad`` on Stadyn's ``grad``, reaching the registered parameters a program put
 in its graphs itself.
 
-A program's ``F`` call holds a registered parameter's *program view*
-(``_registered_flags.py``) and a parametric function's graph the parameter itself: NNabla's
-two graph Variables of the parameter.  As NNabla 1.39's, a static gradient with respect to the
-parameter is taken through the one its search from the outputs meets last, and through the
-other only where a function reading it is below a Variable the gradient is taken through
-(:func:`_found_last`, :func:`_expanded_reader`).  In dynamic mode both are the parameter's own
-tensor, and both paths count (NNabla's one: known rows of case
-``nn_grad__parameter_read_by_pf_and_f``).
+NNabla 1.39's graphs hold, for a registered parameter, one Variable per parametric function
+call (``get_unlinked_variable``) and the registered Variable itself where a program's ``F``
+call reads it (here its *program view*, ``_registered_flags.py``).  Its ``nn.grad`` binds the
+parameter to the one of them its search from the outputs meets last (:func:`_found_last`),
+expands the functions below the bound Variables and counts the parameter's gradient at the
+expanded functions only (:func:`_edges`).  Stadyn's parametric functions read the parameter
+itself, so the parts of the functions NNabla does not expand are cut from the differentiation
+(``graph.cut_at``, ``graph.dynamic_cuts``), static and dynamic (cases
+``nn_grad__parameter_read_by_pf_and_f``, ``nn_grad__parameter_shared_by_two_calls``).
 """
 
 from __future__ import annotations
 
+import contextlib
+
 from typing import Any, Sequence
 
 from ... import functions as _F
-from ...graph import Variable as _Variable, get_auto_forward, topological_nodes
+from ...graph import (Variable as _Variable, cut_at, dynamic_cuts, get_auto_forward,
+                      topological_nodes)
 from ...ops import grad as _grad
-from ._registered_flags import live_program_view
+from ._registered_flags import is_registered, live_program_view
 
 __all__ = ["grad"]
 
@@ -48,49 +52,88 @@ def grad(outputs: Any, inputs: "_Variable | Sequence[_Variable]", grad_outputs: 
     given = outputs
     outputs, grad_outputs = _variable_grad_outputs(outputs, grad_outputs)
     _refuse_python_functions(outputs, ins)
-    views = {} if get_auto_forward() else {k: live_program_view(v) for k, v in enumerate(ins)}
-    views = {k: view for k, view in views.items() if view is not None}
-    if not views:
+    params = [k for k, v in enumerate(ins) if isinstance(v, _Variable) and is_registered(v)]
+    if not params:
         return _grad(outputs, ins, grad_outputs)
-    last = _found_last(given, {id(view): k for k, view in views.items()}
-                       | {id(ins[k]): k for k in views})
-    chosen = [last.get(k, v) if k in views else v for k, v in enumerate(ins)]
-    others = {k: views[k] if chosen[k] is ins[k] else ins[k] for k in views}
-    others = {k: v for k, v in others.items() if _expanded_reader(outputs, chosen, v)}
-    found = _grad(outputs, chosen + list(others.values()), grad_outputs)
-    result = found[:len(ins)]
-    for j, k in enumerate(others):
-        result[k] = _F.add2(result[k], found[len(ins) + j])
+    views = {k: live_program_view(ins[k]) for k in params}
+    wanted = {id(ins[k]): k for k in params} | {
+        id(view): k for k, view in views.items() if view is not None}
+    bound = _found_last(given, wanted, ins)
+    edges = _edges(outputs, ins, params, views, bound)
+    cuts = [(node, u) for node, u, counted in edges if not counted]
+    counted = {id(u) for _, u, c in edges if c}
+    # the Variable bound first, then the other where a function NNabla expands reads it;
+    # each differentiated with the other's readers cut too (in a dynamic graph the view and
+    # the parameter are one tensor, in a static one two leaves)
+    chosen = list(ins)
+    others = {}
+    for k in params:
+        view = views[k]
+        if view is not None and bound.get(k) is view:
+            chosen[k] = view
+        other = ins[k] if chosen[k] is view else view
+        if other is not None and id(other) in counted:
+            others[k] = other
+    result = _cut_grad(outputs, chosen, grad_outputs, cuts + [
+        (node, u) for node, u, c in edges if c and any(u is o for o in others.values())])
+    if others:
+        more = _cut_grad(outputs, list(others.values()), grad_outputs, cuts + [
+            (node, u) for node, u, c in edges if c and any(u is chosen[k] for k in others)])
+        for j, k in enumerate(others):
+            result[k] = _F.add2(result[k], more[j])
     return result
 
 
-def _expanded_reader(outputs: Any, chosen: Sequence[_Variable], other: _Variable) -> bool:
-    """Whether NNabla 1.39's ``nn.grad`` takes a gradient through ``other`` (the graph
-    Variable of a parameter it did not bind the input to): only the functions below the bound
-    Variables (``chosen``, all inputs together) are expanded (``Grad._get_children``, the
-    "Propagate down" step), and an expanded function's input equal to a wanted input adds its
-    gradient to it ("accum at leaf").  So ``other`` counts where a function reading it also
-    reads a Variable below a chosen one (``nn.grad([y], [W, b])``: ``PF.affine(x, W, b)``'s
-    ``W`` is counted through ``b``), or makes an output.  Where only some of its readers do,
-    all of them are counted here (NNabla counts those only)."""
+def _cut_grad(outputs: Any, ins: list, grad_outputs: Any, cuts: list) -> list:
+    """The gradients of ``outputs`` with respect to ``ins`` but for the parts ``cuts`` names,
+    now in a dynamic graph and whenever the node runs (``graph.cut_at``)."""
+    with dynamic_cuts(cuts) if get_auto_forward() and cuts else contextlib.nullcontext():
+        found = _grad(outputs, ins, grad_outputs)
+    cut_at(found[0].parent, cuts)
+    return found
+
+
+def _edges(outputs: Any, ins: Sequence[_Variable], params: Sequence[int], views: dict,
+           bound: dict) -> list:
+    """Each function reading a parameter's Variable (the parameter, its view) as
+    ``(function, Variable, counted)``: whether NNabla 1.39's ``nn.grad`` counts its part of the
+    parameter's gradient.
+
+    NNabla expands the functions of the outputs and, down from them, those below the graph
+    Variables it bound the inputs to (python/src/nnabla/grad.py, ``_get_children``, the
+    "Propagate down" step), and counts an input's gradient at each expanded function reading
+    a Variable equal to it ("accum at leaf").  A parametric function call's Variable of a
+    parameter is its own (``get_unlinked_variable``; here: the function reading the
+    parameter itself, ``("call", id(node))``), the program view one Variable for every ``F``
+    call on it.  So ``F.sum(h1) + F.sum(3 * h2)`` of two ``PF.affine`` calls sharing ``W``
+    counts ``h2``'s call only (the one the search met last)."""
     outs = [outputs] if isinstance(outputs, _Variable) else list(outputs)
-    below = {id(v) for v in chosen}
-    tops = {id(o) for o in outs}
-    for node in topological_nodes(outs):
-        ins = [u for u in node.inputs if u is not None]
-        if any(id(u) in below for u in ins):
+    nodes = topological_nodes([o for o in outs if isinstance(o, _Variable)])
+    start_nodes = {key[1] for key in bound.values() if isinstance(key, tuple)}
+    below = {id(key) for key in bound.values() if isinstance(key, _Variable)}
+    below |= {id(v) for k, v in enumerate(ins) if k not in params}
+    for node in nodes:
+        if id(node) in start_nodes or any(u is not None and id(u) in below
+                                          for u in node.inputs):
             below.update(id(o) for o in node.outputs if o is not None)
-            if any(u is other for u in ins):
-                return True
-        elif any(u is other for u in ins) and any(
-                o is not None and id(o) in tops for o in node.outputs):
-            return True
-    return False
+    expanded = {id(o.parent) for o in outs if isinstance(o, _Variable) and o.parent is not None}
+    for node in reversed(nodes):
+        if id(node) in expanded:
+            expanded.update(id(u.parent) for u in node.inputs
+                            if u is not None and u.parent is not None and id(u) in below)
+    mine = {id(ins[k]) for k in params} | {id(v) for v in views.values() if v is not None}
+    edges = []
+    for node in nodes:
+        read = {id(u): u for u in node.inputs if u is not None and id(u) in mine}
+        edges += [(node, u, id(node) in expanded) for u in read.values()]
+    return edges
 
 
-def _found_last(outputs: Any, wanted: dict) -> dict:
-    """For each key of ``wanted`` (``id`` of a graph Variable -> the key), the Variable among
-    those of that key that NNabla 1.39's search from ``outputs`` meets last.
+def _found_last(outputs: Any, wanted: dict, ins: Sequence[_Variable]) -> dict:
+    """For each key of ``wanted`` (``id`` of a graph Variable -> the key), the graph Variable
+    of that key NNabla 1.39's search from ``outputs`` meets last: the Variable itself, or for
+    ``ins[key]`` itself (a registered parameter a parametric function's graph reads: each
+    call its own Variable in NNabla's graph) ``("call", id(function))``.
 
     NNabla's ``nn.grad`` binds each input to one Variable of the graph equal to it (same
     arrays) and differentiates through that one only (python/src/nnabla/grad.py,
@@ -112,7 +155,8 @@ def _found_last(outputs: Any, wanted: dict) -> dict:
                 if not isinstance(u, _Variable):
                     continue
                 if id(u) in wanted:
-                    last[wanted[id(u)]] = u
+                    k = wanted[id(u)]
+                    last[k] = ("call", id(node.parent)) if u is ins[k] else u
                 if u.parent is not None and id(u) not in done:
                     stack.append((u, iter(u.parent.inputs)))
                     break
@@ -148,6 +192,17 @@ def _variable_grad_outputs(outputs: Any, grad_outputs: Any) -> tuple:
     return outs, gos
 
 
+# The functions whose backward function in NNabla 1.39 raises ``NotImplementedError("<name>_
+# backward is not implemented.")`` whatever its arguments (python/src/nnabla/backward_function/
+# <name>.py), by Stadyn's op names (NNabla's, snake-cased)
+_NO_BACKWARD = frozenset((
+    "adaptive_separable_convolution", "affine_grid", "bit_shift", "cumprod",
+    "deformable_convolution", "depthwise_convolution", "depthwise_deconvolution", "einsum",
+    "flip", "gather", "mean_subtraction", "meshgrid", "mish", "mod2", "nonzero",
+    "patch_correlation", "random_erase", "reset_inf", "reset_nan", "scatter_add",
+    "searchsorted", "shift", "sink", "sort", "top_k_data", "unique", "warp_by_flow"))
+
+
 def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
     """NNabla 1.39's ``nn.grad`` builds the gradient graph from each function's backward
     function (``nnabla.backward_functions.registry``), which has none for a ``PythonFunction``:
@@ -158,7 +213,9 @@ def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
     ``spectral_norm`` without ``output_u`` (``PF.spectral_norm``'s): NNabla's backward function
     for it raises ``ValueError: spectral_norm_backward is supported for output_u=True.``; and a
     ``sink`` (either ``one_input_grad``): ``NotImplementedError: sink_backward is not
-    implemented.`` (python/src/nnabla/backward_function/sink.py:36)."""
+    implemented.`` (python/src/nnabla/backward_function/sink.py:36), as every function of
+    :data:`_NO_BACKWARD` (``mish``, ``flip``, ``gather``, ...: their backward functions raise
+    it at once)."""
     outs = [outputs] if isinstance(outputs, _Variable) else list(outputs)
     below = {id(v) for v in ins}
     found = None
@@ -166,12 +223,13 @@ def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
         if not any(u is not None and id(u) in below for u in node.inputs):
             continue
         below.update(id(o) for o in node.outputs if o is not None)
-        if node.spec.name in ("python_function", "spectral_norm", "sink") and any(
+        if (node.spec.name in ("python_function", "spectral_norm") or
+                node.spec.name in _NO_BACKWARD) and any(
                 getattr(u, "need_grad", False) for u in node.inputs):
             if node.spec.name != "spectral_norm" or not node.attrs.get("output_u"):
                 found = node
-    if found is not None and found.spec.name == "sink":
-        raise NotImplementedError("sink_backward is not implemented.")
+    if found is not None and found.spec.name in _NO_BACKWARD:
+        raise NotImplementedError(f"{found.spec.name}_backward is not implemented.")
     if found is not None and found.spec.name == "spectral_norm":
         # (its backward function needs the u the forward started from: spectral_norm.py of
         # nnabla/backward_function, output_u=True only)
