@@ -89,7 +89,7 @@ from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, 
 from ._spec import OpSpec
 from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor, output_key,
                         value_key)
-from ._variable import FunctionNode, Variable, to_torch_dtype, topological_nodes
+from ._variable import FunctionNode, Variable, on_unlinked, to_torch_dtype, topological_nodes
 from ._versions import bump_graph_version, graph_version, shapes_changed, shapes_version
 from ._kept import keep_as, keep_with, kept_with
 from ._held_values import shown_only
@@ -105,7 +105,7 @@ __all__ = [
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     "base_axis_kept",
     # weak maps and sets keyed by identity (NNabla's Variables compare by their nbla::Variable)
-    "IdentityKeyDict", "IdentitySet",
+    "IdentityKeyDict", "IdentitySet", "on_unlinked",
     "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with", "keep_as", "shown_only",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "handed_out", "set_output", "read_value_of", "value_holder", "renew_value",

@@ -50,6 +50,7 @@ from ._spectral_u import record_starts, write_after_backward
 from ._variable_arrays import assign, grad_array, grad_tensor, value_array
 from ._variable_operators import _checked_operator
 from ._variable_protocol import VariableProtocol
+from ._variable_identity import holding_the_same, share_identity
 from ._kept_dtypes import forget
 from ._written_types import (assign_to_output, broadcast_written, float_for_gradients,
                              sync_for_backward, take_written_type, warn_rounded)
@@ -260,7 +261,7 @@ class Variable(VariableProtocol, _HeldReading):
                                      else bool(need_grad)))
         note_sharing(v)                 # (its gradient array is this one's: _shared_grads.py)
         note_view(self, v)              # (it keeps this one's array at a rewire_on)
-        return v
+        return v                        # (== and hash() as this one's: _variable_identity.py)
 
     def unlinked(self, need_grad: bool | None = None) -> "Variable":
         """NNabla's older name of :meth:`get_unlinked_variable` (the same: ``need_grad=None``
@@ -296,6 +297,7 @@ class Variable(VariableProtocol, _HeldReading):
             raise RuntimeError(f"Variable.rewire_on: the shapes must match: the Variable "
                                f"given has {tuple(var.shape)}, this one {tuple(self.shape)}")
         keep_old_arrays(self)           # (its views keep the array it holds now)
+        share_identity(self, var)       # (NNabla's: var's nbla::Variable, == and hash())
         _Core.rewire_on(self, var)
         _Core.clear_all_graph_links(var)
         read_value_of(var, self)
@@ -610,6 +612,9 @@ def as_nnabla(v: Any) -> Any:
     """
     if type(v) is _Core:
         v.__class__ = Variable
+        for view in holding_the_same(v):    # (a graph's frozen view of a parameter: == v)
+            if type(view) is _Core:
+                view.__class__ = Variable
     elif isinstance(v, Mapping):
         for item in v.values():
             as_nnabla(item)
