@@ -1,10 +1,13 @@
-"""NNabla 1.39's Variable identity (nneq44).
+"""NNabla 1.39's Variable identity and an NdArray copy (nneq44).
 
-``==`` and ``hash()`` of Variables compare the C++ ``nbla::Variable`` underneath
-(``_variable.pyx`` ``__eq__``/``__hash__``): an unlinked view, a parametric function's parameter
-in a graph that sees another ``need_grad`` (a view of the registered one) and a Variable
-``rewire_on`` another equal and hash as the original; Stadyn compared identity, so a dict keyed
-by ``nn.get_parameters()``'s values missed the fixed graph's parameter.
+* ``==`` and ``hash()`` of Variables compare the C++ ``nbla::Variable`` underneath
+  (``_variable.pyx`` ``__eq__``/``__hash__``): an unlinked view, a parametric function's
+  parameter in a graph that sees another ``need_grad`` (a view of the registered one) and a
+  Variable ``rewire_on`` another equal and hash as the original; Stadyn compared identity, so
+  a dict keyed by ``nn.get_parameters()``'s values missed the fixed graph's parameter;
+* ``NdArray.copy_from`` of an array zeroed or filled and not read since (NNabla holds no array
+  for it yet): with the current context a float32 copy of the value itself, the source made
+  float32 too; without it an IndexError;  Stadyn copied the source's dtype (uint8, wrapped).
 """
 
 import numpy as np
@@ -13,6 +16,7 @@ from compat_harness import nnabla_case
 from compat_outcomes import nnabla_refusal, outcome
 
 V = "nnabla.Variable."
+ND = "nnabla.NdArray."
 
 
 @nnabla_case(names=[V + "__eq__", V + "__hash__", V + "get_unlinked_variable", V + "rewire_on",
@@ -65,4 +69,56 @@ def variable44_equal__views_rewire_and_parameters(nn, F, PF, r):
     w2 = h2.parent.inputs[1]
     res["parameters"] = [names.get(h.parent.inputs[1]), names.get(w2), w2 == w,
                          w2.need_grad, w.need_grad, hash(w2) == hash(w)]
+    return res
+
+
+def _uint8_array(nn):
+    src = nn.NdArray((2,))
+    src.data = 0
+    src.cast(np.uint8)
+    return src
+
+
+@nnabla_case(names=[ND + "copy_from", ND + "fill", ND + "zero", ND + "zeroing"],
+             note="a uint8 NdArray (2,) zeroed, or filled with 3, 300, -1, then copied into a "
+                  "new NdArray with use_current_context True / False: what the copy raises, "
+                  "its dtype and values, the source's after; a zeroed source copied twice "
+                  "(True, then False), its zeroing after; a zeroed source read (.data) then "
+                  "copied with False; an int32 array filled then copied")
+def copy_from__filled_source(nn, F, PF, r):
+    r.touch(ND + "copy_from", ND + "fill", ND + "zero", ND + "zeroing")
+    res = {}
+    for what in ("zero", "fill 3", "fill 300", "fill -1"):
+        for current in (True, False):
+            src = _uint8_array(nn)
+            if what == "zero":
+                src.zero()
+            else:
+                src.fill(float(what.split()[1]))
+            dst = nn.NdArray((2,))
+            key = "%s, use_current_context=%s: " % (what, current)
+            got = outcome(lambda: dst.copy_from(src, use_current_context=current) is dst,
+                          raised=nnabla_refusal)
+            res[key + "copy"] = got
+            if got is True:
+                res[key + "dst"] = dst.data.copy()
+            res[key + "src"] = src.data.copy()
+    src = _uint8_array(nn)
+    src.zero()
+    dst = nn.NdArray((2,))
+    dst.copy_from(src)
+    res["zeroed, copied twice"] = [outcome(lambda: dst.copy_from(src, use_current_context=False)
+                                           is dst, raised=nnabla_refusal), src.zeroing]
+    res["zeroed, copied twice: dst"] = dst.data.copy()
+    src = _uint8_array(nn)
+    src.zero()
+    src.data
+    dst = nn.NdArray((2,))
+    dst.copy_from(src, use_current_context=False)
+    res["zeroed then read"] = dst.data.copy()
+    src = nn.NdArray.from_numpy_array(np.array([1, 2], np.int32))
+    src.fill(7)
+    dst = nn.NdArray((2,))
+    dst.copy_from(src)
+    res["int32 filled"] = dst.data.copy()
     return res

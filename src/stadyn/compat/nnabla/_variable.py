@@ -51,6 +51,7 @@ from ._variable_arrays import assign, grad_array, grad_tensor, value_array
 from ._variable_operators import _checked_operator
 from ._variable_protocol import VariableProtocol
 from ._variable_identity import holding_the_same, share_identity
+from ._fill_values import unmark_filled
 from ._kept_dtypes import forget
 from ._written_types import (assign_to_output, broadcast_written, float_for_gradients,
                              sync_for_backward, take_written_type, warn_rounded)
@@ -350,6 +351,7 @@ class Variable(VariableProtocol, _HeldReading):
         float32 for a Variable of integers or bools, as NNabla's)."""
         value = _Core.g.fget(self)
         unmark_zeroing(grad_of(self))
+        unmark_filled(grad_of(self))
         return value
 
     @g.setter
