@@ -51,6 +51,7 @@ from ._variable_arrays import assign, grad_array, grad_tensor, value_array
 from ._variable_operators import _checked_operator
 from ._variable_protocol import VariableProtocol
 from ._variable_identity import holding_the_same, share_identity
+from ._backward_args import clearing, clears, refuse_grad_shape, refuse_leaf
 from ._fill_values import unmark_filled
 from ._kept_dtypes import forget
 from ._written_types import (assign_to_output, broadcast_written, float_for_gradients,
@@ -409,7 +410,7 @@ class Variable(VariableProtocol, _HeldReading):
         another Variable) raises RuntimeError, as NNabla's (variable.cpp: "The variable has
         no parent"); so does its ``backward``.
         """
-        _refuse_leaf(self, "forward")
+        refuse_leaf(self, "forward")
         mark_forwarded(self)
         parent = self.parent
         if parent is not None and parent.spec.forwards_inputs:
@@ -427,15 +428,15 @@ class Variable(VariableProtocol, _HeldReading):
         (``_written_types.sync_for_backward``, whose example shows it).  A spectral norm's ``u``
         is written again from the ``u`` its forward started from, in NNabla's backward order
         (``_spectral_u``)."""
-        _refuse_leaf(self, "backward")
-        _refuse_grad_shape(self, args[0] if args else kwargs.get("grad", 1))
+        refuse_leaf(self, "backward")
+        refuse_grad_shape(self, args[0] if args else kwargs.get("grad", 1))
         sync_for_backward()
         # (a leaf sharing an op output's gradient array in the graph: NNabla's order places
         # what it gets, _shared_grads.py)
         def run(clear: bool) -> None:
-            a, k = _clearing(args, kwargs, clear)
+            a, k = clearing(args, kwargs, clear)
             super(Variable, self).backward(*a, **k)
-        backward_sharing(self, run, _clears(args, kwargs))
+        backward_sharing(self, run, clears(args, kwargs))
         write_after_backward(self)      # NNabla's spectral norms write u again: _spectral_u
 
     def apply(self, **kwargs) -> "Variable":
@@ -524,55 +525,6 @@ for _op, _function in (("add", "add2"), ("sub", "sub2"), ("mul", "mul2"),
                        ("truediv", "div2"), ("pow", "pow2")):
     setattr(Variable, f"__{_op}__", _checked_operator(f"__{_op}__", _function, False))
     setattr(Variable, f"__r{_op}__", _checked_operator(f"__r{_op}__", _function, True))
-
-
-def _refuse_leaf(v: Variable, what: str) -> None:
-    if v.parent is None:
-        raise RuntimeError(f"Variable.{what}: value error in {what}: the variable "
-                           f"{v.name or tuple(v.shape)!r} has no parent function (a leaf, "
-                           "or one whose function rewire_on moved to another Variable)")
-
-
-def _refuse_grad_shape(v: Variable, grad: Any) -> None:
-    # NNabla 1.39's backward (_variable.pyx) makes an NdArray of an array grad's own shape and
-    # hands it to Variable::set_grad, whose check refuses any other shape than the Variable's
-    # (variable.cpp:50, "Shape must match"): no broadcasting.  Anything else that is not a
-    # scalar it writes into a 0-d array: a list or tuple is NumPy's ValueError there, a Variable
-    # a RuntimeError (no dtype for it).  (The caller's line is looked up only to refuse: this
-    # runs on every backward)
-    if isinstance(grad, (list, tuple)):
-        raise ValueError(f"Variable.backward: grad must be a scalar, a NumPy array or an NdArray, "
-                         f"not a {type(grad).__name__} (NNabla 1.39 stores it as a scalar: "
-                         f"setting an array element with a sequence; called at {_where()})")
-    if isinstance(grad, (_graph.Variable, VariableProtocol)):
-        raise RuntimeError("Variable.backward: grad must be a scalar, a NumPy array or an "
-                           "NdArray, not a Variable (pass its .g or .d; NNabla 1.39: type error "
-                           f"in dtype_to_string; called at {_where()})")
-    if isinstance(grad, (np.ndarray, NdArray)) and tuple(grad.shape) != tuple(v.shape):
-        raise RuntimeError(f"Variable.backward: value error in set_grad: grad of shape "
-                           f"{tuple(grad.shape)} for a Variable of shape {tuple(v.shape)} "
-                           f"(NNabla 1.39: Shape must match; called at {_where()})")
-
-
-def _where() -> str:
-    """The user's line that called, for a refusal's message."""
-    return _graph.format_location(_graph.user_location())
-
-
-def _clears(args: tuple, kwargs: dict) -> bool:
-    """Whether a ``backward(*args, **kwargs)`` call asks to clear buffers."""
-    return bool(kwargs["clear_buffer"] if "clear_buffer" in kwargs
-                else args[1] if len(args) > 1 else False)
-
-
-def _clearing(args: tuple, kwargs: dict, clear: bool):
-    """``backward``'s positional and keyword arguments with ``clear_buffer`` set to ``clear``."""
-    args = list(args)
-    if len(args) > 1:
-        args[1] = clear
-    else:
-        kwargs = {**kwargs, "clear_buffer": clear}
-    return args, kwargs
 
 
 def forward_all(variables, *args, **kwargs) -> None:
