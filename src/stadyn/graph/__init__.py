@@ -40,12 +40,15 @@ Files by concern (imports point down this list; see docs/architecture.md):
   whose state changed shape (:func:`first_pass_shape`);
 * ``_base_axis.py`` — an op node called again on an input of another rank
   (:func:`base_axis_kept`);
+* ``_identity_keys.py`` — weak maps and sets of objects keyed by identity, blind to ``==``
+  (:class:`IdentityKeyDict`, :class:`IdentitySet`: Stadyn's records of Variables);
 * ``_spec.py``, ``_context.py``, ``_mode.py``, ``_precision.py``, ``_scope.py`` — leaves.
 """
 
 from ._apply import _conform, apply, raised_by_user_code, run_before
 from ._base_axis import base_axis_kept
 from ._context import Context, context, context_scope, get_current_context, set_default_context
+from ._identity_keys import IdentityKeyDict, IdentitySet
 from ._free_axes import (FREE_DIMENSION, FeedUndo, behind_free_dimensions, conform_for_op,
                          conform_unfed_inputs, fed_for_a_run, free_batch_input, free_dimensions,
                          free_dimensions_marks,
@@ -87,7 +90,7 @@ from ._sequence import (is_lengths, new_lengths, pad_sequences, sequence_input, 
 from ._spec import OpSpec
 from ._subgraph import (CONSTANT, INPUT, PARAMETER, VIEW, Subgraph, leaf_tensor, output_key,
                         value_key)
-from ._variable import FunctionNode, Variable, to_torch_dtype, topological_nodes
+from ._variable import FunctionNode, Variable, on_unlinked, to_torch_dtype, topological_nodes
 from ._versions import bump_graph_version, graph_version, shapes_changed, shapes_version
 from ._kept import keep_as, keep_with, kept_with
 from ._held_values import shown_only
@@ -103,6 +106,8 @@ __all__ = [
     # the IR
     "Variable", "FunctionNode", "OpSpec", "apply", "topological_nodes", "to_torch_dtype",
     "base_axis_kept",
+    # weak maps and sets keyed by identity (NNabla's Variables compare by their nbla::Variable)
+    "IdentityKeyDict", "IdentitySet", "on_unlinked",
     "data_of", "grad_of", "untraceable_ops", "keep_with", "kept_with", "keep_as", "shown_only",
     # NNabla's shared arrays: handed-out values written in place, leaves reading another's
     "hand_out", "handed_out", "set_output", "read_value_of", "value_holder", "renew_value",

@@ -50,11 +50,12 @@ import torch
 
 from ._own_streams import GeneratorSeed, held_seed, hold_seed, node_seed
 from ._variable import FunctionNode, Variable
+from ._identity_keys import IdentityKeyDict
 
 __all__ = ["Drawing", "drawing", "keep", "replays", "same_draws"]
 
 #: node -> the :class:`Drawing` s (weak) of the graphs that hold it
-_HOLDING: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_HOLDING: "IdentityKeyDict" = IdentityKeyDict()
 #: numbers the runs, to tell the last of a node's graphs that ran
 _RUNS = itertools.count(1)
 #: while :func:`same_draws` runs a forward again: that run notes nothing (the states noted are

@@ -29,12 +29,13 @@ from ._grad_marks import gradient_marks
 from ._eager_plan import EagerPlan
 from ._variable import FunctionNode
 from ._versions import gradient_marks_version
+from ._identity_keys import IdentityKeyDict
 
 __all__ = ["note_eager_run", "marks_changed_since_run"]
 
 #: node -> weak reference to the eager plan whose run last computed its outputs (none where
 #: the last plan that ran it was not eager)
-_OWNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+_OWNERS: IdentityKeyDict = IdentityKeyDict()
 
 
 def note_eager_run(plan) -> None:

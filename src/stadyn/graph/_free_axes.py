@@ -36,7 +36,6 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from typing import Callable, Sequence
 
 import torch
@@ -46,6 +45,7 @@ from ._subgraph import Subgraph
 from ._tensors import data_of
 from ._variable import Variable
 from ._versions import layout_changed, shapes_changed
+from ._identity_keys import IdentityKeyDict
 
 __all__ = ["FREE_DIMENSION", "free_batch_input", "has_free_batch", "conform_unfed_inputs",
            "fed_for_a_run", "mark_free_dimensions", "free_dimensions", "widen_free_dimensions",
@@ -58,16 +58,16 @@ FREE_DIMENSION = -3
 
 # Leaves marked by free_batch_input -> the placeholder buffer they were marked with and its
 # version: an input still holding that buffer, never written, was never fed.
-_FREE: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
-    weakref.WeakKeyDictionary()
+_FREE: "IdentityKeyDict[Variable, tuple[torch.Tensor, int]]" = \
+    IdentityKeyDict()
 # Leaves fed for a run (fed_for_a_run) -> the buffer fed and its version
-_RUN_FED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
-    weakref.WeakKeyDictionary()
+_RUN_FED: "IdentityKeyDict[Variable, tuple[torch.Tensor, int]]" = \
+    IdentityKeyDict()
 # Leaves with free dimensions (mark_free_dimensions) -> those axes of their shape
-_FREE_DIMS: "weakref.WeakKeyDictionary[Variable, frozenset[int]]" = weakref.WeakKeyDictionary()
+_FREE_DIMS: "IdentityKeyDict[Variable, frozenset[int]]" = IdentityKeyDict()
 # ... and the placeholder buffer they hold until fed, with its version (as _FREE's)
-_FREE_DIMS_UNFED: "weakref.WeakKeyDictionary[Variable, tuple[torch.Tensor, int]]" = \
-    weakref.WeakKeyDictionary()
+_FREE_DIMS_UNFED: "IdentityKeyDict[Variable, tuple[torch.Tensor, int]]" = \
+    IdentityKeyDict()
 # how many times mark_free_dimensions marked a leaf (free_dimensions_marks)
 _MARKS = [0]
 _WIDEST = 4096      # widen_free_dimensions doubles an unfed free dimension up to this length

@@ -35,11 +35,12 @@ import torch
 from ._subgraph import leaf_tensor, output_key
 from ._tensors import data_of
 from ._variable import FunctionNode, Variable
+from ._identity_keys import IdentityKeyDict
 
 __all__ = ["late_views", "view_hooks", "holds_array_of"]
 
 # a leaf -> (a weak reference to) the op output whose array it holds in its own shape
-_ARRAYS: "weakref.WeakKeyDictionary[Variable, weakref.ref]" = weakref.WeakKeyDictionary()
+_ARRAYS: "IdentityKeyDict[Variable, weakref.ref]" = IdentityKeyDict()
 
 
 def holds_array_of(view: Variable, source: Variable) -> None:

@@ -15,16 +15,16 @@ it (``s.forward()``) draws on from there, as NNabla's function does.
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
 
 import numpy as np
 import torch
+from ._identity_keys import IdentityKeyDict
 
 __all__ = ["GeneratorSeed", "NodeSeed", "held_seed", "hold_seed", "node_seed", "own_seed",
            "own_seed_nodes", "record", "seeded_arguments", "set_up"]
 
-_SEEDS: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_SEEDS: "IdentityKeyDict" = IdentityKeyDict()
 
 
 class GeneratorSeed(int):

@@ -374,14 +374,17 @@ def _lower(roots, nodes, leaves, leaf_tensors, fill, needs_backward, keep_all) -
                           cast_slots=cast_slots, restore_layout=bool(layout))
 
     grad_idx = [i for i, t in enumerate(leaf_tensors) if t.requires_grad]
-    root_pos = [fill.index(r) for r in roots if r.parent is not None]
+    # (positions by identity: a front end's Variables may compare equal to others, as NNabla's
+    # view and its source do)
+    fill_pos = {id(v): i for i, v in reversed(list(enumerate(fill)))}
+    root_pos = [fill_pos[id(r)] for r in roots if r.parent is not None]
     # Every intermediate gets its gradient, as NNabla keeps them (_intermediate_grads.py);
     # a plan that keeps only some values also computes the others' (``rest``), which leave the
     # forward only where the backward reads them anyway (NNabla's clear_no_need_grad).
     rest = [] if keep_all else intermediates_beyond(nodes, fill)
     wanted = fill + rest
     first_inter = len(set(root_pos))
-    read = [fill.index(r) for r in roots_read(roots, nodes)]   # (their gradients too)
+    read = [fill_pos[id(r)] for r in roots_read(roots, nodes)]   # (their gradients too)
     traced: dict[str, list[int]] = {}
 
     def joint(*ts):

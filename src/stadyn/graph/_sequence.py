@@ -29,7 +29,6 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Sequence
 
 import numpy as np
@@ -37,13 +36,14 @@ import numpy as np
 from .._errors import ShapeError
 from ._padding import pad_sequences
 from ._variable import Variable
+from ._identity_keys import IdentitySet
 
 __all__ = ["sequence_input", "set_sequences", "sequences_of", "pad_sequences", "is_lengths",
            "propagate", "new_lengths", "set_sequence_axis"]
 
 # The Variables that hold some sequence axis's lengths (graph leaves a caller does not feed
 # directly: setting the data Variable from a list of sequences fills them).
-_LENGTHS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+_LENGTHS: "IdentitySet[Variable]" = IdentitySet()
 
 
 def new_lengths(lengths: Any = (1,)) -> Variable:

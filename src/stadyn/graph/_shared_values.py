@@ -40,6 +40,7 @@ from ._deferred_layout import like_saved
 from ._grad_buffers import carry_released
 from ._variable import Variable
 from ._versions import bump_graph_version, layout_changed, shapes_changed
+from ._identity_keys import IdentityKeyDict
 
 __all__ = ["hand_out", "handed_out", "set_output", "set_grad", "read_value_of", "value_holder",
            "renew_value", "on_renew", "drop_stale", "outputs_saved", "saved_as_held",
@@ -51,7 +52,7 @@ _HANDED_OUT = "_stadyn_handed_out"
 
 # Op outputs whose value was dropped for a new shape (drop_stale) -> the dropped tensor, when
 # someone asked to be told of its replacement (on_renew): the next set_output tells them.
-_DROPPED: "weakref.WeakKeyDictionary[Variable, torch.Tensor]" = weakref.WeakKeyDictionary()
+_DROPPED: "IdentityKeyDict[Variable, torch.Tensor]" = IdentityKeyDict()
 
 
 def hand_out(t: torch.Tensor) -> None:

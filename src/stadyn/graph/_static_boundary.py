@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from typing import Sequence
 
-import weakref
 
 import torch
 
@@ -34,13 +33,14 @@ from ._kept import keep_with, kept_with
 from ._shared_values import set_grad
 from ._tensors import grad_of
 from ._variable import FunctionNode, topological_nodes, Variable
+from ._identity_keys import IdentitySet
 
 __all__ = ["boundary_value", "static_seeds", "seed_output", "stand_ins", "any_stand_in"]
 
 _KEY = "static boundary"
 # the static outputs holding a stand-in (weakly): with none, a backward has nothing to carry
 # into a static graph and walks nothing for it (almost every dynamic backward)
-_HOLDERS: "weakref.WeakSet[Variable]" = weakref.WeakSet()
+_HOLDERS: "IdentitySet[Variable]" = IdentitySet()
 
 
 def any_stand_in() -> bool:

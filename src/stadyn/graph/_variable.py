@@ -31,7 +31,26 @@ from ._recompute import recompute_now
 from ._variable_arrays import VariableArrays, _zeros
 from ._versions import _marks, bump_graph_version, layout_changed, shapes_changed
 
-__all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype"]
+__all__ = ["Variable", "FunctionNode", "topological_nodes", "to_torch_dtype", "on_unlinked"]
+
+# called as hook(view, source) by every Variable.unlinked (a front end's record of its views:
+# compat.nnabla's ``==`` and ``hash()`` take a view for its source, as NNabla's)
+_UNLINKED_HOOKS: list = []
+
+
+def on_unlinked(hook: Callable[[Any, Any], None]) -> None:
+    """Call ``hook(view, source)`` for every view :meth:`Variable.unlinked` makes from now on.
+
+    Example:
+        >>> import stadyn as sd
+        >>> seen = []
+        >>> def hook(view, source): seen.append(source)
+        >>> on_unlinked(hook)
+        >>> w = sd.Variable((2,)); _ = w.unlinked(); _UNLINKED_HOOKS.remove(hook)
+        >>> seen == [w]
+        True
+    """
+    _UNLINKED_HOOKS.append(hook)
 
 
 class Variable(VariableArrays):
@@ -312,6 +331,8 @@ class Variable(VariableArrays):
                                 bool(need_grad), None)
         v._alias = self
         v.persistent = self.persistent
+        for hook in _UNLINKED_HOOKS:
+            hook(v, self)
         return v
 
     def rewire_on(self, var: "Variable") -> None:

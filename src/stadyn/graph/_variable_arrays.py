@@ -14,7 +14,6 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Callable, Sequence
 
 import numpy as np
@@ -25,12 +24,13 @@ from ._context import get_current_context
 from ._deferred_layout import settled
 from ._numpy_readers import numpy_reader
 from ._versions import _layout, layout_changed, shapes_changed
+from ._identity_keys import IdentitySet
 
 __all__ = ["VariableArrays", "grad_follows_alias", "keep_own_grad", "drop_own_grad"]
 
 # Leaves viewing another Variable's value but keeping a gradient of their own (NNabla's
 # ``v.data = h.data``: one data array, two gradient arrays): :func:`keep_own_grad`.
-_OWN_GRAD: "weakref.WeakSet" = weakref.WeakSet()
+_OWN_GRAD: "IdentitySet" = IdentitySet()
 
 
 def keep_own_grad(v: Any) -> None:

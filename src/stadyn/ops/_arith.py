@@ -236,6 +236,25 @@ def batch_matmul(a, b, transpose_a=False, transpose_b=False):
     return _matmul(a, b)      # torch.matmul; bf16 on a CPU without its kernels: in fp32
 
 
+class _NnablaAbs(torch.autograd.Function):
+    """NNabla 1.39's ``Abs``: forward ``|x|`` (+0.0 at -0.0), backward ``dy * (x < 0 ? -1 :
+    1)`` on the input as its backward finds it (include/nbla/function/abs.hpp:42; the
+    backward of base_transform_unary.hpp:128 reads ``inputs[0]``'s data when it runs): x
+    itself is saved, so a value written into ``x`` between the forward and the backward gives
+    the gradient its sign (``graph/_written_leaves.py``), as NNabla's does; a sign computed in
+    the forward and saved kept the old one."""
+
+    @staticmethod
+    def forward(ctx, x):
+        ctx.save_for_backward(x)
+        return x * torch.where(x < 0, -1.0, 1.0).to(x.dtype) + 0.0
+
+    @staticmethod
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * torch.where(x < 0, -1.0, 1.0).to(grad.dtype)
+
+
 @op(1, category=_M, shape="elementwise")
 def abs(x, rule="torch"):  # noqa: A001 - NNabla's name
     """``|x|``; its gradient ``sign(x)`` (0 at 0 and at NaN: torch's rule).  ``rule="cntk"``:
@@ -256,8 +275,9 @@ def abs(x, rule="torch"):  # noqa: A001 - NNabla's name
         sgn = torch.where(torch.abs(x) > 0, torch.sign(x), x).detach()
         return x * sgn
     if rule == "nnabla" and x.is_floating_point():
-        # x * s is |x| but for -0.0 (-0.0 * 1), which adding +0.0 turns into +0.0
-        return x * torch.where(x < 0, -1.0, 1.0).to(x.dtype).detach() + 0.0
+        # x * s is |x| but for -0.0 (-0.0 * 1), which adding +0.0 turns into +0.0; the
+        # backward reads x's sign when it runs (_NnablaAbs)
+        return _NnablaAbs.apply(x)
     if rule == "nnabla":            # integers: no gradient, and + 0.0 would make them float
         return torch.abs(x)
     if rule != "torch":

@@ -40,11 +40,12 @@ from ...graph import (Variable as _Core, data_of, get_auto_forward, graph_versio
                       topological_nodes, value_holder)
 from ._ndarray import NdArray
 from ._shared_arrays import follow
+from ...graph import IdentityKeyDict
 
 __all__ = ["counting_in_int32", "cast_counters"]
 
 # Each static mean_subtraction node that updates its running mean -> its counter Variable.
-_COUNTED: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_COUNTED: "IdentityKeyDict[Any, Any]" = IdentityKeyDict()
 # How many nodes were recorded in _COUNTED so far (a graph may hold a new one after a record).
 _RECORDED = [0]
 # The roots of a graph cast_counters saw (their ids) -> weak references to them, the graph

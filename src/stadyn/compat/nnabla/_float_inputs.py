@@ -66,6 +66,7 @@ import torch
 from ... import functions as _F
 from ...graph import Variable as _Variable, value_holder
 from ...ops import CATALOG as _CATALOG
+from ...graph import IdentitySet
 
 __all__ = ["FLOAT_CATEGORIES", "reading_floats", "as_float32", "read_as_float", "note_reads"]
 
@@ -152,7 +153,7 @@ def note_reads(node: Any, inputs: Any) -> None:
         entry = _READ_AS_FLOAT.get(key)
         if entry is None or entry[0]() is not v:
             entry = _READ_AS_FLOAT[key] = (
-                weakref.ref(v, lambda ref, key=key: _forget(ref, key)), weakref.WeakSet())
+                weakref.ref(v, lambda ref, key=key: _forget(ref, key)), IdentitySet())
         entry[1].add(node)
 
 

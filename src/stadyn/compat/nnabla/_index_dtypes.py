@@ -18,14 +18,14 @@ from __future__ import annotations
 
 import functools
 import inspect
-import weakref
 from typing import Any, Callable
 
 import numpy as np
+from ...graph import IdentitySet
 
 __all__ = ["giving_uint64_indices", "shown_as_uint64", "as_shown"]
 
-_UINT64: "weakref.WeakSet[Any]" = weakref.WeakSet()
+_UINT64: "IdentitySet[Any]" = IdentitySet()
 _FUNCTIONS = ("max", "min", "sort", "top_k_data", "nonzero", "onnx_non_max_suppression")
 
 

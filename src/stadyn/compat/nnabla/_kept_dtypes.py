@@ -69,6 +69,7 @@ import torch
 from ... import parametric as _parametric
 from ... import solvers as _solvers
 from ...graph import data_of, value_holder
+from ...graph import IdentityKeyDict
 
 __all__ = ["keep", "forget", "kept_now", "filled", "saved_arrays", "kept_arrays", "kept_across",
            "keeping_initializer_arrays"]
@@ -90,7 +91,7 @@ class _Kept(NamedTuple):
 
 
 # The Variable holding a parameter's value -> what is kept for it.
-_KEPT: "weakref.WeakKeyDictionary[Any, _Kept]" = weakref.WeakKeyDictionary()
+_KEPT: "IdentityKeyDict[Any, _Kept]" = IdentityKeyDict()
 
 
 def keep(v: Any, array: Any) -> None:

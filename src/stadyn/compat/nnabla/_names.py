@@ -27,15 +27,15 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from typing import Any
+from ...graph import IdentityKeyDict
 
 __all__ = ["shown_name", "set_shown_name", "same_name_as"]
 
 # The name a program set (or NNabla's own code would have set) on each Variable that has one.
-_SHOWN: "weakref.WeakKeyDictionary[Any, str | bytes]" = weakref.WeakKeyDictionary()
+_SHOWN: "IdentityKeyDict[Any, str | bytes]" = IdentityKeyDict()
 # Variables that stand for another in a graph and show (and set) that one's name.
-_SAME_AS: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_SAME_AS: "IdentityKeyDict[Any, Any]" = IdentityKeyDict()
 
 
 def same_name_as(v: Any, source: Any) -> None:

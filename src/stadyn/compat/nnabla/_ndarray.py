@@ -39,7 +39,8 @@ import torch
 from ...graph import (Variable, auto_forward, data_of, get_current_context, is_zeroing,
                       mark_zeroing, numpy_reader, to_torch_dtype, unmark_zeroing, viewed)
 from ..._errors import ArgumentError, ShapeError
-from ._fill_values import filled_value, scalar_is_filled
+from ._fill_values import (filled_value, mark_filled, mark_made, pending_fill, scalar_is_filled,
+                           unmark_filled)
 from ._kept_dtypes import filled, forget, keep, kept_now, saved_arrays
 from ._index_dtypes import as_shown, shown_as_uint64
 
@@ -187,6 +188,7 @@ class NdArray:
         """
         t = self._mark
         unmark_zeroing(t)
+        unmark_filled(t)
         if self._owner is None:
             return _numpy_view(t, False)
         return as_shown(self._owner[0], _numpy_view(t, True))
@@ -253,10 +255,11 @@ class NdArray:
             >>> a = nn.NdArray((2,)); a.fill(0.5); a.data
             array([0.5, 0.5], dtype=float32)
         """
+        given = value
         value = filled_value(value, self._t.dtype)
         kept = self._kept()
         try:
-            self._fill(value)
+            mark_filled(self._fill(value), given)   # (no array until read: copy_from)
         finally:
             filled(kept)
 
@@ -264,11 +267,12 @@ class NdArray:
         """What ``_kept_dtypes`` keeps for the parameter whose value this array is, if any."""
         return None if self._owner is None else kept_now(self._owner[0], self._mark)
 
-    def _fill(self, value: Any) -> None:
+    def _fill(self, value: Any) -> torch.Tensor:
+        """Write ``value`` into every element; the tensor written (this array's from now on)."""
         renewed = self._renewed()
         if renewed is not None:         # (a dynamic graph's output: no version bump, below)
             (renewed.data if renewed.grad_fn is not None else renewed.detach()).fill_(value)
-            return
+            return renewed
         t = self._mark
         if t.grad_fn is not None:
             # an output of a dynamic graph, which its backward may read: NNabla's backward
@@ -278,6 +282,7 @@ class NdArray:
             unmark_zeroing(t)
         else:
             self._t.fill_(value)
+        return t
 
     def zero(self) -> None:
         """Set every element to 0 (``zeroing`` is True until the values are read).
@@ -292,6 +297,7 @@ class NdArray:
         if t is None:
             t = self._mark
         (t.data if t.grad_fn is not None else t.detach()).zero_()   # as fill()
+        unmark_filled(t)
         mark_zeroing(t)
         filled(kept)
 
@@ -313,24 +319,46 @@ class NdArray:
     def copy_from(self, arr: "NdArray", use_current_context: bool = True) -> "NdArray":
         """Copy ``arr``'s values and dtype into this array (the shapes must agree) and return
         this array, as NNabla 1.39's.  ``use_current_context`` (NNabla's: copy with
-        ``F.identity`` in the current context, or on the source's device and dtype) changes
-        nothing here: NNabla 1.39 gives this array the source's dtype either way.
+        ``F.identity`` in the current context, or on the source's device and dtype) matters
+        only for a source whose last change was ``zero()`` or ``fill(v)``, unread since
+        (NNabla holds no array for it then: ``_fill_values.py``): with it, both arrays become
+        the context's float type holding ``v`` (a uint8 source filled with 300 copies as
+        ``300.0``); without it, NNabla finds no array to copy: IndexError.
 
         Example:
             >>> import numpy as np, stadyn.compat.nnabla as nn
             >>> a = nn.NdArray((2,))
             >>> a.copy_from(nn.NdArray.from_numpy_array(np.array([1, 2]))) is a, a.data
             (True, array([1, 2]))
+            >>> s = nn.NdArray.from_numpy_array(np.zeros(2, np.uint8)); s.fill(300)
+            >>> a.copy_from(s).data
+            array([300., 300.], dtype=float32)
         """
         src = _tensor_of(arr, "copy_from")
         if tuple(src.shape) != self.shape:
             raise RuntimeError(f"NdArray.copy_from: an array of shape {tuple(src.shape)} into "
                                f"one of shape {self.shape} (NNabla 1.39's RuntimeError)")
         dtype = src.dtype
-        if use_current_context and isinstance(arr, NdArray) and is_zeroing(arr._mark):
-            # NNabla's zero() leaves no array to copy: F.identity reads the zeros in the
-            # current context's type (a uint8 array zeroed copies as float32 in cpu:float)
+        pending = None
+        if isinstance(arr, NdArray):
+            pending = pending_fill(arr._mark, is_zeroing(arr._mark))
+        if pending is not None:
+            if not use_current_context:
+                raise IndexError("NdArray.copy_from(src, use_current_context=False): the source "
+                                 "was zeroed or filled and not read since, so NNabla 1.39 holds "
+                                 "no array of it to copy (map::at); read it first (src.data) or "
+                                 "copy in the current context")
+            # F.identity reads the recorded value in the current context's type: the source
+            # is an array of that type from now on, as NNabla's
             dtype = get_current_context().compute_dtype
+            zeroing = is_zeroing(arr._mark)
+            if src.dtype != dtype:
+                arr._retensor(torch.full(tuple(src.shape), pending, dtype=dtype,
+                                         device=src.device))
+                if zeroing:
+                    mark_zeroing(arr._mark)
+            mark_made(arr._mark)        # (an array now; ``zeroing`` stays, as NNabla's)
+            src = torch.full(tuple(src.shape), pending, dtype=dtype, device=src.device)
         t = self._t
         if dtype != t.dtype:
             t = self._retensor(torch.empty_like(t, dtype=dtype)).detach()

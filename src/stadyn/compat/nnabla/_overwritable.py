@@ -31,7 +31,6 @@ Example:
 
 from __future__ import annotations
 
-import weakref
 from typing import Any, Callable, Sequence
 
 from ...graph import Variable as _Core, data_of, get_auto_forward, hand_out, topological_nodes
@@ -39,6 +38,7 @@ from ._function import as_function
 from ._own_arrays import holds_input_array
 from ._readers import reader_count
 from ._refusals import _refuse
+from ...graph import IdentityKeyDict
 
 __all__ = ["check_overwritable", "READS_OUTPUT", "check_unbranched", "write_in_place",
            "check_before_forward", "share_after_forward"]
@@ -116,7 +116,7 @@ _BRANCHING = ("out= is read by another function too, and {name} would overwrite 
 
 # The node of each in-place result (``F.scatter_nd(..., out=x)``) -> ``x``, whose array it
 # holds; its node reads ``x`` once (the ``stop_gradient`` the result is computed from).
-_IN_PLACE: "weakref.WeakKeyDictionary[Any, Any]" = weakref.WeakKeyDictionary()
+_IN_PLACE: "IdentityKeyDict[Any, Any]" = IdentityKeyDict()
 
 
 def write_in_place(y: Any, x: Any) -> None:

@@ -35,15 +35,16 @@ import torch
 from ...graph import (Variable as _Core, data_of, get_auto_forward, hand_out, handed_out,
                       on_renew, renew_value)
 from ._readers import reader_functions
+from ...graph import IdentityKeyDict, IdentitySet
 
 __all__ = ["own_array", "give_array", "give_ndarray", "owned_output", "shares_by_design",
            "renew_shared_input", "renew_shared_outputs", "holds_input_array"]
 
 # Nodes whose output holds an input's array by the call that made them (NNabla's in-place
 # ``F.scatter_nd(..., out=x)``: ``_overwritable.write_in_place``).
-_HOLD_INPUT_ARRAYS: "weakref.WeakSet" = weakref.WeakSet()
+_HOLD_INPUT_ARRAYS: "IdentitySet" = IdentitySet()
 # The Variable whose array they hold -> those nodes (for renew_shared_outputs).
-_HELD_BY: "weakref.WeakKeyDictionary" = weakref.WeakKeyDictionary()
+_HELD_BY: "IdentityKeyDict" = IdentityKeyDict()
 
 
 def holds_input_array(node, x=None) -> None:
@@ -60,7 +61,7 @@ def holds_input_array(node, x=None) -> None:
     """
     _HOLD_INPUT_ARRAYS.add(node)
     if x is not None:
-        _HELD_BY.setdefault(x, weakref.WeakSet()).add(node)
+        _HELD_BY.setdefault(x, IdentitySet()).add(node)
 
 
 def shares_by_design(node) -> bool:

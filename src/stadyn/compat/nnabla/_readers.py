@@ -28,13 +28,14 @@ from __future__ import annotations
 
 import weakref
 from typing import Any, Iterable
+from ...graph import IdentityKeyDict
 
 __all__ = ["note_readers", "note_reader_function", "note_rewired", "reader_count",
            "reader_functions"]
 
-_COUNTS: "weakref.WeakKeyDictionary[Any, int]" = weakref.WeakKeyDictionary()
-_FUNCTIONS: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
-_REWIRED: "weakref.WeakKeyDictionary[Any, list]" = weakref.WeakKeyDictionary()
+_COUNTS: "IdentityKeyDict[Any, int]" = IdentityKeyDict()
+_FUNCTIONS: "IdentityKeyDict[Any, list]" = IdentityKeyDict()
+_REWIRED: "IdentityKeyDict[Any, list]" = IdentityKeyDict()
 
 
 def note_readers(inputs: Iterable[Any], function: Any = None) -> None:

@@ -50,6 +50,7 @@ from typing import Any, Callable
 from ...graph import Variable as _Variable, data_of, get_auto_forward
 from ...parametric import current_registry
 from ._names import same_name_as
+from ...graph import IdentityKeyDict
 
 __all__ = ["REGISTERED_FLAGS", "is_registered", "set_by_stadyn", "program_view", "follow_flag",
            "honouring_registered_flags", "live_program_view"]
@@ -57,7 +58,7 @@ __all__ = ["REGISTERED_FLAGS", "is_registered", "set_by_stadyn", "program_view",
 _STADYN = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))) + os.sep
 
 # The registered flag of a parameter where it differs from what its Variable computes with.
-REGISTERED_FLAGS: "weakref.WeakKeyDictionary[Any, bool]" = weakref.WeakKeyDictionary()
+REGISTERED_FLAGS: "IdentityKeyDict[Any, bool]" = IdentityKeyDict()
 
 
 def is_registered(v: Any) -> bool:
@@ -90,7 +91,7 @@ def set_by_stadyn(frame: Any) -> bool:
 
 
 # Each registered parameter's program view while a graph (or anything else) holds it.
-_PROGRAM_VIEWS: "weakref.WeakKeyDictionary[Any, weakref.ref]" = weakref.WeakKeyDictionary()
+_PROGRAM_VIEWS: "IdentityKeyDict[Any, weakref.ref]" = IdentityKeyDict()
 
 
 def _program_flag(v: Any) -> bool:

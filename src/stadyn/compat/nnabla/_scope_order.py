@@ -29,12 +29,12 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import weakref
 from collections import OrderedDict
 from typing import Any
 
 from ... import parametric as _parametric
 from ...graph import current_scope
+from ...graph import IdentityKeyDict
 
 __all__ = ["parameter_scope", "clear_parameters", "ordered_keys"]
 
@@ -51,7 +51,7 @@ class _Order:
         self.order: list = []
 
 
-_ORDERS: "weakref.WeakKeyDictionary[Any, _Order]" = weakref.WeakKeyDictionary()
+_ORDERS: "IdentityKeyDict[Any, _Order]" = IdentityKeyDict()
 
 
 def _order_of(registry) -> _Order:

@@ -41,24 +41,25 @@ from ...graph import (Variable as _Core, data_of, grad_of, hand_out, holds_array
                       stop_reading, value_holder, viewed)
 from ...graph import mark_zeroing
 from ._own_arrays import own_array
+from ...graph import IdentityKeyDict, IdentitySet
 
 __all__ = ["same_variable", "unlinked_view", "share_array", "members", "follow", "watch_output",
            "relink_grads", "viewed_in_group", "note_view", "keep_old_arrays"]
 
 # Each Variable of a group -> the group's members (a weak set shared by all of them).
-_GROUPS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
+_GROUPS: "IdentityKeyDict[_Core, IdentitySet]" = IdentityKeyDict()
 
 
 # Each Variable -> the views ``get_unlinked_variable`` made of it (NNabla's CgVariables over
 # its array): what keeps that array when the Variable is given another (``rewire_on``).
-_VIEWS: "weakref.WeakKeyDictionary[_Core, weakref.WeakSet]" = weakref.WeakKeyDictionary()
+_VIEWS: "IdentityKeyDict[_Core, IdentitySet]" = IdentityKeyDict()
 
 
 def note_view(x: _Core, view: _Core) -> None:
     """Record ``view`` (``x.get_unlinked_variable()``) as holding ``x``'s array."""
     views = _VIEWS.get(x)
     if views is None:
-        views = _VIEWS[x] = weakref.WeakSet()
+        views = _VIEWS[x] = IdentitySet()
     views.add(view)
 
 
@@ -116,7 +117,7 @@ def share_array(x: _Core, view: _Core) -> None:
     """
     group = _GROUPS.get(x)
     if group is None:
-        group = _GROUPS[x] = weakref.WeakSet([x])
+        group = _GROUPS[x] = IdentitySet([x])
     group.add(view)
     _GROUPS[view] = group
 

@@ -41,7 +41,6 @@ Example:
 from __future__ import annotations
 
 import contextlib
-import weakref
 from typing import Callable
 
 import torch
@@ -49,12 +48,13 @@ import torch
 from ...graph import Variable as _Core, data_of, grad_of, keep_own_grad, topological_nodes
 from ...graph import backward_order, drop_own_grad, mark_zeroing
 from ._shared_arrays import members
+from ...graph import IdentityKeyDict, IdentitySet
 
 __all__ = ["note_sharing", "backward_sharing", "share_grad", "unshare_grad", "relink_held"]
 
 # Leaves made to share an op output's arrays (get_unlinked_variable, reshape(unlink=True)):
 # only a backward whose graph holds one of them looks further.
-_SHARING: "weakref.WeakSet[_Core]" = weakref.WeakSet()
+_SHARING: "IdentitySet[_Core]" = IdentitySet()
 
 
 def note_sharing(leaf: _Core) -> None:
@@ -70,7 +70,7 @@ def note_sharing(leaf: _Core) -> None:
 
 
 # ``v.grad = h.grad``: v -> h, whose gradient array v holds (its data its own)
-_GRAD_OF: "weakref.WeakKeyDictionary[_Core, _Core]" = weakref.WeakKeyDictionary()
+_GRAD_OF: "IdentityKeyDict[_Core, _Core]" = IdentityKeyDict()
 
 
 def share_grad(v: _Core, h: _Core) -> bool:

@@ -39,10 +39,11 @@ from typing import Sequence
 from ...functions import spectral_norm
 from ...graph import (FunctionNode, Variable, backward_order, data_of, get_auto_forward,
                       graph_version, run_before, topological_nodes)
+from ...graph import IdentityKeyDict
 
 __all__ = ["record_starts", "write_after_backward"]
 
-_STARTS: "weakref.WeakKeyDictionary[FunctionNode, object]" = weakref.WeakKeyDictionary()
+_STARTS: "IdentityKeyDict[FunctionNode, object]" = IdentityKeyDict()
 # roots' ids -> (their weak references, the graph version, their writing spectral-norm nodes):
 # a graph's walk is paid once, not on every forward (a root's ancestors change only by a
 # rewiring, which moves the graph version on)

@@ -50,6 +50,9 @@ from ._spectral_u import record_starts, write_after_backward
 from ._variable_arrays import assign, grad_array, grad_tensor, value_array
 from ._variable_operators import _checked_operator
 from ._variable_protocol import VariableProtocol
+from ._variable_identity import holding_the_same, share_identity
+from ._backward_args import clearing, clears, refuse_grad_shape, refuse_leaf
+from ._fill_values import unmark_filled
 from ._kept_dtypes import forget
 from ._written_types import (assign_to_output, broadcast_written, float_for_gradients,
                              sync_for_backward, take_written_type, warn_rounded)
@@ -260,7 +263,7 @@ class Variable(VariableProtocol, _HeldReading):
                                      else bool(need_grad)))
         note_sharing(v)                 # (its gradient array is this one's: _shared_grads.py)
         note_view(self, v)              # (it keeps this one's array at a rewire_on)
-        return v
+        return v                        # (== and hash() as this one's: _variable_identity.py)
 
     def unlinked(self, need_grad: bool | None = None) -> "Variable":
         """NNabla's older name of :meth:`get_unlinked_variable` (the same: ``need_grad=None``
@@ -296,6 +299,7 @@ class Variable(VariableProtocol, _HeldReading):
             raise RuntimeError(f"Variable.rewire_on: the shapes must match: the Variable "
                                f"given has {tuple(var.shape)}, this one {tuple(self.shape)}")
         keep_old_arrays(self)           # (its views keep the array it holds now)
+        share_identity(self, var)       # (NNabla's: var's nbla::Variable, == and hash())
         _Core.rewire_on(self, var)
         _Core.clear_all_graph_links(var)
         read_value_of(var, self)
@@ -348,6 +352,7 @@ class Variable(VariableProtocol, _HeldReading):
         float32 for a Variable of integers or bools, as NNabla's)."""
         value = _Core.g.fget(self)
         unmark_zeroing(grad_of(self))
+        unmark_filled(grad_of(self))
         return value
 
     @g.setter
@@ -405,7 +410,7 @@ class Variable(VariableProtocol, _HeldReading):
         another Variable) raises RuntimeError, as NNabla's (variable.cpp: "The variable has
         no parent"); so does its ``backward``.
         """
-        _refuse_leaf(self, "forward")
+        refuse_leaf(self, "forward")
         mark_forwarded(self)
         parent = self.parent
         if parent is not None and parent.spec.forwards_inputs:
@@ -423,15 +428,15 @@ class Variable(VariableProtocol, _HeldReading):
         (``_written_types.sync_for_backward``, whose example shows it).  A spectral norm's ``u``
         is written again from the ``u`` its forward started from, in NNabla's backward order
         (``_spectral_u``)."""
-        _refuse_leaf(self, "backward")
-        _refuse_grad_shape(self, args[0] if args else kwargs.get("grad", 1))
+        refuse_leaf(self, "backward")
+        refuse_grad_shape(self, args[0] if args else kwargs.get("grad", 1))
         sync_for_backward()
         # (a leaf sharing an op output's gradient array in the graph: NNabla's order places
         # what it gets, _shared_grads.py)
         def run(clear: bool) -> None:
-            a, k = _clearing(args, kwargs, clear)
+            a, k = clearing(args, kwargs, clear)
             super(Variable, self).backward(*a, **k)
-        backward_sharing(self, run, _clears(args, kwargs))
+        backward_sharing(self, run, clears(args, kwargs))
         write_after_backward(self)      # NNabla's spectral norms write u again: _spectral_u
 
     def apply(self, **kwargs) -> "Variable":
@@ -522,55 +527,6 @@ for _op, _function in (("add", "add2"), ("sub", "sub2"), ("mul", "mul2"),
     setattr(Variable, f"__r{_op}__", _checked_operator(f"__r{_op}__", _function, True))
 
 
-def _refuse_leaf(v: Variable, what: str) -> None:
-    if v.parent is None:
-        raise RuntimeError(f"Variable.{what}: value error in {what}: the variable "
-                           f"{v.name or tuple(v.shape)!r} has no parent function (a leaf, "
-                           "or one whose function rewire_on moved to another Variable)")
-
-
-def _refuse_grad_shape(v: Variable, grad: Any) -> None:
-    # NNabla 1.39's backward (_variable.pyx) makes an NdArray of an array grad's own shape and
-    # hands it to Variable::set_grad, whose check refuses any other shape than the Variable's
-    # (variable.cpp:50, "Shape must match"): no broadcasting.  Anything else that is not a
-    # scalar it writes into a 0-d array: a list or tuple is NumPy's ValueError there, a Variable
-    # a RuntimeError (no dtype for it).  (The caller's line is looked up only to refuse: this
-    # runs on every backward)
-    if isinstance(grad, (list, tuple)):
-        raise ValueError(f"Variable.backward: grad must be a scalar, a NumPy array or an NdArray, "
-                         f"not a {type(grad).__name__} (NNabla 1.39 stores it as a scalar: "
-                         f"setting an array element with a sequence; called at {_where()})")
-    if isinstance(grad, (_graph.Variable, VariableProtocol)):
-        raise RuntimeError("Variable.backward: grad must be a scalar, a NumPy array or an "
-                           "NdArray, not a Variable (pass its .g or .d; NNabla 1.39: type error "
-                           f"in dtype_to_string; called at {_where()})")
-    if isinstance(grad, (np.ndarray, NdArray)) and tuple(grad.shape) != tuple(v.shape):
-        raise RuntimeError(f"Variable.backward: value error in set_grad: grad of shape "
-                           f"{tuple(grad.shape)} for a Variable of shape {tuple(v.shape)} "
-                           f"(NNabla 1.39: Shape must match; called at {_where()})")
-
-
-def _where() -> str:
-    """The user's line that called, for a refusal's message."""
-    return _graph.format_location(_graph.user_location())
-
-
-def _clears(args: tuple, kwargs: dict) -> bool:
-    """Whether a ``backward(*args, **kwargs)`` call asks to clear buffers."""
-    return bool(kwargs["clear_buffer"] if "clear_buffer" in kwargs
-                else args[1] if len(args) > 1 else False)
-
-
-def _clearing(args: tuple, kwargs: dict, clear: bool):
-    """``backward``'s positional and keyword arguments with ``clear_buffer`` set to ``clear``."""
-    args = list(args)
-    if len(args) > 1:
-        args[1] = clear
-    else:
-        kwargs = {**kwargs, "clear_buffer": clear}
-    return args, kwargs
-
-
 def forward_all(variables, *args, **kwargs) -> None:
     """NNabla's ``nn.forward_all(variables, clear_buffer=False, clear_no_need_grad=False,
     function_pre_hook=None, function_post_hook=None)``:
@@ -610,6 +566,9 @@ def as_nnabla(v: Any) -> Any:
     """
     if type(v) is _Core:
         v.__class__ = Variable
+        for view in holding_the_same(v):    # (a graph's frozen view of a parameter: == v)
+            if type(view) is _Core:
+                view.__class__ = Variable
     elif isinstance(v, Mapping):
         for item in v.values():
             as_nnabla(item)

@@ -20,6 +20,7 @@ from ...graph import Variable as _Core, data_of, grad_of
 from ._float_inputs import as_float32
 from ._indexing import getitem, setitem
 from ._ndarray import NdArray
+from ._variable_identity import same_variable, share_identity, variable_hash
 
 __all__ = ["VariableProtocol"]
 
@@ -68,6 +69,7 @@ class VariableProtocol:
             old.rewire_as(self)
         result = setitem(old, key, as_float32(value))
         self.rewire_as(result)
+        share_identity(self, result)        # (NNabla's rewire_on: the output's nbla::Variable)
         # NNabla's rewire copies the flags of the function's output: ``x`` needs a gradient
         # when the old ``x`` or ``value`` does (steal_variable_from_to, computation_graph.cpp)
         _Core.need_grad.fset(self, result.need_grad)
@@ -90,26 +92,38 @@ class VariableProtocol:
         return True
 
     def __eq__(self, other) -> bool:
-        """``x == y``: whether ``x`` and ``y`` are the same Variable; comparing with anything
-        else (a number, None, an NdArray) is a ``TypeError``, as NNabla 1.39's (so is
-        ``1.0 in x``).  Not an element-wise comparison: that is ``F.equal(x, y)``.
+        """``x == y``: whether ``x`` and ``y`` hold one C++ ``nbla::Variable``, as NNabla
+        1.39's (``_variable.pyx``): ``x.get_unlinked_variable()`` equals ``x``, and so does a
+        Variable ``rewire_on(x)`` rewired; comparing with anything else (a number, None, an
+        NdArray) is a ``TypeError``, as NNabla's (so is ``1.0 in [x]``).  Not an element-wise
+        comparison: that is ``F.equal(x, y)``.  (``_variable_identity.py``)
 
         Example:
             >>> import stadyn.compat.nnabla as nn
             >>> x = nn.Variable((2,))
-            >>> x == x, x != nn.Variable((2,))
-            (True, True)
+            >>> x == x, x != nn.Variable((2,)), x == x.get_unlinked_variable()
+            (True, True, True)
         """
         if not isinstance(other, _Core):
             raise TypeError(f"Cannot convert {type(other).__name__} to nnabla Variable "
                             "(NNabla 1.39 compares a Variable with Variables only; for "
                             "element-wise comparison use F.equal / F.equal_scalar)")
-        return self is other
+        return same_variable(self, other)
 
     def __ne__(self, other) -> bool:
         return not self.__eq__(other)
 
-    __hash__ = _Core.__hash__
+    def __hash__(self) -> int:
+        """The hash of the ``nbla::Variable`` this Variable holds, as NNabla 1.39's: a view
+        (``get_unlinked_variable``) hashes as its source; ``rewire_on`` changes it.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> x = nn.Variable((2,))
+            >>> hash(x.get_unlinked_variable()) == hash(x)
+            True
+        """
+        return variable_hash(self)
 
     def __abs__(self):
         """Refused, as NNabla 1.39's Variable takes no ``abs()`` (``TypeError``): use

@@ -35,13 +35,14 @@ from ...graph import (Variable as _Core, data_of, grad_of, to_torch_dtype, user_
                       value_holder)
 from ._float_inputs import read_as_float
 from ._shared_arrays import members
+from ...graph import IdentityKeyDict
 
 __all__ = ["stays_float", "float_for_gradients", "take_written_type", "warn_rounded",
            "assign_to_output", "sync_for_backward", "broadcast_written"]
 
 # An op output -> the tensor the backward of its graph reads (the one its last run gave it)
 # and a weak reference to the tensor it holds since integers assigned gave it other memory.
-_FOR_BACKWARD: "weakref.WeakKeyDictionary[_Core, tuple]" = weakref.WeakKeyDictionary()
+_FOR_BACKWARD: "IdentityKeyDict[_Core, tuple]" = IdentityKeyDict()
 
 
 def stays_float(v: _Core, current: torch.Tensor) -> bool:
