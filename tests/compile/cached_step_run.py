@@ -22,22 +22,23 @@ def train(mode: str, steps: int = 3) -> list[float]:
     import stadyn.solvers as S
     from stadyn.ops import CNTKStream
 
-    rng = np.random.RandomState(1)
-    xb = rng.rand(4, 8).astype(np.float32)
-    tb = rng.randint(0, 3, (4, 1))
+    xb = np.random.RandomState(1).rand(4, 8).astype(np.float32)
     with sd.parameter_registry(sd.ParameterRegistry()):
         sd.seed(0)
-        x, t = sd.Variable((4, 8)), sd.Variable((4, 1))
+        x = sd.Variable((4, 8))
         h = F.relu(PF.affine(x, 16, name="fc1"))
         h = F.dropout(h, 0.5, seed=CNTKStream(3))            # CNTK 2.7's mask
         h = F.dropout(h, 0.25, seed=5, rule="nnabla")          # NNabla 1.39's mask
-        loss = F.mean(F.softmax_cross_entropy(PF.affine(h, 3, name="fc2"), t))
+        # (the loss is the mean of what the two masks keep: a classifier and a cross entropy
+        # after them were 3 more kernels to compile, ~12 s of the test's CPU, and showed the
+        # masks no better)
+        loss = F.mean(h)
         solver = S.Sgd(lr=0.5)
         solver.set_parameters(sd.get_parameters())
         step = sd.compile_step(loss, solver) if mode == "compiled" else None
         losses = []
         for _ in range(steps):
-            x.d, t.d = xb, tb
+            x.d = xb
             if step is not None:
                 step()
             else:

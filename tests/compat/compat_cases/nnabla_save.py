@@ -51,3 +51,29 @@ def nnp_save(nn, F, PF, r):
             out[name + "/networks"] = nnp.get_network_names()
             out[name + "/parameters"] = sorted(SV.get_parameters(grad_only=False))
     return out
+
+
+@nnabla_case(names=[S_ + "save"],
+             note="the members of a saved .nnp are stored, not deflated (NNabla 1.39's "
+                  "zipfile.ZipFile(path, 'w'): Stadyn deflated them), with either parameter "
+                  "format, and the files read back")
+def nnp_save_members_stored(nn, F, PF, r):
+    import zipfile
+    SV = r.module("nnabla.utils.save")
+    nn.clear_parameters()
+    x = nn.Variable((2, 4))
+    y = PF.affine(x, 3, name="fc")
+    listing = r.set_params(SV.get_parameters(grad_only=False))
+    contents = {"networks": [{"name": "net", "batch_size": 2, "outputs": {"y": y},
+                              "names": {"x": x}}],
+                "executors": [{"name": "runtime", "network": "net", "data": ["x"],
+                               "output": ["y"]}]}
+    out = {"params": listing}
+    with r.tempdir() as folder:
+        for name, fmt in (("h5.nnp", ".h5"), ("pb.nnp", ".protobuf")):
+            path = os.path.join(folder, name)
+            SV.save(path, contents, parameter_format=fmt)
+            with zipfile.ZipFile(path) as z:
+                out[name] = [[i.filename, i.compress_type, i.file_size == i.compress_size]
+                             for i in z.infolist()]
+    return out
