@@ -86,6 +86,7 @@ MODULES = {
              "cntk_fn_43",
              "cntk_rmfn_43",
              "cntk_user_43b",
+             "cntk_user_44",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],

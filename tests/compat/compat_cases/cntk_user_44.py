@@ -1,0 +1,46 @@
+"""A CNTK 2.7 user's own programs (round 44): what CNTK 2.7's own tests of its ops
+(``cntk/ops/tests``, ``cntk/tests``) still ran into, each run unchanged on CNTK 2.7 and on
+``stadyn.compat.cntk``."""
+
+import functools
+
+import numpy as np
+
+from compat_harness import cntk_case
+from compat_outcomes import as_raised, as_returned, outcome
+
+_returned = functools.partial(outcome, convert=as_returned, raised=as_raised)
+
+
+@cntk_case(names=["cntk.batch_normalization", "cntk.FreeDimension", "cntk.InferredDimension",
+                  "cntk.parameter", "cntk.constant"])
+def user44_spatial_batch_normalization_over_free_dimensions(C, r):
+    """Spatial ``batch_normalization`` of an image whose height and width are
+    ``FreeDimension`` (``non_linear_test.py``'s
+    ``test_op_batch_normalization_spatial_shape_inference``): CNTK 2.7 infers its
+    ``(InferredDimension,)`` scale, bias and running statistics from the channel axis alone
+    (one value per channel), keeps the free axes in the output's shape, and normalizes images
+    of any size; where the channel axis is the free one, or the normalization is not spatial,
+    the statistics stay ``(-1,)`` and the graph is refused when it runs."""
+    res = {}
+    for shape, spatial in [((1, C.FreeDimension, C.FreeDimension), True),
+                           ((2, C.FreeDimension, C.FreeDimension), True),
+                           ((2, C.FreeDimension), True),
+                           ((C.FreeDimension, 2, 2), True),
+                           ((2, C.FreeDimension), False)]:
+        ps = (C.InferredDimension,)
+        x = C.input_variable(shape)
+        scale, bias = C.parameter(ps, init=1), C.parameter(ps, init=2)
+        mean, var = C.constant(3, shape=ps), C.constant(4, shape=ps)
+        bn = C.batch_normalization(x, scale, bias, mean, var, spatial,
+                                   normalization_time_constant=-1, epsilon=0.01,
+                                   running_count=C.constant(2, shape=()))
+        got = {"statistics": [list(p.shape) for p in (scale, bias, mean, var)]}
+        if spatial and shape[0] > 0:
+            got["shape"] = list(bn.shape)
+        for side in (3, 2):
+            full = tuple(side if d < 0 else d for d in shape)
+            data = r.randn(2, *full).astype(np.float32)
+            got["eval %d" % side] = _returned(lambda: np.asarray(bn.eval({x: data})))
+        res["%s %s" % (shape, spatial)] = got
+    return res
