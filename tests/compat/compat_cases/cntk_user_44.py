@@ -44,3 +44,36 @@ def user44_spatial_batch_normalization_over_free_dimensions(C, r):
             got["eval %d" % side] = _returned(lambda: np.asarray(bn.eval({x: data})))
         res["%s %s" % (shape, spatial)] = got
     return res
+
+
+def _shown(value):
+    """What ``eval`` gave: its type's name and its values (a SciPy matrix made dense)."""
+    dense = value.todense() if hasattr(value, "todense") else value
+    return {"type": type(value).__name__, "value": np.asarray(dense)}
+
+
+@cntk_case(names=["cntk.eye_like", "cntk.unpack_batch", "cntk.transpose", "cntk.load_model",
+                  "cntk.Function.save"])
+def user44_eye_like_sparse_output_through_a_model_file(C, r):
+    """``eye_like(..., sparse_output=True)`` (``non_diff_test.py``'s ``test_eye_like``):
+    CNTK 2.7 evaluates it to a SciPy CSR matrix, of a batch of vectors, of ``unpack_batch``'s
+    ``(FreeDimension, 3)`` (whose shape it keeps) and of its transpose, and a model saved and
+    loaded again still gives a CSR matrix (the file's ``EyeLikeOp`` keeps ``OutputSparse``);
+    with ``sparse_output=False`` an array."""
+    res = {}
+    operand = np.array([[2.1, 2., 2.], [4.7, 3., 5.], [5.1, 2., 5.]], np.float32)
+    for sparse in (True, False):
+        x = C.input_variable(3, needs_gradient=True)
+        for kind, y in [("batch", C.eye_like(x, sparse_output=sparse)),
+                        ("unpacked", C.eye_like(C.unpack_batch(x), sparse_output=sparse)),
+                        ("transposed", C.eye_like(C.transpose(C.unpack_batch(x), (1, 0)),
+                                                  sparse_output=sparse))]:
+            got = {"eval": _shown(y.eval({x: operand}))}
+            if kind != "batch":
+                got["shape"] = list(y.shape)
+            y.save(kind + ".model")
+            loaded = C.load_model(kind + ".model")
+            got["loaded"] = _shown(loaded.eval({loaded.arguments[0]: operand}))
+            res["%s %s" % (kind, sparse)] = got
+    r.touch("cntk.Function.save")
+    return res

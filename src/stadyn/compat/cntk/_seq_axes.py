@@ -284,7 +284,7 @@ def refuse_free_windows(x: Variable, window, strides, auto, dilation=1, op: str 
 
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod"})
 _SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax", "flip",
-                        "dropout", "cumsum"})
+                        "dropout", "cumsum", "cntk_eye_like"})
 # ops whose output is shaped as their first input (the operand), the others broadcast to it
 _OPERAND_SHAPED = frozenset({"cntk_batch_normalization"})
 _MOVING = frozenset({"slice", "pad", "transpose", "concatenate", "affine", "reshape",
