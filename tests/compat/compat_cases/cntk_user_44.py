@@ -77,3 +77,24 @@ def user44_eye_like_sparse_output_through_a_model_file(C, r):
             res["%s %s" % (kind, sparse)] = got
     r.touch("cntk.Function.save")
     return res
+
+
+@cntk_case(names=["cntk.swapaxes"])
+def user44_swapaxes_counts_axes_from_the_last(C, r):
+    """``swapaxes`` with an axis the sample does not have (``reshaping_test.py``'s
+    ``test_swapaxes_0d_1d_operands``): CNTK 2.7 turns Python's axis ``k`` into its static axis
+    ``-k-1``; one counted back past the first is a ValueError naming that axis (a scalar's or
+    a vector's default axes 0 and 1), one counted on past the last pads the sample with axes
+    of 1 in front (``(2, 3)``'s axes -3 and 0: ``(2, 1, 3)``)."""
+    res = {}
+    for shape, a, b in [((), 0, 1), ((2,), 0, 1), ((2,), 1, 0), ((2,), 0, -2), ((2,), -1, 0),
+                        ((2, 3), 0, 2), ((2, 3), -3, 0), ((2, 3), 1, -2), ((2, 3, 4), 0, 5)]:
+        x = C.input_variable(shape)
+        data = r.randn(2, *shape).astype(np.float32)
+
+        def run(x=x, a=a, b=b, data=data):
+            y = C.swapaxes(x, a, b)
+            return {"shape": list(y.shape), "value": np.asarray(y.eval({x: data}))}
+        res["%s %d %d" % (shape, a, b)] = outcome(
+            run, convert=as_returned, raised=functools.partial(as_raised, first_line=True))
+    return res
