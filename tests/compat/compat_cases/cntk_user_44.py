@@ -5,6 +5,7 @@
 import functools
 
 import numpy as np
+import scipy.sparse as sp
 
 from compat_harness import cntk_case
 from compat_outcomes import as_raised, as_returned, outcome
@@ -97,4 +98,40 @@ def user44_swapaxes_counts_axes_from_the_last(C, r):
             return {"shape": list(y.shape), "value": np.asarray(y.eval({x: data}))}
         res["%s %d %d" % (shape, a, b)] = outcome(
             run, convert=as_returned, raised=functools.partial(as_raised, first_line=True))
+    return res
+
+
+@cntk_case(names=["cntk.one_hot", "cntk.Function.eval", "cntk.Function.grad", "cntk.times",
+                  "cntk.Value.is_sparse"])
+def user44_values_held_sparse(C, r):
+    """``eval``/``grad`` with ``as_numpy=False`` (``sparse_test.py``'s
+    ``test_2d_non_sequence_sparse_one_hot``, ``losses_test.py``'s ``test_nce_loss``): CNTK 2.7's
+    Value of ``one_hot(..., sparse_output=True)`` is sparse (of sequences too), and such a
+    Value fed to a sparse input is taken (its ``times`` with the identity its dense values);
+    the gradient of the weight of ``times`` with a sparse input is a sparse Value, a dense
+    one where the weight is also used with a dense input."""
+    res = {}
+    x = C.input_variable((2,))
+    oh = C.one_hot(x, 3, sparse_output=True)
+    v = oh.eval({x: np.array([[2, 1], [0, 2], [1, 0]], np.float32)}, as_numpy=False)
+    res["one_hot"] = {"sparse": v.is_sparse, "shape": list(v.shape)}
+    res["dense one_hot"] = C.one_hot(x, 3).eval(
+        {x: np.array([[2, 1]], np.float32)}, as_numpy=False).is_sparse
+    y = C.input_variable((2, 3), is_sparse=True)
+    res["fed to a sparse input"] = _returned(lambda: np.asarray(C.times(
+        y, C.constant(np.eye(3, dtype=np.float32))).eval({y: v})))
+    s = C.sequence.input_variable((2,))
+    w = C.one_hot(s, 3, sparse_output=True).eval(
+        {s: [np.array([[2, 1], [0, 2]], np.float32), np.array([[1, 0]], np.float32)]},
+        as_numpy=False)
+    res["sequences"] = {"sparse": w.is_sparse, "shape": list(w.shape)}
+    sx, dx = C.input_variable(4, is_sparse=True), C.input_variable(4)
+    E = C.parameter((4, 2), init=1.0)
+    rows = np.eye(4, dtype=np.float32)[[0, 2]]
+    for kind, z, data in [("sparse", C.times(sx, E), {sx: sp.csr_matrix(rows)}),
+                          ("dense", C.times(dx, E), {dx: rows}),
+                          ("both", C.times(sx, E) + C.times(dx, E),
+                           {sx: sp.csr_matrix(rows), dx: rows})]:
+        res["grad " + kind] = z.grad(data, wrt=[E], as_numpy=False).is_sparse
+    r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.Value.is_sparse")
     return res

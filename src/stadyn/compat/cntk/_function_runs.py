@@ -37,6 +37,7 @@ from ._deferred_runs import not_provided, typeless_data, unbound_placeholders
 from ._late import late
 from ._requested_outputs import RequestedOutputs
 from ._run_checks import RunnableCheck
+from ._sparse_gradients import held_sparse
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_flags,
                               truncated_layout)
@@ -248,7 +249,7 @@ class FunctionRuns:
             refuse_unpacking(layout)        # (after the run, whose states go on, as CNTK's)
         values = {o: output_value(unwrap(o)) for o in wanted}
         if not as_numpy:
-            values = _as_values(values)
+            values = _as_values(values, held_sparse(values))
         pending = pending_assignments(assigns)
         if not keep:
             apply_assignments(pending)      # training: after the backward
@@ -353,7 +354,7 @@ class FunctionRuns:
                 out[v] = output_value(var, var.g if var.grad is not None else
                                 np.zeros(var.shape, np.float32))     # per sequence, too
             apply_assignments(state.assignments)
-            return out if as_numpy else _as_values(out)
+            return out if as_numpy else _as_values(out, held_sparse(out, roots))
         finally:
             for v, g in saved:
                 v.grad = g
@@ -418,11 +419,16 @@ class FunctionRuns:
 
 
 
-def _as_values(arrays: dict) -> dict:
+def _as_values(arrays: dict, sparse=()) -> dict:
     """CNTK's Value objects for ``{variable: array or list of sequences}`` (``as_numpy=False``
-    of ``forward``, ``backward`` and ``grad``): sequences padded, their lengths kept."""
-    return {o: Value._holding(v) if isinstance(v, np.ndarray) else
-            Value._of_sequences(v) if isinstance(v, list) else v for o, v in arrays.items()}
+    of ``forward``, ``backward`` and ``grad``): sequences padded, their lengths kept; those of
+    the keys in ``sparse`` marked sparse (``is_sparse``, as CNTK 2.7 holds them)."""
+    values = {o: Value._holding(v) if isinstance(v, np.ndarray) else
+              Value._of_sequences(v) if isinstance(v, list) else v for o, v in arrays.items()}
+    for o in sparse:
+        if isinstance(values[o], Value):
+            values[o]._sparse = True
+    return values
 
 
 def over_arguments(function, wanted: "list | None") -> tuple:
