@@ -3,6 +3,7 @@
 ``stadyn.compat.cntk``."""
 
 import functools
+import warnings
 
 import numpy as np
 import scipy.sparse as sp
@@ -134,4 +135,35 @@ def user44_values_held_sparse(C, r):
                            {sx: sp.csr_matrix(rows), dx: rows})]:
         res["grad " + kind] = z.grad(data, wrt=[E], as_numpy=False).is_sparse
     r.touch("cntk.Function.eval", "cntk.Function.grad", "cntk.Value.is_sparse")
+    return res
+
+
+@cntk_case(names=["cntk.momentum_as_time_constant_schedule", "cntk.learning_parameter_schedule",
+                  "cntk.learning_parameter_schedule_per_sample", "cntk.momentum_schedule",
+                  "cntk.momentum_schedule_per_sample", "cntk.learning_rate_schedule",
+                  "cntk.training_parameter_schedule", "cntk.UnitType"])
+def user44_schedule_of_a_number_warns_of_its_epoch_size(C, r):
+    """A schedule made of one number with an ``epoch_size`` (``trainer_test.py``'s
+    ``test_epochsize_wrn_for_*``): CNTK 2.7 warns once, a RuntimeWarning that the epoch size is
+    ignored (``cntk/learners/__init__.py``); of a list, or without ``epoch_size``, nothing."""
+    res = {}
+    for label, make in [
+            ("time constant", lambda: C.momentum_as_time_constant_schedule(1100, epoch_size=1000)),
+            ("time constants", lambda: C.momentum_as_time_constant_schedule([1100, 1000],
+                                                                            epoch_size=1000)),
+            ("parameter", lambda: C.learning_parameter_schedule(0.01, minibatch_size=1,
+                                                                epoch_size=1000)),
+            ("parameters", lambda: C.learning_parameter_schedule([0.01, 0.02], minibatch_size=1,
+                                                                 epoch_size=1000)),
+            ("no epoch", lambda: C.learning_parameter_schedule(0.01, minibatch_size=1)),
+            ("per sample", lambda: C.learning_parameter_schedule_per_sample(0.01,
+                                                                            epoch_size=1000)),
+            ("momentum", lambda: C.momentum_schedule(0.9, epoch_size=1000)),
+            ("momentum per sample", lambda: C.momentum_schedule_per_sample(0.9, epoch_size=1000)),
+            ("rate", lambda: C.learning_rate_schedule(0.1, C.UnitType.sample, epoch_size=1000)),
+            ("training", lambda: C.training_parameter_schedule(0.1, epoch_size=1000))]:
+        with warnings.catch_warnings(record=True) as seen:
+            warnings.simplefilter("always")
+            make()
+        res[label] = [[w.category.__name__, str(w.message)] for w in seen]
     return res
