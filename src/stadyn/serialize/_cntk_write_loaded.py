@@ -9,7 +9,8 @@ written is the file's op, the file's attributes are written instead -- the same 
 in the file's own form: a cntk.exe convolution's strides and automatic padding over the
 channel axis too (``(32, 2, 2)``, ``[False, True, True]``; Stadyn computes ``(1, 2, 2)`` and
 explicit pads), its pooling window over three axes, its ``Times``' ``inferInputRankToMap``,
-a batch normalisation's ``useCuDNNEngine``.
+a batch normalisation's ``useCuDNNEngine``; an ``EyeLikeOp``'s ``OutputSparse`` (the compat
+gives it for what ``eye_like`` made too: ``sparse_output``).
 
 Example:
     >>> from stadyn.serialize import _cntk_write_proto as P
@@ -41,6 +42,8 @@ _KINDS = {
                            "blendTimeConstant": P.double, "epsilon": P.double,
                            "useCuDNNEngine": P.boolean, "disableRegularization": P.boolean},
     "Times": {"outputRank": P.size_t, "inferInputRankToMap": P.integer},
+    # (the caller's record of how eye_like showed its value: sparse_output, CNTK's OutputSparse)
+    "EyeLikeOp": {"OutputSparse": P.boolean},
 }
 #: the ops written with the attributes of the file they were loaded from
 LOADED_OPS = frozenset(_KINDS)

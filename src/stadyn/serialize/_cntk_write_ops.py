@@ -452,8 +452,8 @@ def _forward_backward(w, ins, uids, attrs, out, name):
 
 
 def _eye_like(w, ins, uids, attrs, out, name):
-    # CNTK's EyeLikeOp (op 92) of a batch of vectors: written dense (OutputSparse false: the
-    # catalog op does not know whether the caller showed it sparse; the values are the same)
+    # CNTK's EyeLikeOp (op 92) of a batch of vectors: OutputSparse as the caller gives it
+    # (its loaded_attributes_of: eye_like's sparse_output, as_loaded), else false
     return w.function("EyeLikeOp", uids[:1], {"OutputSparse": P.boolean(False)}, name=name)
 
 

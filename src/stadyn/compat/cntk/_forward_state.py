@@ -28,11 +28,16 @@ __all__ = ["ForwardState", "as_values", "check_differentiable", "kept_buffers", 
            "restore_values"]
 
 
-def as_values(arrays: dict) -> dict:
+def as_values(arrays: dict, sparse=()) -> dict:
     """CNTK's Value objects for ``{variable: array or list of sequences}`` (``as_numpy=False``
-    of ``forward``, ``backward`` and ``grad``): sequences padded, their lengths kept."""
-    return {o: Value._holding(v) if isinstance(v, np.ndarray) else
-            Value._of_sequences(v) if isinstance(v, list) else v for o, v in arrays.items()}
+    of ``forward``, ``backward`` and ``grad``): sequences padded, their lengths kept; those of
+    the keys in ``sparse`` marked sparse (``is_sparse``, as CNTK 2.7 holds them)."""
+    values = {o: Value._holding(v) if isinstance(v, np.ndarray) else
+              Value._of_sequences(v) if isinstance(v, list) else v for o, v in arrays.items()}
+    for o in sparse:
+        if isinstance(values[o], Value):
+            values[o]._sparse = True
+    return values
 
 
 def check_differentiable(variables, what: str) -> None:

@@ -40,6 +40,7 @@ from ._late import late
 from ._requested_outputs import RequestedOutputs
 from ._run_checks import RunnableCheck
 from ._seeds import rewind_streams
+from ._sparse_gradients import held_sparse
 from ._sparse_operands import refuse_dense_feed
 from ._sequence_begin import (SequenceBegins, carrying, refuse_unpacking, split_flags,
                               truncated_layout)
@@ -252,7 +253,7 @@ class FunctionRuns:
             refuse_unpacking(layout)        # (after the run, whose states go on, as CNTK's)
         values = {o: output_value(unwrap(o)) for o in wanted}
         if not as_numpy:
-            values = as_values(values)
+            values = as_values(values, held_sparse(values))
         pending = pending_assignments(assigns)
         if not keep:
             apply_assignments(pending)      # training: after the backward
@@ -361,7 +362,7 @@ class FunctionRuns:
                 out[v] = output_value(var, var.g if var.grad is not None else
                                 np.zeros(var.shape, np.float32))     # per sequence, too
             apply_assignments(state.assignments)
-            return out if as_numpy else as_values(out)
+            return out if as_numpy else as_values(out, held_sparse(out, roots))
         finally:
             for v, g in saved:
                 v.grad = g

@@ -338,7 +338,8 @@ def infer_batch_norm(operand: Any, parameters: tuple, spatial: bool) -> None:
         (4,)
     """
     known = _known_shape(operand)
-    if not known or any(d <= 0 for d in known):
+    # (spatial: only the channel axis counts; CNTK 2.7 infers (C,) of a (C, Free, Free) image)
+    if not known or any(d <= 0 for d in (known[:1] if spatial else known)):
         return
     size = known[0] if spatial else int(np.prod(known))
     for p in parameters:

@@ -321,8 +321,8 @@ def load_roots(model, format, types: "dict | None" = None, legacy=None,
         elif key.startswith(_UNTYPED):
             G.UNTYPED_INPUTS.add(var)
             untyped.append(var)
-        elif key.startswith(_SPARSE):
-            G.SPARSE.add(var)
+        elif key.startswith(_SPARSE):       # (an input's is_sparse; a root's sparse_output)
+            (G.SPARSE_OUTPUTS if key.startswith(f"{_SPARSE}y") else G.SPARSE).add(var)
         elif key.startswith(_FREE):
             free[key.split(":")[1]] = (var, [int(a) for a in key.split(":")[2].split(",")])
         elif key.startswith(_AXIS) and var.sequence_lengths is not None:

@@ -136,6 +136,9 @@ def save_roots(roots: list, arguments: list, filename, format, combine=None,
     for k, v in enumerate(inputs.values()):
         if v in G.SPARSE:           # (loaded sparse, as CNTK 2.7's files keep is_sparse)
             outputs[f"{_SPARSE}{k}"] = v
+    for k, v in enumerate(roots):
+        if v in G.SPARSE_OUTPUTS:   # (eye_like's sparse_output: CNTK's OutputSparse, kept)
+            outputs[f"{_SPARSE}y{k}"] = v
     # the inputs' free dimensions (CNTK's FreeDimension: loaded free again), and the outputs'
     # (a crop to a free referent's size: free by how it is made)
     for k, v in [(f"x{k}", v) for k, v in enumerate(inputs.values())] + \

@@ -241,10 +241,26 @@ def swapaxes(x, axis1: int = 0, axis2: int = 1, name: str = ""):
     refuse_whole_sample((axis1, axis2), lambda: (
         f"Function 'TransposeAxes: {_shown(x)} -> Unknown': TransposeAxes operation currently "
         "does not support transposing dynamic axes."))
-    n = len(sample_shape(x))
+    shape = tuple(sample_shape(x))
+    if all(not isinstance(k, Axis) for k in (axis1, axis2)):
+        # CNTK 2.7 counts the axes from the last (Python's axis k is its static axis -k-1): one
+        # counted back past the first is a ValueError, one counted on past the last adds axes
+        # of 1 in front (swapaxes of a (2,) sample's 0 and -2: (2, 1))
+        at = [-int(k) - 1 for k in (axis1, axis2)]
+        for c in at:
+            if c + len(shape) < 0:
+                raise ValueError(f"Axis 'Axis('staticAxisIdx={c}')' is out of bounds for the "
+                                 f"rank '{len(shape)}' it applies to.")
+        at = [c + len(shape) if c < 0 else c for c in at]   # (CNTK's own order, from 0)
+        n = max([len(shape)] + [c + 1 for c in at])
+        if n > len(shape):
+            x = reshape(x, (1,) * (n - len(shape)) + shape)
+        a, b = (n - 1 - c for c in at)
+    else:
+        n = len(shape)
+        a, b = (int(k.static_axis_index() if isinstance(k, Axis) else k) % n
+                for k in (axis1, axis2))
     perm = list(range(n))
-    a, b = (int(k.static_axis_index() if isinstance(k, Axis) else k) % n
-            for k in (axis1, axis2))
     perm[a], perm[b] = perm[b], perm[a]
     return named(transpose(x, perm), name, "TransposeAxes")
 

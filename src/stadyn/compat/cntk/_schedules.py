@@ -17,7 +17,9 @@ Example:
 from __future__ import annotations
 
 import functools
+import inspect
 import itertools
+import warnings
 
 from ... import learners as _L
 from ...schedules import Schedule
@@ -74,8 +76,19 @@ class SweepSchedule(CNTKSchedule):
 
 
 def _cntk_schedule(make):
+    signature = inspect.signature(make)
+    first = next(iter(signature.parameters))
+
     @functools.wraps(make)
     def cntk_schedule(*args, **kwargs):
+        try:
+            given = signature.bind(*args, **kwargs).arguments
+        except TypeError:
+            given = {}
+        if isinstance(given.get(first), (int, float)) and given.get("epoch_size") is not None:
+            # (CNTK 2.7's learners/__init__.py: a number's schedule has no epochs)
+            warnings.warn("When providing the schedule as a number, epoch_size is ignored",
+                          RuntimeWarning, stacklevel=2)
         schedule = make(*args, **kwargs)
         if isinstance(schedule, Schedule) and type(schedule) is Schedule:
             # (a learner may tell it the sweep's size later: what it was made as is kept)

@@ -238,6 +238,9 @@ def free_steps(v: Variable, of_inputs: bool = True) -> frozenset:
         if unpack:      # the steps, padded, and the steps' own free dimensions
             found[id(u)] = frozenset({1} | {a for a in found[id(inputs[0])] if a >= 2})
             continue
+        if node.spec.name in _OPERAND_SHAPED:   # (its statistics broadcast; the operand's)
+            found[id(u)] = found[id(inputs[0])]
+            continue
         axes: set = set()
         for i in inputs:
             if found[id(i)]:
@@ -281,7 +284,9 @@ def refuse_free_windows(x: Variable, window, strides, auto, dilation=1, op: str 
 
 _REDUCTIONS = frozenset({"sum", "mean", "max", "min", "prod"})
 _SAME_AXES = frozenset({"identity", "cast", "stop_gradient", "softmax", "log_softmax", "flip",
-                        "dropout", "cumsum"})
+                        "dropout", "cumsum", "cntk_eye_like"})
+# ops whose output is shaped as their first input (the operand), the others broadcast to it
+_OPERAND_SHAPED = frozenset({"cntk_batch_normalization"})
 _MOVING = frozenset({"slice", "pad", "transpose", "concatenate", "affine", "reshape",
                      "reshape_trailing", "one_hot"})
 # ops that slide a window over the axes after the batch and channel axes (N, C, *spatial)
@@ -305,7 +310,7 @@ def _fixed_by_others(inputs: list, found: dict, rank: int) -> set:
 def _carries(node) -> bool:
     name = node.spec.name
     return node.spec.category in _ELEMENTWISE | {"sequence"} or \
-        name in _SAME_AXES | _REDUCTIONS | _MOVING | _WINDOWS
+        name in _SAME_AXES | _REDUCTIONS | _MOVING | _WINDOWS | _OPERAND_SHAPED
 
 
 def _arg(node, name: str, index: int, default=None):

@@ -35,7 +35,7 @@ from ._adapt import unwrap
 from ._graph_records import SPARSE
 from ._sparse_operands import sparse_computed
 
-__all__ = ["row_sparse_uses", "tell_row_sparse", "note_stored_entries"]
+__all__ = ["row_sparse_uses", "tell_row_sparse", "note_stored_entries", "held_sparse"]
 
 # the indices along a sparse input's last axis its last SciPy matrix (of a Trainer's
 # minibatch) stored, zeros stored explicitly too: CNTK 2.7's gradient holds a block for each
@@ -70,6 +70,25 @@ def row_sparse_uses(root: Variable) -> dict[int, tuple[Variable, list[Variable]]
                 dense.add(id(v))
             stack.append(v)
     return {k: use for k, use in sparse.items() if k not in dense}
+
+
+def held_sparse(values: dict, roots: "list | None" = None) -> set:
+    """The keys of ``values`` (outputs or variables, as a run's ``as_numpy=False`` answer is
+    keyed) whose Value CNTK 2.7 holds sparse (``is_sparse``): sparse data an op computes
+    (``one_hot(..., sparse_output=True)``) and, with ``roots`` (a backward's), the
+    parameters whose gradient is row-sparse (:func:`row_sparse_uses`).
+
+    Example:
+        >>> import stadyn.compat.cntk as C
+        >>> x = C.input_variable(1)
+        >>> oh, plain = C.one_hot(x, 3, sparse_output=True), C.one_hot(x, 3)
+        >>> [k is oh for k in held_sparse({oh: None, plain: None})]
+        [True]
+    """
+    rows = set()
+    for root in roots or ():
+        rows |= set(row_sparse_uses(root))
+    return {k for k in values if sparse_computed(unwrap(k)) or id(unwrap(k)) in rows}
 
 
 def _sparse_source(x: Variable) -> "Variable | None":

@@ -9,6 +9,7 @@ from typing import Any
 import numpy as np
 
 from ...graph import pad_sequences
+from ._cntk_attributes import CNTK_ATTRIBUTES
 from ._graph import SPARSE_OUTPUTS
 from ._sparse_sequences import sparse_sequences
 from ._variables import dims_text
@@ -558,7 +559,9 @@ def output_value(v, array: np.ndarray | None = None):
     an array, or for a sequence one array per sequence."""
     array = v.d if array is None else array
     lengths = v.sequence_lengths
-    if lengths is None and array.ndim == 2 and v in SPARSE_OUTPUTS:
+    if lengths is None and array.ndim == 2 and (
+            v in SPARSE_OUTPUTS or CNTK_ATTRIBUTES.get(v, {}).get("OutputSparse") is True):
+        # (eye_like's sparse_output; a loaded file's EyeLikeOp's OutputSparse)
         try:
             from scipy import sparse        # (CNTK 2.7's own dependency; Stadyn's optional)
         except ImportError:
