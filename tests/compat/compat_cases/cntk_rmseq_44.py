@@ -39,3 +39,23 @@ def sequence_slice__false_flags_need_whole_sequences(C, r, np):
                        ([data, data], [False, False])])
     return out
 
+
+@cntk_case(names=["cntk.layers.Convolution", "cntk.Function.eval"],
+           note="Convolution((1,), 1, sequential=True, pad=p), p True and False (a window of "
+                "one step: no past or future value spliced): flags [True, True], then "
+                "[False, False] on two sequences of 3 steps, and [False] on a first run of a "
+                "new layer. CNTK 2.7 computes every run as of begun sequences; Stadyn refused "
+                "the False flags (RuntimeError), as for a window reading other steps")
+def convolution_sequential__one_step_window_goes_on(C, r, np):
+    r.touch("cntk.Function.eval")
+    x = C.sequence.input_variable(2)
+    data = np.array(_DATA[:3], np.float32)
+    out = {}
+    for pad in (True, False):
+        def make():
+            return C.layers.Convolution((1,), 1, sequential=True, pad=pad,
+                                        init=C.glorot_uniform(seed=2))(x)
+        out["padded" if pad else "unpadded"] = _runs(
+            make(), x, [([data, data], [True, True]), ([data, data], [False, False])]) + \
+            _runs(make(), x, [([data], [False])])
+    return out
