@@ -89,6 +89,7 @@ MODULES = {
              "cntk_seq_44",
              "cntk_io_44",
              "cntk_user_44",
+             "cntk_rmseq_44",
              # (last: its distributed_one_worker finalizes MPI in the CNTK 2.7 process that
              # regenerates the references, after which no distributed learner can be made)
              "cntk_distributed"],

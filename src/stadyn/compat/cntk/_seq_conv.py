@@ -112,11 +112,13 @@ class _SequentialConvolution(Layer):
         # CNTK 2.7's window of past and future values: of future values only (padded, of up
         # to 2 steps), a sequence that goes on is looked up in the previous minibatch and then
         # read as begun; with past values CNTK carries them, which Stadyn refuses as it does
-        # every sequence that goes on into a SequentialConvolution (UnpackSequence's)
+        # every sequence that goes on into a SequentialConvolution (UnpackSequence's); a
+        # window of one step splices no past or future value and reads no other step
         span = self.dilation[0] * (self.filter_shape[0] - 1) + 1
         only_future = self.windowed and self.pad[0] and (span - 1) // 2 == 0
-        reads_across(values, "looked up" if only_future else "whole",
-                     "Convolution(sequential=True)" if self.windowed else
+        rule = None if self.windowed and span == 1 else \
+            "looked up" if only_future else "whole"
+        reads_across(values, rule, "Convolution(sequential=True)" if self.windowed else
                      "SequentialConvolution")
         if self.reduction_rank == 0:
             values = F.stack(values, axis=2)

@@ -470,13 +470,14 @@ _DELAYS = {"past_value": _DelayCarry, "future_value": _FutureCarry}
 _ACROSS = {"sequence_first": "whole", "sequence_last": "whole",
            "sequence_reduce_sum": "whole", "sequence_reduce_max": "whole",
            "sequence_gather": "whole", "sequence_where": "whole", "sequence_scatter": "whole",
-           "sequence_unpack": "whole", "sequence_softmax": "whole"}
+           "sequence_unpack": "whole", "sequence_softmax": "whole", "sequence_slice": "whole"}
 #: the CNTK names of the ops refused, for the error
 _CNTK_NAMES = {"sequence_first": "sequence.first", "sequence_last": "sequence.last",
                "sequence_reduce_sum": "sequence.reduce_sum",
                "sequence_reduce_max": "sequence.reduce_max", "sequence_gather": "sequence.gather",
                "sequence_where": "sequence.where", "sequence_scatter": "sequence.scatter",
-               "sequence_unpack": "sequence.unpack", "sequence_softmax": "sequence.softmax"}
+               "sequence_unpack": "sequence.unpack", "sequence_softmax": "sequence.softmax",
+               "sequence_slice": "sequence.slice"}
 # the nodes whose op does not read across steps as CNTK's does (None: not at all, a node
 # made for its shape; "looked up": a convolution over the sequence axis), set by the
 # compat ops that build them (:func:`reads_across`)
