@@ -140,7 +140,8 @@ MODULES = {
                "nnabla_solver_hooks_43",
                "nnabla_view_43",
                "nnabla_rmhalf_43",
-               "nnabla_tests_43b"],
+               "nnabla_tests_43b",
+               "nnabla_function_44"],
 }
 
 
