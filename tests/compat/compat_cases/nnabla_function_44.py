@@ -8,6 +8,11 @@ positions takes both gradients in order, a function of two outputs, an optional 
 out, the top function of one NNabla composes (``F.clip_by_value``'s ``MinimumScalar``) runs
 alone; ``nnabla.backward_functions.registry``; ``nnabla.dtypes`` and ``nnabla_pb2``.
 
+And the double-backward tests' first step, ``F.sink(*outputs, one_input_grad=False)
+.backward()`` with the outputs forwarded and their ``g`` set but the sink itself not
+forwarded: Stadyn re-ran the forward from the sink alone, which took the outputs for inner
+Variables and let go of their gradients -- every input gradient 0 and the outputs' ``g``
+zeroed, silently (``function44_sink_backward__without_its_forward``).
 """
 
 from functools import partial
@@ -148,6 +153,21 @@ def function44_recompute__after_clear(nn, F, PF, r):
     res["same"] = bool(np.array_equal(first, y.d))
     res["y"] = y.d.copy()
     return res
+
+
+@nnabla_case(names=["nnabla.functions.sink", "nnabla.Variable.backward"],
+             note="y = F.sigmoid(x) forwarded, y.g set, then F.sink(y, one_input_grad=False)"
+                  ".backward() with the sink not forwarded (backward_function_tester's first "
+                  "step): x.g is y.g * y * (1 - y), y.g stays")
+def function44_sink_backward__without_its_forward(nn, F, PF, r):
+    r.touch("nnabla.Variable.backward")
+    x = _var(nn, r.randn(2, 3))
+    x.grad.zero()
+    y = F.sigmoid(x)
+    y.forward()
+    y.g = r.randn(2, 3)
+    F.sink(y, one_input_grad=False).backward()
+    return {"x.g": x.g.copy(), "y.g": y.g.copy()}
 
 
 @nnabla_case(names=["nnabla.backward_functions.registry"],
