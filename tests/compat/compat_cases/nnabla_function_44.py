@@ -215,3 +215,40 @@ def function44_dtypes_pb2_converter__import(nn, F, PF, r):
     proto.optimizer.append(pb.Optimizer(name="opt"))
     res["bytes"] = list(proto.SerializeToString())
     return res
+
+
+@nnabla_case(names=["nnabla.functions.clip_grad_by_value"],
+             note="x (2, 6), min and max drawn apart so that min > max at some positions "
+                  "(nbla_test_utils' clip_grad_by_value test draws them so): backward of dy "
+                  "in [-3, 3]; NNabla's clip_grad_by_value.cpp takes dy > max as max, else "
+                  "dy < min as min")
+def function44_clip_grad_by_value__min_above_max(nn, F, PF, r):
+    x = _var(nn, r.randn(2, 6))
+    lo = _var(nn, r.randn(2, 6), need_grad=False)
+    hi = _var(nn, r.randn(2, 6), need_grad=False)
+    y = F.clip_grad_by_value(x, lo, hi)
+    y.forward()
+    x.grad.zero()
+    y.backward(np.linspace(-3.0, 3.0, 12).reshape(2, 6).astype(np.float32))
+    return {"y": y.d.copy(), "x.g": x.g.copy(), "min > max": int((lo.d > hi.d).sum())}
+
+
+@nnabla_case(names=["nnabla.functions.broadcast_to", "nnabla.functions.logical_and_scalar",
+                    "nnabla.functions.logical_or_scalar", "nnabla.functions.logical_xor_scalar",
+                    "nnabla.functions.binary_error", "nnabla.functions.epsilon_insensitive_loss",
+                    FN + "name", FN + "forward"],
+             note="the type names of the functions Stadyn composes of other ops "
+                  "(y.parent.name: Stadyn gave its top op's, NotEqual for BinaryError); "
+                  "broadcast_to's function run on new x2 (2, 3), y2 (3,)")
+def function44_composed__type_names(nn, F, PF, r):
+    r.touch(FN + "name", FN + "forward")
+    x, t = nn.Variable((2,)), nn.Variable((2,))
+    ys = [F.broadcast_to(nn.Variable((2, 3)), nn.Variable((3,))), F.logical_and_scalar(x, True),
+          F.logical_or_scalar(x, 1), F.logical_xor_scalar(x, 0), F.binary_error(x, t),
+          F.epsilon_insensitive_loss(x, t, 0.1)]
+    res = {"names": [y.parent.name for y in ys]}
+    x2, y2 = _var(nn, r.randn(2, 3)), _var(nn, r.randn(3))
+    out = nn.Variable((2, 3))
+    ys[0].parent.forward([x2, y2], [out])
+    res["broadcast_to"] = out.d.copy()
+    return res
