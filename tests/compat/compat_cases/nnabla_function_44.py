@@ -252,3 +252,23 @@ def function44_composed__type_names(nn, F, PF, r):
     ys[0].parent.forward([x2, y2], [out])
     res["broadcast_to"] = out.d.copy()
     return res
+
+
+@nnabla_case(names=[FN + "backward", "nnabla.functions.dropout"],
+             note="y = F.dropout(x, 0.5); y.forward() (the graph's), then y.parent.backward([x], "
+                  "[y], [False]): the gradient reads that forward's mask, dy * (y != 0) * 2 "
+                  "(test_dropout.py's accumulation test; the masks themselves are random)")
+def function44_dropout__backward_reads_graph_forward_mask(nn, F, PF, r):
+    r.touch(FN + "backward")
+    x = _var(nn, r.rand(4, 6) + 0.5)
+    y = F.dropout(x, 0.5)
+    res = {}
+    for step in range(2):
+        y.forward(clear_no_need_grad=True)
+        mask = y.d != 0
+        dy = r.randn(4, 6).astype(np.float32)
+        x.g = 1.0
+        y.g = dy
+        y.parent.backward([x], [y], [False])
+        res["mask read %d" % step] = bool(np.allclose(x.g, dy * mask * 2.0))
+    return res
