@@ -523,7 +523,7 @@ def _backward(var: Variable, grad: Any, clear_buffer: bool, function_pre_hook,
     with (outputs_held([o for n in nodes for o in n.outputs]), same_draws(nodes) as hook,
           guarded(graph.leaves, replays(nodes)) if stale
           else contextlib.nullcontext()):
-        run_forward([var], function_pre_hook=hook)
+        run_forward(forward_roots(var), function_pre_hook=hook)   # (a sink's inputs too)
     _backward(var, grad, clear_buffer, None, None)
 
 

@@ -32,7 +32,9 @@ class _ClipByValue(torch.autograd.Function):
     @staticmethod
     def backward(ctx, grad):
         low, high = ctx.saved_tensors
-        return torch.maximum(torch.minimum(grad, high), low), None, None
+        # above max -> max, else below min -> min, as NNabla 1.39's clip_grad_by_value.cpp
+        # (clip_grad_by_value_backward_cpu): where min > max, a gradient above max is max
+        return torch.where(grad > high, high, torch.where(grad < low, low, grad)), None, None
 
 
 class _ClipByNorm(torch.autograd.Function):
@@ -65,7 +67,8 @@ class _TopKGrad(torch.autograd.Function):
 @op(3, category=_C)
 def clip_grad_by_value(x, min, max):  # noqa: A002 - NNabla's names
     """``x`` unchanged; backward, the gradient clipped element-wise to ``[min, max]`` (arrays
-    of ``x``'s shape, NNabla's ``clip_grad_by_value``; they get no gradient).
+    of ``x``'s shape, NNabla's ``clip_grad_by_value``; they get no gradient): above ``max`` it
+    is ``max``, else below ``min`` it is ``min``, in that order where ``min > max``.
 
     Example:
         >>> import numpy as np, stadyn as sd, stadyn.functions as F

@@ -146,7 +146,8 @@ MODULES = {
                "nnabla_rmhalf_43",
                "nnabla_tests_43b",
                "nnabla_grad_44",
-               "nnabla_variable_44"],
+               "nnabla_variable_44",
+               "nnabla_function_44"],
 }
 
 

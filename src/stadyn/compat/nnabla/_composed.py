@@ -56,7 +56,7 @@ def broadcast_to(x, y, axis=None):
         raise ValueError(f"broadcast_to: y {part} does not fit x {target} at axis {start} (y's "
                          "shape must equal x's from that axis on)")
     fitted = (1,) * start + part + (1,) * (len(target) - start - len(part))
-    return _F.broadcast(_F.reshape(y, fitted), target)
+    return named(_F.broadcast(_F.reshape(y, fitted), target), "BroadcastTo")
 
 
 def reduce_mean(x):
@@ -103,7 +103,7 @@ def logical_and_scalar(x0, val):
         [0.0, 1.0]
     """
     truth = _truth(x0)
-    return truth if val else _F.mul_scalar(truth, 0.0)
+    return named(truth if val else _F.mul_scalar(truth, 0.0), "LogicalAndScalar")
 
 
 def logical_or_scalar(x0, val):
@@ -118,7 +118,8 @@ def logical_or_scalar(x0, val):
         [1.0, 1.0]
     """
     truth = _truth(x0)
-    return _F.add_scalar(_F.mul_scalar(truth, 0.0), 1.0) if val else truth
+    return named(_F.add_scalar(_F.mul_scalar(truth, 0.0), 1.0) if val else truth,
+                 "LogicalOrScalar")
 
 
 def logical_xor_scalar(x0, val):
@@ -132,7 +133,7 @@ def logical_xor_scalar(x0, val):
         >>> y.d.tolist()
         [1.0, 0.0]
     """
-    return _F.equal_scalar(x0, 0.0) if val else _truth(x0)
+    return named(_F.equal_scalar(x0, 0.0) if val else _truth(x0), "LogicalXorScalar")
 
 
 def binary_error(x, target):
@@ -149,7 +150,8 @@ def binary_error(x, target):
         >>> y.d.tolist()
         [0.0, 1.0, 0.0]
     """
-    return _F.not_equal(_F.greater_equal_scalar(x, 0.5), _F.greater_equal_scalar(target, 0.5))
+    return named(_F.not_equal(_F.greater_equal_scalar(x, 0.5),
+                              _F.greater_equal_scalar(target, 0.5)), "BinaryError")
 
 
 def epsilon_insensitive_loss(x0, x1, epsilon):
@@ -165,7 +167,8 @@ def epsilon_insensitive_loss(x0, x1, epsilon):
         >>> y.d.tolist()
         [0.0, 0.5]
     """
-    return _F.maximum_scalar(_F.add_scalar(_F.abs(_F.sub2(x0, x1)), -float(epsilon)), 0.0)
+    return named(_F.maximum_scalar(_F.add_scalar(_F.abs(_F.sub2(x0, x1)), -float(epsilon)), 0.0),
+                 "EpsilonInsensitiveLoss")
 
 
 def multi_head_attention(query, key, value, num_heads, q_weight, k_weight, v_weight, out_weight,

@@ -39,6 +39,7 @@ from ...graph import FunctionNode, topological_nodes
 from ._context import bound_context
 from ._float_inputs import note_reads
 from ._function_args import nnabla_args
+from . import _function_api
 from ._readers import note_reader_function, note_readers
 
 __all__ = ["Function", "Info", "type_name", "as_function", "named", "mark_forwarded",
@@ -236,6 +237,54 @@ class Function(FunctionNode):
         runs: ``src/nbla/computation_graph/variable.cpp``, ``visit_function_recursive``, step C,
         ``func->set_rank_(++max_rank)``)."""
         return built_rank(self) + (self in _FORWARDED)
+
+    def setup(self, inputs: Sequence, outputs: Sequence) -> None:
+        """Give ``outputs`` the shapes the function computes from ``inputs`` (NNabla's
+        ``Function.setup``; ``_function_api.py``)."""
+        _function_api.setup(self, inputs, outputs)
+
+    def forward(self, inputs: Sequence, outputs: Sequence) -> None:
+        """Compute the function on ``inputs``' data into ``outputs``' data (Variables other
+        than the ones it was made on; ``_function_api.py``).
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> import stadyn.compat.nnabla.functions as F
+            >>> f = F.relu(nn.Variable((3,))).parent
+            >>> x = nn.Variable.from_numpy_array(np.array([-1.0, 0.5, 2.0]), need_grad=True)
+            >>> y = nn.Variable((3,))
+            >>> f.setup([x], [y]); f.forward([x], [y]); y.d.tolist()
+            [0.0, 0.5, 2.0]
+        """
+        _function_api.forward(self, inputs, outputs)
+
+    def backward(self, inputs: Sequence, outputs: Sequence, accum: Any = None) -> None:
+        """Send ``outputs``' grads back into the grads of the ``inputs`` that need one: added
+        where ``accum[i]`` (default: every input), overwritten elsewhere, as NNabla's.
+
+        Example:
+            >>> import numpy as np, stadyn.compat.nnabla as nn
+            >>> import stadyn.compat.nnabla.functions as F
+            >>> x = nn.Variable.from_numpy_array(np.array([1.0, 2.0]), need_grad=True)
+            >>> y = F.mul_scalar(x, 3.0); f = y.parent
+            >>> x.g = 1.0; y.g = 1.0
+            >>> f.forward([x], [y]); f.backward([x], [y]); x.g.tolist()
+            [4.0, 4.0]
+            >>> f.backward([x], [y], accum=[False]); x.g.tolist()
+            [3.0, 3.0]
+        """
+        _function_api.backward(self, inputs, outputs, accum)
+
+    def setup_recompute(self, inputs: Sequence, outputs: Sequence) -> None:
+        """Nothing to set up: :meth:`recompute` runs the forward again."""
+
+    def recompute(self, inputs: Sequence, outputs: Sequence) -> None:
+        """The forward again (NNabla's recomputation of cleared outputs)."""
+        _function_api.forward(self, inputs, outputs)
+
+    def need_setup_recompute(self, o: int) -> bool:
+        """False: :meth:`recompute` needs no :meth:`setup_recompute`."""
+        return False
 
     def __repr__(self) -> str:
         return self.name

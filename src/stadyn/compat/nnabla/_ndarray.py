@@ -301,6 +301,18 @@ class NdArray:
         mark_zeroing(t)
         filled(kept)
 
+    def clear(self) -> None:
+        """Let go of the values (NNabla's ``NdArray.clear``: what a later read sees is
+        whatever memory it gets, zeros for a Variable's data on NNabla 1.39's CPU): here the
+        array keeps its shape and dtype and reads zeros.
+
+        Example:
+            >>> import stadyn.compat.nnabla as nn
+            >>> a = nn.NdArray((2,)); a.fill(3); a.clear(); a.data
+            array([0., 0.], dtype=float32)
+        """
+        self.zero()
+
     @property
     def zeroing(self) -> bool:
         """Whether :meth:`zero` was the last thing done to the array (no write or read of its

@@ -158,6 +158,14 @@ from ._context import get_current_context  # noqa: E402
 
 __all__ += ["get_auto_forward", "get_current_context"]
 
+# Each function notes how it made its node, for the node's Function API (``f.forward(inputs,
+# outputs)``: ``_function_api.py``).
+from ._function_api import recording_calls as _recording_calls  # noqa: E402
+from ._function import type_name as _type_name  # noqa: E402
+
+globals().update({_n: _recording_calls(globals()[_n], _type_name(_n)) for _n in __all__
+                  if _n not in ("get_auto_forward", "get_current_context")})
+
 # The decorator NNabla publishes its functions through (``_context_api.py``).
 from ._context_api import FUNCTION_API_BODY, FUNCTION_API_HEADER, function_api  # noqa: E402
 
