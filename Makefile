@@ -18,7 +18,7 @@ NNABLA := nnabla==1.39.0
 NNABLA_EXTRAS := graphviz==0.21
 MXNET  := mxnet==1.9.1 numpy==1.23.5
 
-.PHONY: all setup demo test docs bench bench-peers mutants clean
+.PHONY: all setup demo test durations docs bench bench-peers mutants clean
 
 all: test
 
@@ -44,9 +44,16 @@ demo: $(DEMO_STAMP)
 
 test: $(STAMP)
 	@# bytecode written once: each test subprocess would otherwise compile Stadyn's modules again
-	@# --dist worksteal: each worker runs consecutive tests, so a module's fixtures are set up once
-	@# (tests/conftest.py, "Schedule")
-	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 2 --dist worksteal $(PYTEST_ARGS)
+	@# --dist loadfile: whole test modules, longest first by tests/durations.json, so a module's
+	@# fixtures are set up once and both workers end together (tests/conftest.py, "Schedule")
+	env -u PYTHONDONTWRITEBYTECODE $(BIN)/python -m pytest -q -n 2 --dist loadfile $(PYTEST_ARGS)
+
+# `make durations`: `make test` with the peers hidden (what CI runs, tests/peers.py), storing each
+# test module's seconds in tests/durations.json (the order of later runs); commit the file when
+# modules were added or grew (PYTEST_ARGS=tests/x updates those modules only).
+durations: $(STAMP)
+	env -u PYTHONDONTWRITEBYTECODE STADYN_NO_PEERS=1 $(BIN)/python -m pytest -q -n 2 \
+		--dist loadfile --store-durations $(PYTEST_ARGS)
 
 # `make mutants`: mutation testing of compat/, amp.py, train/, learners/ and solvers/ -- a seeded
 # sample of MUTANTS_N mutants per group, each against the tests mapped to its group

@@ -26,18 +26,19 @@ A static graph whose trace fails runs eagerly with the warning ``a static graph 
 test always compares two different executions.  A test that exercises the fallback on purpose
 says so with ``@pytest.mark.eager_fallback`` (the warning is then ignored for that test).
 
-Order: the long tests (``@pytest.mark.slow``, and the tests in ``LONG_TESTS``: trainings,
-example programs and multi-process runs) are collected first, each keeping its relative order.
-Every test still runs; only the order changes.
+Order: each module's tests run together, its long tests first (``@pytest.mark.slow``, and the
+tests in ``LONG_TESTS``: trainings, example programs and multi-process runs), and the modules
+longest first, by the seconds ``tests/durations.json`` gives (``make durations`` stores them;
+a module it does not know yet goes first if it has a long test, else by its number of tests:
+``suite_order.py``).  Every test still runs; only the order changes.  ``--store-durations``
+(``make durations``) writes the seconds of the modules a run ran into that file.
 
-Schedule: ``make test`` runs ``--dist worksteal``: each worker is given a run of consecutive
-tests (the first worker the first half, long ones first), and a worker that runs out takes the
-second half of what the other has left, so both end on short tests.  A module's tests then run
-one after the other on one worker, which sets up its module-scoped fixtures once.  xdist cuts
-those runs wherever the half falls, inside a module as often as not (its fixtures then built
-on both workers); ``pytest_xdist_make_scheduler`` below makes each cut at the nearest module
-boundary instead, and never inside the ``ONE_WORKER`` modules (``xdist_schedule.py``); the
-summary line ``xdist: ... steals; N test modules ran on more than one worker`` names the rest.
+Schedule: ``make test`` runs ``--dist loadfile``: a worker is sent one whole module at a time,
+in the order above (``xdist_schedule.ModuleQueue``; xdist's own would send the modules with
+the most tests first), the next when it has two tests left.  Every module's module-scoped
+fixtures are then built by one worker, and the last modules to start are the shortest, so
+the workers end together; the summary line ``xdist: ...`` says when each finished its last
+test, and names any module that ran on more than one worker (only after a crash).
 (``--dist load``, which hands out a few tests at a time --
 ``SCHEDULE_CHUNK`` here, ``--maxschedchunk`` unless given on the command line -- sent most
 modules' tests to both workers: each worker ran a module's fixture, a training or a program
@@ -52,6 +53,7 @@ import torch
 
 import stadyn as sd
 import state_guard
+import suite_order
 
 if os.environ.get("PYTEST_XDIST_WORKER"):
     torch.set_num_threads(1)
@@ -129,7 +131,8 @@ EAGER_FALLBACK_WARNING = "a static graph runs eagerly"
 
 # Long tests by node-id prefix: modules whose tests are mostly long (each a training, an
 # example program or a multi-process run) and single long tests elsewhere, measured with
-# --durations; they run first, with the slow-marked tests.
+# --durations; they run first in their module, with the slow-marked tests, and a module that
+# tests/durations.json does not know yet goes first when it has one (suite_order.py).
 LONG_TESTS = (
     "tests/examples/test_cntk_gallery.py",
     "tests/examples/test_cntk_examples.py",
@@ -164,21 +167,8 @@ LONG_TESTS = (
 )
 
 
-# Modules (node-id prefixes) whose module-scoped fixture runs a multi-process job (5-40 s of CPU):
-# ``make test``'s scheduler never splits one between the workers (``xdist_schedule.py``), where
-# each worker would run the job; an idle worker finishes instead.
-ONE_WORKER = (
-    "tests/distributed/",
-    "tests/compat/test_cntk_distributed",           # and its _bits, _finalize, _session, _units
-    "tests/compat/test_cntk_block_momentum",        # and _session
-    "tests/compat/test_cntk_reader_positions.py",
-    "tests/brainscript/test_bs_one_bit_sgd.py",
-    "tests/examples/test_cntk_examples_distributed.py",
-)
-
-
 # Tests sent to a worker at a time under ``--dist load`` (plain ``pytest -n 2``; ``make test``
-# runs ``--dist worksteal``).  xdist's default sends each worker a quarter of its share at once
+# runs ``--dist loadfile``).  xdist's default sends each worker a quarter of its share at once
 # (700-odd tests, all the long ones to one worker); a few at a time keeps both busy to the end.
 SCHEDULE_CHUNK = 4
 
@@ -191,22 +181,40 @@ def pytest_configure(config):
 
 @pytest.hookimpl(optionalhook=True)
 def pytest_xdist_make_scheduler(config, log):
-    """``--dist worksteal`` (``make test``) cutting its queues between test modules
-    (``xdist_schedule.py``); any other ``--dist`` is xdist's own."""
-    if config.getvalue("dist") != "worksteal":
+    """``--dist loadfile`` (``make test``): whole modules in collection order, longest first
+    (``xdist_schedule.ModuleQueue``); any other ``--dist`` is xdist's own."""
+    if config.getvalue("dist") != "loadfile":
         return None
-    from xdist_schedule import ModuleWorkStealing
-    return ModuleWorkStealing(config, log, whole=ONE_WORKER)
+    from xdist_schedule import ModuleQueue
+    return ModuleQueue(config, log)
 
 
 def pytest_terminal_summary(terminalreporter, config):
     dsession = config.pluginmanager.getplugin("dsession")
-    split_modules = getattr(getattr(dsession, "sched", None), "split_modules", None)
-    if split_modules is not None:
-        split = split_modules()
-        terminalreporter.write_line(
-            f"xdist: {dsession.sched.steals} steals; {len(split)} test modules ran on more than "
-            f"one worker (their module fixtures built on each): {' '.join(split) or '-'}")
+    summary = getattr(getattr(dsession, "sched", None), "summary", None)
+    if summary is not None:
+        terminalreporter.write_line(summary())
+
+
+def pytest_addoption(parser):
+    parser.addoption("--store-durations", action="store_true",
+                     help="write each test module's seconds into tests/durations.json "
+                          "(make durations), which orders the modules of later runs")
+
+
+_module_seconds: dict[str, float] = {}
+
+
+def pytest_runtest_logreport(report):
+    if not os.environ.get("PYTEST_XDIST_WORKER"):        # the controller, or a run without xdist
+        module = suite_order.module_of(report.nodeid)
+        _module_seconds[module] = _module_seconds.get(module, 0.0) + report.duration
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if (session.config.getoption("store_durations") and _module_seconds
+            and not os.environ.get("PYTEST_XDIST_WORKER")):
+        suite_order.store_durations(_module_seconds)
 
 
 def _runs_long(item) -> bool:
@@ -219,4 +227,7 @@ def pytest_collection_modifyitems(items):
         if item.get_closest_marker("eager_fallback") is not None:
             item.add_marker(pytest.mark.filterwarnings(
                 f"ignore:{EAGER_FALLBACK_WARNING}:RuntimeWarning"))
-    items.sort(key=lambda item: not _runs_long(item))     # stable: long ones first
+    order = suite_order.module_order([item.nodeid for item in items],
+                                     suite_order.load_durations(),
+                                     [_runs_long(item) for item in items])
+    items[:] = [items[i] for i in order]

@@ -1,9 +1,10 @@
-"""``xdist_schedule.ModuleWorkStealing``: ``make test``'s hand-outs and steals fall between test
-modules, so a module's fixtures are built by one worker; every test is still handed out once.
+"""``make test``'s order and schedule: ``suite_order.module_order`` puts each module's tests
+together and the modules longest first (``tests/durations.json``), and
+``xdist_schedule.ModuleQueue`` hands them out whole in that order, so a module's fixtures are
+built by one worker; every test is still handed out once.
 
 The scheduler is driven as xdist's controller drives it (``add_node``, ``add_node_collection``,
-``schedule``, ``mark_test_complete``, ``remove_pending_tests_from_node``) with stand-in
-workers that record what they are sent."""
+``schedule``, ``mark_test_complete``) with stand-in workers that record what they are sent."""
 
 from __future__ import annotations
 
@@ -13,8 +14,9 @@ import pytest
 
 pytest.importorskip("xdist")
 
-from xdist.scheduler.worksteal import WorkStealingScheduling  # noqa: E402
-from xdist_schedule import ModuleWorkStealing, module_of  # noqa: E402
+from xdist.scheduler.loadfile import LoadFileScheduling  # noqa: E402
+from suite_order import load_durations, module_order, store_durations  # noqa: E402
+from xdist_schedule import ModuleQueue  # noqa: E402
 
 
 class _Worker:
@@ -22,22 +24,19 @@ class _Worker:
         self.gateway = types.SimpleNamespace(id=name)
         self.shutting_down = False
         self.sent: list[int] = []
-        self.steals_asked: list[list[int]] = []
         self.ran: list[int] = []
 
     def send_runtest_some(self, indices):
         self.sent.extend(indices)
 
-    def send_steal(self, indices):
-        self.steals_asked.append(list(indices))
-
     def shutdown(self):
         self.shutting_down = True
 
 
-def _started(scheduling, collection, **options):
-    config = types.SimpleNamespace(getvalue=lambda name: ["2*popen"])
-    sched = scheduling(config, **options)
+def _started(scheduling, collection):
+    config = types.SimpleNamespace(getvalue=lambda name: ["2*popen"],
+                                   option=types.SimpleNamespace(loadscopereorder=True))
+    sched = scheduling(config)
     workers = [_Worker("gw0"), _Worker("gw1")]
     for worker in workers:
         sched.add_node(worker)
@@ -47,81 +46,74 @@ def _started(scheduling, collection, **options):
     return sched, workers
 
 
-# a.py: 6 tests, b.py: 10, c.py: 4 (indices 0-5, 6-15, 16-19)
-_COLLECTION = ([f"a.py::t{i}" for i in range(6)] + [f"b.py::t{i}[{i}]" for i in range(10)]
-               + [f"c.py::t{i}" for i in range(4)])
+# c.py (2 tests) is the longest module, then a.py (3), then b.py (5): the collection as
+# module_order leaves it
+_BY_SECONDS = (["c.py::t0", "c.py::t1"] + [f"a.py::t{i}" for i in range(3)]
+               + [f"b.py::t{i}" for i in range(5)])
 
 
-def _answer_steal(sched):
-    """The asked worker's answer, as xdist's: all the asked tests if none has started (the
-    worker holds the one it runs and the next), else none."""
-    worker = sched.steal_requested_from_node
-    if worker is not None:
-        asked = worker.steals_asked[-1]
-        waiting = sched.node2pending[worker][2:]
-        sched.remove_pending_tests_from_node(
-            worker, asked if set(asked) <= set(waiting) else [])
-
-
-def _run(sched, worker, count):
-    for index in list(sched.node2pending[worker][:count]):
+def _run_next(sched, worker, count):
+    """``worker`` runs the next ``count`` tests it was sent, reporting each."""
+    for index in [i for i in worker.sent if i not in worker.ran][:count]:
         worker.ran.append(index)
         sched.mark_test_complete(worker, index)
-        _answer_steal(sched)
 
 
-def _modules(indices):
-    return sorted({module_of(_COLLECTION[i]) for i in indices})
-
-
-def test_xdists_own_cuts_split_a_module_that_the_module_cuts_keep_whole():
-    # xdist: the first half (10 tests) ends inside b.py, so both workers run b.py's tests
-    _, (first, second) = _started(WorkStealingScheduling, _COLLECTION)
-    assert first.sent == list(range(10)) and _modules(first.sent) == ["a.py", "b.py"]
-    assert _modules(second.sent) == ["b.py", "c.py"]
-    # the module-aware cut: the boundary nearest the half (6, not 16)
-    sched, (first, second) = _started(ModuleWorkStealing, _COLLECTION)
-    assert first.sent == list(range(6)) and second.sent == list(range(6, 20))
-
-
-def test_an_idle_worker_steals_from_a_module_boundary_and_every_test_runs_once():
-    # (b.py and c.py kept whole: at the end no queue holds two modules, and none is cut)
-    sched, (first, second) = _started(ModuleWorkStealing, _COLLECTION, whole=("b.py", "c.py"))
-    _run(sched, first, 5)                  # a.py's last test left: first is idle
-    # xdist would take the last 7 of second's 14 (b.py's t7.. and c.py); the cut moves to c.py
-    assert second.steals_asked == [list(range(16, 20))]
-    assert first.sent == list(range(6)) + list(range(16, 20))
-    _run(sched, second, 10)                # b.py done: second is idle, first still holds c.py
-    _run(sched, first, 5)
-    _run(sched, second, 5)
+def test_the_queue_hands_out_whole_modules_in_collection_order_not_by_test_count():
+    # xdist's loadfile sends the module with the most tests first (b.py), whatever it costs
+    _, (first, _) = _started(LoadFileScheduling, _BY_SECONDS)
+    assert first.sent == list(range(5, 10))
+    sched, (first, second) = _started(ModuleQueue, _BY_SECONDS)
+    # c.py to first, a.py to second; first has two tests left (all of c.py): b.py goes too
+    assert first.sent == [0, 1] + list(range(5, 10)) and second.sent == [2, 3, 4]
+    _run_next(sched, second, 3)
+    assert second.shutting_down and first.shutting_down          # nothing left to hand out
+    _run_next(sched, first, 7)
     assert sched.tests_finished
-    assert sorted(first.ran + second.ran) == list(range(20))
-    assert sched.split_modules() == [] and sched.steals == 1
+    assert sorted(first.ran + second.ran) == list(range(10))
+    assert sched.split_modules() == []
+    assert set(sched.finished) == {"gw0", "gw1"} and "0 test modules" in sched.summary()
 
 
-def test_a_queue_of_one_module_is_still_shared_and_the_split_is_counted():
-    sched, (first, second) = _started(ModuleWorkStealing, [f"m.py::t{i}" for i in range(8)])
-    assert first.sent == [0, 1, 2, 3] and second.sent == [4, 5, 6, 7]   # no boundary: halves
-    _run(sched, first, 3)                  # first idle: takes the last half of second's queue
-    assert second.steals_asked == [[6, 7]]
-    _run(sched, first, 3)
-    _run(sched, second, 2)
-    assert sched.tests_finished
-    assert (first.ran, second.ran) == ([0, 1, 2, 3, 6, 7], [4, 5])
-    assert sched.split_modules() == ["m.py"]
+def test_a_worker_gets_the_next_module_only_when_two_of_its_tests_are_left():
+    collection = [f"a.py::t{i}" for i in range(6)] + [f"b.py::t{i}" for i in range(6)] + [
+        "c.py::t0", "d.py::t0"]
+    sched, (first, second) = _started(ModuleQueue, collection)
+    assert first.sent == list(range(6)) and second.sent == list(range(6, 12))
+    _run_next(sched, first, 3)
+    assert first.sent == list(range(6))                           # three left: nothing yet
+    _run_next(sched, first, 1)
+    assert first.sent == list(range(6)) + [12]                    # two left: c.py
+    _run_next(sched, second, 6)
+    assert second.sent == list(range(6, 12)) + [13]               # done: d.py
+    _run_next(sched, first, 3)
+    _run_next(sched, second, 1)
+    assert sched.tests_finished and sched.split_modules() == []
 
 
-def test_a_module_to_keep_whole_is_not_split_even_when_a_worker_idles():
-    sched, (first, second) = _started(ModuleWorkStealing, [f"m.py::t{i}" for i in range(8)],
-                                      whole=("m.py",))
-    assert first.sent == list(range(8)) and second.sent == []
-    assert second.shutting_down                        # nothing it may take: it finishes
-    _run(sched, first, 8)
-    assert sched.tests_finished and sched.split_modules() == [] and sched.steals == 0
+def test_modules_run_longest_first_together_with_their_long_tests_first():
+    nodeids = ["s.py::t0", "s.py::t1", "big.py::t0", "new.py::t0", "new.py::t1", "new.py::t2",
+               "newlong.py::t0", "newlong.py::t1", "big.py::t1"]
+    long = [False, False, False, False, False, False, False, True, True]
+    # known: s.py 1 s (2 tests), big.py 7 s (2 tests): 2 s a test; new.py: 3 tests, ~6 s
+    order = module_order(nodeids, {"s.py": 1.0, "big.py": 7.0}, long)
+    assert [nodeids[i] for i in order] == [
+        "newlong.py::t1", "newlong.py::t0",       # unknown, with a long test: first
+        "big.py::t1", "big.py::t0",               # 7 s, its long test first
+        "new.py::t0", "new.py::t1", "new.py::t2",  # unknown: 3 tests x 2 s
+        "s.py::t0", "s.py::t1"]
 
 
-def test_every_long_and_one_worker_prefix_names_test_files(request):
-    """A renamed module would silently leave ``LONG_TESTS`` or ``ONE_WORKER`` (conftest.py)."""
+def test_stored_durations_update_the_modules_run_and_keep_the_others(tmp_path):
+    path = str(tmp_path / "durations.json")
+    assert load_durations(path) == {}
+    store_durations({"b.py": 2.0, "a.py": 1.234}, path)
+    store_durations({"b.py": 5.0}, path)
+    assert load_durations(path) == {"a.py": 1.23, "b.py": 5.0}
+
+
+def test_every_long_prefix_names_test_files(request):
+    """A renamed module would silently leave ``LONG_TESTS`` (conftest.py)."""
     import glob
     import os
 
@@ -133,6 +125,6 @@ def test_every_long_and_one_worker_prefix_names_test_files(request):
                     if os.path.abspath(getattr(p, "__file__", "") or "") == here)
     files = [os.path.relpath(p, root).replace(os.sep, "/")
              for p in glob.glob(os.path.join(root, "tests", "**", "test_*.py"), recursive=True)]
-    for prefix in conftest.LONG_TESTS + conftest.ONE_WORKER:
+    for prefix in conftest.LONG_TESTS:
         path = prefix.split("::", 1)[0]
         assert any(f.startswith(path) for f in files), prefix

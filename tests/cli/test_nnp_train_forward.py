@@ -16,6 +16,7 @@ import zipfile
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn as sd
 from stadyn.cli import main
@@ -23,7 +24,7 @@ from stadyn.serialize import read_legacy_model
 
 FIX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures", "nnp_console")
 NNP = os.path.join(FIX, "console_mlp.nnp")
-NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
+NNABLA = peers.NNABLA_PYTHON
 RUNNER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "serialize",
                       "nnabla_run_nnp.py")
 

@@ -33,6 +33,7 @@ import numpy as np
 
 import compat_cases
 import compat_harness as H
+import peers
 import state_guard
 
 PREFIX = "stadyn.compat."
@@ -264,12 +265,11 @@ def known_params(framework: str):
             for case in cases(framework).values() for key, reason in case.known.items()]
 
 
-# The real frameworks' interpreters (CI has neither; the freshness test then skips).
+# The real frameworks' interpreters (tests/peers.py; CI has neither, and STADYN_NO_PEERS=1
+# hides them: the freshness test then skips).
 REAL = {
-    "cntk": (os.environ.get("STADYN_CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python"),
-             {"LD_LIBRARY_PATH": os.environ.get("STADYN_CNTK_LIBS",
-                                                "/work/peers/cntk27/shimlib")}),
-    "nnabla": (os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python"), {}),
+    "cntk": (peers.CNTK_PYTHON, {"LD_LIBRARY_PATH": peers.CNTK_LIBS}),
+    "nnabla": (peers.NNABLA_PYTHON, {}),
 }
 
 

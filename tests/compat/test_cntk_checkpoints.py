@@ -13,6 +13,7 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 from stadyn import ModelFileError
@@ -192,7 +193,7 @@ def test_pair_from_two_saves_is_refused(tmp_path):
     _unchanged(trainer, before)
 
 
-_CNTK_PYTHON = os.environ.get("STADYN_CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+_CNTK_PYTHON = peers.CNTK_PYTHON
 _LIVE = """
 import json, sys
 sys.path.insert(0, {fixtures!r})
@@ -214,8 +215,7 @@ def test_cntk_restores_stadyn_checkpoint_live(tmp_path):
         x, y, z, trainer = _trained("regressor", kind)
         trainer.save_checkpoint(str(tmp_path / f"{kind}.model"), {"epoch": 3})
         ours[kind] = network.train(trainer, x, y, range(3, 6))
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("STADYN_CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     run = subprocess.run([_CNTK_PYTHON, "-W", "ignore", "-c",
                           _LIVE.format(fixtures=FIXTURES, folder=str(tmp_path))],
                          env=env, capture_output=True, text=True, timeout=300)

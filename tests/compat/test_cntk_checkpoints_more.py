@@ -12,6 +12,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 from stadyn import ModelFileError
@@ -88,7 +89,7 @@ def test_writes_cntk_layout(tmp_path, net, kind):
         np.testing.assert_allclose(a, b, rtol=2e-4, atol=1e-6)
 
 
-_CNTK_PYTHON = os.environ.get("STADYN_CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+_CNTK_PYTHON = peers.CNTK_PYTHON
 _LIVE = """
 import json, sys
 sys.path.insert(0, {fixtures!r})
@@ -119,8 +120,7 @@ def test_cntk_restores_stadyn_checkpoint_live(tmp_path):
         train(trainer, x, y, range(3))
         trainer.save_checkpoint(str(tmp_path / f"{net}_{kind}.model"), {"epoch": 3})
         ours[f"{net}_{kind}"] = train(trainer, x, y, range(3, 6))
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("STADYN_CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     run = subprocess.run([_CNTK_PYTHON, "-W", "ignore", "-c",
                           _LIVE.format(fixtures=FIXTURES, folder=str(tmp_path), cases=CASES)],
                          env=env, capture_output=True, text=True, timeout=300)

@@ -10,13 +10,14 @@ import subprocess
 
 import numpy as np
 import pytest
+import peers
 import torch
 
 import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_free_dimension")
 REFS = dict(np.load(os.path.join(FIXTURES, "refs.npz")))
-CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+CNTK_PYTHON = peers.CNTK_PYTHON
 F = C.FreeDimension
 
 
@@ -172,8 +173,7 @@ def test_stadyn_reads_its_own_file_back(name, tmp_path):
 @pytest.mark.parametrize("name", ["rows", "fcn"])
 def test_cntk_reads_stadyns_file_with_its_free_dimension(name, tmp_path):
     out = str(tmp_path / "cntk.npz")
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     subprocess.run([CNTK_PYTHON, "-W", "ignore", os.path.join(FIXTURES, "make_models.py"),
                     _written(name, tmp_path), name, out], check=True, env=env, cwd=FIXTURES,
                    capture_output=True)

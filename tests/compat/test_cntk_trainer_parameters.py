@@ -15,6 +15,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 
@@ -69,7 +70,7 @@ def test_another_model_with_the_loss_parameters_still_trains():
     assert not np.allclose(z.parameters[0].value, before)
 
 
-_CNTK_PYTHON = os.environ.get("STADYN_CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+_CNTK_PYTHON = peers.CNTK_PYTHON
 _CRASHES = """
 import numpy as np, cntk as C
 x, y = C.input_variable(3), C.input_variable(2)
@@ -85,8 +86,7 @@ print("TRAINED", flush=True)
 @pytest.mark.skipif(not os.path.exists(_CNTK_PYTHON), reason="CNTK 2.7 is not installed "
                     "(STADYN_CNTK_PYTHON): the crash this refusal stands for is checked live")
 def test_cntk_crashes_training_such_a_trainer():
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("STADYN_CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     run = subprocess.run([_CNTK_PYTHON, "-W", "ignore", "-c", _CRASHES], env=env,
                          capture_output=True, text=True, timeout=120)
     assert "MADE" in run.stdout and "TRAINED" not in run.stdout, run.stdout + run.stderr
@@ -132,8 +132,7 @@ except ValueError as e:
 @pytest.mark.skipif(not os.path.exists(_CNTK_PYTHON), reason="CNTK 2.7 is not installed "
                     "(STADYN_CNTK_PYTHON): its ctor error is checked live")
 def test_cntk_refuses_a_parameter_no_function_reads_as_the_trainer_is_made():
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("STADYN_CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     run = subprocess.run([_CNTK_PYTHON, "-W", "ignore", "-c", _CTOR], env=env,
                          capture_output=True, text=True, timeout=120)
     assert "MADE" in run.stdout, run.stdout + run.stderr

@@ -15,13 +15,14 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 from stadyn import serialize
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_saved_files")
 CNTK_OWN = dict(np.load(os.path.join(FIXTURES, "cntk_bce.npz")))
-CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+CNTK_PYTHON = peers.CNTK_PYTHON
 
 
 def _bce(path):
@@ -67,8 +68,7 @@ def test_cntk_27_loads_the_file_and_computes_its_values(tmp_path):
               "z = C.load_model(sys.argv[1]); d = np.load(sys.argv[2])\n"
               "np.save(sys.argv[3], z.eval({a: d[a.name] for a in z.arguments}))\n")
     out = str(tmp_path / "out.npy")
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", script, path,
                     os.path.join(FIXTURES, "cntk_bce.npz"), out], check=True, env=env,
                    capture_output=True, timeout=120)

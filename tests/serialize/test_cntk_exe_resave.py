@@ -26,6 +26,7 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 from stadyn.serialize._cntk_format import is_cntk_v2_file
 
@@ -34,8 +35,8 @@ FIXTURE = os.path.join(HERE, "..", "fixtures", "cntk_exe_resave")
 VALUES = np.load(os.path.join(FIXTURE, "resave_outputs.npz"))
 FILES = sorted({k.split("/")[0] for k in VALUES.files})
 SAVED = ["ComputationNetwork__MC.dnn", "ComputationNetwork__LR_reg.dnn"]
-CNTK_PYTHON = "/work/peers/cntk27/venv36/bin/python"
-CNTK_LIBS = "/work/peers/cntk27/shimlib"
+CNTK_PYTHON = peers.CNTK_PYTHON
+CNTK_LIBS = peers.CNTK_LIBS
 
 
 def _load_graphs_module():

@@ -15,12 +15,13 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn as sd
 import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_files_16")
-CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+CNTK_PYTHON = peers.CNTK_PYTHON
 
 with open(os.path.join(FIXTURES, "weighted_logistic.json")) as _f:
     LOGISTIC = json.load(_f)
@@ -178,8 +179,7 @@ def test_cntk_27_reads_stadyns_sequence_softmax_file(tmp_path):
               f"out = z.eval({{z.arguments[0]: [d['{case}/x/0'], d['{case}/x/1']]}})\n"
               "print(z.name, max(float(np.abs(o - d['%s/out/%d' % "
               f"('{case}', k)]).max()) for k, o in enumerate(out)))\n")
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     done = subprocess.run([CNTK_PYTHON, "-W", "ignore", "-c", script], env=env,
                           capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

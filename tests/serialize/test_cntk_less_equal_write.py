@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 
@@ -25,8 +26,8 @@ VALUES = np.load(os.path.join(HERE, "values.npz"))
 FILES = {"v2": os.path.join(HERE, "cntk_less_equal.model"),
          "v1": os.path.join(FIXTURES, "cntk_v1_27", "v1_less_equal.dnn")}
 OUT = {"v2": "z", "v1": "v1"}                        # (CNTK 2.7's outputs of the files)
-CNTK_PYTHON = "/work/peers/cntk27/venv36/bin/python"
-CNTK_LIBS = "/work/peers/cntk27/shimlib"
+CNTK_PYTHON = peers.CNTK_PYTHON
+CNTK_LIBS = peers.CNTK_LIBS
 
 
 def _feed(z):

@@ -17,6 +17,7 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 from stadyn import serialize
@@ -37,7 +38,7 @@ with open(os.path.join(FIXTURES, "cntk_listing.json")) as _f:
 OUTPUTS = dict(np.load(os.path.join(FIXTURES, "cntk_outputs.npz")))
 INPUTS = dict(np.load(os.path.join(FIXTURES, "inputs.npz")))
 NAMES = sorted(LISTING)
-CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+CNTK_PYTHON = peers.CNTK_PYTHON
 
 
 @pytest.fixture(scope="module")

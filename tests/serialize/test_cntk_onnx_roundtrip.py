@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn as sd
 
@@ -32,8 +33,8 @@ sys.path.insert(0, FIXTURE)
 from cntk_nets import NETS, build_network  # noqa: E402
 
 REF = dict(np.load(os.path.join(FIXTURE, "references.npz")))
-CNTK = os.environ.get("STADYN_CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
-CNTK_LIBS = os.environ.get("STADYN_CNTK_LIBS", "/work/peers/cntk27/shimlib")
+CNTK = peers.CNTK_PYTHON
+CNTK_LIBS = peers.CNTK_LIBS
 needs_cntk = pytest.mark.skipif(
     not os.path.exists(CNTK),
     reason=f"the real CNTK 2.7 venv is not here ({CNTK}; set STADYN_CNTK_PYTHON)")

@@ -16,11 +16,12 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 
-CNTK_PYTHON = "/work/peers/cntk27/venv36/bin/python"
-CNTK_LIBS = "/work/peers/cntk27/shimlib"
+CNTK_PYTHON = peers.CNTK_PYTHON
+CNTK_LIBS = peers.CNTK_LIBS
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_recurrence_write")
 KINDS = ["lstm_full", "user2", "rnn_vec", "rnn_fn", "two_seq", "gru_vec", "fold_full",
          "back_full", "user2_full", "rnn_back_vec", "lstm_fn", "gru_fn"]

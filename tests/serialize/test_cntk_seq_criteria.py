@@ -18,6 +18,7 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 from stadyn.serialize._cntk_format import _decode_file
@@ -30,7 +31,7 @@ network = fixture_network("cntk_seq_criteria")
 
 with open(os.path.join(FIXTURES, "refs.json")) as _f:
     AFTER = json.load(_f)["after"]
-CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+CNTK_PYTHON = peers.CNTK_PYTHON
 
 
 @pytest.fixture(scope="module")
@@ -83,8 +84,7 @@ def test_stadyn_goes_on_from_cntks_checkpoint_as_cntk_does():
 
 @pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
 def test_cntk_goes_on_from_stadyns_checkpoint_as_from_its_own(checkpoint):
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     run = subprocess.run([CNTK_PYTHON, "-W", "ignore", os.path.join(FIXTURES, "make_refs.py"),
                           checkpoint], check=True, env=env, cwd=FIXTURES, capture_output=True,
                          text=True)

@@ -27,13 +27,14 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_stabilizer_write")
 VALUES = np.load(os.path.join(FIXTURES, "values.npz"))
-CNTK_PYTHON = "/work/peers/cntk27/venv36/bin/python"
-CNTK_LIBS = "/work/peers/cntk27/shimlib"
+CNTK_PYTHON = peers.CNTK_PYTHON
+CNTK_LIBS = peers.CNTK_LIBS
 
 
 def _make():

@@ -9,6 +9,7 @@ import sys
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 from stadyn.serialize import CntkWriteUnsupported
@@ -19,7 +20,7 @@ HERE = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_legacy_mo
 sys.path.insert(0, HERE)
 import models_spec as S  # noqa: E402
 
-CNTK_PY = "/work/peers/cntk27/venv36/bin/python"
+CNTK_PY = peers.CNTK_PYTHON
 
 
 def _nodes(model):
@@ -158,7 +159,7 @@ def test_cntk_loads_a_fresh_file(tmp_path):
               "x = np.load(sys.argv[2])\n"
               "np.save(sys.argv[3], m.eval({m.arguments[0]: x}))\n")
     np.save(tmp_path / "x.npy", x)
-    env = dict(os.environ, LD_LIBRARY_PATH="/work/peers/cntk27/shimlib")
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     subprocess.run([CNTK_PY, "-W", "ignore", "-c", script, path, str(tmp_path / "x.npy"),
                     str(tmp_path / "y.npy")], check=True, env=env, capture_output=True,
                    timeout=60)

@@ -16,6 +16,7 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 from stadyn.serialize._cntk_format import _decode_file
@@ -25,7 +26,7 @@ FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "cntk_write
 network = fixture_network("cntk_write_fallbacks")
 
 REFS = dict(np.load(os.path.join(FIXTURES, "refs.npz")))
-CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+CNTK_PYTHON = peers.CNTK_PYTHON
 
 
 @pytest.fixture(scope="module")
@@ -99,8 +100,7 @@ def test_stadyn_reads_its_file_with_cntks_values(written, name):
 @pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
 def test_cntk_computes_on_stadyns_files_what_it_computes_on_its_own(written, tmp_path):
     out = str(tmp_path / "cntk.npz")
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     subprocess.run([CNTK_PYTHON, "-W", "ignore", os.path.join(FIXTURES, "make_refs.py"),
                     written, out], check=True, env=env, cwd=FIXTURES, capture_output=True)
     got = dict(np.load(out))

@@ -19,6 +19,7 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 from stadyn.serialize._cntk_format import _decode_file
@@ -29,7 +30,7 @@ network = fixture_network("cntk_named_axes")
 REFS = dict(np.load(os.path.join(FIXTURES, "refs.npz")))
 with open(os.path.join(FIXTURES, "refs.json")) as _f:
     AXES = json.load(_f)
-CNTK_PYTHON = os.environ.get("CNTK_PYTHON", "/work/peers/cntk27/venv36/bin/python")
+CNTK_PYTHON = peers.CNTK_PYTHON
 KINDS = (("v2", ""), ("v1", "_v1"))
 
 
@@ -90,8 +91,7 @@ def test_stadyn_loads_a_v1_slice_on_cntks_derived_axis():
 @pytest.mark.skipif(not os.path.exists(CNTK_PYTHON), reason="CNTK 2.7's Python is not installed")
 def test_cntk_loads_stadyns_files_with_the_axes_and_values_of_its_own(written, tmp_path):
     out = str(tmp_path / "cntk.npz")
-    env = dict(os.environ, LD_LIBRARY_PATH=os.environ.get("CNTK_LIBS",
-                                                          "/work/peers/cntk27/shimlib"))
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS)
     subprocess.run([CNTK_PYTHON, "-W", "ignore", os.path.join(FIXTURES, "make_refs.py"),
                     written, out], check=True, env=env, cwd=FIXTURES, capture_output=True)
     values = dict(np.load(out))

@@ -10,6 +10,7 @@ import warnings
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.cntk as C
 from stadyn._errors import ModelFileError
@@ -208,11 +209,11 @@ def test_a_registered_callback_rebuilds_instead_of_the_module(scaled_module, tmp
     assert seen == [("s", {"factor": 2.0})]
 
 
-CNTK27 = "/work/peers/cntk27/venv36/bin/python"
+CNTK27 = peers.CNTK_PYTHON
 
 
-@pytest.mark.skipif(not os.path.exists(CNTK27), reason="CNTK 2.7 (its Python 3.6 environment "
-                    "at /work/peers/cntk27) is not installed here")
+@pytest.mark.skipif(not os.path.exists(CNTK27), reason="CNTK 2.7 (its Python 3.6 environment, "
+                    "tests/peers.py) is not installed here")
 def test_cntk_27_loads_stadyns_file_holding_a_user_function(tmp_path):
     """CNTK 2.7 reads the file Stadyn writes and rebuilds the user function (the fixture's
     module, importable on both) to the same output."""
@@ -230,7 +231,7 @@ def test_cntk_27_loads_stadyns_file_holding_a_user_function(tmp_path):
               f"g = C.load_model({path!r})\n"
               "a = np.arange(6, dtype=np.float32).reshape(2, 3)\n"
               "print(repr(g.eval({g.arguments[0]: a}).ravel().tolist()))\n")
-    env = dict(os.environ, LD_LIBRARY_PATH="/work/peers/cntk27/shimlib",
+    env = dict(os.environ, LD_LIBRARY_PATH=peers.CNTK_LIBS,
                PYTHONPATH=str(FIXTURE))
     done = subprocess.run([CNTK27, "-W", "ignore", "-c", script], env=env, cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=300)

@@ -16,6 +16,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn as sd
 import stadyn.functions as F
@@ -25,7 +26,7 @@ from stadyn.serialize import read_legacy_model
 HERE = os.path.dirname(os.path.abspath(__file__))
 NNABLA_FILE = os.path.join(HERE, "nnabla_files", "batch_shapes.nnp")
 REF = dict(np.load(os.path.join(HERE, "nnabla_files", "batch_shapes_reference.npz")))
-NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
+NNABLA = peers.NNABLA_PYTHON
 needs_nnabla = pytest.mark.skipif(
     not os.path.exists(NNABLA),
     reason=f"the real NNabla 1.39 venv is not here ({NNABLA}; set STADYN_NNABLA_PYTHON)")

@@ -14,6 +14,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn as sd
 import stadyn.functions as F
@@ -22,7 +23,7 @@ from stadyn.serialize import ExportError, NnpWriter, load_cntk, load_nnp, read_l
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 LEGACY = os.path.join(HERE, "..", "fixtures", "legacy")
-NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
+NNABLA = peers.NNABLA_PYTHON
 RATE = 0.1
 # file, input name, time constant of its batch normalisation
 MODELS = {"mlp": ("cntk_mlp_bn.model", "x", 5000.0), "conv": ("cntk_conv_bn.model", "image", 200.0)}

@@ -10,6 +10,7 @@ import zipfile
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn as sd
 import stadyn.functions as F
@@ -19,7 +20,7 @@ from stadyn.serialize._nnp_export import param_field
 from stadyn.serialize.op_rules._table import _RULES
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
+NNABLA = peers.NNABLA_PYTHON
 needs_nnabla = pytest.mark.skipif(
     not os.path.exists(NNABLA),
     reason=f"the real NNabla 1.39 venv is not here ({NNABLA}; set STADYN_NNABLA_PYTHON)")

@@ -18,6 +18,7 @@ import subprocess
 import sys
 
 import pytest
+import peers
 
 import stadyn.compat.nnabla as nn
 import stadyn.compat.nnabla.functions as F
@@ -25,7 +26,7 @@ import stadyn.compat.nnabla.parametric_functions as PF
 from stadyn.compat.nnabla.utils.save import save
 
 FIXTURES = os.path.join(os.path.dirname(__file__), "..", "fixtures", "nnp_names")
-NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
+NNABLA = peers.NNABLA_PYTHON
 sys.path.insert(0, FIXTURES)
 from nets import save_networks  # noqa: E402
 

@@ -20,6 +20,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn.compat.nnabla as nn
 import stadyn.compat.nnabla.functions as F
@@ -53,7 +54,7 @@ def _cases():
             for n in sorted(NETWORKS)]
 
 
-NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
+NNABLA = peers.NNABLA_PYTHON
 needs_nnabla = pytest.mark.skipif(
     not os.path.exists(NNABLA),
     reason=f"the real NNabla 1.39 venv is not here ({NNABLA}; set STADYN_NNABLA_PYTHON)")

@@ -18,6 +18,7 @@ import subprocess
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn as sd
 import stadyn.functions as F
@@ -31,7 +32,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FILES = os.path.join(HERE, "nnabla_files")
 OPS_NNP = os.path.join(FILES, "ops.nnp")
 REF = dict(np.load(os.path.join(FILES, "ops_reference.npz")))
-NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
+NNABLA = peers.NNABLA_PYTHON
 needs_nnabla = pytest.mark.skipif(
     not os.path.exists(NNABLA),
     reason=f"the real NNabla 1.39 venv is not here ({NNABLA}; set STADYN_NNABLA_PYTHON)")

@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 import pytest
+import peers
 
 import stadyn as sd
 
@@ -28,7 +29,7 @@ sys.path.insert(0, FIXTURE)
 from nnp_nets import NETS, OTHER_BATCH, SAVED_BATCH, build_and_save, nntxt_of  # noqa: E402
 
 REF = dict(np.load(os.path.join(FIXTURE, "references.npz")))
-NNABLA = os.environ.get("STADYN_NNABLA_PYTHON", "/work/peers/nnabla/bin/python")
+NNABLA = peers.NNABLA_PYTHON
 needs_nnabla = pytest.mark.skipif(
     not os.path.exists(NNABLA),
     reason=f"the real NNabla 1.39 venv is not here ({NNABLA}; set STADYN_NNABLA_PYTHON)")
