@@ -143,7 +143,8 @@ MODULES = {
                "nnabla_view_43",
                "nnabla_rmhalf_43",
                "nnabla_tests_43b",
-               "nnabla_grad_44"],
+               "nnabla_grad_44",
+               "nnabla_rmgrad_44"],
 }
 
 

@@ -196,11 +196,16 @@ def _variable_grad_outputs(outputs: Any, grad_outputs: Any) -> tuple:
 # backward is not implemented.")`` whatever its arguments (python/src/nnabla/backward_function/
 # <name>.py), by Stadyn's op names (NNabla's, snake-cased)
 _NO_BACKWARD = frozenset((
-    "adaptive_separable_convolution", "affine_grid", "bit_shift", "cumprod",
+    "adaptive_separable_convolution", "affine_grid", "assign", "batch_logdet",
+    "binary_connect_affine", "binary_connect_convolution", "binary_weight_affine",
+    "binary_weight_convolution", "bit_shift", "confusion_matrix", "cumprod",
     "deformable_convolution", "depthwise_convolution", "depthwise_deconvolution", "einsum",
-    "flip", "gather", "mean_subtraction", "meshgrid", "mish", "mod2", "nonzero",
-    "patch_correlation", "random_erase", "reset_inf", "reset_nan", "scatter_add",
-    "searchsorted", "shift", "sink", "sort", "top_k_data", "unique", "warp_by_flow"))
+    "fixed_point_quantize", "flip", "fused_convolution", "gather", "image_augmentation",
+    "inq_affine", "inq_convolution", "mean_subtraction", "meshgrid", "min_max_quantize",
+    "mish", "mod2", "nms_detection2d", "nonzero", "patch_correlation", "pow2_quantize",
+    "random_erase", "reset_inf", "reset_nan", "roi_align", "scatter_add", "searchsorted",
+    "shift", "sink", "sort", "sync_batch_normalization", "top_k_data", "top_k_grad",
+    "top_n_error", "unique", "unlink", "vat_noise", "warp_by_flow", "warp_by_grid"))
 
 
 def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
