@@ -63,3 +63,39 @@ def nn_grad__more_functions_without_backward_function(nn, F, PF, r):
             res[("dynamic " if dynamic else "") + name] = _RAISED(run)
     nn.clear_parameters()
     return res
+
+
+@nnabla_case(names=["nnabla.grad", "nnabla.parametric_functions.affine",
+                    "nnabla.functions.tanh", "nnabla.functions.sigmoid"],
+             rtol=1e-5, atol=1e-5)
+def nn_grad__apply_w_reading_the_weight_twice(nn, F, PF, r):
+    """``nn.grad`` with respect to a ``W`` that ``apply_w`` reads twice
+    (``PF.affine(x, 3, apply_w=lambda w: w * 2 + F.tanh(w))``): NNabla 1.39 hands ``apply_w``
+    one Variable per call (``get_unlinked_variable``), so both readers count; Stadyn bound
+    ``W`` to the reader met last (the ``F.tanh``) and cut the other (``F.sum(h)``: NNabla
+    69.28, Stadyn 19.92).  Also with a second call sharing ``W`` (met first or last) and
+    with ``apply_b``; static and dynamic."""
+    x_np = r.randn(2, 4)
+    w_np = r.randn(4, 3)
+    res = {}
+    for dynamic in (False, True):
+        mode = "dynamic " if dynamic else ""
+        for form in ("alone", "second call last", "second call first", "apply_b"):
+            nn.clear_parameters()
+            with nn.auto_forward(dynamic):
+                x = nn.Variable.from_numpy_array(x_np)
+                h = PF.affine(x, 3, name="fc", w_init=w_np.copy(), b_init=np.full(3, 0.5),
+                              apply_w=lambda w: w * 2 + F.tanh(w),
+                              apply_b=(lambda b: F.sigmoid(b) * b) if form == "apply_b"
+                              else None)
+                y = F.sum(h * h)
+                if form == "second call last":
+                    y = y + F.sum(PF.affine(x * 3, 3, name="fc") * 0.5)
+                if form == "second call first":
+                    y = F.sum(PF.affine(x * 3, 3, name="fc") * 0.5) + y
+                gs = nn.grad([y], list(nn.get_parameters().values()))
+            for g in gs:
+                g.forward()
+            res[mode + form] = [g.d.copy() for g in gs]
+    nn.clear_parameters()
+    return res
