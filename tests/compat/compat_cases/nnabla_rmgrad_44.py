@@ -73,14 +73,18 @@ def nn_grad__apply_w_reading_the_weight_twice(nn, F, PF, r):
     (``PF.affine(x, 3, apply_w=lambda w: w * 2 + F.tanh(w))``): NNabla 1.39 hands ``apply_w``
     one Variable per call (``get_unlinked_variable``), so both readers count; Stadyn bound
     ``W`` to the reader met last (the ``F.tanh``) and cut the other (``F.sum(h)``: NNabla
-    69.28, Stadyn 19.92).  Also with a second call sharing ``W`` (met first or last) and
-    with ``apply_b``; static and dynamic."""
+    69.28, Stadyn 19.92).  Also with a second call sharing ``W`` (met first or last), with
+    ``apply_b``, and with a program's ``F.affine(x, W)`` (NNabla's registered ``W``, another
+    Variable than the call's: met last, it alone counts, 74.04; Stadyn's ``F.tanh`` in
+    ``apply_w`` reads the same view as the program's call and counted with it, 144.80); static
+    and dynamic."""
     x_np = r.randn(2, 4)
     w_np = r.randn(4, 3)
     res = {}
     for dynamic in (False, True):
         mode = "dynamic " if dynamic else ""
-        for form in ("alone", "second call last", "second call first", "apply_b"):
+        for form in ("alone", "second call last", "second call first", "apply_b", "F last",
+                     "F first"):
             nn.clear_parameters()
             with nn.auto_forward(dynamic):
                 x = nn.Variable.from_numpy_array(x_np)
@@ -93,6 +97,9 @@ def nn_grad__apply_w_reading_the_weight_twice(nn, F, PF, r):
                     y = y + F.sum(PF.affine(x * 3, 3, name="fc") * 0.5)
                 if form == "second call first":
                     y = F.sum(PF.affine(x * 3, 3, name="fc") * 0.5) + y
+                if form.startswith("F "):       # a program's F call on the registered W
+                    f = F.sum(F.affine(x, nn.get_parameters()["fc/affine/W"]) * 3)
+                    y = y + f if form == "F last" else f + y
                 gs = nn.grad([y], list(nn.get_parameters().values()))
             for g in gs:
                 g.forward()

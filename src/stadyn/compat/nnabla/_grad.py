@@ -112,16 +112,20 @@ def _edges(outputs: Any, ins: Sequence[_Variable], params: Sequence[int], views:
     start_nodes = {key for key in bound.values() if isinstance(key, tuple)}
     below = {id(key) for key in bound.values() if isinstance(key, _Variable)}
     below |= {id(v) for k, v in enumerate(ins) if k not in params}
+    mine = {id(ins[k]) for k in params} | {id(v) for v in views.values() if v is not None}
     for node in nodes:
-        if _call(node) in start_nodes or any(u is not None and id(u) in below
-                                          for u in node.inputs):
+        call = _call(node)
+        # (a function apply_w made reads the call's own Variable, not the view a program's F
+        # call binds: it starts with its group only)
+        if call in start_nodes or any(
+                u is not None and id(u) in below and not (call[0] == "group" and id(u) in mine)
+                for u in node.inputs):
             below.update(id(o) for o in node.outputs if o is not None)
     expanded = {id(o.parent) for o in outs if isinstance(o, _Variable) and o.parent is not None}
     for node in reversed(nodes):
         if id(node) in expanded:
             expanded.update(id(u.parent) for u in node.inputs
                             if u is not None and u.parent is not None and id(u) in below)
-    mine = {id(ins[k]) for k in params} | {id(v) for v in views.values() if v is not None}
     edges = []
     for node in nodes:
         read = {id(u): u for u in node.inputs if u is not None and id(u) in mine}
