@@ -99,7 +99,7 @@ from ._shared_values import (hand_out, handed_out, on_renew, read_value_of, rene
 from ._tensors import data_of, grad_of
 from ._variable_arrays import drop_own_grad, keep_own_grad
 from ._reader_order import backward_order
-from ._edge_cuts import cut_at, dynamic_cuts
+from ._edge_cuts import cut_at, dynamic_cuts, read_as_one, reading_group
 from ._late_views import holds_array_of
 
 __all__ = [
@@ -146,7 +146,7 @@ __all__ = [
     "release_grads", "take_released", "is_released", "mark_zeroing", "is_zeroing", "unmark_zeroing",
     "eager_grad_out", "grad_of_dynamic_graph", "grad_seed",
     # a reader's part of an input's gradient left out of an nn.grad (_edge_cuts.py)
-    "cut_at", "dynamic_cuts",
+    "cut_at", "dynamic_cuts", "read_as_one", "reading_group",
     # a forward run again for its backward (NNabla differentiates the forward that ran)
     "replaying_a_forward",
     # the sequence axis: padded values with lengths (_sequence.py)

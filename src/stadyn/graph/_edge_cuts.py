@@ -26,6 +26,7 @@ Example (``w`` read by two functions; the first one's part left out):
 
 from __future__ import annotations
 
+import itertools
 import weakref
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Sequence
@@ -34,15 +35,58 @@ import torch
 
 from ._ordered_sums import _edges_into
 from ._shared_values import value_holder
-from ._variable import FunctionNode, Variable
+from ._variable import FunctionNode, Variable, topological_nodes
 
 __all__ = ["cut_edges", "cut_at", "cuts_of", "cut_key", "run_cuts", "RunCuts", "dynamic_cuts",
-           "CUTS"]
+           "CUTS", "read_as_one", "reading_group"]
 
 Cut = tuple  # (reader FunctionNode, the Variable it reads)
 
 # A static graph's grad node -> the (reader, input) parts its differentiation leaves out.
 CUTS: "weakref.WeakKeyDictionary[FunctionNode, tuple]" = weakref.WeakKeyDictionary()
+
+
+# A function reading a leaf -> the number of the group of functions that read it as one graph
+# Variable (:func:`read_as_one`); an int, so no value holds its key.
+_GROUPS: "weakref.WeakKeyDictionary[FunctionNode, int]" = weakref.WeakKeyDictionary()
+_GROUP_NUMBERS = itertools.count()
+
+
+def read_as_one(out: Variable, leaf: Variable) -> None:
+    """Record that the functions below ``out`` reading ``leaf`` (or a view of its value) read
+    it as one graph Variable:
+    NNabla's parametric function hands ``apply_w`` one Variable of its parameter per call
+    (``get_unlinked_variable``), which ``nn.grad`` binds or leaves out as a whole
+    (:func:`reading_group`).  Called by a parametric function on what ``apply_w`` made.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> w = sd.Variable((2,), need_grad=True)
+        >>> a, t = w * 2.0, F.tanh(w)
+        >>> read_as_one(a + t, w)
+        >>> reading_group(a.parent) == reading_group(t.parent) is not None
+        True
+    """
+    if not isinstance(out, Variable) or out.parent is None:
+        return
+    group = next(_GROUP_NUMBERS)
+    holder = value_holder(leaf)
+    for node in topological_nodes([out]):
+        if any(u is leaf or (u is not None and u.parent is None and value_holder(u) is holder)
+               for u in node.inputs):
+            _GROUPS[node] = group
+
+
+def reading_group(node: FunctionNode) -> "int | None":
+    """The group of functions ``node`` reads a leaf with as one graph Variable
+    (:func:`read_as_one`), or None.
+
+    Example:
+        >>> import stadyn as sd, stadyn.functions as F
+        >>> reading_group(F.tanh(sd.Variable((2,))).parent) is None
+        True
+    """
+    return _GROUPS.get(node) if _GROUPS else None
 
 
 def cut_at(node: FunctionNode, cuts: Sequence[Cut]) -> None:

@@ -13,10 +13,10 @@ import torch
 
 from .. import functions as F
 from .._errors import ShapeError
-from ..graph import Variable, value_holder
+from ..graph import Variable, read_as_one, value_holder
 from ._registry import get_parameter_or_create, parameter_scope
 
-__all__ = ["pf_scope", "parameter", "given_or", "counts", "count", "checked_axes",
+__all__ = ["pf_scope", "parameter", "applied", "given_or", "counts", "count", "checked_axes",
            "checked_base_axis"]
 
 
@@ -80,7 +80,24 @@ def parameter(name: str, shape: Sequence[int], initializer: Any, fix_parameters:
             Variable.data.fset(holder, Variable.data.fget(holder).detach().to(torch.float32))
         else:
             var = F.cast(var, "float32")
-    return apply(var) if apply is not None else var
+    return applied(apply, var)
+
+
+def applied(apply: Any, var: Variable) -> Any:
+    """``apply(var)`` (a parametric function's ``apply_w``/``apply_b``), its functions reading
+    ``var`` recorded as reading one graph Variable of it, as NNabla's one Variable per call
+    (``graph.read_as_one``: ``nn.grad`` counts them together); ``var`` without ``apply``.
+
+    Example:
+        >>> import stadyn as sd
+        >>> applied(lambda w: w * 2.0, sd.Variable((2,))).shape
+        (2,)
+    """
+    if apply is None:
+        return var
+    out = apply(var)
+    read_as_one(out, var)
+    return out
 
 
 def given_or(initializer: Any, default: Any) -> Any:

@@ -8,7 +8,8 @@ from typing import Sequence
 from .. import functions as F
 from ..graph import Variable
 from . import initializers as I
-from ._pf_common import checked_base_axis, count, counts, given_or, parameter, pf_scope
+from ._pf_common import (applied, checked_base_axis, count, counts, given_or, parameter,
+                         pf_scope)
 
 
 def depthwise_deconvolution(inp: Variable, kernel: Sequence[int], pad=None, stride=None,
@@ -71,13 +72,11 @@ def deformable_convolution(inp: Variable, outmaps: int, kernel: Sequence[int],
             lim = I.calc_uniform_lim_glorot(channels, outmaps, kernel)
             w_init = I.UniformInitializer((-lim, lim), rng=rng)
         w = parameter("W", (outmaps, channels // group) + kernel, w_init, fix_parameters)
-        if apply_w is not None:
-            w = apply_w(w)
+        w = applied(apply_w, w)
         b = None
         if with_bias:
             b = parameter("b", (outmaps,), given_or(b_init, I.ConstantInitializer(0.0)),
                           fix_parameters)
-            if apply_b is not None:
-                b = apply_b(b)
+            b = applied(apply_b, b)
         return F.deformable_convolution(inp, w, offset, mask, b, base_axis, pad, stride,
                                         dilation, group, deformable_group, channel_last)

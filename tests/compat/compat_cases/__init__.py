@@ -147,7 +147,8 @@ MODULES = {
                "nnabla_tests_43b",
                "nnabla_grad_44",
                "nnabla_variable_44",
-               "nnabla_function_44"],
+               "nnabla_function_44",
+               "nnabla_rmgrad_44"],
 }
 
 

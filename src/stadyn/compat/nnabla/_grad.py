@@ -20,7 +20,7 @@ from typing import Any, Sequence
 
 from ... import functions as _F
 from ...graph import (Variable as _Variable, cut_at, dynamic_cuts, get_auto_forward,
-                      topological_nodes)
+                      reading_group, topological_nodes)
 from ...ops import grad as _grad
 from ._registered_flags import is_registered, live_program_view
 
@@ -104,24 +104,28 @@ def _edges(outputs: Any, ins: Sequence[_Variable], params: Sequence[int], views:
     "Propagate down" step), and counts an input's gradient at each expanded function reading
     a Variable equal to it ("accum at leaf").  A parametric function call's Variable of a
     parameter is its own (``get_unlinked_variable``; here: the function reading the
-    parameter itself, ``("call", id(node))``), the program view one Variable for every ``F``
+    parameter itself, :func:`_call`), the program view one Variable for every ``F``
     call on it.  So ``F.sum(h1) + F.sum(3 * h2)`` of two ``PF.affine`` calls sharing ``W``
     counts ``h2``'s call only (the one the search met last)."""
     outs = [outputs] if isinstance(outputs, _Variable) else list(outputs)
     nodes = topological_nodes([o for o in outs if isinstance(o, _Variable)])
-    start_nodes = {key[1] for key in bound.values() if isinstance(key, tuple)}
+    start_nodes = {key for key in bound.values() if isinstance(key, tuple)}
     below = {id(key) for key in bound.values() if isinstance(key, _Variable)}
     below |= {id(v) for k, v in enumerate(ins) if k not in params}
+    mine = {id(ins[k]) for k in params} | {id(v) for v in views.values() if v is not None}
     for node in nodes:
-        if id(node) in start_nodes or any(u is not None and id(u) in below
-                                          for u in node.inputs):
+        call = _call(node)
+        # (a function apply_w made reads the call's own Variable, not the view a program's F
+        # call binds: it starts with its group only)
+        if call in start_nodes or any(
+                u is not None and id(u) in below and not (call[0] == "group" and id(u) in mine)
+                for u in node.inputs):
             below.update(id(o) for o in node.outputs if o is not None)
     expanded = {id(o.parent) for o in outs if isinstance(o, _Variable) and o.parent is not None}
     for node in reversed(nodes):
         if id(node) in expanded:
             expanded.update(id(u.parent) for u in node.inputs
                             if u is not None and u.parent is not None and id(u) in below)
-    mine = {id(ins[k]) for k in params} | {id(v) for v in views.values() if v is not None}
     edges = []
     for node in nodes:
         read = {id(u): u for u in node.inputs if u is not None and id(u) in mine}
@@ -129,11 +133,20 @@ def _edges(outputs: Any, ins: Sequence[_Variable], params: Sequence[int], views:
     return edges
 
 
+def _call(node: Any) -> tuple:
+    """The parametric function call whose Variable of a parameter ``node`` reads: the
+    functions ``apply_w`` made on it together (``graph.reading_group``: NNabla hands
+    ``apply_w`` the call's one Variable, ``PF.affine(x, 3, apply_w=lambda w: w * 2 +
+    F.tanh(w))``), else ``node`` alone."""
+    group = reading_group(node)
+    return ("call", id(node)) if group is None else ("group", group)
+
+
 def _found_last(outputs: Any, wanted: dict, ins: Sequence[_Variable]) -> dict:
     """For each key of ``wanted`` (``id`` of a graph Variable -> the key), the graph Variable
     of that key NNabla 1.39's search from ``outputs`` meets last: the Variable itself, or for
     ``ins[key]`` itself (a registered parameter a parametric function's graph reads: each
-    call its own Variable in NNabla's graph) ``("call", id(function))``.
+    call its own Variable in NNabla's graph) :func:`_call` of the function reading it.
 
     NNabla's ``nn.grad`` binds each input to one Variable of the graph equal to it (same
     arrays) and differentiates through that one only (python/src/nnabla/grad.py,
@@ -156,7 +169,8 @@ def _found_last(outputs: Any, wanted: dict, ins: Sequence[_Variable]) -> dict:
                     continue
                 if id(u) in wanted:
                     k = wanted[id(u)]
-                    last[k] = ("call", id(node.parent)) if u is ins[k] else u
+                    call = _call(node.parent)
+                    last[k] = call if u is ins[k] or call[0] == "group" else u
                 if u.parent is not None and id(u) not in done:
                     stack.append((u, iter(u.parent.inputs)))
                     break
@@ -196,11 +210,16 @@ def _variable_grad_outputs(outputs: Any, grad_outputs: Any) -> tuple:
 # backward is not implemented.")`` whatever its arguments (python/src/nnabla/backward_function/
 # <name>.py), by Stadyn's op names (NNabla's, snake-cased)
 _NO_BACKWARD = frozenset((
-    "adaptive_separable_convolution", "affine_grid", "bit_shift", "cumprod",
+    "adaptive_separable_convolution", "affine_grid", "assign", "batch_logdet",
+    "binary_connect_affine", "binary_connect_convolution", "binary_weight_affine",
+    "binary_weight_convolution", "bit_shift", "confusion_matrix", "cumprod",
     "deformable_convolution", "depthwise_convolution", "depthwise_deconvolution", "einsum",
-    "flip", "gather", "mean_subtraction", "meshgrid", "mish", "mod2", "nonzero",
-    "patch_correlation", "random_erase", "reset_inf", "reset_nan", "scatter_add",
-    "searchsorted", "shift", "sink", "sort", "top_k_data", "unique", "warp_by_flow"))
+    "fixed_point_quantize", "flip", "fused_convolution", "gather", "image_augmentation",
+    "inq_affine", "inq_convolution", "mean_subtraction", "meshgrid", "min_max_quantize",
+    "mish", "mod2", "nms_detection2d", "nonzero", "patch_correlation", "pow2_quantize",
+    "random_erase", "reset_inf", "reset_nan", "roi_align", "scatter_add", "searchsorted",
+    "shift", "sink", "sort", "sync_batch_normalization", "top_k_data", "top_k_grad",
+    "top_n_error", "unique", "unlink", "vat_noise", "warp_by_flow", "warp_by_grid"))
 
 
 def _refuse_python_functions(outputs: Any, ins: Sequence[_Variable]) -> None:
