@@ -88,6 +88,7 @@ def test_a_reused_id_never_reads_a_dead_keys_entry():
 _NOT_VARIABLES = {"stadyn.compat.nnabla._function._NAMED",
                   "stadyn.compat.nnabla._function._FORWARDED",
                   "stadyn.graph._edge_cuts.CUTS",   # keyed by a static grad FunctionNode
+                  "stadyn.graph._edge_cuts._GROUPS",  # keyed by an apply_w FunctionNode
                   "stadyn.compat.nnabla._function_api._CALLS",  # keyed by FunctionNode
                   "stadyn.compat.nnabla._function_api._RUNS"}
 
