@@ -24,7 +24,6 @@ its nodes, nothing arranged: no value in these models has three readers), in mic
 import argparse
 import contextlib
 import statistics
-import time
 
 import numpy as np
 import torch
@@ -37,6 +36,8 @@ from stadyn.graph import _autograd_backward, _eager_plan, _plan, _plan_reuse, to
 from stadyn.graph._ordered_sums import ordered_sums
 from stadyn.graph._shared_values import value_holder
 from stadyn.graph._written_leaves import written_leaves
+
+from nnabla_half_elementwise_ab import _median_ms
 
 _SITES = [(_autograd_backward, "ordered_sums"), (_autograd_backward, "written_leaves"),
           (_eager_plan, "ordered_sums"), (_plan, "ordered_sums")]
@@ -117,15 +118,6 @@ def _contexts_us(net):
                 written_leaves(nodes):
             pass
     return statistics.median(_median_ms(enter, 200) for _ in range(5)) * 1e3
-
-
-def _median_ms(fn, reps):
-    times = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        fn()
-        times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
 
 
 def main():
