@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import glob
+import importlib.machinery
 import importlib.util
 import json
 import os
@@ -122,7 +123,13 @@ def test_shell_blocks_name_real_commands_targets_and_modules():
             except SystemExit as exc:
                 pytest.fail(f"{where}: `{' '.join(argv)}` does not parse (exit {exc.code})")
         elif argv[:2] == ["python", "-m"]:
-            assert importlib.util.find_spec(argv[2]) is not None, f"{where}: no module {argv[2]}"
+            # a top-level module is looked for on sys.path only: setuptools' meta-path finder,
+            # asked for "pip", turns its own distutils off for the whole process, and a later
+            # `import setuptools` (inductor's, compiling a step) then fails in this worker
+            name = argv[2]
+            spec = (importlib.util.find_spec(name) if "." in name
+                    else importlib.machinery.PathFinder.find_spec(name))
+            assert spec is not None, f"{where}: no module {name}"
         else:
             continue
         checked += 1
