@@ -297,3 +297,56 @@ def random_sample__first_training_run_restarts_the_stream(C, r, np):
     out["uniform_like"] = [np.asarray(f.eval({x: X})) - 1, np.asarray(f.grad({x: X}, wrt=[p])),
                            np.asarray(f.eval({x: X})) - 1]
     return out
+
+
+def _set_parameters(f, np):
+    """Every parameter of ``f`` set to values made of its size (the same in both frameworks,
+    whatever order they list the parameters in)."""
+    for p in f.parameters:
+        n = int(np.prod(p.shape))
+        p.value = (np.sin(np.arange(n) + n) * 0.5).reshape(p.shape).astype(np.float32)
+
+
+@cntk_case(names=["cntk.ops.functions.Function", "cntk.layers.Recurrence", "cntk.layers.LSTM",
+                  "cntk.layers.Delay", "cntk.Function.load", "cntk.Function.save",
+                  "cntk.Function.eval"],
+           note="untyped @C.Function bodies that Stadyn built only by running them a second "
+                "time, which cntkseq44's one run (3b634058) surfaced as errors: a Recurrence "
+                "step `a, b = cell(h, c, x).outputs; return tanh(a) * 0.5, b + h` over "
+                "LSTM(2) (Stadyn's replay took outputs[0] for the LSTM's only output: "
+                "RuntimeError 'more than one output'), and a body applying a model saved from "
+                "an untyped @C.Function and loaded back to Delay(initial_state=0.1)(b) of its "
+                "untyped b (as Sequence2Sequence.py's evaluate_metric: AttributeError); CNTK "
+                "2.7 builds and evaluates both")
+def function_decorator__bodies_built_from_their_one_run(C, r, np):
+    r.touch("cntk.Function.load", "cntk.Function.save", "cntk.Function.eval")
+    out = {}
+    cell = C.layers.LSTM(2)
+
+    @C.Function
+    def step(h, c, x):
+        a, b = cell(h, c, x).outputs
+        return C.tanh(a) * 0.5, b + h
+    x = C.sequence.input_variable(3)
+    rec = C.layers.Recurrence(step)(x)
+    _set_parameters(rec, np)
+    X = [np.arange(12, dtype=np.float32).reshape(4, 3) / 10]
+    out["lstm outputs step"] = np.asarray(rec.eval({x: X}))
+    recur, dense = C.layers.Recurrence(C.layers.LSTM(2)), C.layers.Dense(2)
+
+    @C.Function
+    def model(h, i):
+        return recur(h) + C.sequence.broadcast_as(C.sequence.last(dense(i)), h)
+    y = C.sequence.input_variable(3, sequence_axis=C.Axis.new_unique_dynamic_axis("y"))
+    _set_parameters(model(y, x), np)
+    model.save("fix44_model.cmf")
+    loaded = C.Function.load("fix44_model.cmf")
+
+    @C.Function
+    def applied(a, b):
+        return loaded(C.layers.Delay(initial_state=0.1)(b), a)
+    z = applied(x, y)
+    Y = [np.arange(6, dtype=np.float32).reshape(2, 3) / 7]
+    out["loaded on a delay"] = _outcome(lambda: z.eval({z.arguments[0]: X,
+                                                        z.arguments[1]: Y}))
+    return out

@@ -215,7 +215,8 @@ class Deferred(DeferredReads, DeferredPrinting, DeferredRuns, DeferredGraph, Ten
             return tuple(o for v in self._operands() if not isinstance(v, str)  # (its name)
                          for o in (getattr(v, "outputs", None) or (v,)))
         if isinstance(self._fn, _layer_function()):     # (an LSTM's h and c, as CNTK 2.7's)
-            return tuple(UnknownOutput(self, k) for k in range(len(self._fn.outputs)))
+            return tuple(UnknownOutput(self, k, picked=True)
+                         for k in range(len(self._fn.outputs)))
         return (self.output,)
 
     @property

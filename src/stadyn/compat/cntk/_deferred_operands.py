@@ -81,9 +81,12 @@ class UnknownOutput(TensorOpsMixin):
     is_placeholder = is_input = is_parameter = is_constant = False
     is_sparse = needs_gradient = False
 
-    def __init__(self, waiting: Any, index: int = 0):
+    def __init__(self, waiting: Any, index: int = 0, picked: bool = False):
         self.waiting = waiting  # (the waiting Function whose output it is)
         self.index = index      # (which of its Function's outputs: an LSTM's c is 1)
+        # (taken from its Function's ``outputs``, an LSTM's h too: one of several once built,
+        # not the built Function's only ``output``)
+        self.picked = picked or bool(index)
 
     @property
     def owner(self) -> Any:
@@ -94,7 +97,9 @@ class UnknownOutput(TensorOpsMixin):
 
     def of(self, built: Any) -> Any:
         """This output of ``built``, the Function its owner built (its output ``index``)."""
-        return built.outputs[self.index] if self.index else getattr(built, "output", built)
+        if self.picked:     # (an LSTM's h is its built Function's first output of two)
+            return built.outputs[self.index]
+        return getattr(built, "output", built)
 
     @property
     def name(self) -> str:
@@ -104,7 +109,7 @@ class UnknownOutput(TensorOpsMixin):
     @property
     def shape(self) -> tuple:
         """Its Function's (``(-2,)``, unknown, unless inferred from placeholders' shapes)."""
-        if self.index:      # (an LSTM's c: known once its Function is built)
+        if self.picked:     # (an LSTM's h or c: known once its Function is built)
             typed = getattr(self.waiting, "_typed", None)
             return (-2,) if typed is None else tuple(typed.outputs[self.index].shape)
         shape = getattr(self.waiting, "shape", (-2,))

@@ -15,7 +15,7 @@ from typing import Any
 
 from ...graph import Variable, topological_nodes
 from . import _graph as G
-from ._adapt import unwrap
+from ._adapt import ShapelessPlaceholderError, unwrap
 from ._argument_binding import ArgumentBinding
 from ._block_inside import outside_keys
 from ._late import late
@@ -24,6 +24,7 @@ from ._mixins import GraphObject
 from ._sequence_placeholders import non_sequence_bindings, note_call, noted_readers, rebuilt
 from ._shown_constants import shown_constants
 from ._body_results import argument_leaves
+from ._deferred import pending
 
 __all__ = ["CloneMethod", "FunctionRebuilding"]
 
@@ -119,6 +120,7 @@ class FunctionRebuilding(ArgumentBinding):
         if method == "share" and non_sequence_bindings(keyed):
             roots = self._rebuilt_on(keyed, what)
         else:
+            _refuse_waiting(subs, what)
             roots = clone_graph(self._roots(), subs, method)
             if method == "clone":
                 _carry_parameter_order(self._roots(), roots)
@@ -319,6 +321,19 @@ def _keyed(substitutions: dict) -> dict:
     """``substitutions`` keyed by the Stadyn Variables they replace (the substitutes as given):
     what :mod:`._sequence_placeholders` reads."""
     return {unwrap(old): new for old, new in substitutions.items()}
+
+
+def _refuse_waiting(subs: dict, what: str) -> None:
+    """:class:`ShapelessPlaceholderError` where a substitute is an op waiting for the shape of
+    a placeholder (a waiting Function, or its output), on which the graph cannot be cloned
+    until it is built: a ``@C.Function`` body applying a loaded model to ``Delay()(labels)``
+    of its untyped ``labels`` is built when it is applied, on operands with shapes (CNTK 2.7's
+    clone takes an output of unknown shape; Stadyn's graph needs the shape)."""
+    for new in subs.values():
+        if not isinstance(new, Variable) and pending((new,), {}, layers=False):
+            raise ShapelessPlaceholderError(
+                f"{what}: {new!r} waits for the shape of a placeholder: apply it to Variables "
+                "of known shape")
 
 
 def _bound_placeholder(new: Variable, old: Variable) -> Variable:

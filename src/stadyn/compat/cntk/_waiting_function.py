@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ...graph import joint_inference
 from . import _graph as G
-from ._adapt import STRICT_DYNAMIC_AXES, unwrap
+from ._adapt import STRICT_DYNAMIC_AXES, ShapelessPlaceholderError, unwrap
 from ._argument_binding import ArgumentBinding
 from ._axis import Axis
 from ._body_results import as_function, in_signature_order, reads_any, unapplied_output, waits
@@ -457,6 +457,11 @@ def waiting_function(names: list, build, op_name: str = "Composite") -> _Deferre
     untyped ``@C.Function``), shown as CNTK 2.7 shows such a loaded model (``op_name``: the op
     its ``str`` shows)."""
     def fn(*values):
+        if pending(values, {}, layers=False):   # (the file's graph is typed by the operands:
+            # an op waiting for a placeholder's shape gives none; a @C.Function body applying
+            # the model to one is built when it is applied, on operands with shapes)
+            raise ShapelessPlaceholderError(f"{op_name}: a model file's Function applied to "
+                                            "an op waiting for a placeholder's shape")
         return build(*values)
     fn.__name__ = ""
     waiting = _Deferred(fn, [placeholder(name=n) for n in names])
