@@ -128,8 +128,9 @@ def recording_calls(fn, name: str):
                      for v in (a if isinstance(a, (list, tuple)) else (a,))
                      if isinstance(v, _Core)]
             inputs = [v for v in node.inputs if v is not None]
-            if (getattr(node, "name", None) == name or
-                    (len(inputs) == len(given) and all(a is b for a, b in zip(inputs, given)))):
+            # (the inputs first: the type name is a lookup per call, ~1 us of an F call)
+            if ((len(inputs) == len(given) and all(a is b for a, b in zip(inputs, given)))
+                    or getattr(node, "name", None) == name):
                 _CALLS[node] = _Call(fn, args, kwargs)
         return out
     return call
